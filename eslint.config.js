@@ -1,0 +1,18 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "data/", "test/artifacts/", "src/dashboard/public/vendor/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-explicit-any": "error",
+    },
+  },
+  {
+    files: ["src/dashboard/public/**/*.js"],
+    languageOptions: { globals: { window: "readonly", document: "readonly", sessionStorage: "readonly", fetch: "readonly", WebSocket: "readonly", navigator: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly" } },
+  },
+);

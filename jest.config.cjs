@@ -1,0 +1,12 @@
+// ESM jest: MikroORM 7 and Agenda 6 ship ESM only (research/stack.md §6).
+module.exports = {
+  testEnvironment: "node",
+  extensionsToTreatAsEsm: [".ts"],
+  testMatch: ["<rootDir>/test/**/*.test.ts"],
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/"],
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
+  globalSetup: "<rootDir>/test/global-setup.ts",
+  testTimeout: 60000,
+  maxWorkers: 2,
+};
