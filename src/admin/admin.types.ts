@@ -1,0 +1,100 @@
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+
+export enum KeyKindGql {
+  qr = "qr",
+  gateway = "gateway",
+  gateway_link = "gateway_link",
+}
+registerEnumType(KeyKindGql, { name: "KeyKind", description: "qr → /qr (x-auth-type api-key); gateway → /gateway (api-gateway); gateway_link → /gateway-link (api-gateway-link)" });
+
+@ObjectType("Merchant")
+export class MerchantGql {
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+  @Field() accountType!: string;
+  @Field() bakongAccountId!: string;
+  @Field() merchantName!: string;
+  @Field() merchantCity!: string;
+  @Field(() => String, { nullable: true }) merchantId!: string | null;
+  @Field(() => String, { nullable: true }) acquiringBank!: string | null;
+  @Field() merchantCategoryCode!: string;
+  @Field(() => Int) defaultCurrency!: number;
+  @Field() createdAt!: Date;
+}
+
+@InputType("MerchantInput")
+export class MerchantInputGql {
+  @Field({ nullable: true }) name?: string;
+  @Field({ nullable: true, description: "individual (KHQR tag 29) or merchant (tag 30)" }) accountType?: string;
+  @Field({ nullable: true }) bakongAccountId?: string;
+  @Field({ nullable: true }) merchantName?: string;
+  @Field({ nullable: true }) merchantCity?: string;
+  @Field(() => String, { nullable: true }) merchantId?: string | null;
+  @Field(() => String, { nullable: true }) acquiringBank?: string | null;
+  @Field({ nullable: true }) merchantCategoryCode?: string;
+  @Field(() => Int, { nullable: true }) defaultCurrency?: number;
+}
+
+@ObjectType("GatewayConfig", { description: "A merchant's account at the hosted gateway. The API secret is write-only." })
+export class GatewayConfigGql {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) merchantId!: string;
+  @Field() name!: string;
+  @Field() upstreamMerchantId!: string;
+  @Field() createdAt!: Date;
+}
+
+@InputType("GatewayConfigInput")
+export class GatewayConfigInputGql {
+  @Field(() => ID, { nullable: true }) merchantId?: string;
+  @Field({ nullable: true }) name?: string;
+  @Field({ nullable: true }) upstreamMerchantId?: string;
+  @Field({ nullable: true, description: "Write-only; stored encrypted" }) apiSecret?: string;
+}
+
+@ObjectType("LinkConfig", { description: "A hosted payment-link page; a gateway-link key is bound to one." })
+export class LinkConfigGql {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) merchantId!: string;
+  @Field() name!: string;
+  @Field() url!: string;
+  @Field(() => Int) currency!: number;
+  @Field() createdAt!: Date;
+}
+
+@InputType("LinkConfigInput")
+export class LinkConfigInputGql {
+  @Field(() => ID, { nullable: true }) merchantId?: string;
+  @Field({ nullable: true }) name?: string;
+  @Field({ nullable: true }) url?: string;
+  @Field(() => Int, { nullable: true }) currency?: number;
+}
+
+@ObjectType("ApiKey")
+export class ApiKeyGql {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) merchantId!: string;
+  @Field(() => KeyKindGql) kind!: KeyKindGql;
+  @Field() label!: string;
+  @Field({ description: "The first characters of the key" }) prefix!: string;
+  @Field(() => ID, { nullable: true }) gatewayConfigId!: string | null;
+  @Field(() => ID, { nullable: true }) linkConfigId!: string | null;
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true }) lastUsedAt!: Date | null;
+  @Field(() => Date, { nullable: true }) revokedAt!: Date | null;
+}
+
+@ObjectType("CreatedApiKey")
+export class CreatedApiKeyGql {
+  @Field({ description: "The plaintext key. Shown only in this response; store it now." }) apiKey!: string;
+  @Field(() => ApiKeyGql) key!: ApiKeyGql;
+}
+
+@InputType("ApiKeyInput")
+export class ApiKeyInputGql {
+  @Field(() => ID) merchantId!: string;
+  @Field(() => KeyKindGql) kind!: KeyKindGql;
+  @Field({ nullable: true }) label?: string;
+  @Field(() => ID, { nullable: true }) gatewayConfigId?: string;
+  @Field(() => ID, { nullable: true }) linkConfigId?: string;
+}

@@ -1,0 +1,14 @@
+import { Entity, PrimaryKey, Property } from "@mikro-orm/decorators/legacy";
+import { newId } from "../ids.js";
+
+/** A hosted payment-link page (URL + currency). A gateway-link key is bound to exactly one. */
+@Entity({ tableName: "link_config" })
+export class LinkConfig {
+  @PrimaryKey({ type: "text" }) id: string = newId("lnk");
+  @Property({ type: "text" }) merchantRef!: string;
+  @Property({ type: "text" }) name!: string;
+  @Property({ type: "text" }) url!: string;
+  @Property({ type: "integer" }) currency!: 116 | 840;
+  @Property({ type: "timestamptz" }) createdAt: Date = new Date();
+  @Property({ type: "timestamptz", onUpdate: () => new Date() }) updatedAt: Date = new Date();
+}

@@ -1,0 +1,154 @@
+import "reflect-metadata";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import express from "express";
+import { pinoHttp } from "pino-http";
+import type { Config } from "./config.js";
+import { systemClock, type Clock } from "./clock.js";
+import { createLogger, type Logger } from "./logger.js";
+import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
+import { createOrm, migrate, pendingMigrations } from "./db/orm.js";
+import { Db } from "./db/sql.js";
+import { EventBus } from "./transactions/event-bus.js";
+import { TransactionStore } from "./transactions/transition.js";
+import { EventListener } from "./transactions/event-listener.js";
+import { SecretBox } from "./auth/secret-box.js";
+import { Authenticator } from "./auth/keys.js";
+import { AdminService } from "./admin/admin-service.js";
+import { Metrics } from "./ops/metrics.js";
+import { appSchema } from "./graphql/schema.js";
+import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
+import { bodyErrors, internalErrorHandler, notFoundHandler, restRouter, sendError } from "./rest/shim.js";
+import { ROUTES } from "./rest/route-table.js";
+import { Scheduler } from "./jobs/scheduler.js";
+import { WebhookEndpointService } from "./webhooks/endpoint-service.js";
+import { WebhookDispatcher } from "./webhooks/dispatcher.js";
+import { loadOrCreateSecrets } from "./demo/secrets.js";
+import type { Services } from "./services.js";
+import { mountAreas, type AreaHandles } from "./areas.js";
+
+export type Role = "serve" | "api" | "worker";
+
+export interface App {
+  services: Services;
+  server: Server;
+  url: string;
+  role: Role;
+  embedded: boolean;
+  areas: AreaHandles;
+  ready(): Promise<{ ok: boolean; checks: Record<string, boolean> }>;
+  stop(): Promise<void>;
+}
+
+export interface AppOptions {
+  role?: Role;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** The composition root: config → db → events → services → http → jobs (DESIGN.md "Modules"). */
+export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
+  const role = opts.role ?? "serve";
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? createLogger(config);
+  const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
+
+  let embedded: EmbeddedDb | null = null;
+  let dbUrl = config.databaseUrl;
+  const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
+  const jobPool = config.databaseUrl ? 4 : 2;
+  if (dbUrl === null) {
+    if (role !== "serve") throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
+    // Pools sum + the listener stay under the socket's cap (research/stack.md §3).
+    embedded = await startEmbeddedDb(config.dataDir, ormPool + jobPool + 4);
+    dbUrl = embedded.url;
+  }
+  const orm = await createOrm(dbUrl, ormPool);
+  await migrate(orm);
+  const db = new Db(orm);
+  const bus = new EventBus();
+  const store = new TransactionStore(db, bus, clock);
+  const box = new SecretBox(secrets.secretKey);
+  const auth = new Authenticator(db, box, clock, secrets.adminToken);
+  const admin = new AdminService(orm, box);
+  const metrics = new Metrics(db);
+  bus.subscribe((e) => metrics.transitions.inc({ area: e.area, type: e.type }));
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
+
+  const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
+  const scheduler = role === "api" ? null : new Scheduler(dbUrl, { embedded: embedded !== null, logger, metrics, poolSize: jobPool });
+  const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
+  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher };
+  if (dispatcher !== null && scheduler !== null) {
+    // Committed events in this process are delivered at once; the recurring job picks up retries and
+    // events committed by other processes.
+    bus.subscribe(() => void dispatcher.kick().catch((err) => logger.warn({ err }, "webhook dispatch failed")));
+    scheduler.define({ name: "webhooks.dispatch", every: "1 second", lockLifetimeMs: 30_000, run: () => dispatcher.kick() });
+  }
+  const listener = embedded === null ? new EventListener(dbUrl, store, bus, logger) : null;
+
+  app.use(pinoHttp({ logger, genReqId: (req) => (req.headers["x-request-id"] as string | undefined) ?? randomUUID(), autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/metrics" } }));
+  app.use((req, res, next) => {
+    res.setHeader("x-request-id", String((req as { id?: unknown }).id));
+    next();
+  });
+  app.use(metrics.middleware());
+
+  app.get("/healthz", (_req, res) => void res.json({ ok: true }));
+  const ready = async () => {
+    const checks: Record<string, boolean> = {};
+    checks.database = await db.query("select 1").then(() => true, () => false);
+    checks.migrations = checks.database && (await pendingMigrations(orm).then((n) => n === 0, () => false));
+    checks.jobs = scheduler === null || scheduler.running;
+    return { ok: Object.values(checks).every(Boolean), checks };
+  };
+  app.get("/readyz", async (_req, res) => {
+    const r = await ready();
+    res.status(r.ok ? 200 : 503).json(r);
+  });
+  app.get("/metrics", async (_req, res) => {
+    res.setHeader("content-type", metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+
+  let edge: GraphQLEdge | null = null;
+  const areas = await mountAreas({ app, services, scheduler, role });
+  if (role !== "worker") {
+    edge = await createGraphQLEdge(await appSchema(), server, services);
+    app.use(restRouter(ROUTES, edge, areas.restWrap));
+    app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware);
+  }
+  app.use(bodyErrors);
+  app.use(notFoundHandler());
+  app.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
+  void sendError;
+
+  await listener?.start();
+  await scheduler?.start();
+  await areas.start();
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      await areas.stopIntake();
+      await edge?.dispose(); // stops taking requests, drains in-flight ones and websockets
+      if (server.listening) await new Promise<void>((r) => server.close(() => r()));
+      await scheduler?.stop();
+      await dispatcher?.stop();
+      await areas.stop();
+      await listener?.stop();
+      await orm.close();
+      await embedded?.stop();
+    })();
+    return stopping;
+  };
+  return { services, server, url: baseUrl, role, embedded: embedded !== null, areas, ready, stop };
+}

@@ -1,0 +1,24 @@
+import type { KeyKind } from "./api-key.entity.js";
+
+export interface KeyPrincipal {
+  type: "key";
+  keyId: string;
+  merchantRef: string;
+  kind: KeyKind;
+  gatewayConfigRef: string | null;
+  linkConfigRef: string | null;
+}
+
+/** Who is calling: an API key, the operator (ADMIN_TOKEN), a browser holding one transaction's clientToken, or nobody. */
+export type Principal =
+  | KeyPrincipal
+  | { type: "admin" }
+  | { type: "client"; transactionId: string; expiresAt: number }
+  | { type: "anonymous"; reason: string };
+
+/** `x-auth-type` header value → key kind (DESIGN.md "Auth"). */
+export const AUTH_TYPES: Record<string, KeyKind> = {
+  "api-key": "qr",
+  "api-gateway": "gateway",
+  "api-gateway-link": "gateway_link",
+};

@@ -1,0 +1,4 @@
+import { M0001Initial } from "./m0001-initial.js";
+
+/** Listed explicitly (not globbed) so the compiled build needs no file discovery. */
+export const MIGRATIONS = [{ name: "m0001-initial", class: M0001Initial }];

@@ -1,0 +1,64 @@
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { AppError, type ErrorCode, type FieldError } from "../errors.js";
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  NOT_FOUND: 404,
+  CONFLICT: 400, // the contract answers a duplicate orderId with 400
+  UPSTREAM_REJECTED: 400,
+  UPSTREAM_UNAVAILABLE: 502,
+  RATE_LIMITED: 429,
+  NOT_IMPLEMENTED: 501,
+  INTERNAL: 500,
+};
+
+const KNOWN = new Set(Object.keys(HTTP_STATUS));
+
+/** The variable path in graphql-js coercion messages: `… at "input.amount"` → `amount`. */
+function fieldFromMessage(message: string): FieldError | null {
+  const at = /at "(?:[a-zA-Z]+)\.?([^"]*)"/.exec(message);
+  const missing = /Field "([^"]+)" of required type "[^"]+" was not provided/.exec(message);
+  const unknown = /Field "([^"]+)" is not defined by type/.exec(message);
+  const base = at?.[1] ?? "";
+  const name = missing?.[1] ?? unknown?.[1];
+  const field = name !== undefined ? (base ? `${base}.${name}` : name) : base;
+  if (!field && !/Variable "\$/.test(message)) return null;
+  let reason = message.replace(/^Variable "\$\w+" got invalid value .*?(; |$)/, "");
+  if (missing) reason = "is required";
+  else if (unknown) reason = "is not a known field";
+  return { field: field || "input", message: reason || "is invalid" };
+}
+
+/**
+ * One translation from thrown values to `extensions.code` (DESIGN.md "Errors"). Unknown errors become
+ * INTERNAL with a generic message: no stack traces or SQL leave the process.
+ */
+export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, exposeInternals: boolean): GraphQLFormattedError {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (original instanceof AppError) {
+    return {
+      message: original.message,
+      path: formatted.path,
+      locations: formatted.locations,
+      extensions: { code: original.code, details: original.details, ...original.extra },
+    };
+  }
+  const code = formatted.extensions?.code;
+  if (code === "GRAPHQL_VALIDATION_FAILED" || code === "GRAPHQL_PARSE_FAILED" || code === "BAD_USER_INPUT" || code === "BAD_REQUEST") {
+    const detail = fieldFromMessage(formatted.message);
+    return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: detail ? [detail] : [] } };
+  }
+  if (typeof code === "string" && KNOWN.has(code) && code !== "INTERNAL") {
+    return { message: formatted.message, path: formatted.path, extensions: { code, details: formatted.extensions?.details ?? [] } };
+  }
+  return {
+    message: exposeInternals ? formatted.message : "Internal error",
+    path: formatted.path,
+    extensions: { code: "INTERNAL", details: [] },
+  };
+}
+
+export function httpStatusFor(code: unknown): number {
+  return typeof code === "string" && code in HTTP_STATUS ? HTTP_STATUS[code as ErrorCode] : 500;
+}

@@ -1,0 +1,81 @@
+import type { Server } from "node:http";
+import { ApolloServer } from "@apollo/server";
+import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
+import { expressMiddleware } from "@as-integrations/express5";
+import { WebSocketServer } from "ws";
+import { useServer } from "graphql-ws/use/ws";
+import type { RequestHandler } from "express";
+import { specifiedRules, validate, type GraphQLSchema } from "graphql";
+import { randomUUID } from "node:crypto";
+import type { Services } from "../services.js";
+import { credentialsFromConnectionParams, credentialsFromHeaders } from "../auth/credentials.js";
+import type { GqlContext } from "./context.js";
+import { formatGraphQLError } from "./errors.js";
+import { limitsRule } from "./limits.js";
+
+export interface GraphQLEdge {
+  apollo: ApolloServer<GqlContext>;
+  middleware: RequestHandler;
+  contextFor(headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext>;
+  dispose(): Promise<void>;
+}
+
+/** Apollo Server 5 on express at /graphql, graphql-ws on the same server and path. */
+export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Server, services: Services): Promise<GraphQLEdge> {
+  const exposeInternals = services.config.nodeEnv === "development" && services.config.logLevel === "debug";
+  const contextFor = async (headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext> => {
+    const idem = headers["idempotency-key"];
+    return {
+      principal: await services.auth.fromCredentials(credentialsFromHeaders(headers)),
+      services,
+      requestId,
+      idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+    };
+  };
+
+  const wss = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  const wsCleanup = useServer<Record<string, unknown>, { ctx?: GqlContext }>(
+    {
+      schema,
+      validate: (sch, doc) => validate(sch, doc, [...specifiedRules, limitsRule(12, 500)]),
+      onConnect: async (ctx) => {
+        const principal = await services.auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));
+        if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
+        ctx.extra.ctx = { principal, services, requestId: randomUUID() };
+        return true;
+      },
+      context: (ctx) => ctx.extra.ctx as GqlContext,
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => {
+        const f = formatGraphQLError(e.toJSON(), e, exposeInternals);
+        return Object.assign(e, { message: f.message, extensions: f.extensions });
+      }),
+    },
+    wss,
+  );
+
+  const apollo = new ApolloServer<GqlContext>({
+    schema,
+    validationRules: [limitsRule(12, 500)],
+    introspection: true,
+    allowBatchedHttpRequests: false,
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted, error) => formatGraphQLError(formatted, error, exposeInternals),
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
+    ],
+  });
+  await apollo.start();
+  const middleware = expressMiddleware(apollo, {
+    context: async ({ req }) => contextFor(req.headers, (req as unknown as { id?: string }).id ?? randomUUID()),
+  });
+  return {
+    apollo,
+    middleware,
+    contextFor,
+    async dispose() {
+      await apollo.stop();
+      wss.close();
+    },
+  };
+}

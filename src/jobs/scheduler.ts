@@ -1,0 +1,78 @@
+import { Agenda, type Job } from "agenda";
+import { PostgresBackend } from "@agendajs/postgres-backend";
+import type { Logger } from "../logger.js";
+import type { Metrics } from "../ops/metrics.js";
+
+export interface JobSpec<T extends Record<string, unknown> = Record<string, unknown>> {
+  name: string;
+  run(data: T, job: Job<T>): Promise<void>;
+  concurrency?: number;
+  lockLifetimeMs?: number;
+  /** For recurring jobs: how often. */
+  every?: string;
+}
+
+/**
+ * Agenda 6 on the same PostgreSQL (or embedded) database. Monitoring and delivery are recurring jobs that
+ * claim due rows with SKIP LOCKED, so any number of workers share the load; Agenda's locks keep one run
+ * of each recurring job at a time and hand over a crashed worker's job after its lock lifetime.
+ */
+export class Scheduler {
+  private readonly agenda: Agenda;
+  private readonly specs: JobSpec[] = [];
+  private started = false;
+
+  constructor(
+    connectionString: string,
+    private readonly opts: { embedded: boolean; logger: Logger; metrics: Metrics; poolSize: number },
+  ) {
+    this.agenda = new Agenda({
+      backend: new PostgresBackend({ poolConfig: { connectionString, max: opts.poolSize }, disableNotifications: opts.embedded }),
+      processEvery: "1 second",
+      defaultConcurrency: 4,
+      maxConcurrency: 200,
+      defaultLockLifetime: 60_000,
+      removeOnComplete: true,
+    });
+    this.agenda.on("error", (err: Error) => opts.logger.error({ err }, "scheduler error"));
+    this.agenda.on("start", (job: Job) => {
+      const due = job.attrs.nextRunAt?.getTime();
+      if (due !== undefined) opts.metrics.jobLag.set({ job: job.attrs.name }, Math.max(0, (Date.now() - due) / 1000));
+    });
+    this.agenda.on("success", (job: Job) => opts.metrics.jobRuns.inc({ job: job.attrs.name, outcome: "success" }));
+    this.agenda.on("fail", (err: Error, job: Job) => {
+      opts.metrics.jobRuns.inc({ job: job.attrs.name, outcome: "fail" });
+      opts.logger.warn({ err, job: job.attrs.name }, "job failed");
+    });
+  }
+
+  define<T extends Record<string, unknown>>(spec: JobSpec<T>): void {
+    this.agenda.define<T>(spec.name, async (job) => spec.run(job.attrs.data, job), {
+      concurrency: spec.concurrency ?? 1,
+      lockLifetime: spec.lockLifetimeMs ?? 60_000,
+    });
+    this.specs.push(spec as unknown as JobSpec);
+  }
+
+  async start(): Promise<void> {
+    await this.agenda.start();
+    for (const spec of this.specs) if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
+    this.started = true;
+  }
+
+  /** Enqueue a one-off job now (e.g. one browser monitor per transaction). */
+  async now<T extends Record<string, unknown>>(name: string, data: T): Promise<void> {
+    await this.agenda.now(name, data);
+  }
+
+  get running(): boolean {
+    return this.started;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    // Releases the locks of running jobs so another worker takes them over at once.
+    await this.agenda.stop();
+  }
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+import "reflect-metadata";
+import { writeFileSync } from "node:fs";
+import { ConfigError, loadConfig } from "./config.js";
+import { createApp, type Role } from "./app.js";
+import { createLogger } from "./logger.js";
+import { runAdminCli } from "./admin/cli.js";
+import { schemaSdl } from "./graphql/schema.js";
+import { seedDemo } from "./demo/seed.js";
+
+const USAGE = `usage: node dist/src/main.js <serve|api|worker|admin|schema> [...]
+  serve   API + worker in one process (default)
+  api     HTTP only: REST, GraphQL, subscriptions, dashboard
+  worker  monitoring and webhook jobs (health and metrics on PORT)
+  admin   operator commands against a running service (see: admin help)
+  schema  write schema.graphql from the code`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command = "serve", ...rest] = argv;
+  if (command === "help" || command === "--help") {
+    console.log(USAGE);
+    return;
+  }
+  if (command === "schema") {
+    writeFileSync(rest[0] ?? "schema.graphql", await schemaSdl());
+    return;
+  }
+  if (command === "admin") {
+    process.exitCode = await runAdminCli(rest, process.env);
+    return;
+  }
+  if (!["serve", "api", "worker"].includes(command)) {
+    console.error(USAGE);
+    process.exitCode = 2;
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Configuration error: ${err.message}`);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
+  const logger = createLogger(config);
+  const started = Date.now();
+  const app = await createApp(config, { role: command as Role, logger });
+  if (config.demo && command === "serve") await seedDemo(app);
+  logger.info({ url: app.url, role: command, embedded: app.embedded, ms: Date.now() - started }, "service started");
+
+  let signalled = false;
+  const shutdown = async (signal: string) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal }, "shutting down");
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    try {
+      await app.stop();
+    } finally {
+      // Agenda leaves a timer behind after stop() (research/stack.md §3); exit explicitly.
+      process.exit(0);
+    }
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { EventEmitter } from "node:events";
+import type { EventType } from "./transaction-event.entity.js";
+import type { Json } from "./transaction.entity.js";
+
+/** An outbox row as it travels to subscribers and the webhook dispatcher. */
+export interface StoredEvent {
+  seq: string;
+  id: string;
+  transactionId: string;
+  apiKeyRef: string;
+  area: string;
+  type: EventType;
+  status: string;
+  /** `{ transaction, meta }`: the webhook body's `data`. */
+  payload: Json;
+  createdAt: Date;
+}
+
+/**
+ * In-process fan-out of committed events. The committing process publishes directly (so the embedded,
+ * single-process mode, where NOTIFY does not cross connections, loses nothing); other processes learn of
+ * events through LISTEN/NOTIFY (event-listener.ts) and publish here. Each event id is published once.
+ */
+export class EventBus {
+  private readonly emitter = new EventEmitter();
+  private readonly seen = new Set<string>();
+  private readonly seenOrder: string[] = [];
+
+  constructor(private readonly remember = 10_000) {
+    this.emitter.setMaxListeners(0);
+  }
+
+  publish(event: StoredEvent): void {
+    if (this.seen.has(event.id)) return;
+    this.seen.add(event.id);
+    this.seenOrder.push(event.id);
+    if (this.seenOrder.length > this.remember) this.seen.delete(this.seenOrder.shift() as string);
+    this.emitter.emit("event", event);
+  }
+
+  hasSeen(id: string): boolean {
+    return this.seen.has(id);
+  }
+
+  subscribe(listener: (e: StoredEvent) => void): () => void {
+    this.emitter.on("event", listener);
+    return () => this.emitter.off("event", listener);
+  }
+}

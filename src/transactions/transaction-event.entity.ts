@@ -1,0 +1,21 @@
+import { Entity, PrimaryKey, Property } from "@mikro-orm/decorators/legacy";
+import type { Json } from "./transaction.entity.js";
+
+export type EventType = "payment.created" | "payment.scanned" | "payment.completed" | "payment.failed" | "payment.expired" | "transaction.updated";
+export const EVENT_TYPES: readonly EventType[] = ["payment.created", "payment.scanned", "payment.completed", "payment.failed", "payment.expired", "transaction.updated"];
+
+/** The outbox: one row per visible change, written in the same database transaction as the change. */
+@Entity({ tableName: "transaction_event" })
+export class TransactionEvent {
+  /** Monotonic sequence: the order subscribers replay in. */
+  @PrimaryKey({ type: "bigint", autoincrement: true }) seq!: string;
+  @Property({ type: "text", unique: true }) id!: string;
+  @Property({ type: "text" }) transactionRef!: string;
+  @Property({ type: "text" }) apiKeyRef!: string;
+  @Property({ type: "text" }) area!: string;
+  @Property({ type: "text" }) type!: EventType;
+  @Property({ type: "text" }) status!: string;
+  /** The transaction as the public API shows it at this event, plus meta. */
+  @Property({ type: "json" }) payload!: Json;
+  @Property({ type: "timestamptz" }) createdAt!: Date;
+}

@@ -1,0 +1,38 @@
+import { Entity, PrimaryKey, Property } from "@mikro-orm/decorators/legacy";
+
+export type Area = "qr" | "gateway" | "gateway_link";
+export type TxStatus = "PENDING" | "CHECKOUT" | "SUCCESS" | "FAILED" | "EXPIRED";
+export const TERMINAL: readonly TxStatus[] = ["SUCCESS", "FAILED", "EXPIRED"];
+export const NON_TERMINAL: readonly TxStatus[] = ["PENDING", "CHECKOUT"];
+export type Json = Record<string, unknown>;
+
+/**
+ * One table for the three areas (the "entity family"): common columns plus the few that only one area
+ * fills (orderId: gateway, md5: qr, clientId: gateway-link). Status changes only through transition().
+ */
+@Entity({ tableName: "transaction" })
+export class Transaction {
+  @PrimaryKey({ type: "text" }) id!: string;
+  @Property({ type: "text" }) area!: Area;
+  @Property({ type: "text" }) merchantRef!: string;
+  @Property({ type: "text" }) apiKeyRef!: string;
+  @Property({ type: "text" }) status!: TxStatus;
+  /** Exact decimal as text (numeric(20,2) in the database). */
+  @Property({ type: "decimal", precision: 20, scale: 2 }) amount!: string;
+  @Property({ type: "text" }) currency!: "USD" | "KHR";
+  @Property({ type: "text", nullable: true }) orderId: string | null = null;
+  @Property({ type: "text", nullable: true }) md5: string | null = null;
+  @Property({ type: "text", nullable: true }) clientId: string | null = null;
+  @Property({ type: "text", nullable: true }) qr: string | null = null;
+  @Property({ type: "json" }) meta: Json = {};
+  @Property({ type: "json" }) request: Json = {};
+  @Property({ type: "json" }) upstream: Json = {};
+  @Property({ type: "text", nullable: true }) receiptUrl: string | null = null;
+  @Property({ type: "timestamptz" }) expiresAt!: Date;
+  @Property({ type: "timestamptz" }) createdAt!: Date;
+  @Property({ type: "timestamptz" }) updatedAt!: Date;
+  @Property({ type: "timestamptz", nullable: true }) completedAt: Date | null = null;
+  @Property({ type: "timestamptz", nullable: true }) nextCheckAt: Date | null = null;
+  @Property({ type: "integer" }) checkFailures: number = 0;
+  @Property({ type: "integer" }) version: number = 1;
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from "node:crypto";
+import type { Orm } from "../db/orm.js";
+import type { Db } from "../db/sql.js";
+import { toDate, toDateOrNull } from "../db/sql.js";
+import type { Clock } from "../clock.js";
+import type { SecretBox } from "../auth/secret-box.js";
+import { AppError } from "../errors.js";
+import { ApiKey } from "../auth/api-key.entity.js";
+import { EVENT_TYPES } from "../transactions/transaction-event.entity.js";
+import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
+import { checkWebhookUrl } from "./url-policy.js";
+import { newId } from "../ids.js";
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  eventType: string;
+  transactionId: string;
+  endpointId: string;
+  state: string;
+  attempts: number;
+  nextAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
+  createdAt: Date;
+  log: { attemptedAt: Date; statusCode: number | null; latencyMs: number; error: string | null }[];
+}
+
+/** Webhook endpoints per API key: registration, filters, enable/disable, secret rotation, the delivery log, redelivery. */
+export class WebhookEndpointService {
+  constructor(
+    private readonly orm: Orm,
+    private readonly db: Db,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+    private readonly allowPrivateUrls: boolean,
+  ) {}
+
+  static newSecret(): string {
+    return `whsec_${randomBytes(24).toString("base64url")}`;
+  }
+
+  private validate(url: string | undefined, events: string[] | undefined): void {
+    const details = [];
+    if (url !== undefined) {
+      const problem = checkWebhookUrl(url, this.allowPrivateUrls);
+      if (problem) details.push({ field: "url", message: problem });
+    }
+    for (const e of events ?? []) if (!(EVENT_TYPES as readonly string[]).includes(e)) details.push({ field: "events", message: `unknown event kind "${e}"; known: ${EVENT_TYPES.join(", ")}` });
+    if (details.length) throw new AppError("BAD_USER_INPUT", "Invalid webhook endpoint", details);
+  }
+
+  async create(input: { apiKeyId: string; url: string; events?: string[]; secret?: string }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    this.validate(input.url, input.events);
+    const em = this.orm.em.fork();
+    if ((await em.findOne(ApiKey, { id: input.apiKeyId })) === null) throw new AppError("BAD_USER_INPUT", "API key not found", [{ field: "apiKeyId", message: "not found" }]);
+    const secret = input.secret ?? WebhookEndpointService.newSecret();
+    const endpoint = Object.assign(new WebhookEndpoint(), { apiKeyRef: input.apiKeyId, url: input.url, events: [...new Set(input.events ?? [])], secretEnc: this.box.encrypt(secret) });
+    await em.persist(endpoint).flush();
+    return { endpoint, secret };
+  }
+
+  async update(id: string, input: { url?: string; events?: string[]; enabled?: boolean }): Promise<WebhookEndpoint> {
+    this.validate(input.url, input.events);
+    const em = this.orm.em.fork();
+    const ep = await em.findOne(WebhookEndpoint, { id });
+    if (ep === null) throw new AppError("NOT_FOUND", "Webhook endpoint not found");
+    if (input.url !== undefined) ep.url = input.url;
+    if (input.events !== undefined) ep.events = [...new Set(input.events)];
+    if (input.enabled !== undefined) {
+      ep.enabled = input.enabled;
+      if (input.enabled) {
+        ep.disabledReason = null;
+        ep.failingSince = null;
+      } else ep.disabledReason ??= "disabled by operator";
+    }
+    await em.flush();
+    return ep;
+  }
+
+  /** A new secret; the old one keeps signing (a second v1= value) until the overlap ends. */
+  async rotateSecret(id: string, overlapMinutes: number): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    if (!Number.isInteger(overlapMinutes) || overlapMinutes < 0 || overlapMinutes > 7 * 24 * 60) {
+      throw new AppError("BAD_USER_INPUT", "overlapMinutes must be 0 to 10080", [{ field: "overlapMinutes", message: "must be a whole number from 0 to 10080" }]);
+    }
+    const em = this.orm.em.fork();
+    const ep = await em.findOne(WebhookEndpoint, { id });
+    if (ep === null) throw new AppError("NOT_FOUND", "Webhook endpoint not found");
+    const secret = WebhookEndpointService.newSecret();
+    ep.previousSecretEnc = overlapMinutes > 0 ? ep.secretEnc : null;
+    ep.previousSecretExpiresAt = overlapMinutes > 0 ? new Date(this.clock.now().getTime() + overlapMinutes * 60_000) : null;
+    ep.secretEnc = this.box.encrypt(secret);
+    await em.flush();
+    return { endpoint: ep, secret };
+  }
+
+  async list(apiKeyId?: string): Promise<WebhookEndpoint[]> {
+    return this.orm.em.fork().find(WebhookEndpoint, apiKeyId ? { apiKeyRef: apiKeyId } : {}, { orderBy: { createdAt: "asc" } });
+  }
+
+  /** The secrets that sign a delivery now: the current one, plus the previous one during its overlap. */
+  activeSecrets(ep: { secretEnc: string; previousSecretEnc: string | null; previousSecretExpiresAt: Date | null }): string[] {
+    const out = [this.box.decrypt(ep.secretEnc)];
+    if (ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt.getTime() > this.clock.now().getTime()) out.push(this.box.decrypt(ep.previousSecretEnc));
+    return out;
+  }
+
+  async deliveries(filter: { endpointId?: string; eventId?: string; transactionId?: string; first: number }): Promise<DeliveryView[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.endpointId) (where.push("d.endpoint_ref = ?"), params.push(filter.endpointId));
+    if (filter.eventId) (where.push("d.event_ref = ?"), params.push(filter.eventId));
+    if (filter.transactionId) (where.push("e.transaction_ref = ?"), params.push(filter.transactionId));
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select d.*, e.type as event_type, e.transaction_ref from webhook_delivery d join transaction_event e on e.id = d.event_ref
+       ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at desc, d.id limit ?`,
+      [...params, Math.min(Math.max(filter.first, 1), 200)],
+    );
+    if (rows.length === 0) return [];
+    const attempts = await this.db.query<Record<string, unknown>>(
+      `select * from webhook_attempt where delivery_ref in (${rows.map(() => "?").join(",")}) order by id`,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => ({
+      id: r.id as string,
+      eventId: r.event_ref as string,
+      eventType: r.event_type as string,
+      transactionId: r.transaction_ref as string,
+      endpointId: r.endpoint_ref as string,
+      state: r.state as string,
+      attempts: Number(r.attempts),
+      nextAttemptAt: toDateOrNull(r.next_attempt_at),
+      lastStatusCode: (r.last_status_code as number | null) ?? null,
+      lastError: (r.last_error as string | null) ?? null,
+      deliveredAt: toDateOrNull(r.delivered_at),
+      createdAt: toDate(r.created_at),
+      log: attempts.filter((a) => a.delivery_ref === r.id).map((a) => ({
+        attemptedAt: toDate(a.attempted_at), statusCode: (a.status_code as number | null) ?? null, latencyMs: Number(a.latency_ms), error: (a.error as string | null) ?? null,
+      })),
+    }));
+  }
+
+  /** Sends an event to an endpoint again (a new pending delivery, or the failed one re-armed). */
+  async redeliver(eventId: string, endpointId: string): Promise<DeliveryView> {
+    const now = this.clock.now();
+    const ok = await this.db.query(
+      `select 1 from transaction_event e join webhook_endpoint w on w.api_key_ref = e.api_key_ref where e.id = ? and w.id = ?`,
+      [eventId, endpointId],
+    );
+    if (ok.length === 0) throw new AppError("NOT_FOUND", "No such event for this endpoint");
+    await this.db.query(
+      `insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at) values (?,?,?,'pending',0,?,?)
+       on conflict (event_ref, endpoint_ref) do update set state = 'pending', next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at`,
+      [newId("whd"), eventId, endpointId, now, now],
+    );
+    const [view] = await this.deliveries({ eventId, endpointId, first: 1 });
+    return view;
+  }
+}
