@@ -13,6 +13,7 @@ import { Db } from "./db/sql.js";
 import { EventBus } from "./transactions/event-bus.js";
 import { TransactionStore } from "./transactions/transition.js";
 import { EventListener } from "./transactions/event-listener.js";
+import { LiveEvents } from "./transactions/live-events.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Authenticator } from "./auth/keys.js";
 import { AdminService } from "./admin/admin-service.js";
@@ -86,7 +87,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
   const scheduler = role === "api" ? null : new Scheduler(dbUrl, { embedded: embedded !== null, logger, metrics, poolSize: jobPool });
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
-  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher };
+  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus) };
   if (dispatcher !== null && scheduler !== null) {
     // Committed events in this process are delivered at once; the recurring job picks up retries and
     // events committed by other processes.

@@ -9,6 +9,7 @@ import type { Authenticator } from "./auth/keys.js";
 import type { SecretBox } from "./auth/secret-box.js";
 import type { AdminService } from "./admin/admin-service.js";
 import type { Metrics } from "./ops/metrics.js";
+import type { LiveEvents } from "./transactions/live-events.js";
 import type { WebhookEndpointService } from "./webhooks/endpoint-service.js";
 import type { WebhookDispatcher } from "./webhooks/dispatcher.js";
 
@@ -25,6 +26,7 @@ export interface Services {
   box: SecretBox;
   admin: AdminService;
   metrics: Metrics;
+  live: LiveEvents;
   webhooks: WebhookEndpointService;
   /** Present in processes that deliver webhooks (serve, worker). */
   dispatcher: WebhookDispatcher | null;

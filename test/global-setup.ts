@@ -1,17 +1,17 @@
-// Runs once before all suites: proves the real PostgreSQL is there and drops databases left behind
-// by earlier runs, so every suite can create its own throw-away database (test/support/db.ts).
+// Runs once before all suites: proves the real PostgreSQL is there and drops databases left behind by
+// earlier runs (older than an hour, so concurrent runs on one machine never drop each other's).
 import pg from "pg";
 
 export default async function globalSetup(): Promise<void> {
   const admin = new pg.Client({ connectionString: process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ datname: string }>(
-      "select datname from pg_database where datname like 'pqr_test_%' and datname not like $1",
-      [`pqr_test_${process.pid}_%`],
-    );
+    const { rows } = await admin.query<{ datname: string }>("select datname from pg_database where datname like 'pqr_test_%'");
     for (const { datname } of rows) {
-      await admin.query(`drop database if exists "${datname}" with (force)`).catch(() => undefined);
+      const created = parseInt(datname.split("_")[3] ?? "", 36);
+      if (Number.isFinite(created) && Date.now() - created > 3600_000) {
+        await admin.query(`drop database if exists "${datname}" with (force)`).catch(() => undefined);
+      }
     }
   } finally {
     await admin.end();

@@ -151,11 +151,11 @@ export class TransactionStore {
     return (await this.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" })).tx;
   }
 
-  async eventsSince(filter: { transactionId?: string; apiKeyRef?: string; afterSeq: string }, limit = 500): Promise<StoredEvent[]> {
-    const where = filter.transactionId !== undefined ? "transaction_ref = ?" : "api_key_ref = ?";
+  async eventsSince(filter: { transactionId?: string; apiKeyRef?: string; all?: true; afterSeq: string }, limit = 500): Promise<StoredEvent[]> {
+    const [where, param] = filter.transactionId !== undefined ? ["transaction_ref = ?", filter.transactionId] : filter.apiKeyRef !== undefined ? ["api_key_ref = ?", filter.apiKeyRef] : ["? is null", null];
     const rows = await this.db.query(
       `select * from transaction_event where ${where} and seq > ?::bigint order by seq limit ?`,
-      [filter.transactionId ?? filter.apiKeyRef, filter.afterSeq, limit],
+      [param, filter.afterSeq, limit],
     );
     return rows.map(rowToEvent);
   }

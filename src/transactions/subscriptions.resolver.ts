@@ -1,0 +1,37 @@
+import { Arg, Ctx, ID, Resolver, Root, Subscription } from "type-graphql";
+import type { SubscribeResolverData } from "type-graphql";
+import type { GqlContext } from "../graphql/context.js";
+import type { StoredEvent } from "./event-bus.js";
+import { AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "./transaction.types.js";
+
+type Data = SubscribeResolverData<unknown, { transactionId?: string; area?: string; status?: string; lastEventId?: string }, GqlContext>;
+
+/** Live updates over graphql-ws, authenticated in connection_init (API key pair, clientToken, or admin token). */
+@Resolver()
+export class SubscriptionsResolver {
+  @Subscription(() => TransactionEventGql, {
+    description: "Every change of one transaction. A terminal transaction sends its final state, then completes. Pass lastEventId to replay what you missed.",
+    subscribe: ({ args, context }: Data) => context.services.live.open(context.principal, { transactionId: args.transactionId, lastEventId: args.lastEventId }),
+  })
+  transactionUpdated(
+    @Root() event: StoredEvent,
+    @Arg("transactionId", () => ID) _transactionId: string,
+    @Arg("lastEventId", () => ID, { nullable: true }) _lastEventId: string | undefined,
+    @Ctx() _ctx: GqlContext,
+  ): TransactionEventGql {
+    return toEventGql(event);
+  }
+
+  @Subscription(() => TransactionEventGql, {
+    description: "Every change of all of the caller's transactions (all transactions for the admin token), optionally filtered",
+    subscribe: ({ args, context }: Data) => context.services.live.open(context.principal, { area: args.area, status: args.status, lastEventId: args.lastEventId }),
+  })
+  transactionUpdates(
+    @Root() event: StoredEvent,
+    @Arg("area", () => AreaGql, { nullable: true }) _area: AreaGql | undefined,
+    @Arg("status", () => TxStatusGql, { nullable: true }) _status: TxStatusGql | undefined,
+    @Arg("lastEventId", () => ID, { nullable: true }) _lastEventId: string | undefined,
+  ): TransactionEventGql {
+    return toEventGql(event);
+  }
+}

@@ -1,0 +1,89 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { startTestApp, createTenant, type TestApp, type Tenant } from "../support/app.js";
+import { newId } from "../../src/ids.js";
+
+describe("transition(): the one way a status changes", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    t = await startTestApp({}, { role: "api" });
+    tenant = await createTenant(t);
+  });
+  afterAll(async () => t?.stop());
+
+  const create = async (status: "PENDING" | "CHECKOUT" = "PENDING", expiresInMs = 60_000) =>
+    (await t.app.services.store.create({
+      id: newId("txn"), area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status, amount: "1.50", currency: "USD",
+      md5: newId("md5"), meta: { order: "A-1" }, expiresAt: new Date(t.clock.now().getTime() + expiresInMs),
+    })).tx;
+  const events = async (txId: string) =>
+    t.app.services.db.query<{ type: string; status: string }>(`select type, status from transaction_event where transaction_ref = ? order by seq`, [txId]);
+
+  it("two concurrent transitions of one transaction: exactly one wins and one event is written", async () => {
+    const tx = await create();
+    const results = await Promise.all([
+      t.app.services.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" }),
+      t.app.services.store.transition({ id: tx.id, to: "FAILED", event: "payment.failed" }),
+      t.app.services.store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" }),
+    ]);
+    expect(results.filter((r) => r.won)).toHaveLength(1);
+    const winner = results.find((r) => r.won)!;
+    for (const r of results) expect(r.tx.status).toBe(winner.tx.status);
+    const ev = await events(tx.id);
+    expect(ev.map((e) => e.type)).toEqual(["payment.created", winner.event!.type]);
+  });
+
+  it("a terminal transaction never changes again", async () => {
+    const tx = await create();
+    await t.app.services.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed", upstream: { payment: { hash: "abc" } } });
+    const again = await t.app.services.store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
+    const touch = await t.app.services.store.transition({ id: tx.id, event: "transaction.updated", receiptUrl: "https://x" });
+    expect(again.won).toBe(false);
+    expect(touch.won).toBe(false);
+    const now = await t.app.services.store.get(tx.id);
+    expect(now?.status).toBe("SUCCESS");
+    expect(now?.receiptUrl).toBeNull();
+    expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed"]);
+  });
+
+  it("a failure inside the database transaction rolls back the status and leaves no event", async () => {
+    const tx = await create();
+    // A real failure half-way through: the delivery-row insert raises after the update and the event insert.
+    await t.app.services.db.query(`insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`, [tenant.keyIds.qr]);
+    await t.app.services.db.query(`create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`);
+    await t.app.services.db.query(`create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`);
+    try {
+      await expect(t.app.services.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" })).rejects.toThrow();
+    } finally {
+      await t.app.services.db.query(`drop trigger fail_delivery on webhook_delivery`);
+      await t.app.services.db.query(`delete from webhook_endpoint where id = 'whe_guard'`);
+    }
+    expect((await t.app.services.store.get(tx.id))?.status).toBe("PENDING");
+    expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created"]);
+  });
+
+  it("a read past expiry performs the EXPIRED transition itself, once", async () => {
+    const tx = await create("PENDING", 1000);
+    t.clock.advance(1500);
+    const [a, b] = await Promise.all([
+      t.app.services.store.findForKey(tenant.keyIds.qr, { id: tx.id, area: "qr" }),
+      t.app.services.store.findForKey(tenant.keyIds.qr, { md5: tx.md5!, area: "qr" }),
+    ]);
+    expect(a?.status).toBe("EXPIRED");
+    expect(b?.status).toBe("EXPIRED");
+    expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.expired"]);
+  });
+
+  it("another key's transaction reads as missing", async () => {
+    const tx = await create();
+    expect(await t.app.services.store.findForKey(tenant.keyIds.gateway, { id: tx.id, area: "qr" })).toBeNull();
+    expect(await t.app.services.store.findForKey("key_nobody", { md5: tx.md5!, area: "qr" })).toBeNull();
+  });
+
+  it("stores money exactly (numeric), never as a float", async () => {
+    const tx = await create();
+    const [row] = await t.app.services.db.query<{ t: string }>(`select pg_typeof(amount)::text as t from "transaction" where id = ?`, [tx.id]);
+    expect(row.t).toBe("numeric");
+    expect(tx.amount).toBe("1.50");
+  });
+});
