@@ -14,6 +14,8 @@ import { EventBus } from "./transactions/event-bus.js";
 import { TransactionStore } from "./transactions/transition.js";
 import { EventListener } from "./transactions/event-listener.js";
 import { LiveEvents } from "./transactions/live-events.js";
+import { Idempotency } from "./transactions/idempotency.js";
+import { QrService } from "./qr/qr-service.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Authenticator } from "./auth/keys.js";
 import { AdminService } from "./admin/admin-service.js";
@@ -87,7 +89,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
   const scheduler = role === "api" ? null : new Scheduler(dbUrl, { embedded: embedded !== null, logger, metrics, poolSize: jobPool });
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
-  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus) };
+  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus),
+    idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock) };
   if (dispatcher !== null && scheduler !== null) {
     // Committed events in this process are delivered at once; the recurring job picks up retries and
     // events committed by other processes.

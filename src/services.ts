@@ -10,6 +10,8 @@ import type { SecretBox } from "./auth/secret-box.js";
 import type { AdminService } from "./admin/admin-service.js";
 import type { Metrics } from "./ops/metrics.js";
 import type { LiveEvents } from "./transactions/live-events.js";
+import type { Idempotency } from "./transactions/idempotency.js";
+import type { QrService } from "./qr/qr-service.js";
 import type { WebhookEndpointService } from "./webhooks/endpoint-service.js";
 import type { WebhookDispatcher } from "./webhooks/dispatcher.js";
 
@@ -27,6 +29,8 @@ export interface Services {
   admin: AdminService;
   metrics: Metrics;
   live: LiveEvents;
+  idempotency: Idempotency;
+  qr: QrService;
   webhooks: WebhookEndpointService;
   /** Present in processes that deliver webhooks (serve, worker). */
   dispatcher: WebhookDispatcher | null;

@@ -9,25 +9,31 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UPSTREAM_REJECTED: 400,
   UPSTREAM_UNAVAILABLE: 502,
   RATE_LIMITED: 429,
+  IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
   INTERNAL: 500,
 };
 
 const KNOWN = new Set(Object.keys(HTTP_STATUS));
 
-/** The variable path in graphql-js coercion messages: `… at "input.amount"` → `amount`. */
+/**
+ * The field named by graphql-js coercion messages, relative to the REST body:
+ * `Variable "$input" got invalid value "x" at "input.amount"; …` → amount; `Variable "$md5" of required type …` → md5.
+ */
 function fieldFromMessage(message: string): FieldError | null {
-  const at = /at "(?:[a-zA-Z]+)\.?([^"]*)"/.exec(message);
+  const varName = /Variable "\$(\w+)"/.exec(message)?.[1];
+  if (varName === undefined) return null;
+  let path = /at "([^"]+)"/.exec(message)?.[1] ?? varName;
+  if (path === "input") path = "";
+  else if (path.startsWith("input.")) path = path.slice(6);
   const missing = /Field "([^"]+)" of required type "[^"]+" was not provided/.exec(message);
   const unknown = /Field "([^"]+)" is not defined by type/.exec(message);
-  const base = at?.[1] ?? "";
   const name = missing?.[1] ?? unknown?.[1];
-  const field = name !== undefined ? (base ? `${base}.${name}` : name) : base;
-  if (!field && !/Variable "\$/.test(message)) return null;
-  let reason = message.replace(/^Variable "\$\w+" got invalid value .*?(; |$)/, "");
-  if (missing) reason = "is required";
+  const field = name !== undefined ? (path ? `${path}.${name}` : name) : path || varName;
+  let reason = message.replace(/^Variable "\$\w+" (got invalid value .*?(?: at "[^"]+")?; )?/, "").replace(/\.$/, "");
+  if (missing || /of required type .* was not provided/.test(message)) reason = "is required";
   else if (unknown) reason = "is not a known field";
-  return { field: field || "input", message: reason || "is invalid" };
+  return { field, message: reason || "is invalid" };
 }
 
 /**
