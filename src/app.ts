@@ -87,10 +87,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
 
   const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
-  const scheduler = role === "api" ? null : new Scheduler(dbUrl, { embedded: embedded !== null, logger, metrics, poolSize: jobPool });
+  // Every role can enqueue jobs; only serve and worker process them.
+  const jobs = new Scheduler(dbUrl, { embedded: embedded !== null, logger, metrics, poolSize: jobPool });
+  const scheduler = role === "api" ? null : jobs;
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
   const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus),
-    idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock) };
+    idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock),
+    enqueue: (name, data) => jobs.now(name, data),
+    // Filled in by mountAreas, which owns the upstream clients and the browser pool.
+    gateway: undefined as unknown as Services["gateway"], link: undefined as unknown as Services["link"] };
   if (dispatcher !== null && scheduler !== null) {
     // Committed events in this process are delivered at once; the recurring job picks up retries and
     // events committed by other processes.
@@ -145,7 +150,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await areas.stopIntake();
       await edge?.dispose(); // stops taking requests, drains in-flight ones and websockets
       if (server.listening) await new Promise<void>((r) => server.close(() => r()));
-      await scheduler?.stop();
+      await jobs.stop();
       await dispatcher?.stop();
       await areas.stop();
       await listener?.stop();

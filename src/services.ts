@@ -12,6 +12,8 @@ import type { Metrics } from "./ops/metrics.js";
 import type { LiveEvents } from "./transactions/live-events.js";
 import type { Idempotency } from "./transactions/idempotency.js";
 import type { QrService } from "./qr/qr-service.js";
+import type { GatewayService } from "./gateway/gateway-service.js";
+import type { LinkService } from "./gateway-link/link-service.js";
 import type { WebhookEndpointService } from "./webhooks/endpoint-service.js";
 import type { WebhookDispatcher } from "./webhooks/dispatcher.js";
 
@@ -31,6 +33,11 @@ export interface Services {
   live: LiveEvents;
   idempotency: Idempotency;
   qr: QrService;
+  /** Set by areas.ts once the upstream clients exist. */
+  gateway: GatewayService;
+  link: LinkService;
+  /** Enqueue a one-off job (works from api-only processes too: the row is picked up by any worker). */
+  enqueue(name: string, data: Record<string, unknown>): Promise<void>;
   webhooks: WebhookEndpointService;
   /** Present in processes that deliver webhooks (serve, worker). */
   dispatcher: WebhookDispatcher | null;

@@ -54,14 +54,16 @@ export class Scheduler {
     this.specs.push(spec as unknown as JobSpec);
   }
 
+  /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
     for (const spec of this.specs) if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
     this.started = true;
   }
 
-  /** Enqueue a one-off job now (e.g. one browser monitor per transaction). */
+  /** Enqueue a one-off job now (e.g. one browser monitor per transaction); works without processing (api role). */
   async now<T extends Record<string, unknown>>(name: string, data: T): Promise<void> {
+    await this.agenda.ready;
     await this.agenda.now(name, data);
   }
 
@@ -70,7 +72,11 @@ export class Scheduler {
   }
 
   async stop(): Promise<void> {
-    if (!this.started) return;
+    if (!this.started) {
+      await this.agenda.ready.catch(() => undefined);
+      await this.agenda.stop().catch(() => undefined);
+      return;
+    }
     this.started = false;
     // Releases the locks of running jobs so another worker takes them over at once.
     await this.agenda.stop();

@@ -146,6 +146,11 @@ export class TransactionStore {
     return rows.length === 0 ? null : this.expireIfDue(rowToTx(rows[0]));
   }
 
+  async orderIdExists(merchantRef: string, orderId: string): Promise<boolean> {
+    const rows = await this.db.query(`select 1 from "transaction" where merchant_ref = ? and order_id = ? and area = 'gateway'`, [merchantRef, orderId]);
+    return rows.length > 0;
+  }
+
   async expireIfDue(tx: TxRecord): Promise<TxRecord> {
     if (TERMINAL.includes(tx.status) || tx.expiresAt.getTime() > this.clock.now().getTime()) return tx;
     return (await this.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" })).tx;

@@ -1,0 +1,116 @@
+import type { Job } from "agenda";
+import type { Services } from "../services.js";
+import type { JobSpec } from "../jobs/scheduler.js";
+import { claimDue } from "../transactions/claim.js";
+import type { BrowserPool } from "./browser.js";
+import { resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
+import type { LinkService } from "./link-service.js";
+
+const RESUME_ATTEMPTS = 3;
+const TICK_MS = 250;
+
+type Outcome = { kind: "done" } | { kind: "lost"; message: string };
+
+/**
+ * Holds one transaction's payment page until it ends, for at most 180 s: scanned → payment.scanned,
+ * approved → SUCCESS (+ receiptUrl), the deadline → EXPIRED, a page that fails beyond `RESUME_ATTEMPTS`
+ * reopenings → FAILED. The Agenda lock is short and renewed while the page is watched, so when a worker
+ * dies another takes the job over within ~30 s and resumes the page by its clientId.
+ */
+export function linkMonitorJob(services: Services, link: LinkService, pool: BrowserPool): JobSpec<{ transactionId: string }> {
+  const { store, clock, logger } = services;
+
+  async function follow(txId: string, session: LinkSession, deadline: number, job: Job<{ transactionId: string }>): Promise<Outcome> {
+    const it = session.events[Symbol.asyncIterator]();
+    let pending: Promise<IteratorResult<LinkEvent>> | null = null;
+    let lastTouch = Date.now();
+    try {
+      for (;;) {
+        if (clock.now().getTime() >= deadline) {
+          await store.transition({ id: txId, to: "EXPIRED", event: "payment.expired" });
+          return { kind: "done" };
+        }
+        if (Date.now() - lastTouch > 10_000) {
+          lastTouch = Date.now();
+          await job.touch().catch(() => undefined);
+        }
+        pending ??= it.next();
+        const r = await Promise.race([pending, new Promise<null>((res) => setTimeout(() => res(null), TICK_MS))]);
+        if (r === null) continue;
+        pending = null;
+        if (r.done) return { kind: "lost", message: "the page session ended" };
+        const e = r.value;
+        if (e.type === "scanned") {
+          await store.transition({ id: txId, event: "payment.scanned", upstream: { scannedAt: clock.now().toISOString() } });
+        } else if (e.type === "approved") {
+          await store.transition({ id: txId, to: "SUCCESS", event: "payment.completed", receiptUrl: e.receiptUrl ?? null, upstream: { approvedAt: clock.now().toISOString() } });
+          return { kind: "done" };
+        } else if (e.type === "error" && e.fatal) {
+          return { kind: "lost", message: e.message };
+        }
+        const now = await store.get(txId);
+        if (now === null || (now.status !== "PENDING" && now.status !== "CHECKOUT")) return { kind: "done" };
+      }
+    } finally {
+      await session.close();
+    }
+  }
+
+  return {
+    name: "link.monitor",
+    concurrency: services.config.link.maxMonitors,
+    lockLifetimeMs: 30_000,
+    async run({ transactionId }, job) {
+      let tx = await store.get(transactionId);
+      if (tx === null || tx.status !== "PENDING") return;
+      const deadline = tx.expiresAt.getTime();
+      let session: LinkSession | null = link.handoff.get(transactionId) ?? null;
+      link.handoff.delete(transactionId);
+      let lastError = "";
+      for (let attempt = 0; attempt <= RESUME_ATTEMPTS; attempt++) {
+        if (clock.now().getTime() >= deadline) {
+          await store.transition({ id: transactionId, to: "EXPIRED", event: "payment.expired" });
+          return;
+        }
+        if (session === null) {
+          const url = (tx.upstream.linkUrl as string | undefined) ?? "";
+          session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: services.config.link.openTimeoutMs }).catch((err: Error) => {
+            lastError = err.message;
+            return null;
+          });
+          if (session === null) {
+            await new Promise((r) => setTimeout(r, 1000 * (attempt + 1)));
+            continue;
+          }
+        }
+        const outcome = await follow(transactionId, session, deadline, job);
+        session = null;
+        if (outcome.kind === "done") return;
+        lastError = outcome.message;
+        logger.warn({ tx: transactionId, attempt, error: lastError }, "payment page lost; resuming");
+        tx = (await store.get(transactionId)) ?? tx;
+        if (tx.status !== "PENDING") return;
+      }
+      await store.transition({ id: transactionId, to: "FAILED", event: "payment.failed", upstream: { failure: { message: `monitoring failed: ${lastError}` } } });
+    },
+  };
+}
+
+/** Ends link transactions whose 180 s passed with no monitor running (e.g. every worker was down). */
+export function linkExpirySweepJob(services: Services): JobSpec {
+  const { db, store, clock } = services;
+  return {
+    name: "link.expire",
+    every: "1 second",
+    lockLifetimeMs: 30_000,
+    async run() {
+      const now = clock.now();
+      // next_check_at of a link transaction is its expiry; the lease keeps two sweeps apart.
+      const due = await claimDue(db, "gateway_link", now, new Date(now.getTime() + 30_000), 500);
+      for (const tx of due) {
+        if (tx.expiresAt.getTime() <= now.getTime()) await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
+        else await db.query(`update "transaction" set next_check_at = expires_at where id = ?`, [tx.id]);
+      }
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import type { Clock } from "../clock.js";
+import { AppError, type FieldError } from "../errors.js";
+import { newId } from "../ids.js";
+import type { Logger } from "../logger.js";
+import type { KeyPrincipal } from "../auth/principal.js";
+import type { Authenticator } from "../auth/keys.js";
+import type { AdminService } from "../admin/admin-service.js";
+import type { TransactionStore } from "../transactions/transition.js";
+import type { TxRecord } from "../transactions/record.js";
+import { checkMeta, decimalFromNumber, NUMERIC_TO_CODE } from "../transactions/money.js";
+import type { BrowserPool } from "./browser.js";
+import { openLinkSession, type LinkSession } from "./link-driver.js";
+
+/** Fixed by the contract: every gateway-link QR expires exactly 180 s after issue. */
+export const LINK_LIFETIME_MS = 180_000;
+
+export interface LinkView {
+  transactionId: string;
+  expiredAt: string;
+  status: string;
+  requestData: { amount: number; currency: number; meta: Record<string, unknown> };
+  data: { qr: string; clientId: string };
+  receiptUrl?: string;
+  scanned?: boolean;
+  clientToken?: string;
+}
+
+/** Gateway-link area: a QR obtained by driving the key's payment-link page in headless Chromium. */
+export class LinkService {
+  /** Sessions opened here and not yet taken by a monitor in this process (saves reopening the page). */
+  readonly handoff = new Map<string, LinkSession>();
+
+  constructor(
+    private readonly store: TransactionStore,
+    private readonly admin: AdminService,
+    private readonly auth: Authenticator,
+    private readonly pool: BrowserPool,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly opts: { openTimeoutMs: number; startMonitor: (transactionId: string) => Promise<void> },
+  ) {}
+
+  async generate(key: KeyPrincipal, input: { amount: unknown; currency: unknown; meta?: unknown; expiredAfter?: unknown }): Promise<LinkView> {
+    const link = key.linkConfigRef ? await this.admin.linkConfig(key.linkConfigRef) : null;
+    if (link === null) throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [{ field: "x-api-key", message: "is not linked to a payment-link configuration" }]);
+    const errors: FieldError[] = [];
+    if (input.currency !== link.currency) errors.push({ field: "currency", message: `must be ${link.currency}, the currency configured for this key` });
+    const amount = decimalFromNumber(input.amount, "amount", link.currency === 116 ? 0 : 2, errors);
+    if (input.expiredAfter !== undefined && input.expiredAfter !== null && input.expiredAfter !== LINK_LIFETIME_MS) {
+      errors.push({ field: "expiredAfter", message: `is fixed: omit it or send exactly ${LINK_LIFETIME_MS}` });
+    }
+    const meta = checkMeta(input.meta, "meta", errors);
+    if (errors.length > 0 || amount === null) throw new AppError("BAD_USER_INPUT", `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`, errors);
+
+    const issuedAt = this.clock.now();
+    const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
+    const id = newId("txn");
+    const request = { amount: input.amount as number, currency: link.currency, meta };
+    let session: LinkSession;
+    try {
+      session = await openLinkSession(this.pool, { url: link.url, amount, currency: link.currency, timeoutMs: this.opts.openTimeoutMs });
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
+      // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).
+      await this.store.create({ id, area: "gateway_link", merchantRef: key.merchantRef, apiKeyRef: key.keyId, status: "PENDING", amount, currency: NUMERIC_TO_CODE[link.currency], meta, request, expiresAt });
+      await this.store.transition({ id, to: "FAILED", event: "payment.failed", upstream: { failure: { message: "the payment page did not produce a QR" } } });
+      throw new AppError("UPSTREAM_UNAVAILABLE", "The payment page did not produce a QR in time", [], { transactionId: id });
+    }
+    let tx: TxRecord;
+    try {
+      ({ tx } = await this.store.create({
+        id, area: "gateway_link", merchantRef: key.merchantRef, apiKeyRef: key.keyId, status: "PENDING", amount, currency: NUMERIC_TO_CODE[link.currency],
+        qr: session.qr, clientId: session.clientId, meta, request, upstream: { linkUrl: link.url }, expiresAt, nextCheckAt: expiresAt,
+      }));
+    } catch (err) {
+      await session.close();
+      throw err;
+    }
+    this.handoff.set(tx.id, session);
+    setTimeout(() => {
+      // Not taken by a local monitor within a few seconds (api-only process): release the page; a worker resumes it.
+      const s = this.handoff.get(tx.id);
+      if (s) void s.close().then(() => this.handoff.delete(tx.id));
+    }, 5_000).unref();
+    await this.opts.startMonitor(tx.id);
+    return { ...this.view(tx), clientToken: this.auth.issueClientToken(tx.id, tx.expiresAt) };
+  }
+
+  async check(key: KeyPrincipal, transactionId: unknown): Promise<LinkView> {
+    if (typeof transactionId !== "string" || transactionId.length === 0 || transactionId.length > 100) {
+      throw new AppError("BAD_USER_INPUT", "transactionId is required", [{ field: "transactionId", message: "must be a non-empty string" }]);
+    }
+    const tx = await this.store.findForKey(key.keyId, { id: transactionId, area: "gateway_link" });
+    if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
+    return this.view(tx);
+  }
+
+  view(tx: TxRecord): LinkView {
+    const req = tx.request as { amount: number; currency: number };
+    const v: LinkView = {
+      transactionId: tx.id,
+      expiredAt: tx.expiresAt.toISOString(),
+      status: tx.status,
+      requestData: { amount: req.amount, currency: req.currency, meta: tx.meta },
+      data: { qr: tx.qr ?? "", clientId: tx.clientId ?? "" },
+    };
+    if (tx.status === "SUCCESS" && tx.receiptUrl) v.receiptUrl = tx.receiptUrl;
+    if (tx.upstream.scannedAt !== undefined) v.scanned = true;
+    return v;
+  }
+}

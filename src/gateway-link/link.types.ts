@@ -1,0 +1,35 @@
+import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { GraphQLJSONObject } from "graphql-scalars";
+
+@InputType("GenerateGatewayLinkQrInput", { description: "The link URL is fixed by the API key; it cannot be sent" })
+export class GenerateGatewayLinkQrInput {
+  @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" }) amount!: number;
+  @Field(() => Int, { description: "Must equal the key's configured currency: 116 (KHR) or 840 (USD)" }) currency!: number;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: "Optional; echoed in requestData and webhooks" }) meta?: Record<string, unknown>;
+  @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" }) expiredAfter?: number;
+}
+
+@ObjectType("GatewayLinkRequestData")
+export class GatewayLinkRequestDataGql {
+  @Field(() => Float) amount!: number;
+  @Field(() => Int) currency!: number;
+  @Field(() => GraphQLJSONObject) meta!: Record<string, unknown>;
+}
+
+@ObjectType("GatewayLinkData")
+export class GatewayLinkDataGql {
+  @Field() qr!: string;
+  @Field({ description: "Client identifier supplied by the payment page" }) clientId!: string;
+}
+
+@ObjectType("GatewayLinkTransaction")
+export class GatewayLinkTransactionGql {
+  @Field(() => ID) transactionId!: string;
+  @Field({ description: "Exactly 180 s after issue" }) expiredAt!: string;
+  @Field({ description: "PENDING, SUCCESS, EXPIRED or FAILED" }) status!: string;
+  @Field(() => GatewayLinkRequestDataGql) requestData!: GatewayLinkRequestDataGql;
+  @Field(() => GatewayLinkDataGql) data!: GatewayLinkDataGql;
+  @Field(() => String, { nullable: true, description: "On SUCCESS, when the gateway provides one" }) receiptUrl?: string;
+  @Field(() => Boolean, { nullable: true, description: "True once the payer's app has scanned the QR" }) scanned?: boolean;
+  @Field(() => String, { nullable: true, description: "generate only" }) clientToken?: string;
+}

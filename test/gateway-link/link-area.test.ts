@@ -1,0 +1,96 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+
+interface LinkTx { transactionId: string; expiredAt: string; status: string; requestData: { amount: number; currency: number; meta: Record<string, unknown> }; data: { qr: string; clientId: string }; receiptUrl?: string; clientToken?: string }
+
+describe("gateway-link area in real headless Chromium, against the link-page simulator", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  let other: Tenant;
+  const gen = (body: Record<string, unknown>, key = tenant.keys.gatewayLink) => post(`${t.url}/gateway-link/generate-qr`, body, AUTH.gatewayLink(key));
+  const check = (transactionId: string, key = tenant.keys.gatewayLink) => post(`${t.url}/gateway-link/check`, { transactionId }, AUTH.gatewayLink(key));
+  const events = async (id: string) => (await t.app.services.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [id])).map((e) => e.type);
+  beforeAll(async () => {
+    t = await startTestApp();
+    tenant = await createTenant(t);
+    other = await createTenant(t, { name: "Other" });
+  });
+  afterAll(async () => t?.stop());
+
+  it("generate → scan → approve → check shows SUCCESS with the receipt URL", async () => {
+    const before = Date.now();
+    const res = await gen({ amount: 5000, currency: 116, meta: { table: 7 } });
+    expect(res.status).toBe(200);
+    const b = res.body as LinkTx;
+    expect(Object.keys(b).sort()).toEqual(["clientToken", "data", "expiredAt", "requestData", "status", "transactionId"]);
+    expect(b.status).toBe("PENDING");
+    expect(b.requestData).toEqual({ amount: 5000, currency: 116, meta: { table: 7 } });
+    expect(b.data.clientId).toMatch(/.+/);
+    const lifetime = Date.parse(b.expiredAt) - before;
+    expect(lifetime).toBeGreaterThanOrEqual(180_000);
+    expect(lifetime).toBeLessThan(180_000 + 30_000);
+    // The page's QR is a real KHQR for the amount.
+    const decoded = await post(`${t.url}/qr/decode`, { qrData: b.data.qr }, AUTH.qr(tenant.keys.qr));
+    expect(decoded.body).toMatchObject({ status: { code: 0 }, data: { transactionAmount: "5000", transactionCurrency: "116" } });
+
+    expect((await post(`${t.url}/sim/link/scan`, { clientId: b.data.clientId })).status).toBe(200);
+    await waitFor(async () => (await events(b.transactionId)).includes("payment.scanned"), 15_000);
+    expect(((await check(b.transactionId)).body as LinkTx).status).toBe("PENDING");
+    expect((await post(`${t.url}/sim/link/approve`, { clientId: b.data.clientId })).status).toBe(200);
+    const done = await waitFor(async () => {
+      const r = (await check(b.transactionId)).body as LinkTx;
+      return r.status === "SUCCESS" ? r : null;
+    }, 15_000);
+    expect(done.receiptUrl).toMatch(new RegExp(`/sim/link/receipt/${b.data.clientId}$`));
+    expect(done.transactionId).toBe(b.transactionId);
+    expect(await events(b.transactionId)).toEqual(["payment.created", "payment.scanned", "payment.completed"]);
+  });
+
+  it("left alone → EXPIRED at 180 s (moved clock), and the page is released", async () => {
+    const b = (await gen({ amount: 1000, currency: 116 })).body as LinkTx;
+    await new Promise((r) => setTimeout(r, 1500)); // the monitor holds the page
+    t.clock.advance(180_000);
+    await waitFor(async () => (await events(b.transactionId)).includes("payment.expired"), 10_000);
+    expect(((await check(b.transactionId)).body as LinkTx).status).toBe("EXPIRED");
+    await waitFor(async () => t.app.areas.pool.stats().pages === 0, 10_000);
+  });
+
+  it("break → FAILED after bounded retries", async () => {
+    const b = (await gen({ amount: 2000, currency: 116 })).body as LinkTx;
+    await post(`${t.url}/sim/link/break`, { clientId: b.data.clientId });
+    await waitFor(async () => ((await check(b.transactionId)).body as LinkTx).status === "FAILED", 90_000, 500);
+    expect(await events(b.transactionId)).toEqual(["payment.created", "payment.failed"]);
+  }, 120_000);
+
+  it("wrong currency, expiredAfter ≠ 180000, a url field → 400 naming the field; 180000 is accepted", async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ amount: 10, currency: 840 }, "currency"],
+      [{ amount: 1000, currency: 116, expiredAfter: 60000 }, "expiredAfter"],
+      [{ amount: 1000, currency: 116, url: "https://evil.example" }, "url"],
+      [{ amount: 1000, currency: 116, link: "https://evil.example" }, "link"],
+      [{ amount: 0, currency: 116 }, "amount"],
+      [{ amount: 10.5, currency: 116 }, "amount"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await gen(body);
+      expect(res.status).toBe(400);
+      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([field]);
+    }
+    const ok = await gen({ amount: 1000, currency: 116, expiredAfter: 180000 });
+    expect(ok.status).toBe(200);
+  });
+
+  it("check reads local state only; another key's transaction → 404", async () => {
+    const b = (await gen({ amount: 3000, currency: 116 })).body as LinkTx;
+    expect((await check(b.transactionId, other.keys.gatewayLink)).status).toBe(404);
+    expect((await check("txn_missing")).status).toBe(404);
+  });
+
+  it("a page that cannot produce a QR → 502 and a FAILED transaction", async () => {
+    const broken = await createTenant(t, { name: "Broken link", linkUrl: `${t.url}/sim/link/p/shop?currency=EUR` });
+    const res = await gen({ amount: 1000, currency: 116 }, broken.keys.gatewayLink);
+    expect(res.status).toBe(502);
+    const rows = await t.app.services.db.query<{ status: string }>(`select status from "transaction" where api_key_ref = ?`, [broken.keyIds.gatewayLink]);
+    expect(rows).toEqual([{ status: "FAILED" }]);
+  }, 60_000);
+});

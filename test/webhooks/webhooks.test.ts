@@ -1,0 +1,123 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { createHmac } from "node:crypto";
+import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startReceiver } from "../support/receiver.js";
+import { verifyWebhook } from "../../src/webhooks/signing.js";
+
+/** The receiver's own check, written from the documented recipe (not the project's helper). */
+function signedBy(secret: string, headers: Record<string, string>, body: string): boolean {
+  const expected = createHmac("sha256", secret).update(`${headers["x-timestamp"]}.${body}`).digest("hex");
+  return headers["x-signature"].split(" ").includes(`v1=${expected}`);
+}
+
+const addEndpoint = async (t: TestApp, apiKeyId: string, url: string, events?: string[]) =>
+  (await t.admin<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
+    `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret endpoint { id } } }`, { i: { apiKeyId, url, events } })).createWebhookEndpoint;
+
+describe("signed webhooks", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    t = await startTestApp();
+    tenant = await createTenant(t);
+  });
+  afterAll(async () => t?.stop());
+
+  it("a paid QR: payment.created then payment.completed, signed, with meta unchanged", async () => {
+    const rx = await startReceiver();
+    const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url);
+    try {
+      const meta = { orderRef: "R-9", unicode: "ស្វាគមន៍", n: 1.25, deep: { a: [true, null] } };
+      const g = (await post(`${t.url}/qr/generate`, { amount: 9.99, currency: 840, expiredAfter: 60000, meta }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string; data: { md5: string } };
+      await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
+      await waitFor(async () => rx.received.length >= 2, 10_000);
+      const [created, completed] = rx.received.map((r) => ({ r, body: JSON.parse(r.body) }));
+      for (const { r, body } of [created, completed]) {
+        expect(signedBy(secret, r.headers, r.body)).toBe(true);
+        expect(Math.abs(Number(r.headers["x-timestamp"]) - Date.now() / 1000)).toBeLessThan(60);
+        expect(r.headers["x-event-id"]).toBe(body.id);
+        expect(r.headers["x-event-type"]).toBe(body.type);
+        expect(Object.keys(body).sort()).toEqual(["createdAt", "data", "id", "type"]);
+        expect(body.data.meta).toEqual(meta);
+        expect(body.data.transaction.transactionId).toBe(g.transactionId);
+      }
+      expect(created.body.type).toBe("payment.created");
+      expect(completed.body.type).toBe("payment.completed");
+      expect(completed.body.data.transaction).toMatchObject({ status: "SUCCESS", amount: "9.99", currency: "USD", md5: g.data.md5 });
+      // The exported helper agrees, and refuses a tampered body or an old timestamp.
+      const r = completed.r;
+      expect(verifyWebhook({ secret, headers: r.headers, rawBody: r.body })).toBe(true);
+      expect(verifyWebhook({ secret, headers: r.headers, rawBody: r.body.replace("SUCCESS", "FAILED") })).toBe(false);
+      expect(verifyWebhook({ secret, headers: r.headers, rawBody: r.body, now: Number(r.headers["x-timestamp"]) + 301 })).toBe(false);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it("a receiver failing 3 times then answering 200 gets the event exactly once more, with 4 attempts logged", async () => {
+    const rx = await startReceiver((n) => (n <= 3 ? 500 : 200));
+    const { endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
+    try {
+      const g = (await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string };
+      for (let i = 0; i < 20 && rx.received.length < 4; i++) {
+        await new Promise((r) => setTimeout(r, 300));
+        t.clock.advance(60_000); // compress the backoff (5 s, 10 s, 20 s, …)
+      }
+      await waitFor(async () => {
+        const d = (await t.admin<{ webhookDeliveries: { state: string; attempts: number; log: { statusCode: number }[] }[] }>(
+          `query($e: ID) { webhookDeliveries(endpointId: $e) { state attempts log { statusCode } } }`, { e: endpoint.id })).webhookDeliveries;
+        return d.length === 1 && d[0].state === "delivered" ? d : null;
+      }, 10_000).then((d) => {
+        expect(d[0].attempts).toBe(4);
+        expect(d[0].log.map((a) => a.statusCode)).toEqual([500, 500, 500, 200]);
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      t.clock.advance(3600_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(rx.received).toHaveLength(4);
+      expect(new Set(rx.received.map((r) => JSON.parse(r.body).id)).size).toBe(1);
+      expect(JSON.parse(rx.received[3].body).data.transaction.transactionId).toBe(g.transactionId);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it("secret rotation signs with both secrets during the overlap", async () => {
+    const rx = await startReceiver();
+    const { secret: oldSecret, endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
+    try {
+      const { rotateWebhookSecret } = await t.admin<{ rotateWebhookSecret: { secret: string } }>(`mutation($id: ID!) { rotateWebhookSecret(id: $id, overlapMinutes: 60) { secret } }`, { id: endpoint.id });
+      await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
+      await waitFor(async () => rx.received.length >= 1, 10_000);
+      const r = rx.received[0];
+      expect(r.headers["x-signature"].split(" ")).toHaveLength(2);
+      expect(signedBy(oldSecret, r.headers, r.body)).toBe(true);
+      expect(signedBy(rotateWebhookSecret.secret, r.headers, r.body)).toBe(true);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it("events committed where no dispatcher runs (an api process) are delivered by a worker started later", async () => {
+    const rx = await startReceiver();
+    const api = await startTestApp({}, { role: "api", dbUrl: t.dbUrl });
+    try {
+      const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
+      await t.app.stop(); // no worker now
+      await post(`${api.url}/qr/generate`, { amount: 2, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(rx.received).toHaveLength(0);
+      t = await startTestApp({}, { role: "serve", dbUrl: t.dbUrl });
+      await waitFor(async () => rx.received.length >= 1, 10_000);
+      expect(signedBy(secret, rx.received[0].headers, rx.received[0].body)).toBe(true);
+    } finally {
+      await api.stop();
+      await rx.close();
+    }
+  });
+
+  it("refuses unknown event kinds and non-http URLs", async () => {
+    await expect(addEndpoint(t, tenant.keyIds.qr, "ftp://x.example/hook")).rejects.toThrow(/url/);
+    await expect(addEndpoint(t, tenant.keyIds.qr, "https://x.example/hook", ["payment.exploded"])).rejects.toThrow(/unknown event kind/);
+  });
+});
