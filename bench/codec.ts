@@ -1,0 +1,111 @@
+// Codec speed: our src/khqr against the reference SDK (bakong-khqr) on the same work.
+// Fairness: both sides rotate through the same 1000 distinct QR strings / inputs (1000 different
+// amounts), so no side profits from caching a repeated string (the SDK's changelog mentions
+// decode caching). Each figure is the median ops/s of 5 timed runs of N iterations, after a
+// warm-up of N iterations; N is calibrated per case so that one run takes about 200 ms.
+// Run alone: npx tsc -p tsconfig.build.json && node dist/bench/codec.js
+import { performance } from "node:perf_hooks";
+import sdk, { type MerchantInfo } from "bakong-khqr";
+import { decodeKhqr, encodeKhqr, verifyKhqr, type KhqrInput } from "../src/khqr/index.js";
+
+export type Row = { name: string; ours: number; baseline: number; unit: string };
+
+const DISTINCT = 1000;
+const RUNS = 5;
+const TARGET_MS = 200;
+
+let sink = 0; // results feed this so the optimiser cannot drop the calls
+
+function timeRun(fn: (i: number) => number, n: number): number {
+  const t0 = performance.now();
+  for (let k = 0; k < n; k++) sink += fn(k % DISTINCT);
+  return performance.now() - t0;
+}
+
+/** Median ops/s of RUNS runs of N iterations after a warm-up of N iterations. */
+function opsPerSecond(fn: (i: number) => number): number {
+  let n = 1000;
+  while (timeRun(fn, n) < TARGET_MS / 4 && n < 1e8) n *= 2;
+  n = Math.ceil(n * 4);
+  timeRun(fn, n);
+  const rates: number[] = [];
+  for (let r = 0; r < RUNS; r++) rates.push((n / timeRun(fn, n)) * 1000);
+  rates.sort((a, b) => a - b);
+  return Math.round(rates[RUNS >> 1]);
+}
+
+function amountOf(i: number): string {
+  const cents = 100 + i * 7; // 1.00 … 70.93 USD, all distinct
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+}
+
+function fixtures(now: number): { inputs: KhqrInput[]; sdkInfos: MerchantInfo[]; qrs: string[] } {
+  const inputs: KhqrInput[] = [];
+  const sdkInfos: MerchantInfo[] = [];
+  for (let i = 0; i < DISTINCT; i++) {
+    const input: KhqrInput = {
+      accountType: "merchant",
+      bakongAccountId: "devit@abaa",
+      merchantName: "Devit Coffee",
+      merchantCity: "Battambang",
+      merchantId: "1243546472",
+      acquiringBank: "DEVBKKHPXXX",
+      currency: 840,
+      amount: amountOf(i),
+      billNumber: `INV-${i}`,
+      creationTimestamp: now,
+      expirationTimestamp: now + 3_600_000,
+    };
+    inputs.push(input);
+    sdkInfos.push(new sdk.MerchantInfo(input.bakongAccountId, input.merchantName, input.merchantCity, "1243546472", "DEVBKKHPXXX", {
+      currency: 840,
+      amount: Number(input.amount),
+      billNumber: input.billNumber,
+      expirationTimestamp: input.expirationTimestamp,
+    }));
+  }
+  return { inputs, sdkInfos, qrs: inputs.map((x) => encodeKhqr(x).qr) };
+}
+
+export async function benchCodec(): Promise<Row[]> {
+  const now = Date.now();
+  const { inputs, sdkInfos, qrs } = fixtures(now);
+  const generator = new sdk.BakongKHQR();
+  for (const qr of qrs) {
+    if (!sdk.BakongKHQR.verify(qr).isValid || !verifyKhqr(qr, now)) throw new Error(`fixture does not verify: ${qr}`);
+  }
+  const rows: Row[] = [
+    {
+      name: "encode",
+      ours: opsPerSecond((i) => encodeKhqr(inputs[i]).qr.length),
+      baseline: opsPerSecond((i) => (generator.generateMerchant(sdkInfos[i]).data?.qr.length ?? 0)),
+      unit: "ops/s",
+    },
+    {
+      name: "decode",
+      ours: opsPerSecond((i) => decodeKhqr(qrs[i]).status.code),
+      baseline: opsPerSecond((i) => sdk.BakongKHQR.decode(qrs[i]).status.code),
+      unit: "ops/s",
+    },
+    {
+      name: "verify",
+      ours: opsPerSecond((i) => (verifyKhqr(qrs[i], now) ? 1 : 0)),
+      baseline: opsPerSecond((i) => (sdk.BakongKHQR.verify(qrs[i]).isValid ? 1 : 0)),
+      unit: "ops/s",
+    },
+  ];
+  if (sink === -1) console.log(sink);
+  return rows;
+}
+
+function table(rows: Row[]): string {
+  const lines = ["| operation | ours | bakong-khqr | ratio |", "|---|---:|---:|---:|"];
+  for (const r of rows) {
+    lines.push(`| ${r.name} | ${r.ours.toLocaleString("en-US")} ${r.unit} | ${r.baseline.toLocaleString("en-US")} ${r.unit} | ${(r.ours / r.baseline).toFixed(1)}× |`);
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(table(await benchCodec()));
+}
