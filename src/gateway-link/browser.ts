@@ -1,0 +1,259 @@
+// One headless Chromium per process, shared by all payment-link monitors of that process. Each
+// monitor leases a page in its own browser context (no cookies or storage shared between
+// payments), the number of leases is capped, and a browser that dies is replaced on the next
+// acquire while every lease it carried is told through its AbortSignal.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from "puppeteer-core";
+
+export interface PoolLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface BrowserPoolOptions {
+  executablePath: string;
+  /** Concurrent leases (pages) allowed; acquire() waits for a free one beyond this. */
+  maxPages: number;
+  /** Default bound on how long acquire() waits for a free slot. Default 10 000 ms. */
+  acquireTimeoutMs?: number;
+  /** Chromium flags appended to the defaults (memory tuning, see docs/decisions-link.md). */
+  extraArgs?: string[];
+  /** Resource types the pool refuses to load. Default: images, fonts, media, stylesheets (and favicons). */
+  blockedResourceTypes?: readonly BlockedResourceType[];
+  launchTimeoutMs?: number;
+  logger?: PoolLogger;
+}
+
+export type BlockedResourceType = "Image" | "Font" | "Media" | "Stylesheet" | "TextTrack" | "Manifest";
+
+export type BrowserPoolErrorCode = "POOL_FULL" | "POOL_CLOSED" | "LAUNCH_FAILED" | "BROWSER_GONE" | "PAGE_CRASHED" | "PAGE_FAILED";
+
+export class BrowserPoolError extends Error {
+  override readonly name = "BrowserPoolError";
+  constructor(readonly code: BrowserPoolErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A page on loan. `signal` aborts (reason: BrowserPoolError) when the page or its browser dies. */
+export interface PageLease {
+  readonly page: Page;
+  readonly context: BrowserContext;
+  readonly signal: AbortSignal;
+  /** Closes the context and frees the slot. Idempotent, never throws. */
+  release(): Promise<void>;
+}
+
+export interface BrowserPoolStats {
+  /** Leases held or being created. */
+  pages: number;
+  /** Callers waiting for a slot. */
+  waiting: number;
+  /** Browsers launched so far (a relaunch after a crash counts). */
+  launched: number;
+  /** Process id of the live browser, null when none runs. */
+  pid: number | null;
+}
+
+export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
+  "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--disable-quic",
+];
+const DEFAULT_BLOCKED: readonly BlockedResourceType[] = ["Image", "Font", "Media", "Stylesheet"];
+
+interface Waiter { resolve: () => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
+interface LiveBrowser { browser: Browser; pid: number | null; userDataDir: string; leases: Set<AbortController>; cleanup: Promise<void> | null }
+
+export class BrowserPool {
+  private live: LiveBrowser | null = null;
+  private launching: Promise<LiveBrowser> | null = null;
+  private active = 0;
+  private launches = 0;
+  private readonly waiters: Waiter[] = [];
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: BrowserPoolOptions) {
+    if (!Number.isInteger(options.maxPages) || options.maxPages < 1) throw new RangeError("maxPages must be a positive integer");
+  }
+
+  /** Leases a fresh page in its own context; rejects with POOL_FULL after `timeoutMs` without a slot. */
+  async acquire(opts: { timeoutMs?: number } = {}): Promise<PageLease> {
+    if (this.closing) throw new BrowserPoolError("POOL_CLOSED", "browser pool is closed");
+    await this.takeSlot(opts.timeoutMs ?? this.options.acquireTimeoutMs ?? 10_000);
+    try {
+      return await this.openLease();
+    } catch (err) {
+      this.freeSlot();
+      throw err instanceof BrowserPoolError ? err : new BrowserPoolError("PAGE_FAILED", `could not open a page: ${message(err)}`, { cause: err });
+    }
+  }
+
+  stats(): BrowserPoolStats {
+    return { pages: this.active, waiting: this.waiters.length, launched: this.launches, pid: this.live?.pid ?? null };
+  }
+
+  /** Stops the browser and rejects waiters; leases in flight see their signal abort. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private takeSlot(timeoutMs: number): Promise<void> {
+    if (this.active < this.options.maxPages) {
+      this.active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve, reject,
+        timer: setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          reject(new BrowserPoolError("POOL_FULL", `no free browser page within ${timeoutMs} ms (cap ${this.options.maxPages})`));
+        }, timeoutMs),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Hands the slot to the next waiter, or gives it back. */
+  private freeSlot(): void {
+    const next = this.waiters.shift();
+    if (next) {
+      clearTimeout(next.timer);
+      next.resolve();
+    } else {
+      this.active -= 1;
+    }
+  }
+
+  private async openLease(): Promise<PageLease> {
+    const live = await this.ensureBrowser();
+    const context = await live.browser.createBrowserContext();
+    const controller = new AbortController();
+    live.leases.add(controller);
+    let released: Promise<void> | null = null;
+    const release = (): Promise<void> => {
+      released ??= (async () => {
+        live.leases.delete(controller);
+        await context.close().catch(() => undefined);
+        this.freeSlot();
+      })();
+      return released;
+    };
+    try {
+      const page = await context.newPage();
+      page.once("error", (err: Error) => controller.abort(new BrowserPoolError("PAGE_CRASHED", `page crashed: ${err.message}`, { cause: err })));
+      await this.blockResources(await page.createCDPSession());
+      if (this.closing || !live.browser.connected) throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
+      return { page, context, signal: controller.signal, release };
+    } catch (err) {
+      released = Promise.resolve();
+      live.leases.delete(controller);
+      await context.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Fails the unneeded resource types inside Chromium; only those requests are paused, not the page's API calls. */
+  private async blockResources(cdp: CDPSession): Promise<void> {
+    const types = this.options.blockedResourceTypes ?? DEFAULT_BLOCKED;
+    if (types.length === 0) return;
+    cdp.on("Fetch.requestPaused", (event) => {
+      cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" }).catch(() => undefined);
+    });
+    const patterns: Array<{ urlPattern: string; resourceType: BlockedResourceType | "Other"; requestStage: "Request" }> =
+      types.map((resourceType) => ({ urlPattern: "*", resourceType, requestStage: "Request" }));
+    // The browser's own favicon fetch is typed "Other"; it is one wasted request per page.
+    patterns.push({ urlPattern: "*/favicon.ico", resourceType: "Other", requestStage: "Request" });
+    await cdp.send("Fetch.enable", { patterns });
+  }
+
+  private ensureBrowser(): Promise<LiveBrowser> {
+    if (this.live?.browser.connected) return Promise.resolve(this.live);
+    this.launching ??= this.launch().finally(() => { this.launching = null; });
+    return this.launching;
+  }
+
+  private async launch(): Promise<LiveBrowser> {
+    const userDataDir = await mkdtemp(join(tmpdir(), "pqr-chromium-"));
+    let browser: Browser;
+    try {
+      browser = await puppeteer.launch({
+        executablePath: this.options.executablePath,
+        headless: true,
+        userDataDir,
+        // A pipe, not a WebSocket: Chromium exits by itself when this process dies, even by SIGKILL.
+        pipe: true,
+        // The application owns shutdown (close()); puppeteer must not install signal handlers.
+        handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+        timeout: this.options.launchTimeoutMs ?? 30_000,
+        args: [...DEFAULT_CHROMIUM_ARGS, ...(this.options.extraArgs ?? [])],
+      });
+    } catch (err) {
+      await rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
+      throw new BrowserPoolError("LAUNCH_FAILED", `could not launch Chromium at ${this.options.executablePath}: ${message(err)}`, { cause: err });
+    }
+    this.launches += 1;
+    const live: LiveBrowser = { browser, pid: browser.process()?.pid ?? null, userDataDir, leases: new Set(), cleanup: null };
+    browser.once("disconnected", () => void this.onDisconnected(live));
+    this.live = live;
+    this.options.logger?.info({ pid: live.pid, launches: this.launches }, "chromium launched");
+    if (this.closing) {
+      await this.stopBrowser(live);
+      throw new BrowserPoolError("POOL_CLOSED", "browser pool is closed");
+    }
+    return live;
+  }
+
+  /** Forgets a browser that went away (crash, kill or close). Runs once per browser. */
+  private onDisconnected(live: LiveBrowser): Promise<void> {
+    live.cleanup ??= this.forget(live);
+    return live.cleanup;
+  }
+
+  private async forget(live: LiveBrowser): Promise<void> {
+    if (this.live === live) this.live = null;
+    const reason = this.closing
+      ? new BrowserPoolError("POOL_CLOSED", "browser pool closed")
+      : new BrowserPoolError("BROWSER_GONE", `chromium (pid ${live.pid ?? "?"}) disconnected`);
+    if (!this.closing) this.options.logger?.warn({ pid: live.pid, leases: live.leases.size }, "chromium disconnected; the next acquire relaunches it");
+    for (const lease of live.leases) lease.abort(reason);
+    live.leases.clear();
+    killGroup(live.pid);
+    await rm(live.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  private async shutdown(): Promise<void> {
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new BrowserPoolError("POOL_CLOSED", "browser pool closed"));
+    }
+    const live = this.live ?? (this.launching ? await this.launching.catch(() => null) : null);
+    if (live) await this.stopBrowser(live);
+  }
+
+  private async stopBrowser(live: LiveBrowser): Promise<void> {
+    const closed = live.browser.close().catch(() => undefined);
+    const timedOut = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
+    await Promise.race([closed, timedOut]);
+    // Puppeteer launches Chromium as a process-group leader: this reaches helpers that outlived it.
+    killGroup(live.pid);
+    await this.onDisconnected(live);
+  }
+}
+
+function killGroup(pid: number | null): void {
+  if (pid === null) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // ESRCH: the whole group is already gone.
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

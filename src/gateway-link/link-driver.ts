@@ -1,0 +1,156 @@
+// Drives a merchant's hosted payment-link page in a leased browser page: opens the configured
+// URL, asks for a KHQR as a visitor would, and turns the page's own API traffic into events.
+// It knows nothing of transactions or the 180-second limit; the monitor above it does.
+
+import { ProtocolError, TimeoutError, type Page } from "puppeteer-core";
+import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
+import { PageTraffic, type LinkEvent, type WatchOptions } from "./page-traffic.js";
+import { simulatedLinkProtocol, type LinkPageProtocol, type LinkSessionInfo } from "./link-protocol.js";
+
+export type { LinkEvent, WatchOptions };
+
+export type LinkDriverErrorKind = "timeout" | "page_error" | "browser_error";
+
+export class LinkDriverError extends Error {
+  override readonly name = "LinkDriverError";
+  constructor(readonly kind: LinkDriverErrorKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export interface LinkSession {
+  readonly qr: string;
+  readonly clientId: string;
+  /**
+   * Changes of the page's state, each reported once, in order; single consumer. The stream ends
+   * after `approved`, after a fatal `error`, or on close(). The page is released when it ends.
+   */
+  readonly events: AsyncIterable<LinkEvent>;
+  /** Releases the page. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface CommonOptions {
+  /** The configured payment-link URL; the driver never navigates anywhere else. */
+  url: string;
+  /** Bound on everything up to the QR: waiting for a page, loading, typing, the API answer. */
+  timeoutMs: number;
+  protocol?: LinkPageProtocol;
+  watch?: WatchOptions;
+}
+
+export interface OpenLinkOptions extends CommonOptions {
+  /** Decimal string as the visitor types it, e.g. "12.50". */
+  amount: string;
+  currency: 116 | 840;
+}
+
+export interface ResumeLinkOptions extends CommonOptions {
+  clientId: string;
+}
+
+export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Promise<LinkSession> {
+  return startSession(pool, options, options.url, {
+    async interact(page, protocol, remainingMs) {
+      await page.locator(protocol.amountSelector).setTimeout(remainingMs()).fill(options.amount);
+      await page.locator(protocol.payButtonSelector).setTimeout(remainingMs()).click();
+    },
+    verify(info) {
+      if (info.currency !== undefined && info.currency !== options.currency) {
+        return `the payment page issued a QR in currency ${info.currency}, configured ${options.currency}`;
+      }
+      if (info.amount !== undefined && Number(info.amount) !== Number(options.amount)) {
+        return `the payment page issued a QR for ${info.amount}, asked ${options.amount}`;
+      }
+      return null;
+    },
+  });
+}
+
+/** Reopens the page of an existing payment (e.g. after the worker that opened it died). */
+export function resumeLinkSession(pool: BrowserPool, options: ResumeLinkOptions): Promise<LinkSession> {
+  const protocol = options.protocol ?? simulatedLinkProtocol;
+  const target = protocol.resumeUrl(options.url, options.clientId);
+  if (target === null) return Promise.reject(new LinkDriverError("page_error", "this payment page cannot be resumed"));
+  return startSession(pool, options, target, {
+    interact: async () => undefined,
+    verify: (info) => (info.clientId === options.clientId ? null : `resumed client ${info.clientId}, expected ${options.clientId}`),
+  });
+}
+
+interface Steps {
+  interact(page: Page, protocol: LinkPageProtocol, remainingMs: () => number): Promise<void>;
+  /** A reason to refuse the session, or null. */
+  verify(info: LinkSessionInfo): string | null;
+}
+
+async function startSession(pool: BrowserPool, options: CommonOptions, target: string, steps: Steps): Promise<LinkSession> {
+  const protocol = options.protocol ?? simulatedLinkProtocol;
+  const origin = new URL(options.url).origin;
+  if (new URL(target).origin !== origin) throw new LinkDriverError("page_error", "refusing to open a URL outside the configured link's origin");
+  const deadline = Date.now() + options.timeoutMs;
+  const remainingMs = () => Math.max(1, deadline - Date.now());
+
+  let lease: PageLease;
+  try {
+    lease = await pool.acquire({ timeoutMs: remainingMs() });
+  } catch (err) {
+    throw toDriverError(err);
+  }
+  const traffic = new PageTraffic(lease, protocol, origin, options.watch ?? {});
+  try {
+    const info = await withinDeadline(deadline, lease.signal, async () => {
+      const response = await lease.page.goto(target, { waitUntil: "domcontentloaded", timeout: remainingMs() });
+      if (!response?.ok()) throw new LinkDriverError("page_error", `the payment page answered HTTP ${response?.status() ?? "nothing"}`);
+      await steps.interact(lease.page, protocol, remainingMs);
+      return traffic.session;
+    });
+    const refusal = steps.verify(info);
+    if (refusal) throw new LinkDriverError("page_error", refusal);
+    return { qr: info.qr, clientId: info.clientId, events: traffic.events, close: () => traffic.close() };
+  } catch (err) {
+    const error = toDriverError(err, lease.signal);
+    await traffic.close();
+    throw error;
+  }
+}
+
+/** Runs `work` until the deadline or until the lease dies, whichever comes first. */
+async function withinDeadline<T>(deadline: number, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const running = work();
+  running.catch(() => undefined); // it may lose the race; its late failure is expected then
+  try {
+    return await Promise.race([
+      running,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new LinkDriverError("timeout", "no QR from the payment page in time")), Math.max(0, deadline - Date.now()));
+      }),
+      new Promise<never>((_, reject) => {
+        onAbort = () => reject(signal.reason);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
+  if (err instanceof LinkDriverError) return err;
+  if (signal?.aborted) {
+    const reason: unknown = signal.reason;
+    return new LinkDriverError("browser_error", reason instanceof Error ? reason.message : "the browser page went away", { cause: reason });
+  }
+  if (err instanceof BrowserPoolError) {
+    return new LinkDriverError(err.code === "POOL_FULL" ? "timeout" : "browser_error", err.message, { cause: err });
+  }
+  if (err instanceof TimeoutError) return new LinkDriverError("timeout", `payment page too slow: ${err.message}`, { cause: err });
+  if (err instanceof ProtocolError || (err instanceof Error && /Target closed|Session closed|Connection closed/i.test(err.message))) {
+    return new LinkDriverError("browser_error", err.message, { cause: err });
+  }
+  return new LinkDriverError("page_error", err instanceof Error ? err.message : String(err), { cause: err });
+}

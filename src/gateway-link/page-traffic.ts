@@ -1,0 +1,167 @@
+// Reads a payment-link page's own API traffic (responses as the browser received them, never the
+// DOM) and turns it into LinkEvents: the session (QR + client id) first, then each change of the
+// polled action once. Failing polls are counted; a run of them, a page that stops polling, a
+// crashed page or a dead browser ends the stream with a fatal error.
+
+import type { HTTPRequest, HTTPResponse } from "puppeteer-core";
+import type { PageLease } from "./browser.js";
+import { EventChannel } from "./event-channel.js";
+import type { LinkAction, LinkCall, LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
+
+export type LinkEvent =
+  | { type: "request_qr" }
+  | { type: "scanned" }
+  | { type: "approved"; receiptUrl?: string }
+  | { type: "error"; message: string; fatal: boolean };
+
+export interface WatchOptions {
+  /** Consecutive failed polls (HTTP error, network error, unreadable body) that end the session. Default 5. */
+  maxConsecutiveFailures?: number;
+  /** A page that sends no status poll for this long is considered dead. Default 15 000 ms. */
+  stallMs?: number;
+}
+
+export class PageTraffic {
+  readonly events = new EventChannel<LinkEvent>();
+  /** Resolves with the QR session, rejects when the page's QR request fails. */
+  readonly session: Promise<LinkSessionInfo>;
+  private settle!: { resolve: (info: LinkSessionInfo) => void; reject: (err: Error) => void };
+  private established = false;
+  private finished = false;
+  private lastAction: LinkAction | null = null;
+  private failures = 0;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly maxFailures: number;
+  private readonly stallMs: number;
+
+  constructor(
+    private readonly lease: PageLease,
+    private readonly protocol: LinkPageProtocol,
+    private readonly origin: string,
+    watch: WatchOptions,
+  ) {
+    this.maxFailures = watch.maxConsecutiveFailures ?? 5;
+    this.stallMs = watch.stallMs ?? 15_000;
+    this.session = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
+    this.session.catch(() => undefined); // the opener may have failed first and never read it
+    lease.page.on("response", this.onResponse);
+    lease.page.on("requestfailed", this.onRequestFailed);
+    lease.page.on("close", this.onPageClose);
+    lease.signal.addEventListener("abort", this.onLeaseLost, { once: true });
+  }
+
+  /** Ends the stream without an error and releases the page. Idempotent. */
+  async close(): Promise<void> {
+    this.finish();
+    await this.lease.release();
+  }
+
+  private readonly onResponse = (response: HTTPResponse): void => {
+    const call = this.classify(response.url());
+    if (!call) return;
+    // Bodies are read asynchronously; the chain keeps the events in the order the page saw them.
+    this.chain = this.chain.then(() => this.handle(call, response)).catch(() => undefined);
+  };
+
+  private readonly onRequestFailed = (request: HTTPRequest): void => {
+    const call = this.classify(request.url());
+    if (!call) return;
+    const reason = `network error on ${call}: ${request.failure()?.errorText ?? "unknown"}`;
+    this.chain = this.chain.then(() => this.callFailed(call, reason));
+  };
+
+  private readonly onPageClose = (): void => this.fatal("the payment page was closed");
+
+  private readonly onLeaseLost = (): void => {
+    const reason: unknown = this.lease.signal.reason;
+    this.fatal(reason instanceof Error ? reason.message : "the browser page went away");
+  };
+
+  private classify(rawUrl: string): LinkCall | null {
+    const url = new URL(rawUrl);
+    return url.origin === this.origin ? this.protocol.classify(url) : null;
+  }
+
+  private async handle(call: LinkCall, response: HTTPResponse): Promise<void> {
+    if (this.finished) return;
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch {
+      body = undefined;
+    }
+    if (!response.ok()) return this.callFailed(call, `${call} answered HTTP ${response.status()}${errorText(body)}`);
+    if (call === "status") {
+      const status = this.protocol.parseStatus(body);
+      if (!status) return this.callFailed(call, "unreadable status answer");
+      this.failures = 0;
+      this.armStall();
+      return this.report(status.action, status.receiptUrl);
+    }
+    if (this.established) return; // a second session answer (e.g. a reload) changes nothing
+    const info = this.protocol.parseSession(body);
+    if (!info) return this.callFailed(call, `unreadable ${call} answer`);
+    this.established = true;
+    this.settle.resolve(info);
+    this.armStall();
+    const initial = info.action ?? (call === "request_qr" ? "request_qr" : undefined);
+    if (initial) this.report(initial);
+  }
+
+  private callFailed(call: LinkCall, reason: string): void {
+    if (this.finished) return;
+    if (!this.established) {
+      if (call !== "status") this.settle.reject(new Error(reason));
+      return;
+    }
+    this.failures += 1;
+    this.armStall();
+    if (this.failures >= this.maxFailures) this.fatal(`the payment page's API failed ${this.failures} times in a row; last: ${reason}`);
+    else if (this.failures === 1) this.events.push({ type: "error", message: reason, fatal: false });
+  }
+
+  private report(action: LinkAction, receiptUrl?: string): void {
+    if (action === this.lastAction) return;
+    this.lastAction = action;
+    if (action === "approved") {
+      this.events.push(receiptUrl ? { type: "approved", receiptUrl } : { type: "approved" });
+      this.finish();
+      void this.lease.release();
+    } else {
+      this.events.push({ type: action });
+    }
+  }
+
+  private fatal(message: string): void {
+    if (this.finished) return;
+    this.settle.reject(new Error(message));
+    if (this.established) this.events.push({ type: "error", message, fatal: true });
+    this.finish();
+    void this.lease.release();
+  }
+
+  private armStall(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = setTimeout(() => this.fatal(`the payment page sent no status poll for ${this.stallMs} ms`), this.stallMs);
+    this.stallTimer.unref();
+  }
+
+  /** Stops listening and ends the stream; buffered events are still delivered. */
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.stallTimer);
+    this.lease.page.off("response", this.onResponse);
+    this.lease.page.off("requestfailed", this.onRequestFailed);
+    this.lease.page.off("close", this.onPageClose);
+    this.lease.signal.removeEventListener("abort", this.onLeaseLost);
+    this.events.end();
+  }
+}
+
+function errorText(body: unknown): string {
+  if (typeof body !== "object" || body === null || !("error" in body)) return "";
+  const error = body.error;
+  return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? `: ${error.message}` : "";
+}

@@ -1,0 +1,142 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { existsSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { BrowserPool, BrowserPoolError, type PageLease } from "../../src/gateway-link/browser.js";
+import { openLinkSession, type LinkEvent } from "../../src/gateway-link/link-driver.js";
+import { listProcs, processTree } from "../../src/gateway-link/process-tree.js";
+import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+
+let sim: RunningLinkSim;
+let assets: { url: string; hits: string[]; close: () => void };
+
+beforeAll(async () => {
+  sim = await startLinkSim({ pollIntervalMs: 150 });
+  // A page that references every kind of resource the pool blocks, and counts what reaches the server.
+  const hits: string[] = [];
+  const app = express();
+  app.use((req, _res, next) => { hits.push(req.path); next(); });
+  app.get("/page", (_req, res) => {
+    res.type("html").send(`<!doctype html><link rel="stylesheet" href="/style.css"><img src="/pic.png">
+      <video src="/clip.mp4"></video><p id="ok">ok</p><script src="/app.js"></script>`);
+  });
+  app.get("/app.js", (_req, res) => { res.type("js").send("document.getElementById('ok').textContent = 'script ran';"); });
+  app.use((_req, res) => { res.status(404).end(); });
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  assets = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, close: () => { server.closeAllConnections(); server.close(); } };
+});
+
+afterAll(async () => {
+  assets.close();
+  await sim.close();
+});
+
+function userDataDirs(): string[] {
+  return readdirSync(tmpdir()).filter((name) => name.startsWith("pqr-chromium-"));
+}
+
+describe("BrowserPool", () => {
+  it("launches Chromium lazily, once, and gives each lease its own browser context", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
+    try {
+      expect(pool.stats()).toEqual({ pages: 0, waiting: 0, launched: 0, pid: null });
+      const [a, b] = await Promise.all([pool.acquire(), pool.acquire()]);
+      expect(pool.stats()).toMatchObject({ pages: 2, launched: 1, pid: expect.any(Number) });
+      expect(a.context).not.toBe(b.context);
+      await a.page.goto(sim.linkUrl());
+      await b.page.goto(sim.linkUrl());
+      await a.page.evaluate(() => { localStorage.setItem("who", "a"); document.cookie = "who=a"; });
+      expect(await b.page.evaluate(() => [localStorage.getItem("who"), document.cookie])).toEqual([null, ""]);
+      await Promise.all([a.release(), b.release()]);
+      expect(pool.stats().pages).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("caps concurrent pages: a caller waits for a free one, and gives up with POOL_FULL after its bound", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
+    try {
+      const held = [await pool.acquire(), await pool.acquire()];
+      const refused = await pool.acquire({ timeoutMs: 150 }).then(() => null, (e: unknown) => e);
+      expect(refused).toBeInstanceOf(BrowserPoolError);
+      expect((refused as BrowserPoolError).code).toBe("POOL_FULL");
+
+      let third: PageLease | undefined;
+      const waiting = pool.acquire({ timeoutMs: 10_000 }).then((lease) => { third = lease; });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(pool.stats()).toMatchObject({ pages: 2, waiting: 1 });
+      expect(third).toBeUndefined();
+      await held[0]!.release();
+      await waiting;
+      expect(third).toBeDefined();
+      expect(pool.stats()).toMatchObject({ pages: 2, waiting: 0 });
+      await Promise.all([held[1]!.release(), third!.release(), third!.release()]);
+      expect(pool.stats().pages).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("never fetches images, fonts, media or stylesheets, but runs the page's scripts", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1 });
+    try {
+      const lease = await pool.acquire();
+      await lease.page.goto(`${assets.url}/page`, { waitUntil: "networkidle0" });
+      expect(await lease.page.$eval("#ok", (el) => el.textContent)).toBe("script ran");
+      expect(assets.hits).toEqual(["/page", "/app.js"]);
+      await lease.release();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("gives the in-flight session a fatal error when the browser is killed, and relaunches on the next open", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 4 });
+    try {
+      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, timeoutMs: 15_000 });
+      const { pid } = pool.stats();
+      expect(pid).toEqual(expect.any(Number));
+      process.kill(pid!, "SIGKILL");
+      const events: LinkEvent[] = [];
+      for await (const event of session.events) events.push(event);
+      expect(events[0]).toEqual({ type: "request_qr" });
+      expect(events.at(-1)).toMatchObject({ type: "error", fatal: true, message: expect.stringMatching(/disconnected|closed/) });
+      await session.close();
+      expect(pool.stats()).toMatchObject({ pages: 0, pid: null, launched: 1 });
+
+      const again = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, timeoutMs: 15_000 });
+      expect(again.qr).toMatch(/^KHQR-3\.00-116-/);
+      expect(pool.stats()).toMatchObject({ pages: 1, launched: 2 });
+      expect(pool.stats().pid).not.toBe(pid);
+      await again.close();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("close() stops every Chromium process and removes the profile; it is idempotent and refuses new leases", async () => {
+    const before = new Set(userDataDirs());
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 3 });
+    const leases = await Promise.all([pool.acquire(), pool.acquire()]);
+    await Promise.all(leases.map((l) => l.page.goto(sim.linkUrl())));
+    const pid = pool.stats().pid!;
+    const tree = processTree(pid).map((p) => p.pid);
+    expect(tree.length).toBeGreaterThan(3); // browser, zygotes, utility and renderer processes
+    const dirs = userDataDirs().filter((d) => !before.has(d));
+    expect(dirs).toHaveLength(1);
+
+    await Promise.all([pool.close(), pool.close()]);
+    await pool.close();
+    expect(leases.every((l) => l.signal.aborted)).toBe(true);
+    // Exited processes may linger as zombies where PID 1 does not reap orphans; they hold nothing.
+    const alive = listProcs().filter((p) => p.state !== "Z" && (tree.includes(p.pid) || p.pgid === pid));
+    expect(alive).toEqual([]);
+    expect(existsSync(`${tmpdir()}/${dirs[0]}`)).toBe(false);
+    const err = await pool.acquire().then(() => null, (e: unknown) => e);
+    expect((err as BrowserPoolError).code).toBe("POOL_CLOSED");
+    expect(pool.stats()).toMatchObject({ pid: null });
+  });
+});
