@@ -48,7 +48,13 @@ export async function mountAreas(ctx: { app: Express; services: Services; schedu
   if (config.simulators) {
     inbox = new WebhookInbox();
     app.use(inbox.router(express));
-    const network = createNetworkSimulator({ token: config.network.token });
+    // What each issued QR pays, for the network simulator's answers (filled as QRs are issued here).
+    const issued = new Map<string, { toAccountId: string; amount: string; currency: string }>();
+    services.qr.onIssuedForSimulator = (md5, facts) => {
+      issued.set(md5, facts);
+      if (issued.size > 100_000) issued.delete(issued.keys().next().value as string);
+    };
+    const network = createNetworkSimulator({ token: config.network.token, describe: (md5) => issued.get(md5) });
     const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
     const gateway = createGatewaySimulator({ makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116) });
     gateway.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);

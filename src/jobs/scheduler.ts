@@ -1,5 +1,6 @@
 import { Agenda, type Job } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
+import pg from "pg";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../ops/metrics.js";
 
@@ -19,6 +20,8 @@ export interface JobSpec<T extends Record<string, unknown> = Record<string, unkn
  */
 export class Scheduler {
   private readonly agenda: Agenda;
+  /** Our own pool, so errors on idle connections are handled and stop() really closes it. */
+  private readonly pool: pg.Pool;
   private readonly specs: JobSpec[] = [];
   private started = false;
 
@@ -26,8 +29,10 @@ export class Scheduler {
     connectionString: string,
     private readonly opts: { embedded: boolean; logger: Logger; metrics: Metrics; poolSize: number },
   ) {
+    this.pool = new pg.Pool({ connectionString, max: opts.poolSize });
+    this.pool.on("error", (err) => opts.logger.warn({ err: err.message }, "job database connection error"));
     this.agenda = new Agenda({
-      backend: new PostgresBackend({ poolConfig: { connectionString, max: opts.poolSize }, disableNotifications: opts.embedded }),
+      backend: new PostgresBackend({ pool: this.pool, disableNotifications: opts.embedded }),
       processEvery: "1 second",
       defaultConcurrency: 4,
       maxConcurrency: 200,
@@ -72,13 +77,14 @@ export class Scheduler {
   }
 
   async stop(): Promise<void> {
-    if (!this.started) {
+    if (this.started) {
+      this.started = false;
+      // Releases the locks of running jobs so another worker takes them over at once.
+      await this.agenda.stop().catch((err: Error) => this.opts.logger.warn({ err: err.message }, "scheduler stop failed"));
+    } else {
       await this.agenda.ready.catch(() => undefined);
       await this.agenda.stop().catch(() => undefined);
-      return;
     }
-    this.started = false;
-    // Releases the locks of running jobs so another worker takes them over at once.
-    await this.agenda.stop();
+    await this.pool.end().catch(() => undefined);
   }
 }

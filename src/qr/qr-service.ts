@@ -31,6 +31,9 @@ export class QrService {
     private readonly clock: Clock,
   ) {}
 
+  /** Demo/tests: tells the network simulator what a QR pays (the payee side of the transfer). */
+  onIssuedForSimulator?: (md5: string, facts: { toAccountId: string; amount: string; currency: string }) => void;
+
   async generate(key: KeyPrincipal, input: { amount: unknown; currency: unknown; expiredAfter: unknown; meta?: unknown }): Promise<QrView> {
     const errors: FieldError[] = [];
     const currency = input.currency === 840 || input.currency === 116 ? input.currency : null;
@@ -53,6 +56,7 @@ export class QrService {
       id, area: "qr", merchantRef: key.merchantRef, apiKeyRef: key.keyId, status: "PENDING", amount, currency: NUMERIC_TO_CODE[currency],
       md5, qr, meta, request: { amount: input.amount, currency, expiredAfter }, expiresAt, nextCheckAt: now,
     });
+    this.onIssuedForSimulator?.(md5, { toAccountId: merchant.bakongAccountId, amount: Number(amount).toFixed(currency === 116 ? 0 : 2), currency: NUMERIC_TO_CODE[currency] });
     return { ...this.view(tx), clientToken: this.auth.issueClientToken(tx.id, tx.expiresAt) };
   }
 

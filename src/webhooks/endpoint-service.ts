@@ -48,7 +48,7 @@ export class WebhookEndpointService {
       if (problem) details.push({ field: "url", message: problem });
     }
     for (const e of events ?? []) if (!(EVENT_TYPES as readonly string[]).includes(e)) details.push({ field: "events", message: `unknown event kind "${e}"; known: ${EVENT_TYPES.join(", ")}` });
-    if (details.length) throw new AppError("BAD_USER_INPUT", "Invalid webhook endpoint", details);
+    if (details.length) throw new AppError("BAD_USER_INPUT", `Invalid webhook endpoint: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`, details);
   }
 
   async create(input: { apiKeyId: string; url: string; events?: string[]; secret?: string }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
