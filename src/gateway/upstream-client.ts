@@ -1,0 +1,285 @@
+import { AppError, type FieldError } from "../errors.js";
+import { checkTransactionHash, generateQrHash, type GenerateQrHashInput } from "./upstream-hash.js";
+
+/**
+ * Client of the card/QR gateway's QR API: generate-qr and check-transaction-2, both JSON POSTs
+ * signed with HMAC-SHA512 under the merchant's API key (see upstream-hash.ts). The gateway's
+ * answers are read by hand; anything we cannot read is UPSTREAM_UNAVAILABLE, a refusal by the
+ * gateway is UPSTREAM_REJECTED carrying its status {code, message}.
+ */
+
+export interface GatewayCredentials {
+  merchantId: string;
+  apiKey: string;
+}
+
+export interface GatewayItem {
+  name: string;
+  quantity: number;
+  price: number;
+}
+
+export interface GatewayGenerateRequest {
+  tranId: string;
+  /** Exact decimal text, e.g. "10.50". */
+  amount: string;
+  currency: "USD" | "KHR";
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  phone?: string;
+  items?: GatewayItem[];
+  lifetimeMinutes: number;
+  qrImageTemplate?: string;
+  callbackUrl?: string;
+}
+
+export interface GatewayStatus {
+  code: string;
+  message: string;
+}
+
+export interface GatewayGenerateResult {
+  qrString: string;
+  qrImage: string | null;
+  deeplink: string;
+  appStore: string;
+  playStore: string;
+  amount: number;
+  currency: string;
+  status: GatewayStatus;
+}
+
+export const GATEWAY_PAYMENT_STATUSES = ["APPROVED", "PRE-AUTH", "PENDING", "DECLINED", "REFUNDED", "CANCELLED"] as const;
+export type GatewayPaymentStatus = (typeof GATEWAY_PAYMENT_STATUSES)[number] | "NOT_FOUND";
+
+export interface GatewayCheckResult {
+  paymentStatus: GatewayPaymentStatus;
+  statusCode: string;
+  message: string;
+  raw: Record<string, unknown>;
+}
+
+export interface GatewayClient {
+  generateQr(cred: GatewayCredentials, req: GatewayGenerateRequest): Promise<GatewayGenerateResult>;
+  checkTransaction(cred: GatewayCredentials, tranId: string): Promise<GatewayCheckResult>;
+}
+
+export interface GatewayClientOptions {
+  baseUrl: string;
+  timeoutMs: number;
+  clock?: () => Date;
+}
+
+const GENERATE_PATH = "/api/payment-gateway/v1/payments/generate-qr";
+const CHECK_PATH = "/api/payment-gateway/v1/payments/check-transaction-2";
+/** check-transaction-2: "00" success, "6" tran_id not (yet) known; "11"/"429" are transient. */
+const CHECK_NOT_FOUND = "6";
+const CHECK_TRANSIENT = new Set(["11", "429"]);
+/** payment_status_code → payment_status, for answers that carry only the number. */
+const STATUS_BY_CODE: Record<number, GatewayPaymentStatus> = { 0: "APPROVED", 2: "PENDING", 3: "DECLINED", 4: "REFUNDED", 7: "CANCELLED" };
+
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const clock = options.clock ?? (() => new Date());
+  const send = (path: string, body: Record<string, unknown>) => post(`${baseUrl}${path}`, path, body, options.timeoutMs);
+
+  return {
+    async generateQr(cred, req) {
+      const fields = generateFields(cred, req, formatReqTime(clock()));
+      const body: Record<string, unknown> = { ...fields, amount: Number(fields.amount), lifetime: req.lifetimeMinutes };
+      body.hash = generateQrHash(cred.apiKey, fields);
+      const answer = await send(GENERATE_PATH, body);
+      const status = gatewayStatus(GENERATE_PATH, answer);
+      // The QR API documents "0"; "00" is the gateway's success code elsewhere, never a refusal.
+      if (status.code !== "0" && status.code !== "00") {
+        throw new AppError("UPSTREAM_REJECTED", `gateway refused generate-qr: ${status.message} (code ${status.code})`, [], {
+          upstream: "gateway",
+          gatewayStatus: status,
+        });
+      }
+      return readGenerated(answer, status);
+    },
+
+    async checkTransaction(cred, tranId) {
+      assertValid(checkTranId(tranId));
+      const fields = { req_time: formatReqTime(clock()), merchant_id: cred.merchantId, tran_id: tranId };
+      const answer = await send(CHECK_PATH, { ...fields, hash: checkTransactionHash(cred.apiKey, fields) });
+      const status = gatewayStatus(CHECK_PATH, answer);
+      const raw = answer.body as Record<string, unknown>;
+      if (status.code === "00" || status.code === "0") {
+        return { paymentStatus: readPaymentStatus(answer), statusCode: status.code, message: status.message, raw };
+      }
+      if (status.code === CHECK_NOT_FOUND) return { paymentStatus: "NOT_FOUND", statusCode: status.code, message: status.message, raw };
+      if (CHECK_TRANSIENT.has(status.code)) {
+        throw fault(CHECK_PATH, `gateway busy: ${status.message} (code ${status.code})`, "UPSTREAM_ERROR", { gatewayStatus: status });
+      }
+      throw new AppError("UPSTREAM_REJECTED", `gateway refused check-transaction: ${status.message} (code ${status.code})`, [], {
+        upstream: "gateway",
+        gatewayStatus: status,
+      });
+    },
+  };
+}
+
+/** UTC YYYYMMDDHHmmss. */
+export function formatReqTime(date: Date): string {
+  return date.toISOString().replace(/[-:T]/g, "").slice(0, 14);
+}
+
+/**
+ * The amount as the gateway reads it back from the JSON number we send (trailing zeros gone:
+ * "10.50" → "10.5"); the hash must be computed over that same text.
+ */
+export function canonicalAmount(amount: string): string | null {
+  if (!/^\d{1,13}(\.\d{1,2})?$/.test(amount)) return null;
+  const text = String(Number(amount));
+  return /e/i.test(text) ? null : text;
+}
+
+// --- Requests -----------------------------------------------------------------------------
+
+function generateFields(cred: GatewayCredentials, req: GatewayGenerateRequest, reqTime: string): GenerateQrHashInput & { amount: string } {
+  const details = [...checkTranId(req.tranId)];
+  const amount = canonicalAmount(req.amount);
+  if (amount === null) details.push({ field: "amount", message: "must be a decimal with at most 2 fraction digits" });
+  if (req.currency !== "USD" && req.currency !== "KHR") details.push({ field: "currency", message: "must be USD or KHR" });
+  if (!Number.isInteger(req.lifetimeMinutes) || req.lifetimeMinutes < 1) {
+    details.push({ field: "lifetimeMinutes", message: "must be a positive whole number of minutes" });
+  }
+  for (const [i, item] of (req.items ?? []).entries()) {
+    const ok = typeof item.name === "string" && Number.isFinite(item.quantity) && Number.isFinite(item.price);
+    if (!ok) details.push({ field: `items[${i}]`, message: "needs name (string), quantity and price (numbers)" });
+  }
+  assertValid(details);
+
+  const items = req.items?.length ? base64(JSON.stringify(req.items.map(({ name, quantity, price }) => ({ name, quantity, price })))) : undefined;
+  const fields: GenerateQrHashInput & { amount: string } = {
+    req_time: reqTime,
+    merchant_id: cred.merchantId,
+    tran_id: req.tranId,
+    amount: amount as string,
+    items,
+    first_name: req.firstName || undefined,
+    last_name: req.lastName || undefined,
+    email: req.email || undefined,
+    phone: req.phone || undefined,
+    purchase_type: "purchase",
+    payment_option: "abapay_khqr",
+    callback_url: req.callbackUrl ? base64(req.callbackUrl) : undefined,
+    currency: req.currency,
+    lifetime: String(req.lifetimeMinutes),
+    qr_image_template: req.qrImageTemplate || undefined,
+  };
+  for (const key of Object.keys(fields) as (keyof typeof fields)[]) if (fields[key] === undefined) delete fields[key];
+  return fields;
+}
+
+function checkTranId(tranId: string): FieldError[] {
+  return typeof tranId === "string" && tranId.length >= 1 && tranId.length <= 20
+    ? []
+    : [{ field: "tranId", message: "must be 1 to 20 characters" }];
+}
+
+function assertValid(details: FieldError[]): void {
+  if (details.length > 0) throw new AppError("BAD_USER_INPUT", "invalid gateway request", details);
+}
+
+function base64(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64");
+}
+
+// --- HTTP ---------------------------------------------------------------------------------
+
+interface Answer {
+  httpStatus: number;
+  /** The parsed JSON, or undefined when the body is not JSON. */
+  body: unknown;
+}
+
+async function post(url: string, path: string, body: Record<string, unknown>, timeoutMs: number): Promise<Answer> {
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    text = await res.text();
+  } catch (err) {
+    const name = property(err, "name");
+    if (name === "TimeoutError" || name === "AbortError") throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
+    const cause = isRecord(err) ? err.cause : undefined;
+    throw fault(path, `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`, "CONNECTION");
+  }
+  try {
+    return { httpStatus: res.status, body: JSON.parse(text) as unknown };
+  } catch {
+    return { httpStatus: res.status, body: undefined };
+  }
+}
+
+// --- Answers ------------------------------------------------------------------------------
+
+/** Every answer, success or refusal (the gateway refuses with 200, 400 or 403), carries `status`. */
+function gatewayStatus(path: string, answer: Answer): GatewayStatus {
+  if (answer.httpStatus >= 500) throw fault(path, `HTTP ${answer.httpStatus}`, "HTTP_STATUS", { httpStatus: answer.httpStatus });
+  const status = isRecord(answer.body) ? answer.body.status : undefined;
+  const code = isRecord(status) && (typeof status.code === "string" || Number.isInteger(status.code)) ? String(status.code) : null;
+  if (code === null || !isRecord(status) || (status.message !== undefined && typeof status.message !== "string")) {
+    const what = answer.body === undefined ? "the answer is not JSON" : "the answer has no status {code, message}";
+    throw fault(path, `${what} (HTTP ${answer.httpStatus})`, "BAD_RESPONSE", { httpStatus: answer.httpStatus });
+  }
+  return { code, message: typeof status.message === "string" ? status.message : "" };
+}
+
+function readGenerated(answer: Answer, status: GatewayStatus): GatewayGenerateResult {
+  const b = answer.body as Record<string, unknown>;
+  const texts = [b.qrString, b.abapay_deeplink, b.app_store, b.play_store, b.currency];
+  const image = b.qrImage;
+  const imageOk = image === undefined || image === null || image === "" || (typeof image === "string" && image.startsWith("data:image/"));
+  if (answer.httpStatus !== 200 || !texts.every((t) => typeof t === "string") || b.qrString === "" || typeof b.amount !== "number" || !imageOk) {
+    throw fault(GENERATE_PATH, "a successful answer without qrString/qrImage/abapay_deeplink/app_store/play_store/amount/currency", "BAD_RESPONSE");
+  }
+  return {
+    qrString: b.qrString as string,
+    qrImage: typeof image === "string" && image !== "" ? image : null,
+    deeplink: b.abapay_deeplink as string,
+    appStore: b.app_store as string,
+    playStore: b.play_store as string,
+    amount: b.amount,
+    currency: b.currency as string,
+    status,
+  };
+}
+
+function readPaymentStatus(answer: Answer): GatewayPaymentStatus {
+  const data = (answer.body as Record<string, unknown>).data;
+  if (answer.httpStatus === 200 && isRecord(data)) {
+    const named = typeof data.payment_status === "string" ? data.payment_status.toUpperCase() : undefined;
+    if (named && (GATEWAY_PAYMENT_STATUSES as readonly string[]).includes(named)) return named as GatewayPaymentStatus;
+    if (named === undefined && typeof data.payment_status_code === "number" && STATUS_BY_CODE[data.payment_status_code]) {
+      return STATUS_BY_CODE[data.payment_status_code];
+    }
+  }
+  throw fault(CHECK_PATH, "a successful answer without a known data.payment_status", "BAD_RESPONSE");
+}
+
+// --- Errors -------------------------------------------------------------------------------
+
+type FaultReason = "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UPSTREAM_ERROR";
+
+function fault(path: string, what: string, reason: FaultReason, extra: Record<string, unknown> = {}): AppError {
+  return new AppError("UPSTREAM_UNAVAILABLE", `gateway API ${path}: ${what}`, [], { upstream: "gateway", endpoint: path, reason, ...extra });
+}
+
+/** Duck-typed on purpose: fetch's errors come from another realm under some runners, so instanceof fails. */
+function property(value: unknown, key: string): string | undefined {
+  return isRecord(value) && typeof value[key] === "string" ? value[key] : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

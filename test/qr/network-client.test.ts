@@ -1,0 +1,190 @@
+import { createHash } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { AppError } from "../../src/errors.js";
+import { createNetworkClient, type NetworkClient } from "../../src/qr/network-client.js";
+import { closedPort, postJson, startNetworkSimulator, type NetworkHarness } from "../support/upstream-servers.js";
+
+const TOKEN = "sit-token-7f3a";
+const NOW = new Date("2025-06-01T03:04:05.678Z");
+
+let seq = 0;
+/** A fresh md5, as if of a newly issued QR. */
+function md5(): string {
+  return createHash("md5").update(`qr-${process.pid}-${seq++}`).digest("hex");
+}
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof AppError)) throw new Error(`expected an AppError, got ${String(err)}`);
+  return err;
+}
+
+describe("network md5 client against the simulator", () => {
+  let net: NetworkHarness;
+  let client: NetworkClient;
+
+  beforeAll(async () => {
+    net = await startNetworkSimulator(TOKEN, () => NOW);
+    client = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000 });
+  });
+  afterAll(() => net.close());
+  afterEach(async () => {
+    await postJson(`${net.base}/sim/network/fault`, { mode: "ok" });
+  });
+
+  async function pay(hash: string, body: Record<string, unknown> = {}): Promise<void> {
+    const reply = await postJson(`${net.base}/sim/network/pay`, { md5: hash, ...body });
+    expect(reply.status).toBe(200);
+  }
+
+  it("reads an md5 nobody paid yet as not found", async () => {
+    await expect(client.checkByMd5(md5())).resolves.toEqual({ kind: "not_found" });
+  });
+
+  it("reads a paid md5 with hash, payer, payee, amount and dates", async () => {
+    const m = md5();
+    await pay(m, { toAccountId: "shop@devb", amount: "10.50", currency: "USD", fromAccountId: "dara_kim@abaa" });
+    const result = await client.checkByMd5(m);
+    expect(result).toEqual({
+      kind: "paid",
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      fromAccountId: "dara_kim@abaa",
+      toAccountId: "shop@devb",
+      amount: "10.5",
+      currency: "USD",
+      acknowledgedDateMs: NOW.getTime(),
+      createdDateMs: expect.any(Number),
+    });
+    if (result.kind === "paid") expect(result.createdDateMs).toBeLessThan(NOW.getTime());
+  });
+
+  it("pays an md5 the app describes with nothing but the md5 in the control", async () => {
+    const m = md5();
+    net.facts.set(m, { toAccountId: "cafe@devb", amount: "40000", currency: "KHR" });
+    await pay(m);
+    await expect(client.checkByMd5(m.toUpperCase())).resolves.toMatchObject({ kind: "paid", toAccountId: "cafe@devb", amount: "40000", currency: "KHR" });
+  });
+
+  it("reads a failed md5 as failed with the network's message", async () => {
+    const m = md5();
+    await postJson(`${net.base}/sim/network/fail`, { md5: m });
+    await expect(client.checkByMd5(m)).resolves.toEqual({ kind: "failed", message: "Transaction failed." });
+  });
+
+  it("says so when the token is rejected, and never reads it as not paid", async () => {
+    const wrong = createNetworkClient({ baseUrl: net.apiBase, token: "expired-token", timeoutMs: 2000 });
+    const single = await failure(wrong.checkByMd5(md5()));
+    expect(single.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(single.message).toMatch(/unauthorized/i);
+    expect(single.extra).toMatchObject({ upstream: "network", reason: "UNAUTHORIZED", httpStatus: 401 });
+    const list = await failure(wrong.checkByMd5List([md5(), md5()]));
+    expect(list.extra).toMatchObject({ reason: "UNAUTHORIZED" });
+  });
+
+  it("turns an HTTP 500 into UPSTREAM_UNAVAILABLE", async () => {
+    await postJson(`${net.base}/sim/network/fault`, { mode: "error500" });
+    const err = await failure(client.checkByMd5(md5()));
+    expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(err.extra).toMatchObject({ reason: "HTTP_STATUS", httpStatus: 500 });
+    expect((await failure(client.checkByMd5List([md5()]))).extra).toMatchObject({ httpStatus: 500 });
+  });
+
+  it("turns a non-JSON answer into UPSTREAM_UNAVAILABLE", async () => {
+    await postJson(`${net.base}/sim/network/fault`, { mode: "garbage", variant: "text" });
+    const err = await failure(client.checkByMd5(md5()));
+    expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(err.extra).toMatchObject({ reason: "BAD_RESPONSE" });
+  });
+
+  it("turns JSON of the wrong shape into UPSTREAM_UNAVAILABLE", async () => {
+    await postJson(`${net.base}/sim/network/fault`, { mode: "garbage", variant: "json" });
+    expect((await failure(client.checkByMd5(md5()))).extra).toMatchObject({ reason: "BAD_RESPONSE" });
+    expect((await failure(client.checkByMd5List([md5()]))).extra).toMatchObject({ reason: "BAD_RESPONSE" });
+  });
+
+  it("gives up after its timeout instead of waiting for a slow network", async () => {
+    await postJson(`${net.base}/sim/network/fault`, { mode: "slow", slowMs: 1500 });
+    const quick = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 200 });
+    const started = Date.now();
+    const err = await failure(quick.checkByMd5(md5()));
+    expect(Date.now() - started).toBeLessThan(1200);
+    expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(err.extra).toMatchObject({ reason: "TIMEOUT" });
+    expect(err.message).toContain("200 ms");
+  });
+
+  it("still answers when the network is slow but within the timeout", async () => {
+    await postJson(`${net.base}/sim/network/fault`, { mode: "slow", slowMs: 100 });
+    await expect(client.checkByMd5(md5())).resolves.toEqual({ kind: "not_found" });
+  });
+
+  it("turns a refused connection into UPSTREAM_UNAVAILABLE", async () => {
+    const nowhere = createNetworkClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, token: TOKEN, timeoutMs: 2000 });
+    const err = await failure(nowhere.checkByMd5(md5()));
+    expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(err.extra).toMatchObject({ reason: "CONNECTION" });
+    expect(err.message).toMatch(/ECONNREFUSED/);
+  });
+
+  it("checks 120 md5s in 3 bulk calls of at most 50 and maps every answer", async () => {
+    const md5s = Array.from({ length: 120 }, () => md5());
+    await pay(md5s[5], { toAccountId: "shop@devb", amount: "1.00", currency: "USD" });
+    await pay(md5s[60], { toAccountId: "shop@devb", amount: "2.00", currency: "USD" });
+    await pay(md5s[119], { toAccountId: "shop@devb", amount: "3.25", currency: "USD" });
+    await postJson(`${net.base}/sim/network/fail`, { md5: md5s[100] });
+    const callsBefore = net.sim.state.calls.md5List;
+    const sizesBefore = net.sim.state.listBatchSizes.length;
+
+    const results = await client.checkByMd5List(md5s);
+
+    expect(net.sim.state.calls.md5List - callsBefore).toBe(3);
+    expect(net.sim.state.listBatchSizes.slice(sizesBefore)).toEqual([50, 50, 20]);
+    expect(results.size).toBe(120);
+    expect(results.get(md5s[5])).toMatchObject({ kind: "paid", amount: "1" });
+    expect(results.get(md5s[60])).toMatchObject({ kind: "paid", amount: "2" });
+    expect(results.get(md5s[119])).toMatchObject({ kind: "paid", amount: "3.25" });
+    expect(results.get(md5s[100])).toEqual({ kind: "failed", message: "Transaction failed." });
+    const notFound = [...results.values()].filter((r) => r.kind === "not_found");
+    expect(notFound).toHaveLength(116);
+  });
+
+  it("honours a smaller batch size", async () => {
+    const small = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000, batchSize: 7 });
+    const sizesBefore = net.sim.state.listBatchSizes.length;
+    await small.checkByMd5List(Array.from({ length: 20 }, () => md5()));
+    expect(net.sim.state.listBatchSizes.slice(sizesBefore)).toEqual([7, 7, 6]);
+  });
+
+  it("asks once for an md5 given twice, answering under both spellings", async () => {
+    const m = md5();
+    await pay(m, { toAccountId: "shop@devb", amount: "5", currency: "USD" });
+    const sizesBefore = net.sim.state.listBatchSizes.length;
+    const results = await client.checkByMd5List([m, m.toUpperCase(), m]);
+    expect(net.sim.state.listBatchSizes.slice(sizesBefore)).toEqual([1]);
+    expect(results.get(m)).toMatchObject({ kind: "paid" });
+    expect(results.get(m.toUpperCase())).toMatchObject({ kind: "paid" });
+  });
+
+  it("makes no call for an empty list", async () => {
+    const before = net.sim.state.calls.md5List;
+    await expect(client.checkByMd5List([])).resolves.toEqual(new Map());
+    expect(net.sim.state.calls.md5List).toBe(before);
+  });
+
+  it("rejects malformed md5s before calling the network", async () => {
+    const before = net.sim.state.calls.md5 + net.sim.state.calls.md5List;
+    const err = await failure(client.checkByMd5List([md5(), "not-an-md5"]));
+    expect(err.code).toBe("BAD_USER_INPUT");
+    expect(err.details).toEqual([{ field: "md5s[1]", message: "must be 32 hexadecimal characters" }]);
+    expect((await failure(client.checkByMd5("abc"))).details[0].field).toBe("md5");
+    expect(net.sim.state.calls.md5 + net.sim.state.calls.md5List).toBe(before);
+  });
+
+  it("refuses a batch size the network does not accept", () => {
+    expect(() => createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 1000, batchSize: 51 })).toThrow(AppError);
+    expect(() => createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 1000, batchSize: 0 })).toThrow(/batchSize/);
+  });
+});
