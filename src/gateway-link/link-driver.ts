@@ -59,9 +59,11 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
       if (!amount) throw new LinkDriverError("page_error", "the payment page has no amount field");
       await amount.evaluate((el) => { if (el instanceof HTMLInputElement) el.value = ""; });
       await amount.type(options.amount);
+      await amount.dispose();
       const button = await page.waitForSelector(protocol.payButtonSelector, { timeout: remainingMs() });
       if (!button) throw new LinkDriverError("page_error", "the payment page has no pay button");
       await button.press("Enter");
+      await button.dispose();
     },
     verify(info) {
       if (info.currency !== undefined && info.currency !== options.currency) {
