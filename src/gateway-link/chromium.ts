@@ -55,8 +55,9 @@ export function killProcessGroup(pid: number | null): void {
   }
 }
 
+/** Retries: helpers killed a moment ago may still be writing into the profile (ENOTEMPTY). */
 export function removeProfile(userDataDir: string): Promise<void> {
-  return rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
+  return rm(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }).catch(() => undefined);
 }
 
 /**
