@@ -1,12 +1,13 @@
 // One headless Chromium per process, shared by all payment-link monitors of that process. Each
 // monitor leases a page in its own browser context (no cookies or storage shared between
-// payments), the number of leases is capped, and a browser that dies is replaced on the next
-// acquire while every lease it carried is told through its AbortSignal.
+// payments; by default a hidden target, see chromium.ts), the number of leases is capped, and a
+// browser that dies is replaced on the next acquire while every lease it carried is told
+// through its AbortSignal.
 
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from "puppeteer-core";
+import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
+import { blockResourceTypes, createHiddenTarget, killProcessGroup, launchChromium, removeProfile, type BlockedResourceType, type LaunchedChromium } from "./chromium.js";
+
+export { DEFAULT_CHROMIUM_ARGS, type BlockedResourceType } from "./chromium.js";
 
 export interface PoolLogger {
   info(obj: object, msg: string): void;
@@ -23,11 +24,15 @@ export interface BrowserPoolOptions {
   extraArgs?: string[];
   /** Resource types the pool refuses to load. Default: images, fonts, media, stylesheets (and favicons). */
   blockedResourceTypes?: readonly BlockedResourceType[];
+  /**
+   * "hidden" (default): each page is a hidden target (CDP `Target.createTarget({hidden})`), with
+   * no browser window around it, which costs about half the memory of a windowed page. It
+   * processes keyboard but not mouse input. "window": an ordinary tab in its own window.
+   */
+  pageMode?: "hidden" | "window";
   launchTimeoutMs?: number;
   logger?: PoolLogger;
 }
-
-export type BlockedResourceType = "Image" | "Font" | "Media" | "Stylesheet" | "TextTrack" | "Manifest";
 
 export type BrowserPoolErrorCode = "POOL_FULL" | "POOL_CLOSED" | "LAUNCH_FAILED" | "BROWSER_GONE" | "PAGE_CRASHED" | "PAGE_FAILED";
 
@@ -58,14 +63,13 @@ export interface BrowserPoolStats {
   pid: number | null;
 }
 
-export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
-  "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--disable-quic",
-];
-const DEFAULT_BLOCKED: readonly BlockedResourceType[] = ["Image", "Font", "Media", "Stylesheet"];
-
 interface Waiter { resolve: () => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
-interface LiveBrowser { browser: Browser; pid: number | null; userDataDir: string; leases: Set<AbortController>; cleanup: Promise<void> | null }
+interface LiveBrowser extends LaunchedChromium {
+  leases: Set<AbortController>;
+  cleanup: Promise<void> | null;
+  hiddenUnsupported: boolean;
+  targetSession?: Promise<CDPSession>;
+}
 
 export class BrowserPool {
   private live: LiveBrowser | null = null;
@@ -144,9 +148,9 @@ export class BrowserPool {
       return released;
     };
     try {
-      const page = await context.newPage();
+      const page = await this.newPage(live, context);
       page.once("error", (err: Error) => controller.abort(new BrowserPoolError("PAGE_CRASHED", `page crashed: ${err.message}`, { cause: err })));
-      await this.blockResources(await page.createCDPSession());
+      await blockResourceTypes(page, this.options.blockedResourceTypes);
       if (this.closing || !live.browser.connected) throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
       return { page, context, signal: controller.signal, release };
     } catch (err) {
@@ -157,18 +161,19 @@ export class BrowserPool {
     }
   }
 
-  /** Fails the unneeded resource types inside Chromium; only those requests are paused, not the page's API calls. */
-  private async blockResources(cdp: CDPSession): Promise<void> {
-    const types = this.options.blockedResourceTypes ?? DEFAULT_BLOCKED;
-    if (types.length === 0) return;
-    cdp.on("Fetch.requestPaused", (event) => {
-      cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" }).catch(() => undefined);
-    });
-    const patterns: Array<{ urlPattern: string; resourceType: BlockedResourceType | "Other"; requestStage: "Request" }> =
-      types.map((resourceType) => ({ urlPattern: "*", resourceType, requestStage: "Request" }));
-    // The browser's own favicon fetch is typed "Other"; it is one wasted request per page.
-    patterns.push({ urlPattern: "*/favicon.ico", resourceType: "Other", requestStage: "Request" });
-    await cdp.send("Fetch.enable", { patterns });
+  private async newPage(live: LiveBrowser, context: BrowserContext): Promise<Page> {
+    if ((this.options.pageMode ?? "hidden") === "window" || live.hiddenUnsupported) return context.newPage();
+    try {
+      // A hidden target lives only as long as the session that created it: one per browser.
+      live.targetSession ??= live.browser.target().createCDPSession();
+      return await createHiddenTarget(await live.targetSession, context);
+    } catch (err) {
+      if (!live.browser.connected) throw err;
+      // A Chromium without hidden targets: fall back to windowed pages for this browser.
+      live.hiddenUnsupported = true;
+      this.options.logger?.warn({ err: message(err) }, "hidden targets unavailable; using windowed pages");
+      return context.newPage();
+    }
   }
 
   private ensureBrowser(): Promise<LiveBrowser> {
@@ -178,27 +183,15 @@ export class BrowserPool {
   }
 
   private async launch(): Promise<LiveBrowser> {
-    const userDataDir = await mkdtemp(join(tmpdir(), "pqr-chromium-"));
-    let browser: Browser;
+    let launched: LaunchedChromium;
     try {
-      browser = await puppeteer.launch({
-        executablePath: this.options.executablePath,
-        headless: true,
-        userDataDir,
-        // A pipe, not a WebSocket: Chromium exits by itself when this process dies, even by SIGKILL.
-        pipe: true,
-        // The application owns shutdown (close()); puppeteer must not install signal handlers.
-        handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
-        timeout: this.options.launchTimeoutMs ?? 30_000,
-        args: [...DEFAULT_CHROMIUM_ARGS, ...(this.options.extraArgs ?? [])],
-      });
+      launched = await launchChromium(this.options.executablePath, this.options.extraArgs ?? [], this.options.launchTimeoutMs ?? 30_000);
     } catch (err) {
-      await rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
       throw new BrowserPoolError("LAUNCH_FAILED", `could not launch Chromium at ${this.options.executablePath}: ${message(err)}`, { cause: err });
     }
     this.launches += 1;
-    const live: LiveBrowser = { browser, pid: browser.process()?.pid ?? null, userDataDir, leases: new Set(), cleanup: null };
-    browser.once("disconnected", () => void this.onDisconnected(live));
+    const live: LiveBrowser = { ...launched, leases: new Set(), cleanup: null, hiddenUnsupported: false };
+    live.browser.once("disconnected", () => void this.onDisconnected(live));
     this.live = live;
     this.options.logger?.info({ pid: live.pid, launches: this.launches }, "chromium launched");
     if (this.closing) {
@@ -222,8 +215,8 @@ export class BrowserPool {
     if (!this.closing) this.options.logger?.warn({ pid: live.pid, leases: live.leases.size }, "chromium disconnected; the next acquire relaunches it");
     for (const lease of live.leases) lease.abort(reason);
     live.leases.clear();
-    killGroup(live.pid);
-    await rm(live.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+    killProcessGroup(live.pid);
+    await removeProfile(live.userDataDir);
   }
 
   private async shutdown(): Promise<void> {
@@ -236,21 +229,13 @@ export class BrowserPool {
   }
 
   private async stopBrowser(live: LiveBrowser): Promise<void> {
+    // Tell the leases first, so their pages closing below reads as a shutdown, not a failure.
+    for (const lease of live.leases) lease.abort(new BrowserPoolError("POOL_CLOSED", "browser pool closed"));
     const closed = live.browser.close().catch(() => undefined);
     const timedOut = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
     await Promise.race([closed, timedOut]);
-    // Puppeteer launches Chromium as a process-group leader: this reaches helpers that outlived it.
-    killGroup(live.pid);
+    killProcessGroup(live.pid); // helpers that outlived the browser process
     await this.onDisconnected(live);
-  }
-}
-
-function killGroup(pid: number | null): void {
-  if (pid === null) return;
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // ESRCH: the whole group is already gone.
   }
 }
 

@@ -23,7 +23,8 @@ export interface LinkSession {
   readonly clientId: string;
   /**
    * Changes of the page's state, each reported once, in order; single consumer. The stream ends
-   * after `approved`, after a fatal `error`, or on close(). The page is released when it ends.
+   * after `approved`, after a fatal `error`, on close(), or when the pool is closed (process
+   * shutdown: no error, the payment is interrupted, not failed). The page is released when it ends.
    */
   readonly events: AsyncIterable<LinkEvent>;
   /** Releases the page. Idempotent. */
@@ -51,9 +52,18 @@ export interface ResumeLinkOptions extends CommonOptions {
 
 export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Promise<LinkSession> {
   return startSession(pool, options, options.url, {
+    // Keyboard only, as a visitor who types the amount and presses Enter on the button: the
+    // pool's hidden pages draw no frames, so they never receive mouse input.
     async interact(page, protocol, remainingMs) {
-      await page.locator(protocol.amountSelector).setTimeout(remainingMs()).fill(options.amount);
-      await page.locator(protocol.payButtonSelector).setTimeout(remainingMs()).click();
+      const amount = await page.waitForSelector(protocol.amountSelector, { timeout: remainingMs() });
+      if (!amount) throw new LinkDriverError("page_error", "the payment page has no amount field");
+      await amount.evaluate((el) => { if (el instanceof HTMLInputElement) el.value = ""; });
+      await amount.type(options.amount);
+      await amount.dispose();
+      const button = await page.waitForSelector(protocol.payButtonSelector, { timeout: remainingMs() });
+      if (!button) throw new LinkDriverError("page_error", "the payment page has no pay button");
+      await button.press("Enter");
+      await button.dispose();
     },
     verify(info) {
       if (info.currency !== undefined && info.currency !== options.currency) {

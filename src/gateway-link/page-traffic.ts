@@ -1,10 +1,10 @@
 // Reads a payment-link page's own API traffic (responses as the browser received them, never the
 // DOM) and turns it into LinkEvents: the session (QR + client id) first, then each change of the
 // polled action once. Failing polls are counted; a run of them, a page that stops polling, a
-// crashed page or a dead browser ends the stream with a fatal error.
+// crashed page or a dead browser ends the stream with a fatal error; closing the pool just ends it.
 
 import type { HTTPRequest, HTTPResponse } from "puppeteer-core";
-import type { PageLease } from "./browser.js";
+import { BrowserPoolError, type PageLease } from "./browser.js";
 import { EventChannel } from "./event-channel.js";
 import type { LinkAction, LinkCall, LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
 
@@ -75,6 +75,12 @@ export class PageTraffic {
 
   private readonly onLeaseLost = (): void => {
     const reason: unknown = this.lease.signal.reason;
+    // A pool closed on purpose (process shutdown) interrupts the session; it did not fail.
+    // The stream just ends, as after close(), and another worker can resume the payment.
+    if (reason instanceof BrowserPoolError && reason.code === "POOL_CLOSED") {
+      this.finish();
+      return;
+    }
     this.fatal(reason instanceof Error ? reason.message : "the browser page went away");
   };
 

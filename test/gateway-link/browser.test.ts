@@ -6,7 +6,7 @@ import express from "express";
 import { BrowserPool, BrowserPoolError, type PageLease } from "../../src/gateway-link/browser.js";
 import { openLinkSession, type LinkEvent } from "../../src/gateway-link/link-driver.js";
 import { listProcs, processTree } from "../../src/gateway-link/process-tree.js";
-import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { CHROMIUM_PATH, eventually, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
 
 let sim: RunningLinkSim;
 let assets: { url: string; hits: string[]; close: () => void };
@@ -80,6 +80,21 @@ describe("BrowserPool", () => {
     }
   });
 
+  it("also drives the page in windowed mode (pageMode: \"window\")", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1, pageMode: "window" });
+    try {
+      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "8.00", currency: 116, timeoutMs: 15_000 });
+      expect(session.qr).toMatch(/^KHQR-8\.00-116-/);
+      await sim.post("/sim/link/approve", { clientId: session.clientId });
+      const events: LinkEvent[] = [];
+      for await (const event of session.events) events.push(event);
+      expect(events.map((e) => e.type)).toEqual(["request_qr", "approved"]);
+      await session.close();
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("never fetches images, fonts, media or stylesheets, but runs the page's scripts", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1 });
     try {
@@ -88,6 +103,24 @@ describe("BrowserPool", () => {
       expect(await lease.page.$eval("#ok", (el) => el.textContent)).toBe("script ran");
       expect(assets.hits).toEqual(["/page", "/app.js"]);
       await lease.release();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("aborts a lease whose page crashed, leaving the browser and other leases working", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
+    try {
+      const [doomed, other] = await Promise.all([pool.acquire(), pool.acquire()]);
+      await doomed.page.goto(sim.linkUrl());
+      await doomed.page.goto("chrome://crash").catch(() => undefined);
+      await eventually(() => (doomed.signal.aborted ? true : undefined), 10_000, "lease aborted");
+      expect(doomed.signal.reason).toMatchObject({ name: "BrowserPoolError", code: "PAGE_CRASHED" });
+      expect(other.signal.aborted).toBe(false);
+      await other.page.goto(sim.linkUrl());
+      expect(await other.page.$eval("#pay-button", (el) => el.textContent)).toBe("Pay with KHQR");
+      await Promise.all([doomed.release(), other.release()]);
+      expect(pool.stats()).toMatchObject({ pages: 0, launched: 1 });
     } finally {
       await pool.close();
     }
@@ -115,6 +148,17 @@ describe("BrowserPool", () => {
     } finally {
       await pool.close();
     }
+  });
+
+  it("ends in-flight sessions without an error when the pool is closed on purpose", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
+    const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "5.00", currency: 116, timeoutMs: 15_000 });
+    const events: LinkEvent[] = [];
+    const reading = (async () => { for await (const event of session.events) events.push(event); })();
+    await pool.close();
+    await reading;
+    expect(events).toEqual([{ type: "request_qr" }]);
+    await session.close();
   });
 
   it("close() stops every Chromium process and removes the profile; it is idempotent and refuses new leases", async () => {
