@@ -14,7 +14,7 @@ export async function createOrm(url: string, poolSize: number): Promise<Orm> {
     entities: ENTITIES,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, silent: true, transactional: true, allOrNothing: true, tableName: "schema_migration" },
+    migrations: { migrationsList: MIGRATIONS, silent: true, snapshot: false, transactional: true, allOrNothing: true, tableName: "schema_migration" },
     pool: { min: 0, max: poolSize },
     debug: false,
     allowGlobalContext: false,
