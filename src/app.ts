@@ -60,7 +60,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let embedded: EmbeddedDb | null = null;
   let dbUrl = config.databaseUrl;
   const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
-  const jobPool = config.databaseUrl ? 4 : 2;
+  const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
   if (dbUrl === null) {
     if (role !== "serve") throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
     // Pools sum + the listener stay under the socket's cap (research/stack.md §3).

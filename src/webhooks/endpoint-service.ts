@@ -109,9 +109,15 @@ export class WebhookEndpointService {
   async deliveries(filter: { endpointId?: string; eventId?: string; transactionId?: string; first: number }): Promise<DeliveryView[]> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filter.endpointId) (where.push("d.endpoint_ref = ?"), params.push(filter.endpointId));
-    if (filter.eventId) (where.push("d.event_ref = ?"), params.push(filter.eventId));
-    if (filter.transactionId) (where.push("e.transaction_ref = ?"), params.push(filter.transactionId));
+    const add = (sql: string, value: string | undefined) => {
+      if (value) {
+        where.push(sql);
+        params.push(value);
+      }
+    };
+    add("d.endpoint_ref = ?", filter.endpointId);
+    add("d.event_ref = ?", filter.eventId);
+    add("e.transaction_ref = ?", filter.transactionId);
     const rows = await this.db.query<Record<string, unknown>>(
       `select d.*, e.type as event_type, e.transaction_ref from webhook_delivery d join transaction_event e on e.id = d.event_ref
        ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at desc, d.id limit ?`,
