@@ -24,6 +24,7 @@ import { appSchema } from "./graphql/schema.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
 import { bodyErrors, internalErrorHandler, notFoundHandler, restRouter, sendError } from "./rest/shim.js";
 import { ROUTES } from "./rest/route-table.js";
+import { RateLimiter } from "./rest/rate-limit.js";
 import { Scheduler } from "./jobs/scheduler.js";
 import { WebhookEndpointService } from "./webhooks/endpoint-service.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
@@ -131,6 +132,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let edge: GraphQLEdge | null = null;
   const areas = await mountAreas({ app, services, scheduler, role });
   if (role !== "worker") {
+    if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
     edge = await createGraphQLEdge(await appSchema(), server, services);
     app.use(restRouter(ROUTES, edge, areas.restWrap));
     app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware);

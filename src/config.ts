@@ -117,7 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
       disableAfterMs: int(env, "WEBHOOK_DISABLE_AFTER_MS", 3 * 24 * 3600_000, 1000, 30 * 24 * 3600_000),
       allowPrivateUrls: bool(env, "WEBHOOK_ALLOW_PRIVATE_URLS", !production),
     },
-    rateLimit: { perMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1200, 0, 1_000_000) },
+    rateLimit: { perMinute: int(env, "RATE_LIMIT_PER_MINUTE", 6000, 0, 1_000_000) },
     dbPoolSize: int(env, "DB_POOL_SIZE", 10, 1, 100),
   };
 }

@@ -25,7 +25,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { rol
   const config = loadConfig({
     NODE_ENV: "test", PORT: "0", HOST: "127.0.0.1", DATABASE_URL: dbUrl, DATA_DIR: dataDir, LOG_LEVEL: "silent",
     ADMIN_TOKEN, SECRET_KEY: "test-secret-key-0123456789-0123456789", SIMULATORS: "true", DEMO: "false",
-    QR_MONITOR_INTERVAL_MS: "500", GATEWAY_MONITOR_INTERVAL_MS: "500", DB_POOL_SIZE: "4", ...env,
+    QR_MONITOR_INTERVAL_MS: "500", GATEWAY_MONITOR_INTERVAL_MS: "500", DB_POOL_SIZE: "4", RATE_LIMIT_PER_MINUTE: "0", ...env,
   });
   const clock = new OffsetClock();
   const app = await createApp(config, { role: opts.role ?? "serve", clock });
