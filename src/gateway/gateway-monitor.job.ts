@@ -49,7 +49,11 @@ export function gatewayMonitorJob(services: Services, client: GatewayClient): Jo
           const mapped = mapGatewayStatus(r.paymentStatus);
           const gatewayStatus = { code: r.statusCode, message: r.message };
           if (mapped) await store.transition({ id: tx.id, ...mapped, upstream: { gatewayStatus, paymentStatus: r.paymentStatus } });
-          else await scheduleNext(db, [tx.id], new Date(clock.now().getTime() + interval), false);
+          else {
+            // A visible change that is not an outcome (e.g. the gateway starts reporting PENDING): transaction.updated.
+            if (r.paymentStatus !== tx.upstream.paymentStatus) await store.transition({ id: tx.id, event: "transaction.updated", upstream: { gatewayStatus, paymentStatus: r.paymentStatus } });
+            await scheduleNext(db, [tx.id], new Date(clock.now().getTime() + interval), false);
+          }
         } catch (err) {
           const backoff = Math.min(interval * 2 ** Math.min(tx.checkFailures + 1, 6), 60_000);
           logger.warn({ err: (err as Error).message, tx: tx.id, backoffMs: backoff }, "gateway check failed; backing off");

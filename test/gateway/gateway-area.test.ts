@@ -55,8 +55,13 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
   it("untouched with lifetime 3 → EXPIRED after 3 minutes (moved clock)", async () => {
     const b = (await gen({ lifetime: 3 })).body as GwQr;
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("CHECKOUT");
+    // Several monitor rounds see the gateway report PENDING: one transaction.updated, not one per poll.
+    await new Promise((r) => setTimeout(r, 2500));
+    const types = async () => (await t.app.services.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [b.transactionId])).map((e) => e.type);
+    expect(await types()).toEqual(["payment.created", "transaction.updated"]);
     t.clock.advance(3 * 60_000 + 1);
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("EXPIRED");
+    expect(await types()).toEqual(["payment.created", "transaction.updated", "payment.expired"]);
   });
 
   it("a duplicate orderId → 400; nothing new is stored", async () => {
