@@ -83,6 +83,10 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = str(env, "SECRET_KEY");
   if (secretKey !== null && secretKey.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters");
   if (production && secretKey === null) throw new ConfigError("SECRET_KEY is required when NODE_ENV=production");
+  if (str(env, "MONGODB_URL") !== null) {
+    // The Agenda MongoDB backend is not bundled (no MongoDB server to test it on); jobs use PostgreSQL.
+    throw new ConfigError("MONGODB_URL is set, but this build runs its jobs on PostgreSQL only; unset MONGODB_URL");
+  }
   if (!simulators && networkUrl === null) throw new ConfigError("NETWORK_API_URL is required when SIMULATORS is off");
   if (!simulators && gatewayUrl === null) throw new ConfigError("GATEWAY_API_URL is required when SIMULATORS is off");
   return {
