@@ -1,10 +1,11 @@
 // Codec speed: our src/khqr against the reference SDK (bakong-khqr) on the same work.
 // Fairness: both sides rotate through the same 1000 distinct QR strings / inputs (1000 different
 // amounts), so no side profits from caching a repeated string (the SDK's changelog mentions
-// decode caching). Each figure is the median ops/s of 5 timed runs of N iterations, after a
-// warm-up of N iterations; N is calibrated per case so that one run takes about 200 ms.
+// decode caching). Each figure is the median ops/s of 5 timed runs of N iterations after a
+// warm-up of N iterations; N is calibrated per case so that one run takes about 200 ms. Runs of
+// ours and of the SDK alternate, and time is the process's CPU time (user + system), so load from
+// other processes on a shared machine shifts both sides alike instead of skewing the ratio.
 // Run alone: npx tsc -p tsconfig.build.json && node dist/bench/codec.js
-import { performance } from "node:perf_hooks";
 import sdk, { type MerchantInfo } from "bakong-khqr";
 import { decodeKhqr, encodeKhqr, verifyKhqr, type KhqrInput } from "../src/khqr/index.js";
 
@@ -14,24 +15,42 @@ const DISTINCT = 1000;
 const RUNS = 5;
 const TARGET_MS = 200;
 
+type Work = (i: number) => number;
 let sink = 0; // results feed this so the optimiser cannot drop the calls
 
-function timeRun(fn: (i: number) => number, n: number): number {
-  const t0 = performance.now();
+/** CPU milliseconds for n iterations. */
+function timeRun(fn: Work, n: number): number {
+  const t0 = process.cpuUsage();
   for (let k = 0; k < n; k++) sink += fn(k % DISTINCT);
-  return performance.now() - t0;
+  const t = process.cpuUsage(t0);
+  return (t.user + t.system) / 1000;
 }
 
-/** Median ops/s of RUNS runs of N iterations after a warm-up of N iterations. */
-function opsPerSecond(fn: (i: number) => number): number {
+/** N such that one run takes about TARGET_MS; the calibration doubles as the warm-up. */
+function calibrate(fn: Work): number {
   let n = 1000;
-  while (timeRun(fn, n) < TARGET_MS / 4 && n < 1e8) n *= 2;
-  n = Math.ceil(n * 4);
-  timeRun(fn, n);
-  const rates: number[] = [];
-  for (let r = 0; r < RUNS; r++) rates.push((n / timeRun(fn, n)) * 1000);
-  rates.sort((a, b) => a - b);
-  return Math.round(rates[RUNS >> 1]);
+  let ms = timeRun(fn, n);
+  while (ms < TARGET_MS / 4 && n < 1e8) ms = timeRun(fn, (n *= 2));
+  const calibrated = Math.max(1000, Math.round((n * TARGET_MS) / Math.max(ms, 1)));
+  timeRun(fn, calibrated);
+  return calibrated;
+}
+
+function median(xs: number[]): number {
+  return Math.round([...xs].sort((a, b) => a - b)[xs.length >> 1]);
+}
+
+/** Median ops/s of ours and of the SDK, their runs interleaved. */
+function compare(name: string, ours: Work, baseline: Work): Row {
+  const nOurs = calibrate(ours);
+  const nBase = calibrate(baseline);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    a.push((nOurs / timeRun(ours, nOurs)) * 1000);
+    b.push((nBase / timeRun(baseline, nBase)) * 1000);
+  }
+  return { name, ours: median(a), baseline: median(b), unit: "ops/s" };
 }
 
 function amountOf(i: number): string {
@@ -75,24 +94,9 @@ export async function benchCodec(): Promise<Row[]> {
     if (!sdk.BakongKHQR.verify(qr).isValid || !verifyKhqr(qr, now)) throw new Error(`fixture does not verify: ${qr}`);
   }
   const rows: Row[] = [
-    {
-      name: "encode",
-      ours: opsPerSecond((i) => encodeKhqr(inputs[i]).qr.length),
-      baseline: opsPerSecond((i) => (generator.generateMerchant(sdkInfos[i]).data?.qr.length ?? 0)),
-      unit: "ops/s",
-    },
-    {
-      name: "decode",
-      ours: opsPerSecond((i) => decodeKhqr(qrs[i]).status.code),
-      baseline: opsPerSecond((i) => sdk.BakongKHQR.decode(qrs[i]).status.code),
-      unit: "ops/s",
-    },
-    {
-      name: "verify",
-      ours: opsPerSecond((i) => (verifyKhqr(qrs[i], now) ? 1 : 0)),
-      baseline: opsPerSecond((i) => (sdk.BakongKHQR.verify(qrs[i]).isValid ? 1 : 0)),
-      unit: "ops/s",
-    },
+    compare("encode", (i) => encodeKhqr(inputs[i]).qr.length, (i) => generator.generateMerchant(sdkInfos[i]).data?.qr.length ?? 0),
+    compare("decode", (i) => decodeKhqr(qrs[i]).status.code, (i) => sdk.BakongKHQR.decode(qrs[i]).status.code),
+    compare("verify", (i) => (verifyKhqr(qrs[i], now) ? 1 : 0), (i) => (sdk.BakongKHQR.verify(qrs[i]).isValid ? 1 : 0)),
   ];
   if (sink === -1) console.log(sink);
   return rows;

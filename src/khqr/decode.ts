@@ -1,5 +1,6 @@
 import { E, khqrErrorMessage } from "./errors.js";
-import * as r from "./scan.js";
+import { scan } from "./scan.js";
+import * as r from "./slots.js";
 import type { KhqrDecoded, KhqrDecodeResult } from "./types.js";
 
 function text(s: string, slot: number): string | null {
@@ -16,7 +17,7 @@ function text(s: string, slot: number): string | null {
 export function decodeKhqr(qr: string): KhqrDecodeResult {
   let code: number;
   try {
-    code = r.scan(qr);
+    code = scan(qr);
   } catch {
     code = E.KHQR_INVALID; // defensive: the boundary may be handed anything by untyped callers
   }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { formatKhqrAmount } from "./amount.js";
 import { crc16, crcToHex } from "./crc.js";
 import { KhqrError } from "./errors.js";
@@ -26,7 +26,7 @@ export function encodeKhqr(input: KhqrInput): { qr: string; md5: string } {
   const errors = validateKhqrInput(input);
   if (errors.length > 0) throw new KhqrError(errors[0].errorCode, errors[0].message, errors[0].field);
   const qr = build(input);
-  return { qr, md5: createHash("md5").update(qr, "utf8").digest("hex") };
+  return { qr, md5: hash("md5", qr, "hex") };
 }
 
 function build(x: KhqrInput): string {

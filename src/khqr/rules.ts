@@ -49,13 +49,6 @@ export function isDigits(s: string, start: number, end: number): boolean {
   return true;
 }
 
-/** Value of the digits s[start, end) (caller checked isDigits; at most 15 digits stay exact). */
-export function digitsValue(s: string, start: number, end: number): number {
-  let v = 0;
-  for (let i = start; i < end; i++) v = v * 10 + (s.charCodeAt(i) - 48);
-  return v;
-}
-
 /** True for exactly "116" or "840". */
 export function isSupportedCurrency(s: string, start: number, end: number): boolean {
   if (end - start !== 3) return false;

@@ -1,4 +1,5 @@
-import { expiresAt, scan } from "./scan.js";
+import { scan } from "./scan.js";
+import { lastScan } from "./slots.js";
 
 /**
  * True when qr is a valid KHQR at nowMs: well-formed TLV, correct CRC, every required tag with a
@@ -8,7 +9,7 @@ import { expiresAt, scan } from "./scan.js";
 export function verifyKhqr(qr: string, nowMs: number): boolean {
   try {
     if (scan(qr) !== 0) return false;
-    const expiry = expiresAt(qr);
+    const expiry = lastScan.expiresAt;
     return expiry < 0 || expiry > nowMs;
   } catch {
     return false; // defensive: the boundary may be handed anything by untyped callers
