@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Response } from "express";
+import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import type { ErrorCode, FieldError } from "../errors.js";
 
 /** Helpers shared by the simulators' control routes (our own API style, not an upstream's). */
@@ -82,4 +82,20 @@ export function optionalMs(body: Record<string, unknown>, field: string, details
 export function sleep(ms: number): Promise<void> {
   // unref: a delayed answer must not keep a finished test run or a closing process alive
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+export interface FaultState<M extends string> { mode: M; slowMs: number; variant: "text" | "json" }
+
+/** `POST <path> {mode, slowMs?, variant?}`: the fault-injection control every simulator shares. */
+export function faultControl<M extends string>(modes: readonly M[], state: { fault: FaultState<M> }): RequestHandler {
+  return (req, res) => {
+    const details: FieldError[] = [];
+    const body = bodyRecord(req.body, details);
+    const mode = requireOneOf(body, "mode", modes, details);
+    const slowMs = optionalMs(body, "slowMs", details);
+    const variant = body.variant === undefined ? "text" : requireOneOf(body, "variant", ["text", "json"] as const, details);
+    if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid fault request", details);
+    state.fault = { mode, slowMs: slowMs ?? state.fault.slowMs, variant };
+    res.json(state.fault);
+  };
 }

@@ -5,12 +5,12 @@ import type { FieldError } from "../../errors.js";
 import {
   bodyRecord,
   controlBodyErrors,
-  optionalMs,
   optionalString,
   requireOneOf,
   requireString,
   sendControlError,
   sleep,
+  faultControl,
 } from "../http.js";
 import { checkGenerateRequest, verifyCheckHash, verifyGenerateHash, type Refusal } from "./rules.js";
 
@@ -175,16 +175,7 @@ function createControls(state: GatewaySimulatorState, clock: () => Date, registe
     res.json({ merchantId });
   });
 
-  controls.post("/sim/gateway/fault", (req, res) => {
-    const details: FieldError[] = [];
-    const body = bodyRecord(req.body, details);
-    const mode = requireOneOf(body, "mode", GATEWAY_FAULT_MODES, details);
-    const slowMs = optionalMs(body, "slowMs", details);
-    const variant = body.variant === undefined ? "text" : requireOneOf(body, "variant", ["text", "json"] as const, details);
-    if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid fault request", details);
-    state.fault = { mode, slowMs: slowMs ?? state.fault.slowMs, variant };
-    res.json(state.fault);
-  });
+  controls.post("/sim/gateway/fault", faultControl(GATEWAY_FAULT_MODES, state));
 
   controls.use("/sim/gateway", controlBodyErrors);
   return controls;

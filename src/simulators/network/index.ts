@@ -4,12 +4,11 @@ import type { FieldError } from "../../errors.js";
 import {
   bodyRecord,
   controlBodyErrors,
-  optionalMs,
   optionalString,
-  requireOneOf,
   requireString,
   sendControlError,
   sleep,
+  faultControl,
 } from "../http.js";
 
 /**
@@ -191,16 +190,7 @@ function createControls(
     res.json({ md5, status: "FAILED" });
   });
 
-  controls.post("/sim/network/fault", (req, res) => {
-    const details: FieldError[] = [];
-    const body = bodyRecord(req.body, details);
-    const mode = requireOneOf(body, "mode", NETWORK_FAULT_MODES, details);
-    const slowMs = optionalMs(body, "slowMs", details);
-    const variant = body.variant === undefined ? "text" : requireOneOf(body, "variant", ["text", "json"] as const, details);
-    if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid fault request", details);
-    state.fault = { mode, slowMs: slowMs ?? state.fault.slowMs, variant };
-    res.json(state.fault);
-  });
+  controls.post("/sim/network/fault", faultControl(NETWORK_FAULT_MODES, state));
 
   controls.use("/sim/network", controlBodyErrors);
   return controls;
