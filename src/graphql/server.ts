@@ -56,7 +56,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
   const apollo = new ApolloServer<GqlContext>({
     schema,
     validationRules: [limitsRule(12, 500)],
-    introspection: true,
+    introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => formatGraphQLError(formatted, error, exposeInternals),
