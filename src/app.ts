@@ -105,7 +105,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   }
   const listener = embedded === null ? new EventListener(dbUrl, store, bus, logger) : null;
 
-  app.use(pinoHttp({ logger, genReqId: (req) => (req.headers["x-request-id"] as string | undefined) ?? randomUUID(), autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/metrics" } }));
+  app.use(pinoHttp({ logger, genReqId: (req) => (req.headers["x-request-id"] as string | undefined) ?? randomUUID(), autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/metrics" || (req.url ?? "").startsWith("/sim/") } }));
   app.use((req, res, next) => {
     res.setHeader("x-request-id", String((req as { id?: unknown }).id));
     next();
