@@ -22,7 +22,7 @@ import { AdminService } from "./admin/admin-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { appSchema } from "./graphql/schema.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
-import { bodyErrors, internalErrorHandler, notFoundHandler, restRouter, sendError } from "./rest/shim.js";
+import { bodyErrors, internalErrorHandler, notFoundHandler, restRouter } from "./rest/shim.js";
 import { ROUTES } from "./rest/route-table.js";
 import { RateLimiter } from "./rest/rate-limit.js";
 import { Scheduler } from "./jobs/scheduler.js";
@@ -140,7 +140,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.use(bodyErrors);
   app.use(notFoundHandler());
   app.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
-  void sendError;
 
   await listener?.start();
   await scheduler?.start();
