@@ -134,7 +134,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   if (role !== "worker") {
     if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
     edge = await createGraphQLEdge(await appSchema(), server, services);
-    app.use(restRouter(ROUTES, edge, areas.restWrap));
+    app.use(restRouter(ROUTES, edge));
     app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware);
   }
   app.use(bodyErrors);

@@ -1,7 +1,6 @@
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express } from "express";
 import type { Services } from "./services.js";
 import type { Scheduler } from "./jobs/scheduler.js";
-import type { RestRoute } from "./rest/route-table.js";
 import { WebhookInbox } from "./simulators/inbox.js";
 import { createNetworkClient } from "./qr/network-client.js";
 import { qrMonitorJob } from "./qr/qr-monitor.job.js";
@@ -21,7 +20,6 @@ export interface AreaHandles {
   inbox: WebhookInbox | null;
   sims: { network: NetworkSimulator; gateway: GatewaySimulator } | null;
   pool: BrowserPool;
-  restWrap?: (route: RestRoute) => RequestHandler[];
   start(): Promise<void>;
   /** Stop taking new work (before the HTTP server drains). */
   stopIntake(): Promise<void>;

@@ -34,11 +34,11 @@ export const bodyErrors: ErrorRequestHandler = (err: { type?: string; status?: n
 };
 
 /** The eight contract endpoints, each executing its GraphQL operation on the same schema. */
-export function restRouter(routes: RestRoute[], edge: GraphQLEdge, wrap?: (route: RestRoute) => express.RequestHandler[]): Router {
+export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
   const router = express.Router();
   for (const route of routes) {
-    router.post(route.path, ...jsonBody(), ...(wrap?.(route) ?? []), async (req: Request, res: Response) => {
-      const ctx = (res.locals.ctx as Awaited<ReturnType<GraphQLEdge["contextFor"]>> | undefined) ?? (await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? "")));
+    router.post(route.path, ...jsonBody(), async (req: Request, res: Response) => {
+      const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
       try {
         requireKey(ctx, route.kind);
       } catch (e) {
