@@ -31,6 +31,7 @@ import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { loadOrCreateSecrets } from "./demo/secrets.js";
 import type { Services } from "./services.js";
 import { mountAreas, type AreaHandles } from "./areas.js";
+import { dashboardRouter } from "./dashboard/index.js";
 
 export type Role = "serve" | "api" | "worker";
 
@@ -136,6 +137,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     edge = await createGraphQLEdge(await appSchema(), server, services);
     app.use(restRouter(ROUTES, edge, areas.restWrap));
     app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware);
+    app.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
   }
   app.use(bodyErrors);
   app.use(notFoundHandler());
