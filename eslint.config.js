@@ -13,6 +13,12 @@ export default tseslint.config(
   },
   {
     files: ["src/dashboard/public/**/*.js"],
-    languageOptions: { globals: { window: "readonly", document: "readonly", sessionStorage: "readonly", fetch: "readonly", WebSocket: "readonly", navigator: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly" } },
+    languageOptions: {
+      globals: {
+        window: "readonly", document: "readonly", sessionStorage: "readonly", fetch: "readonly", WebSocket: "readonly", navigator: "readonly", console: "readonly",
+        setTimeout: "readonly", clearTimeout: "readonly", URL: "readonly", location: "readonly", HTMLElement: "readonly", customElements: "readonly",
+        Node: "readonly", CustomEvent: "readonly", FormData: "readonly",
+      },
+    },
   },
 );

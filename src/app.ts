@@ -14,6 +14,7 @@ import { EventBus } from "./transactions/event-bus.js";
 import { TransactionStore } from "./transactions/transition.js";
 import { EventListener } from "./transactions/event-listener.js";
 import { LiveEvents } from "./transactions/live-events.js";
+import { TransactionQuery } from "./transactions/transaction-query.js";
 import { Idempotency } from "./transactions/idempotency.js";
 import { QrService } from "./qr/qr-service.js";
 import { SecretBox } from "./auth/secret-box.js";
@@ -31,6 +32,7 @@ import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { loadOrCreateSecrets } from "./demo/secrets.js";
 import type { Services } from "./services.js";
 import { mountAreas, type AreaHandles } from "./areas.js";
+import { dashboardRouter } from "./dashboard/index.js";
 
 export type Role = "serve" | "api" | "worker";
 
@@ -93,6 +95,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const scheduler = role === "api" ? null : jobs;
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
   const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus),
+    transactions: new TransactionQuery(db, store, clock),
     idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock),
     enqueue: (name, data) => jobs.now(name, data),
     // Filled in by mountAreas, which owns the upstream clients and the browser pool.
@@ -136,6 +139,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     edge = await createGraphQLEdge(await appSchema(), server, services);
     app.use(restRouter(ROUTES, edge));
     app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware);
+    app.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
   }
   app.use(bodyErrors);
   app.use(notFoundHandler());

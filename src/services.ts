@@ -10,6 +10,7 @@ import type { SecretBox } from "./auth/secret-box.js";
 import type { AdminService } from "./admin/admin-service.js";
 import type { Metrics } from "./ops/metrics.js";
 import type { LiveEvents } from "./transactions/live-events.js";
+import type { TransactionQuery } from "./transactions/transaction-query.js";
 import type { Idempotency } from "./transactions/idempotency.js";
 import type { QrService } from "./qr/qr-service.js";
 import type { GatewayService } from "./gateway/gateway-service.js";
@@ -31,6 +32,8 @@ export interface Services {
   admin: AdminService;
   metrics: Metrics;
   live: LiveEvents;
+  /** Read side: cursor pages and single transactions, scoped by principal. */
+  transactions: TransactionQuery;
   idempotency: Idempotency;
   qr: QrService;
   /** Set by areas.ts once the upstream clients exist. */

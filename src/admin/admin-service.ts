@@ -52,7 +52,6 @@ export class AdminService {
   private applyMerchant(m: Merchant, input: MerchantInput, creating: boolean): void {
     const merged = { ...m, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as Merchant;
     const c = new Checker();
-    c.text("name", merged.name, { required: true, max: 100 });
     if (merged.accountType !== "individual" && merged.accountType !== "merchant") c.fail("accountType", "must be individual or merchant");
     if (merged.defaultCurrency !== 116 && merged.defaultCurrency !== 840) c.fail("defaultCurrency", "must be 116 (KHR) or 840 (USD)");
     for (const e of validateMerchantAccount(merged)) c.fail(e.field, e.message);

@@ -5,9 +5,10 @@ import type { GatewayConfig } from "./gateway-config.entity.js";
 import type { LinkConfig } from "./link-config.entity.js";
 import {
   ApiKeyGql, ApiKeyInputGql, CreatedApiKeyGql, GatewayConfigGql, GatewayConfigInputGql, LinkConfigGql, LinkConfigInputGql,
-  MerchantGql, MerchantInputGql, type KeyKindGql,
+  MerchantGql, MerchantInputGql, MerchantRulesGql, type KeyKindGql,
 } from "./admin.types.js";
 import type { MerchantInput } from "./admin-service.js";
+import { ACCOUNT_TYPES, MERCHANT_FIELD_RULES, MERCHANT_GROUP_RULES } from "./merchant-rules.js";
 
 export const toKeyGql = (k: ApiKey): ApiKeyGql => ({
   id: k.id, merchantId: k.merchantRef, kind: k.kind as KeyKindGql, label: k.label, prefix: k.prefix,
@@ -23,6 +24,12 @@ export class AdminResolver {
   async merchants(@Ctx() ctx: GqlContext): Promise<MerchantGql[]> {
     requireAdmin(ctx);
     return ctx.services.admin.merchants();
+  }
+
+  @Query(() => MerchantRulesGql, { description: "The rules createMerchant/updateMerchant apply, so forms can show them inline" })
+  merchantRules(@Ctx() ctx: GqlContext): MerchantRulesGql {
+    requireAdmin(ctx);
+    return { fields: MERCHANT_FIELD_RULES.map((r) => ({ ...r })), groups: MERCHANT_GROUP_RULES.map((g) => ({ ...g })), accountTypes: [...ACCOUNT_TYPES], currencies: [116, 840] };
   }
 
   @Mutation(() => MerchantGql)

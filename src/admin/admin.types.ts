@@ -98,3 +98,31 @@ export class ApiKeyInputGql {
   @Field(() => ID, { nullable: true }) gatewayConfigId?: string;
   @Field(() => ID, { nullable: true }) linkConfigId?: string;
 }
+
+@ObjectType("MerchantFieldRule", { description: "One merchant field's rule (the same table the server applies)" })
+export class MerchantFieldRuleGql {
+  @Field() field!: string;
+  @Field() label!: string;
+  @Field(() => [String], { description: "Account types for which the field is required (empty: optional)" }) requiredFor!: string[];
+  @Field(() => Int) maxLength!: number;
+  @Field(() => String, { nullable: true, description: "JavaScript regular expression source the whole value must match" }) pattern!: string | null;
+  @Field(() => String, { nullable: true }) patternMessage!: string | null;
+  @Field() help!: string;
+}
+
+@ObjectType("MerchantGroupRule", { description: "A limit on several fields together (each costs its length plus perFieldOverhead)" })
+export class MerchantGroupRuleGql {
+  @Field(() => [String]) fields!: string[];
+  @Field(() => [String]) appliesTo!: string[];
+  @Field(() => Int) perFieldOverhead!: number;
+  @Field(() => Int) maxTotal!: number;
+  @Field() message!: string;
+}
+
+@ObjectType("MerchantRules", { description: "The KHQR account rules for merchants, for forms to check inline" })
+export class MerchantRulesGql {
+  @Field(() => [MerchantFieldRuleGql]) fields!: MerchantFieldRuleGql[];
+  @Field(() => [MerchantGroupRuleGql]) groups!: MerchantGroupRuleGql[];
+  @Field(() => [String]) accountTypes!: string[];
+  @Field(() => [Int]) currencies!: number[];
+}

@@ -9,3 +9,4 @@ export { verifyKhqr } from "./verify.js";
 export { validateKhqrInput } from "./validate-input.js";
 export { formatKhqrAmount } from "./amount.js";
 export { crc16, crcToHex } from "./crc.js";
+export { MAX as KHQR_MAX } from "./rules.js";

@@ -1,0 +1,74 @@
+// The dashboard shell: sign-in gate, navigation, hash routes (#/transactions, #/transactions/<id>, #/merchants, …).
+import { dashboardConfig, session } from "./api.js";
+import { fill, h } from "./dom.js";
+import "./pages/signin.js";
+import "./pages/transactions.js";
+import "./pages/transaction-detail.js";
+import "./pages/merchants.js";
+import "./pages/configs.js";
+import "./pages/keys.js";
+import "./pages/webhooks.js";
+
+const NAV = [
+  ["transactions", "Transactions"],
+  ["merchants", "Merchants"],
+  ["configs", "Configurations"],
+  ["keys", "API keys"],
+  ["webhooks", "Webhooks"],
+];
+
+function route() {
+  const [, section = "transactions", id] = location.hash.replace(/^#/, "").split("/");
+  return { section: NAV.some(([s]) => s === section) ? section : "transactions", id: id ? decodeURIComponent(id) : null };
+}
+
+class App extends HTMLElement {
+  connectedCallback() {
+    window.addEventListener("pqr:session", () => this.render());
+    window.addEventListener("hashchange", () => this.show());
+    this.render();
+  }
+
+  render() {
+    if (session.token === null) {
+      fill(this, h("pqr-signin"), announcer());
+      return;
+    }
+    this.nav = h("ul", {}, NAV.map(([s, label]) => h("li", {}, h("a", { href: `#/${s}`, dataset: { section: s } }, label))));
+    this.demo = h("span", { class: "demo-flag", hidden: true }, "Demo mode: simulators on");
+    this.main = h("main", { id: "main", tabindex: "-1" });
+    fill(this,
+      h("a", { class: "skip", href: "#main", onclick: (ev) => (ev.preventDefault(), this.main.focus()) }, "Skip to content"),
+      h("header", { class: "top" },
+        h("span", { class: "brand" }, "Payment QR"),
+        h("nav", { "aria-label": "Main" }, this.nav),
+        this.demo,
+        h("button", { type: "button", class: "secondary sign-out", onclick: () => session.signOut() }, "Sign out")),
+      this.main,
+      announcer());
+    void dashboardConfig().then((c) => {
+      this.demo.hidden = !c.simulators;
+    });
+    this.show();
+  }
+
+  show() {
+    if (!this.main) return;
+    const { section, id } = route();
+    for (const a of this.nav.querySelectorAll("a")) {
+      if (a.dataset.section === section) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    }
+    const page = section === "transactions" && id ? h("pqr-transaction", { "tx-id": id }) : h(`pqr-${section}`);
+    fill(this.main, page);
+    document.title = `${NAV.find(([s]) => s === section)[1]} · Payment QR dashboard`;
+    // Move focus to the new page's heading once it has rendered, so keyboard and screen-reader users land there.
+    setTimeout(() => (this.main.querySelector("h1") ?? this.main).focus(), 0);
+  }
+}
+
+function announcer() {
+  return h("div", { id: "announcer", class: "announcer", role: "status", "aria-live": "polite" });
+}
+
+customElements.define("pqr-app", App);

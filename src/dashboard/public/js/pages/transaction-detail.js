@@ -1,0 +1,108 @@
+// One transaction: its facts, the QR as an image, the event timeline, webhook deliveries and, in demo
+// mode, buttons that play the payer through the simulators. Follows `transactionUpdated` while open.
+import { dashboardConfig, gql, sim, subscribe } from "../api.js";
+import { announce, AREA_LABELS, fill, fmtAmount, h, statusBadge, timeEl } from "../dom.js";
+import { DELIVERY_FIELDS, deliveriesTable } from "../deliveries.js";
+
+const QUERY = `query($id: ID!) { transaction(id: $id) {
+  id area status amount currency merchantId apiKeyId orderId md5 clientId qr receiptUrl gatewayStatus { code message } meta
+  expiredAt createdAt updatedAt completedAt qrImage events { id type createdAt transaction { status } } webhookDeliveries(first: 50) { ${DELIVERY_FIELDS} } } }`;
+const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
+const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
+
+/** What the simulators can do to a transaction of each area (DESIGN.md "Demo mode and simulators"). */
+const CONTROLS = {
+  qr: (tx) => [["Pay", "network/pay", { md5: tx.md5 }], ["Decline", "network/fail", { md5: tx.md5 }]],
+  gateway: (tx) => [["Pay", "gateway/pay", { tranId: tx.orderId, outcome: "APPROVED" }], ["Decline", "gateway/pay", { tranId: tx.orderId, outcome: "DECLINED" }]],
+  gateway_link: (tx) => [["Scan", "link/scan", { clientId: tx.clientId }], ["Approve", "link/approve", { clientId: tx.clientId }], ["Break", "link/break", { clientId: tx.clientId }]],
+};
+
+class TransactionDetail extends HTMLElement {
+  async connectedCallback() {
+    this.txId = this.getAttribute("tx-id");
+    this.heading = h("h1", { tabindex: "-1" }, "Transaction");
+    this.body = h("div", { class: "detail" }, h("p", {}, "Loading…"));
+    fill(this, h("p", { class: "back" }, h("a", { href: "#/transactions" }, "← All transactions")), this.heading, this.body);
+    this.config = await dashboardConfig();
+    await this.reload();
+    this.stop = subscribe(FOLLOW, { id: this.txId }, {
+      next: () => {
+        void this.reload();
+        // Webhook deliveries are attempted just after the event commits: look again shortly.
+        clearTimeout(this.later);
+        this.later = setTimeout(() => void this.reload(), 1500);
+      },
+      error: () => undefined,
+    });
+  }
+
+  disconnectedCallback() {
+    this.stop?.();
+    clearTimeout(this.later);
+  }
+
+  async reload() {
+    try {
+      const { transaction } = await gql(QUERY, { id: this.txId });
+      if (!this.isConnected) return;
+      if (transaction === null) return fill(this.body, h("p", { class: "form-error" }, "No such transaction."));
+      this.render(transaction);
+    } catch (err) {
+      fill(this.body, h("p", { class: "form-error" }, err.message));
+    }
+  }
+
+  render(tx) {
+    fill(this.heading, `${AREA_LABELS[tx.area]} transaction `, statusBadge(tx.status));
+    const fact = (label, value) => (value === null || value === undefined || value === "" ? null : [h("dt", {}, label), h("dd", {}, value)]);
+    fill(this.body,
+      h("div", { class: "detail-grid" },
+        h("section", { class: "facts", "aria-labelledby": "facts-h" },
+          h("h2", { id: "facts-h" }, "Details"),
+          h("dl", {},
+            fact("Transaction ID", h("code", { class: "wrap" }, tx.id)),
+            fact("Status", h("span", { class: "tx-status", dataset: { status: tx.status } }, tx.status)),
+            fact("Amount", fmtAmount(tx.amount, tx.currency)),
+            fact("Order ID", tx.orderId), fact("md5", tx.md5 && h("code", { class: "wrap" }, tx.md5)), fact("Client ID", tx.clientId && h("code", { class: "wrap" }, tx.clientId)),
+            fact("Gateway status", tx.gatewayStatus && `${tx.gatewayStatus.code} ${tx.gatewayStatus.message}`),
+            fact("Receipt", tx.receiptUrl && h("a", { href: tx.receiptUrl, target: "_blank", rel: "noopener noreferrer" }, "Open receipt")),
+            fact("Created", timeEl(tx.createdAt)), fact("Expires", timeEl(tx.expiredAt)), fact("Completed", tx.completedAt && timeEl(tx.completedAt)),
+            fact("API key", h("code", {}, tx.apiKeyId)), fact("Merchant", h("code", {}, tx.merchantId)),
+            fact("Meta", Object.keys(tx.meta).length ? h("code", { class: "wrap" }, JSON.stringify(tx.meta)) : null))),
+        h("section", { class: "qr", "aria-labelledby": "qr-h" },
+          h("h2", { id: "qr-h" }, "QR code"),
+          tx.qrImage ? h("img", { src: tx.qrImage, alt: `KHQR code for ${fmtAmount(tx.amount, tx.currency)}`, width: "256", height: "256" }) : h("p", {}, "No QR yet."),
+          tx.qr ? h("details", {}, h("summary", {}, "QR payload"), h("code", { class: "wrap" }, tx.qr)) : null,
+          this.controls(tx)),
+        h("section", { class: "timeline", "aria-labelledby": "tl-h" },
+          h("h2", { id: "tl-h" }, "Timeline"),
+          h("ol", {}, tx.events.map((e) => h("li", { dataset: { type: e.type } }, h("strong", {}, e.type), " ", statusBadge(e.transaction.status), h("br"), timeEl(e.createdAt)))))),
+      h("section", { class: "deliveries", "aria-labelledby": "dl-h" },
+        h("h2", { id: "dl-h" }, "Webhook deliveries"),
+        deliveriesTable(tx.webhookDeliveries, { caption: "Deliveries of this transaction's events", onChange: () => setTimeout(() => void this.reload(), 1500) })));
+  }
+
+  controls(tx) {
+    if (!this.config.simulators || TERMINAL.includes(tx.status)) return null;
+    const actions = CONTROLS[tx.area]?.(tx) ?? [];
+    return h("section", { class: "sim-controls", "aria-labelledby": "sim-h" },
+      h("h3", { id: "sim-h" }, "Demo controls"),
+      h("p", { class: "help" }, "Play the payer through the built-in simulators; the service notices through its normal monitoring."),
+      h("div", { class: "actions" }, actions.map(([label, path, body]) => h("button", {
+        type: "button", class: label === "Break" || label === "Decline" ? "danger" : "primary", dataset: { sim: label.toLowerCase() },
+        onclick: async (ev) => {
+          const btn = ev.currentTarget;
+          btn.disabled = true;
+          try {
+            await sim(path, body);
+            announce(`${label} sent; waiting for the service to notice…`);
+          } catch (err) {
+            announce(err.message, "error");
+            btn.disabled = false;
+          }
+        },
+      }, label))));
+  }
+}
+
+customElements.define("pqr-transaction", TransactionDetail);

@@ -1,0 +1,124 @@
+import { AppError } from "../errors.js";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/sql.js";
+import type { Principal } from "../auth/principal.js";
+import type { TransactionStore } from "./transition.js";
+import { rowToTx, type TxRecord } from "./record.js";
+import type { Area, TxStatus } from "./transaction.entity.js";
+
+export interface TransactionFilter {
+  area?: Area;
+  status?: TxStatus;
+  createdFrom?: Date;
+  createdTo?: Date;
+  /** orderId, md5 or transactionId: exact or by prefix. */
+  search?: string;
+}
+
+export interface TransactionPage {
+  rows: { cursor: string; tx: TxRecord }[];
+  hasNextPage: boolean;
+}
+
+export const MAX_PAGE = 100;
+
+/** A position in the (created_at desc, id desc) order: the row's timestamp as PostgreSQL prints it (microseconds kept) and its id. */
+interface Position {
+  c: string;
+  i: string;
+}
+
+/** How PostgreSQL prints a timestamptz: "2026-01-01 10:00:00.123456+00". */
+const TIMESTAMP_TEXT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
+
+export function encodeCursor(p: Position): string {
+  return Buffer.from(JSON.stringify([p.c, p.i])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): Position {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && TIMESTAMP_TEXT.test(v[0])) return { c: v[0], i: v[1] };
+  } catch {
+    /* falls through to the error below */
+  }
+  throw new AppError("BAD_USER_INPUT", "Invalid cursor", [{ field: "after", message: "is not a cursor this API returned" }]);
+}
+
+/** `%`, `_` and `\` are literal in a search prefix. */
+const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Read side of the transaction family for dashboards and clients: a Relay-style page in a stable order
+ * (created_at desc, id desc, served by transaction_created_idx / transaction_key_created_idx) and one
+ * transaction with its timeline. Scope comes from the principal: a key sees what it created, a client
+ * token its one transaction, the operator everything.
+ */
+export class TransactionQuery {
+  constructor(
+    private readonly db: Db,
+    private readonly store: TransactionStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async page(p: Principal, args: { first: number; after?: string; filter?: TransactionFilter }): Promise<TransactionPage> {
+    const first = args.first;
+    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError("BAD_USER_INPUT", `first must be 1 to ${MAX_PAGE}`, [{ field: "first", message: `must be a whole number from 1 to ${MAX_PAGE}` }]);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, ...values: unknown[]) => {
+      where.push(sql);
+      params.push(...values);
+    };
+    this.scope(p, add);
+    this.filters(args.filter ?? {}, add);
+    if (args.after !== undefined && args.after !== null) {
+      const pos = decodeCursor(args.after);
+      add("(created_at, id) < (?::timestamptz, ?)", pos.c, pos.i);
+    }
+    const rows = await this.db.query(
+      `select *, created_at::text as created_at_text from "transaction" ${where.length ? `where ${where.join(" and ")}` : ""}
+       order by created_at desc, id desc limit ?`,
+      [...params, first + 1],
+    );
+    const page = rows.slice(0, first);
+    const out: TransactionPage["rows"] = [];
+    for (const r of page) out.push({ cursor: encodeCursor({ c: String(r.created_at_text), i: String(r.id) }), tx: await this.store.expireIfDue(rowToTx(r)) });
+    return { rows: out, hasNextPage: rows.length > first };
+  }
+
+  /** One transaction the principal may see, expired on read if due; null otherwise (never "forbidden"). */
+  async one(p: Principal, id: string): Promise<TxRecord | null> {
+    if (p.type === "anonymous") throw unauthenticated();
+    const tx = await this.store.get(id);
+    if (tx === null) return null;
+    const mine = p.type === "admin" || (p.type === "key" && tx.apiKeyRef === p.keyId) || (p.type === "client" && tx.id === p.transactionId);
+    return mine ? this.store.expireIfDue(tx) : null;
+  }
+
+  private scope(p: Principal, add: (sql: string, ...v: unknown[]) => void): void {
+    if (p.type === "anonymous") throw unauthenticated();
+    if (p.type === "key") add("api_key_ref = ?", p.keyId);
+    else if (p.type === "client") add("id = ?", p.transactionId);
+  }
+
+  private filters(f: TransactionFilter, add: (sql: string, ...v: unknown[]) => void): void {
+    const now = this.clock.now();
+    if (f.area !== undefined && f.area !== null) add("area = ?", f.area);
+    // Status as reads show it: a non-terminal row past its expiry counts as EXPIRED (it is expired on read).
+    if (f.status === "PENDING" || f.status === "CHECKOUT") add("status = ? and expires_at > ?", f.status, now);
+    else if (f.status === "EXPIRED") add("(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and expires_at <= ?))", now);
+    else if (f.status !== undefined && f.status !== null) add("status = ?", f.status);
+    if (f.createdFrom instanceof Date) add("created_at >= ?", f.createdFrom);
+    if (f.createdTo instanceof Date) add("created_at < ?", f.createdTo);
+    const s = f.search?.trim();
+    if (s) {
+      if (s.length > 100) throw new AppError("BAD_USER_INPUT", "search is too long", [{ field: "filter.search", message: "must be at most 100 characters" }]);
+      add("(id like ? or order_id like ? or md5 like ?)", likePrefix(s), likePrefix(s), likePrefix(s.toLowerCase()));
+    }
+  }
+}
+
+function unauthenticated(): AppError {
+  return new AppError("UNAUTHENTICATED", "An API key, client token or admin token is required");
+}

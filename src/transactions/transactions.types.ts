@@ -1,0 +1,64 @@
+import { Field, ID, InputType, ObjectType } from "type-graphql";
+import { GraphQLJSONObject } from "graphql-scalars";
+import { AreaGql, GatewayStatusGql, TxStatusGql } from "./transaction.types.js";
+import type { TxRecord } from "./record.js";
+
+@ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
+export class TransactionGql {
+  @Field(() => ID) id!: string;
+  @Field(() => AreaGql) area!: AreaGql;
+  @Field(() => TxStatusGql) status!: TxStatusGql;
+  @Field({ description: "Exact decimal as text" }) amount!: string;
+  @Field() currency!: string;
+  @Field(() => ID) merchantId!: string;
+  @Field(() => ID) apiKeyId!: string;
+  @Field(() => String, { nullable: true, description: "Hosted gateway area" }) orderId!: string | null;
+  @Field(() => String, { nullable: true, description: "Generic QR area" }) md5!: string | null;
+  @Field(() => String, { nullable: true, description: "Gateway-link area" }) clientId!: string | null;
+  @Field(() => String, { nullable: true, description: "The KHQR payload string" }) qr!: string | null;
+  @Field(() => String, { nullable: true }) receiptUrl!: string | null;
+  @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus!: GatewayStatusGql | null;
+  @Field(() => GraphQLJSONObject) meta!: Record<string, unknown>;
+  @Field() expiredAt!: Date;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+  @Field(() => Date, { nullable: true }) completedAt!: Date | null;
+}
+
+export function toTransactionGql(tx: TxRecord): TransactionGql {
+  return {
+    id: tx.id, area: tx.area as AreaGql, status: tx.status as TxStatusGql, amount: tx.amount, currency: tx.currency,
+    merchantId: tx.merchantRef, apiKeyId: tx.apiKeyRef, orderId: tx.orderId, md5: tx.md5, clientId: tx.clientId, qr: tx.qr,
+    receiptUrl: tx.receiptUrl, gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null, meta: tx.meta,
+    expiredAt: tx.expiresAt, createdAt: tx.createdAt, updatedAt: tx.updatedAt, completedAt: tx.completedAt,
+  };
+}
+
+@ObjectType("TransactionEdge")
+export class TransactionEdgeGql {
+  @Field({ description: "Opaque; pass as `after` to continue after this row" }) cursor!: string;
+  @Field(() => TransactionGql) node!: TransactionGql;
+}
+
+@ObjectType("PageInfo")
+export class PageInfoGql {
+  @Field() hasNextPage!: boolean;
+  @Field({ description: "Always false: pages go forward only (first/after)" }) hasPreviousPage!: boolean;
+  @Field(() => String, { nullable: true }) startCursor!: string | null;
+  @Field(() => String, { nullable: true }) endCursor!: string | null;
+}
+
+@ObjectType("TransactionConnection", { description: "Newest first (createdAt desc, id desc); stable across pages" })
+export class TransactionConnectionGql {
+  @Field(() => [TransactionEdgeGql]) edges!: TransactionEdgeGql[];
+  @Field(() => PageInfoGql) pageInfo!: PageInfoGql;
+}
+
+@InputType("TransactionFilter")
+export class TransactionFilterGql {
+  @Field(() => AreaGql, { nullable: true }) area?: AreaGql;
+  @Field(() => TxStatusGql, { nullable: true, description: "As reads show it: a pending transaction past its expiry counts as EXPIRED" }) status?: TxStatusGql;
+  @Field(() => Date, { nullable: true, description: "Created at or after this instant" }) createdFrom?: Date;
+  @Field(() => Date, { nullable: true, description: "Created before this instant (exclusive)" }) createdTo?: Date;
+  @Field(() => String, { nullable: true, description: "orderId, md5 or transactionId: exact, or a prefix of one" }) search?: string;
+}

@@ -1,0 +1,196 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import type { Browser, BrowserContext, Page } from "puppeteer-core";
+import { startTestApp, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { fillForm, launchBrowser, screenshot, textOf, VIEWPORTS, waitForText } from "../support/browser.js";
+
+/**
+ * The dashboard end to end in real headless Chromium: sign in, set up a merchant, a payment-link
+ * configuration and a gateway-link key, watch a REST-generated payment appear live and approve it in demo mode.
+ * One browser, one app; the steps build on each other.
+ */
+describe("dashboard in real headless Chromium", () => {
+  let t: TestApp;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let linkKey = "";
+  let txId = "";
+  const open = async (hash: string, p = page) => {
+    await p.evaluate((h) => {
+      location.hash = h;
+    }, hash);
+    await p.waitForSelector("main h1");
+  };
+  const form = async (label: string) => {
+    const f = await page.waitForSelector(`form[aria-label="${label}"]`);
+    if (f === null) throw new Error(`no form ${label}`);
+    return f;
+  };
+
+  beforeAll(async () => {
+    [t, browser] = await Promise.all([startTestApp(), launchBrowser()]);
+    context = await browser.createBrowserContext();
+    await context.overridePermissions(t.url, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.setViewport(VIEWPORTS.desktop);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+  });
+
+  it("refuses a wrong admin token and keeps nothing", async () => {
+    await page.goto(`${t.url}/dashboard/`);
+    await fillForm((await page.waitForSelector("form.signin-form"))!, { token: "definitely-not-the-admin-token" });
+    await page.click("form.signin-form button[type=submit]");
+    await waitForText(page, "form.signin-form .form-error", "refused");
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(page.url()).not.toContain("definitely");
+    await screenshot(page, "signin-desktop");
+  });
+
+  it("signs in with the admin token, kept in sessionStorage and never in the URL", async () => {
+    await fillForm((await page.$("form.signin-form"))!, { token: ADMIN_TOKEN });
+    await page.click("form.signin-form button[type=submit]");
+    await page.waitForSelector("nav a[aria-current=page]");
+    expect(await page.evaluate(() => sessionStorage.getItem("pqr.adminToken"))).toBe(ADMIN_TOKEN);
+    expect(page.url()).not.toContain(ADMIN_TOKEN);
+    expect(await textOf(page, ".demo-flag")).toMatch(/demo/i);
+  });
+
+  it("creates a merchant, showing the KHQR rules inline as you type", async () => {
+    await open("#/merchants");
+    const f = await form("New merchant");
+    await fillForm(f, { name: "Dash Shop", bakongAccountId: "no-at-sign", merchantName: "A name far too long for KHQR tag 59" });
+    await waitForText(page, '[data-field="bakongAccountId"] .error', "must look like name@bank");
+    await waitForText(page, '[data-field="merchantName"] .error', "at most 25 characters");
+    expect(await page.$eval('[name="bakongAccountId"]', (e) => e.getAttribute("aria-invalid"))).toBe("true");
+    expect(await textOf(page, '[data-field="merchantId"] .help')).toMatch(/required/);
+    await fillForm(f, { bakongAccountId: "dash_shop@devb", merchantName: "Dash Shop", merchantCity: "Phnom Penh", merchantId: "DS001", acquiringBank: "Dev Bank" });
+    expect(await textOf(page, '[data-field="bakongAccountId"] .error')).toBe("");
+    await page.click('form[aria-label="New merchant"] button[type=submit]');
+    await waitForText(page, "pqr-merchants table", "dash_shop@devb");
+    await screenshot(page, "merchants-desktop");
+  });
+
+  it("creates a payment-link configuration pointing at the link simulator, and a gateway-link key shown once with a copy button", async () => {
+    await open("#/configs");
+    await fillForm(await form("New payment-link configuration"), { name: "Dash link", url: `${t.url}/sim/link/p/dash-shop?currency=KHR`, currency: "116" });
+    await page.click('form[aria-label="New payment-link configuration"] button[type=submit]');
+    await waitForText(page, "pqr-configs .link table", "/sim/link/p/dash-shop");
+    await screenshot(page, "configs-desktop");
+
+    await open("#/keys");
+    await fillForm(await form("New API key"), { kind: "gateway_link", label: "till 1" });
+    expect(await textOf(page, '[data-field="configId"] select')).toContain("Dash link");
+    await page.click('form[aria-label="New API key"] button[type=submit]');
+    await page.waitForSelector(".created-slot code.secret");
+    linkKey = await textOf(page, ".created-slot code.secret");
+    expect(linkKey.length).toBeGreaterThan(20);
+    await page.click(".created-slot button.copy");
+    await waitForText(page, ".created-slot button.copy", "Copied");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(linkKey);
+    await waitForText(page, "pqr-keys table", "till 1");
+
+    // A second key, revoked with a confirming second press.
+    await fillForm(await form("New API key"), { kind: "qr", label: "spare" });
+    await page.click('form[aria-label="New API key"] button[type=submit]');
+    await waitForText(page, "pqr-keys table", "spare");
+    const revoke = 'pqr-keys tbody tr:first-child button.danger';
+    await page.click(revoke);
+    await waitForText(page, revoke, "Confirm revoke");
+    await page.click(revoke);
+    await waitForText(page, "pqr-keys tbody tr:first-child", "revoked");
+    await screenshot(page, "keys-desktop");
+  });
+
+  it("adds a webhook endpoint (the built-in inbox) to the key", async () => {
+    await open("#/webhooks");
+    await fillForm(await form("Add an endpoint"), { url: `${t.url}/sim/inbox` });
+    await page.click('form[aria-label="Add an endpoint"] button[type=submit]');
+    await waitForText(page, ".created-slot code.secret", "whsec_");
+    await waitForText(page, "pqr-webhooks table", "/sim/inbox");
+  });
+
+  it("shows a payment generated over REST in the live table without reload; Approve (demo) turns it SUCCESS in the detail and the table", async () => {
+    await open("#/transactions");
+    await waitForText(page, ".live-state", "Live");
+    const res = await post(`${t.url}/gateway-link/generate-qr`, { amount: 5000, currency: 116, meta: { table: 4 } }, AUTH.gatewayLink(linkKey));
+    expect(res.status).toBe(200);
+    txId = (res.body as { transactionId: string }).transactionId;
+    await page.waitForSelector(`tr[data-id="${txId}"][data-status="PENDING"]`, { timeout: 10_000 });
+    await screenshot(page, "transactions-desktop");
+
+    // The detail in a second tab, the table stays open in the first.
+    const detail = await context.newPage();
+    await detail.setViewport(VIEWPORTS.desktop);
+    await detail.evaluateOnNewDocument((token) => sessionStorage.setItem("pqr.adminToken", token), ADMIN_TOKEN);
+    await detail.goto(`${t.url}/dashboard/#/transactions/${txId}`);
+    await detail.waitForSelector(".qr img[src^='data:image/png;base64,']");
+    await detail.click("button[data-sim=approve]");
+    await detail.waitForSelector(".tx-status[data-status=SUCCESS]", { timeout: 15_000 });
+    await page.waitForSelector(`tr[data-id="${txId}"][data-status="SUCCESS"]`, { timeout: 5_000 });
+    await waitForText(detail, ".timeline", "payment.completed");
+    // Filters apply to the live table too. (A background tab gets no animation frames: bring the table to the front.)
+    await page.bringToFront();
+    const filters = (await page.$("form.filters"))!;
+    await fillForm(filters, { status: "PENDING" });
+    await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
+    await fillForm(filters, { status: "SUCCESS", area: "gateway_link" });
+    await page.waitForSelector(`tr[data-id="${txId}"]`);
+    await fillForm(filters, { area: "qr" });
+    await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
+    await fillForm(filters, { area: "", status: "", search: txId.slice(0, 10) });
+    await page.click("form.filters button[type=submit]");
+    await page.waitForSelector(`tr[data-id="${txId}"]`);
+    expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
+    await detail.bringToFront();
+    await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, { timeout: 10_000, polling: 100 });
+    await screenshot(detail, "transaction-detail-desktop");
+    await detail.close();
+    await page.bringToFront();
+  });
+
+  it("webhooks: delivery log with status and latency, redeliver, rotate secret, disable and enable", async () => {
+    await open("#/webhooks");
+    await page.click("pqr-webhooks .row-actions button:nth-child(3)");
+    await waitForText(page, ".delivery-log table", "payment.completed");
+    expect(await textOf(page, ".delivery-log table")).toMatch(/204/);
+    expect(await textOf(page, ".delivery-log table")).toMatch(/\d+ ms/);
+    const before = (await (await fetch(`${t.url}/sim/inbox`)).json()) as unknown[];
+    await page.click(".delivery-log tbody tr:first-child button");
+    await waitForText(page, "#announcer", "Redelivery");
+    await expect(waitForInbox(t.url, before.length + 1)).resolves.toBe(true);
+    await page.click("pqr-webhooks .row-actions button:nth-child(2)");
+    await waitForText(page, ".created-slot h3", "New signing secret");
+    await page.click("pqr-webhooks .row-actions button:nth-child(1)");
+    await waitForText(page, "pqr-webhooks .list table", "disabled");
+    await page.click("pqr-webhooks .row-actions button:nth-child(1)");
+    await waitForText(page, "pqr-webhooks .list table", "enabled");
+    await screenshot(page, "webhooks-desktop");
+  });
+
+  it("is usable at phone width (screenshots of every page)", async () => {
+    await page.setViewport(VIEWPORTS.phone);
+    for (const [hash, name] of [["#/transactions", "transactions"], ["#/merchants", "merchants"], ["#/configs", "configs"], ["#/keys", "keys"], ["#/webhooks", "webhooks"], [`#/transactions/${txId}`, "transaction-detail"]]) {
+      await open(hash);
+      await page.waitForNetworkIdle({ idleTime: 150, timeout: 5000 }).catch(() => undefined);
+      // Nothing wider than the screen: tables turn into cards.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await screenshot(page, `${name}-phone`);
+    }
+    await page.click("button.sign-out");
+    await page.waitForSelector("form.signin-form");
+    await screenshot(page, "signin-phone");
+    expect(await page.evaluate(() => sessionStorage.getItem("pqr.adminToken"))).toBeNull();
+  });
+});
+
+async function waitForInbox(url: string, count: number): Promise<boolean> {
+  for (let i = 0; i < 50; i++) {
+    if (((await (await fetch(`${url}/sim/inbox`)).json()) as unknown[]).length >= count) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}

@@ -1,0 +1,38 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { startTestApp, type TestApp } from "../support/app.js";
+
+describe("dashboard assets and runtime config", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // A production-like upstream setup: no simulators, so no demo buttons.
+    t = await startTestApp({ SIMULATORS: "false", DEMO: "false", NETWORK_API_URL: "http://127.0.0.1:9/network", GATEWAY_API_URL: "http://127.0.0.1:9/gateway" });
+  });
+  afterAll(async () => t?.stop());
+
+  it("serves the page with a strict Content-Security-Policy", async () => {
+    const res = await fetch(`${t.url}/dashboard/`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("<pqr-app>");
+    expect(res.headers.get("content-security-policy")).toMatch(/script-src 'self'/);
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    const js = await fetch(`${t.url}/dashboard/js/main.js`);
+    expect(js.headers.get("content-type")).toMatch(/javascript/);
+  });
+
+  it("tells the dashboard that the simulators are off (the demo buttons stay hidden)", async () => {
+    const res = await fetch(`${t.url}/dashboard/config.json`);
+    expect(await res.json()).toEqual({ simulators: false, graphqlPath: "/graphql", inboxUrl: null, linkSimulatorUrl: null });
+    expect((await fetch(`${t.url}/sim/link/approve`, { method: "POST" })).status).toBe(404);
+  });
+
+  it("serves the graphql-ws browser client from node_modules, and nothing else from there", async () => {
+    const client = await fetch(`${t.url}/dashboard/vendor/graphql-ws/client.js`);
+    expect(client.status).toBe(200);
+    const source = await client.text();
+    const chunk = /from '\.\/(common-[\w-]+\.js)'/.exec(source)?.[1];
+    expect(chunk).toBeDefined();
+    expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/${chunk}`)).status).toBe(200);
+    expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/index.cjs`)).status).toBe(404);
+    expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/../package.json`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,62 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const ARTIFACTS = join(process.cwd(), "test", "artifacts", "dashboard");
+
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 860 },
+  phone: { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+};
+
+/** A real headless Chromium for browser tests (the system one; never downloaded). */
+export function launchBrowser(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    pipe: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking"],
+  });
+}
+
+/** Full-page screenshot under test/artifacts/dashboard/ (ignored by git). */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  // The toast of the last action would cover content: the picture is of the page, not the notice.
+  await page.evaluate(() => document.getElementById("announcer")?.replaceChildren());
+  await page.screenshot({ path: path as `${string}.png`, fullPage: true });
+  return path;
+}
+
+/** Types into the named fields of a form (clearing what was there) and selects <select> values. */
+export async function fillForm(form: ElementHandle, fields: Record<string, string>): Promise<void> {
+  for (const [name, value] of Object.entries(fields)) {
+    const el = await form.$(`[name="${name}"]`);
+    if (el === null) throw new Error(`no field ${name}`);
+    const tag = await el.evaluate((e) => e.tagName);
+    if (tag === "SELECT") {
+      await el.evaluate((e, v) => {
+        const select = e as HTMLSelectElement;
+        select.value = v;
+        select.dispatchEvent(new Event("change", { bubbles: true }));
+      }, value);
+    } else {
+      await el.evaluate((e) => {
+        (e as HTMLInputElement).value = "";
+      });
+      await el.type(value);
+    }
+  }
+}
+
+export async function textOf(page: Page, selector: string): Promise<string> {
+  return page.$eval(selector, (e) => e.textContent ?? "");
+}
+
+/** Waits until an element matching `selector` contains `text`. */
+export async function waitForText(page: Page, selector: string, text: string, timeout = 10_000): Promise<void> {
+  // Interval polling, not animation frames: a tab in the background gets none.
+  await page.waitForFunction((s, t) => Array.from(document.querySelectorAll(s)).some((e) => (e.textContent ?? "").includes(t)), { timeout, polling: 100 }, selector, text);
+}
