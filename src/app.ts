@@ -91,7 +91,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
   // Every role can enqueue jobs; only serve and worker process them.
-  const jobs = new Scheduler(dbUrl, { embedded: embedded !== null, logger, metrics, poolSize: jobPool });
+  const jobs = new Scheduler(dbUrl, { logger, metrics, poolSize: jobPool });
   const scheduler = role === "api" ? null : jobs;
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
   const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus),

@@ -27,12 +27,14 @@ export class Scheduler {
 
   constructor(
     connectionString: string,
-    private readonly opts: { embedded: boolean; logger: Logger; metrics: Metrics; poolSize: number },
+    private readonly opts: { logger: Logger; metrics: Metrics; poolSize: number },
   ) {
     this.pool = new pg.Pool({ connectionString, max: opts.poolSize });
     this.pool.on("error", (err) => opts.logger.warn({ err: err.message }, "job database connection error"));
     this.agenda = new Agenda({
-      backend: new PostgresBackend({ pool: this.pool, disableNotifications: opts.embedded }),
+      // Notifications off: polling every second is fast enough (this process kicks its own work directly), and
+      // the notification channel has no error handler, so a dropped LISTEN connection would crash the process.
+      backend: new PostgresBackend({ pool: this.pool, disableNotifications: true }),
       processEvery: "1 second",
       defaultConcurrency: 4,
       maxConcurrency: 200,
