@@ -47,8 +47,14 @@ class TransactionDetail extends HTMLElement {
       if (!this.isConnected) return;
       if (transaction === null) return fill(this.body, h("p", { class: "form-error" }, "No such transaction."));
       this.render(transaction);
+      this.rendered = true;
     } catch (err) {
-      fill(this.body, h("p", { class: "form-error" }, err.message));
+      // Keep what is already shown (a refresh that fails must not wipe the timeline); say why it is stale.
+      if (!this.rendered) return fill(this.body, h("p", { class: "form-error" }, err.message));
+      this.querySelector(".refresh-error")?.remove();
+      this.body.prepend(h("p", { class: "form-error refresh-error", role: "status" }, `Could not refresh: ${err.message}`));
+      clearTimeout(this.later);
+      this.later = setTimeout(() => void this.reload(), 2000);
     }
   }
 
