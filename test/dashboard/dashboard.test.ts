@@ -21,6 +21,12 @@ describe("dashboard in real headless Chromium", () => {
     }, hash);
     await p.waitForSelector("main h1");
   };
+  /** Clicks once the element is there: the components render after their data arrives. */
+  const click = async (selector: string, p = page) => {
+    const el = await p.waitForSelector(selector, { visible: true });
+    if (el === null) throw new Error(`no ${selector}`);
+    await el.click();
+  };
   const form = async (label: string) => {
     const f = await page.waitForSelector(`form[aria-label="${label}"]`);
     if (f === null) throw new Error(`no form ${label}`);
@@ -43,7 +49,7 @@ describe("dashboard in real headless Chromium", () => {
   it("refuses a wrong admin token and keeps nothing", async () => {
     await page.goto(`${t.url}/dashboard/`);
     await fillForm((await page.waitForSelector("form.signin-form"))!, { token: "definitely-not-the-admin-token" });
-    await page.click("form.signin-form button[type=submit]");
+    await click("form.signin-form button[type=submit]");
     await waitForText(page, "form.signin-form .form-error", "refused");
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(page.url()).not.toContain("definitely");
@@ -52,7 +58,7 @@ describe("dashboard in real headless Chromium", () => {
 
   it("signs in with the admin token, kept in sessionStorage and never in the URL", async () => {
     await fillForm((await page.$("form.signin-form"))!, { token: ADMIN_TOKEN });
-    await page.click("form.signin-form button[type=submit]");
+    await click("form.signin-form button[type=submit]");
     await page.waitForSelector("nav a[aria-current=page]");
     expect(await page.evaluate(() => sessionStorage.getItem("pqr.adminToken"))).toBe(ADMIN_TOKEN);
     expect(page.url()).not.toContain(ADMIN_TOKEN);
@@ -69,7 +75,7 @@ describe("dashboard in real headless Chromium", () => {
     expect(await textOf(page, '[data-field="merchantId"] .help')).toMatch(/required/);
     await fillForm(f, { bakongAccountId: "dash_shop@devb", merchantName: "Dash Shop", merchantCity: "Phnom Penh", merchantId: "DS001", acquiringBank: "Dev Bank" });
     expect(await textOf(page, '[data-field="bakongAccountId"] .error')).toBe("");
-    await page.click('form[aria-label="New merchant"] button[type=submit]');
+    await click('form[aria-label="New merchant"] button[type=submit]');
     await waitForText(page, "pqr-merchants table", "dash_shop@devb");
     await screenshot(page, "merchants-desktop");
   });
@@ -77,30 +83,30 @@ describe("dashboard in real headless Chromium", () => {
   it("creates a payment-link configuration pointing at the link simulator, and a gateway-link key shown once with a copy button", async () => {
     await open("#/configs");
     await fillForm(await form("New payment-link configuration"), { name: "Dash link", url: `${t.url}/sim/link/p/dash-shop?currency=KHR`, currency: "116" });
-    await page.click('form[aria-label="New payment-link configuration"] button[type=submit]');
+    await click('form[aria-label="New payment-link configuration"] button[type=submit]');
     await waitForText(page, "pqr-configs .link table", "/sim/link/p/dash-shop");
     await screenshot(page, "configs-desktop");
 
     await open("#/keys");
     await fillForm(await form("New API key"), { kind: "gateway_link", label: "till 1" });
     expect(await textOf(page, '[data-field="configId"] select')).toContain("Dash link");
-    await page.click('form[aria-label="New API key"] button[type=submit]');
+    await click('form[aria-label="New API key"] button[type=submit]');
     await page.waitForSelector(".created-slot code.secret");
     linkKey = await textOf(page, ".created-slot code.secret");
     expect(linkKey.length).toBeGreaterThan(20);
-    await page.click(".created-slot button.copy");
+    await click(".created-slot button.copy");
     await waitForText(page, ".created-slot button.copy", "Copied");
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(linkKey);
     await waitForText(page, "pqr-keys table", "till 1");
 
     // A second key, revoked with a confirming second press.
     await fillForm(await form("New API key"), { kind: "qr", label: "spare" });
-    await page.click('form[aria-label="New API key"] button[type=submit]');
+    await click('form[aria-label="New API key"] button[type=submit]');
     await waitForText(page, "pqr-keys table", "spare");
     const revoke = 'pqr-keys tbody tr:first-child button.danger';
-    await page.click(revoke);
+    await click(revoke);
     await waitForText(page, revoke, "Confirm revoke");
-    await page.click(revoke);
+    await click(revoke);
     await waitForText(page, "pqr-keys tbody tr:first-child", "revoked");
     await screenshot(page, "keys-desktop");
   });
@@ -108,7 +114,7 @@ describe("dashboard in real headless Chromium", () => {
   it("adds a webhook endpoint (the built-in inbox) to the key", async () => {
     await open("#/webhooks");
     await fillForm(await form("Add an endpoint"), { url: `${t.url}/sim/inbox` });
-    await page.click('form[aria-label="Add an endpoint"] button[type=submit]');
+    await click('form[aria-label="Add an endpoint"] button[type=submit]');
     await waitForText(page, ".created-slot code.secret", "whsec_");
     await waitForText(page, "pqr-webhooks table", "/sim/inbox");
   });
@@ -128,7 +134,7 @@ describe("dashboard in real headless Chromium", () => {
     await detail.evaluateOnNewDocument((token) => sessionStorage.setItem("pqr.adminToken", token), ADMIN_TOKEN);
     await detail.goto(`${t.url}/dashboard/#/transactions/${txId}`);
     await detail.waitForSelector(".qr img[src^='data:image/png;base64,']");
-    await detail.click("button[data-sim=approve]");
+    await click("button[data-sim=approve]", detail);
     await detail.waitForSelector(".tx-status[data-status=SUCCESS]", { timeout: 15_000 });
     await page.waitForSelector(`tr[data-id="${txId}"][data-status="SUCCESS"]`, { timeout: 5_000 });
     await waitForText(detail, ".timeline", "payment.completed");
@@ -142,7 +148,7 @@ describe("dashboard in real headless Chromium", () => {
     await fillForm(filters, { area: "qr" });
     await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
     await fillForm(filters, { area: "", status: "", search: txId.slice(0, 10) });
-    await page.click("form.filters button[type=submit]");
+    await click("form.filters button[type=submit]");
     await page.waitForSelector(`tr[data-id="${txId}"]`);
     expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
     await detail.bringToFront();
@@ -154,19 +160,19 @@ describe("dashboard in real headless Chromium", () => {
 
   it("webhooks: delivery log with status and latency, redeliver, rotate secret, disable and enable", async () => {
     await open("#/webhooks");
-    await page.click("pqr-webhooks .row-actions button:nth-child(3)");
+    await click("pqr-webhooks .row-actions button:nth-child(3)");
     await waitForText(page, ".delivery-log table", "payment.completed");
     expect(await textOf(page, ".delivery-log table")).toMatch(/204/);
     expect(await textOf(page, ".delivery-log table")).toMatch(/\d+ ms/);
     const before = (await (await fetch(`${t.url}/sim/inbox`)).json()) as unknown[];
-    await page.click(".delivery-log tbody tr:first-child button");
+    await click(".delivery-log tbody tr:first-child button");
     await waitForText(page, "#announcer", "Redelivery");
     await expect(waitForInbox(t.url, before.length + 1)).resolves.toBe(true);
-    await page.click("pqr-webhooks .row-actions button:nth-child(2)");
+    await click("pqr-webhooks .row-actions button:nth-child(2)");
     await waitForText(page, ".created-slot h3", "New signing secret");
-    await page.click("pqr-webhooks .row-actions button:nth-child(1)");
+    await click("pqr-webhooks .row-actions button:nth-child(1)");
     await waitForText(page, "pqr-webhooks .list table", "disabled");
-    await page.click("pqr-webhooks .row-actions button:nth-child(1)");
+    await click("pqr-webhooks .row-actions button:nth-child(1)");
     await waitForText(page, "pqr-webhooks .list table", "enabled");
     await screenshot(page, "webhooks-desktop");
   });
@@ -180,7 +186,7 @@ describe("dashboard in real headless Chromium", () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       await screenshot(page, `${name}-phone`);
     }
-    await page.click("button.sign-out");
+    await click("button.sign-out");
     await page.waitForSelector("form.signin-form");
     await screenshot(page, "signin-phone");
     expect(await page.evaluate(() => sessionStorage.getItem("pqr.adminToken"))).toBeNull();
