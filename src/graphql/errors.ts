@@ -55,6 +55,12 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     const detail = fieldFromMessage(formatted.message);
     return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: detail ? [detail] : [] } };
   }
+  // graphql-js's own request errors (e.g. "Too many errors processing variables") carry no code of their own
+  // (Apollo fills in INTERNAL_SERVER_ERROR), no path and no original error: they are about the request, not
+  // a failure while resolving it.
+  if ((code === undefined || code === "INTERNAL_SERVER_ERROR") && error instanceof GraphQLError && error.originalError === undefined && error.path === undefined) {
+    return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: [] } };
+  }
   if (typeof code === "string" && KNOWN.has(code) && code !== "INTERNAL") {
     return { message: formatted.message, path: formatted.path, extensions: { code, details: formatted.extensions?.details ?? [] } };
   }

@@ -5,7 +5,7 @@ import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { RequestHandler } from "express";
-import { specifiedRules, validate, type GraphQLSchema } from "graphql";
+import { GraphQLError, specifiedRules, validate, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
 import type { Services } from "../services.js";
 import { credentialsFromConnectionParams, credentialsFromHeaders } from "../auth/credentials.js";
@@ -47,6 +47,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
       context: (ctx) => ctx.extra.ctx as GqlContext,
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => {
         const f = formatGraphQLError(e.toJSON(), e, exposeInternals);
+        if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a GraphQL subscription");
         return Object.assign(e, { message: f.message, extensions: f.extensions });
       }),
     },
@@ -59,7 +60,12 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
-    formatError: (formatted, error) => formatGraphQLError(formatted, error, exposeInternals),
+    formatError: (formatted, error) => {
+      const f = formatGraphQLError(formatted, error, exposeInternals);
+      // The client sees a generic message; the cause is logged so a 500 is never silent.
+      if (f.extensions?.code === "INTERNAL") services.logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error, path: formatted.path }, "internal error in a GraphQL operation");
+      return f;
+    },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
