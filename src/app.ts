@@ -97,8 +97,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const jobs = new Scheduler(dbUrl, { logger, metrics, poolSize: jobPool });
   const scheduler = role === "api" ? null : jobs;
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
-  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus),
-    transactions: new TransactionQuery(db, store, clock),
+  const transactions = new TransactionQuery(db, store, clock);
+  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus, transactions),
+    transactions,
     idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock),
     enqueue: (name, data) => jobs.now(name, data),
     // Filled in by mountAreas, which owns the upstream clients and the browser pool.
