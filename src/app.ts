@@ -23,9 +23,11 @@ import { AdminService } from "./admin/admin-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { appSchema } from "./graphql/schema.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
+import { graphqlBodyErrors } from "./graphql/http-errors.js";
 import { bodyErrors, internalErrorHandler, notFoundHandler, restRouter } from "./rest/shim.js";
 import { ROUTES } from "./rest/route-table.js";
 import { RateLimiter } from "./rest/rate-limit.js";
+import { answerClientError } from "./rest/client-error.js";
 import { Scheduler } from "./jobs/scheduler.js";
 import { WebhookEndpointService } from "./webhooks/endpoint-service.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
@@ -85,6 +87,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.disable("x-powered-by");
   app.set("trust proxy", false);
   const server = createServer(app);
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const port = (server.address() as AddressInfo).port;
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
@@ -94,8 +97,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const jobs = new Scheduler(dbUrl, { logger, metrics, poolSize: jobPool });
   const scheduler = role === "api" ? null : jobs;
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
-  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus),
-    transactions: new TransactionQuery(db, store, clock),
+  const transactions = new TransactionQuery(db, store, clock);
+  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus, transactions),
+    transactions,
     idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock),
     enqueue: (name, data) => jobs.now(name, data),
     // Filled in by mountAreas, which owns the upstream clients and the browser pool.
@@ -138,7 +142,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
     edge = await createGraphQLEdge(await appSchema(), server, services);
     app.use(restRouter(ROUTES, edge));
-    app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware);
+    app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware, graphqlBodyErrors);
     app.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
   }
   app.use(bodyErrors);

@@ -7,7 +7,7 @@ import type { Authenticator } from "../auth/keys.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { checkMeta, decimalFromNumber, twoDecimals } from "../transactions/money.js";
+import { checkMeta, decimalFromNumber, storableText, twoDecimals, UNSTORABLE } from "../transactions/money.js";
 import type { GatewayClient } from "./upstream-client.js";
 
 export const LIFETIME_MIN = 3;
@@ -24,6 +24,7 @@ function optText(errors: FieldError[], field: string, v: unknown, max: number, p
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "string") return void errors.push({ field, message: "must be a string" });
   if (v.length > max) return void errors.push({ field, message: `must be at most ${max} characters` });
+  if (!storableText(v)) return void errors.push({ field, message: UNSTORABLE });
   if (pattern && !pattern.test(v)) return void errors.push({ field, message: "has an invalid format" });
   return v;
 }
@@ -64,6 +65,7 @@ export class GatewayService {
         d.items.forEach((it: unknown, i: number) => {
           const o = (it ?? {}) as Record<string, unknown>;
           if (typeof o.name !== "string" || o.name.length === 0 || o.name.length > 100) errors.push({ field: `qrData.items.${i}.name`, message: "must be a string of 1 to 100 characters" });
+          else if (!storableText(o.name)) errors.push({ field: `qrData.items.${i}.name`, message: UNSTORABLE });
           if (typeof o.quantity !== "number" || !Number.isInteger(o.quantity) || o.quantity < 1) errors.push({ field: `qrData.items.${i}.quantity`, message: "must be a whole number ≥ 1" });
           if (typeof o.price !== "number" || !Number.isFinite(o.price) || o.price < 0) errors.push({ field: `qrData.items.${i}.price`, message: "must be a number ≥ 0" });
           items!.push({ name: String(o.name), quantity: Number(o.quantity), price: Number(o.price) });

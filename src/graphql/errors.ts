@@ -17,6 +17,16 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 const KNOWN = new Set(Object.keys(HTTP_STATUS));
 
 /**
+ * Apollo's and graphql-js's codes for a request that cannot run as sent (syntax, validation, unknown
+ * operationName, persisted-query hash not known, introspection off): all BAD_USER_INPUT. The message is
+ * kept, so Apollo Client's persisted-query link still recognises "PersistedQueryNotFound".
+ */
+const REQUEST_ERROR_CODES = new Set([
+  "GRAPHQL_VALIDATION_FAILED", "GRAPHQL_PARSE_FAILED", "BAD_USER_INPUT", "BAD_REQUEST", "OPERATION_RESOLUTION_FAILURE",
+  "PERSISTED_QUERY_NOT_FOUND", "PERSISTED_QUERY_NOT_SUPPORTED", "INTROSPECTION_DISABLED", "MAX_RECURSIVE_SELECTIONS_EXCEEDED",
+]);
+
+/**
  * The field named by graphql-js coercion messages, relative to the REST body:
  * `Variable "$input" got invalid value "x" at "input.amount"; …` → amount; `Variable "$md5" of required type …` → md5.
  */
@@ -51,9 +61,15 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     };
   }
   const code = formatted.extensions?.code;
-  if (code === "GRAPHQL_VALIDATION_FAILED" || code === "GRAPHQL_PARSE_FAILED" || code === "BAD_USER_INPUT" || code === "BAD_REQUEST") {
+  if (typeof code === "string" && REQUEST_ERROR_CODES.has(code)) {
     const detail = fieldFromMessage(formatted.message);
     return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: detail ? [detail] : [] } };
+  }
+  // graphql-js's own request errors (e.g. "Too many errors processing variables") carry no code of their own
+  // (Apollo fills in INTERNAL_SERVER_ERROR), no path and no original error: they are about the request, not
+  // a failure while resolving it.
+  if ((code === undefined || code === "INTERNAL_SERVER_ERROR") && error instanceof GraphQLError && error.originalError === undefined && error.path === undefined) {
+    return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: [] } };
   }
   if (typeof code === "string" && KNOWN.has(code) && code !== "INTERNAL") {
     return { message: formatted.message, path: formatted.path, extensions: { code, details: formatted.extensions?.details ?? [] } };

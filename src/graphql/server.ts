@@ -5,13 +5,14 @@ import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { RequestHandler } from "express";
-import { specifiedRules, validate, type GraphQLSchema } from "graphql";
+import { GraphQLError, specifiedRules, validate, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
 import type { Services } from "../services.js";
 import { credentialsFromConnectionParams, credentialsFromHeaders } from "../auth/credentials.js";
 import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
 import { limitsRule } from "./limits.js";
+import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting.js";
 
 export interface GraphQLEdge {
   apollo: ApolloServer<GqlContext>;
@@ -38,6 +39,10 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     {
       schema,
       validate: (sch, doc) => validate(sch, doc, [...specifiedRules, limitsRule(12, 500)]),
+      onSubscribe: (_ctx, _id, payload) => {
+        const nesting = documentNesting(payload.query);
+        if (nesting > MAX_DOCUMENT_NESTING) return [new GraphQLError(tooDeepMessage(nesting), { extensions: { code: "BAD_USER_INPUT" } })];
+      },
       onConnect: async (ctx) => {
         const principal = await services.auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));
         if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
@@ -45,8 +50,18 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
         return true;
       },
       context: (ctx) => ctx.extra.ctx as GqlContext,
+      // Errors inside a result (e.g. NOT_FOUND thrown while opening the stream) get extensions.code as over HTTP.
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!result.errors?.length) return;
+        return { ...result, errors: result.errors.map((e) => {
+          const f = formatGraphQLError(e.toJSON(), e, exposeInternals);
+          if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a GraphQL subscription");
+          return f;
+        }) };
+      },
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => {
         const f = formatGraphQLError(e.toJSON(), e, exposeInternals);
+        if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a GraphQL subscription");
         return Object.assign(e, { message: f.message, extensions: f.extensions });
       }),
     },
@@ -59,16 +74,34 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
-    formatError: (formatted, error) => formatGraphQLError(formatted, error, exposeInternals),
+    formatError: (formatted, error) => {
+      const f = formatGraphQLError(formatted, error, exposeInternals);
+      // The client sees a generic message; the cause is logged so a 500 is never silent.
+      if (f.extensions?.code === "INTERNAL") services.logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error, path: formatted.path }, "internal error in a GraphQL operation");
+      return f;
+    },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
+      // Apollo would run a subscription operation over HTTP as a query (its resolvers expect a stream: INTERNAL).
+      { async requestDidStart() { return { async didResolveOperation({ operation }) {
+        if (operation?.operation === "subscription") throw new GraphQLError("Subscriptions are served over graphql-ws (WebSocket) on /graphql, not over HTTP", { extensions: { code: "BAD_USER_INPUT", http: { status: 400 } } });
+      } }; } },
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
   });
   await apollo.start();
-  const middleware = expressMiddleware(apollo, {
+  const apolloMiddleware = expressMiddleware(apollo, {
     context: async ({ req }) => contextFor(req.headers, (req as unknown as { id?: string }).id ?? randomUUID()),
   });
+  const middleware: RequestHandler = (req, res, next) => {
+    const query: unknown = (req.body as { query?: unknown } | undefined)?.query ?? req.query?.query;
+    const nesting = typeof query === "string" ? documentNesting(query) : 0;
+    if (nesting > MAX_DOCUMENT_NESTING) {
+      res.status(400).json({ errors: [{ message: tooDeepMessage(nesting), extensions: { code: "BAD_USER_INPUT", details: [] } }] });
+      return;
+    }
+    return apolloMiddleware(req, res, next);
+  };
   return {
     apollo,
     middleware,

@@ -7,7 +7,7 @@ import type { Authenticator } from "../auth/keys.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { checkMeta, decimalFromNumber, NUMERIC_TO_CODE } from "../transactions/money.js";
-import { encodeKhqr, decodeKhqr, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";
+import { encodeKhqr, decodeKhqr, formatKhqrAmount, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";
 import type { Merchant } from "../admin/merchant.entity.js";
 
 export const EXPIRED_AFTER_MIN = 10_000;
@@ -39,6 +39,8 @@ export class QrService {
     const currency = input.currency === 840 || input.currency === 116 ? input.currency : null;
     if (currency === null) errors.push({ field: "currency", message: "must be 840 (USD) or 116 (KHR)" });
     const amount = decimalFromNumber(input.amount, "amount", currency === 116 ? 0 : 2, errors);
+    // The QR's amount field holds at most 13 characters (KHR 9 999 999 999 999, USD 9 999 999 999.99).
+    if (amount !== null && currency !== null && formatKhqrAmount(amount, currency) === null) errors.push({ field: "amount", message: "is too large for a KHQR (at most 13 characters)" });
     const expiredAfter = input.expiredAfter;
     if (typeof expiredAfter !== "number" || !Number.isInteger(expiredAfter) || expiredAfter < EXPIRED_AFTER_MIN || expiredAfter > EXPIRED_AFTER_MAX) {
       errors.push({ field: "expiredAfter", message: `must be a whole number of milliseconds from ${EXPIRED_AFTER_MIN} to ${EXPIRED_AFTER_MAX}` });

@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from "express";
 import { AppError, type ErrorCode, type FieldError } from "../errors.js";
-import { requireKey } from "../graphql/context.js";
+import { requireKey, type GqlContext } from "../graphql/context.js";
 import type { GraphQLEdge } from "../graphql/server.js";
 import { httpStatusFor } from "../graphql/errors.js";
 import type { RestRoute } from "./route-table.js";
@@ -37,7 +37,8 @@ export const bodyErrors: ErrorRequestHandler = (err: { type?: string; status?: n
 export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
   const router = express.Router();
   for (const route of routes) {
-    router.post(route.path, ...jsonBody(), async (req: Request, res: Response) => {
+    // The key is checked before the body is read, so bad credentials are 401 whatever the body (decisions.md).
+    const authenticate = async (req: Request, res: Response, next: express.NextFunction) => {
       const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
       try {
         requireKey(ctx, route.kind);
@@ -45,6 +46,11 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
         const err = e as AppError;
         return sendError(res, 401, err.code, err.message);
       }
+      res.locals.ctx = ctx;
+      next();
+    };
+    router.post(route.path, authenticate, ...jsonBody(), async (req: Request, res: Response) => {
+      const ctx = res.locals.ctx as GqlContext;
       const body = req.body;
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         return sendError(res, 400, "BAD_USER_INPUT", "Request body must be a JSON object");

@@ -27,7 +27,14 @@ export class Idempotency {
   async run<T>(key: KeyPrincipal, idemKey: string | undefined, operation: string, input: unknown, fn: () => Promise<T>): Promise<T> {
     if (idemKey === undefined || idemKey === "") return fn();
     if (idemKey.length > 255) throw new AppError("BAD_USER_INPUT", "Idempotency-Key must be at most 255 characters", [{ field: "idempotency-key", message: "must be at most 255 characters" }]);
-    const hash = createHash("sha256").update(`${operation}\n${stable(input)}`).digest("hex");
+    let canonical: string;
+    try {
+      canonical = stable(input);
+    } catch {
+      // Only input nested thousands of levels deep overflows the recursion; no valid request is like that.
+      throw new AppError("BAD_USER_INPUT", "The request is nested too deeply", []);
+    }
+    const hash = createHash("sha256").update(`${operation}\n${canonical}`).digest("hex");
     const now = this.clock.now();
     for (let attempt = 0; attempt < 100; attempt++) {
       const claimed = await this.db.query(

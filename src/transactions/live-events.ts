@@ -2,6 +2,7 @@ import { AppError } from "../errors.js";
 import type { Principal } from "../auth/principal.js";
 import type { EventBus, StoredEvent } from "./event-bus.js";
 import type { TransactionStore } from "./transition.js";
+import type { TransactionQuery } from "./transaction-query.js";
 import { EventStream } from "./event-stream.js";
 import { TERMINAL, type TxStatus } from "./transaction.entity.js";
 
@@ -21,6 +22,7 @@ export class LiveEvents {
   constructor(
     private readonly store: TransactionStore,
     private readonly bus: EventBus,
+    private readonly transactions: TransactionQuery,
   ) {}
 
   private visible(p: Principal, e: StoredEvent): boolean {
@@ -35,11 +37,10 @@ export class LiveEvents {
     if (p.type === "client" && f.transactionId === undefined) throw new AppError("UNAUTHENTICATED", "A client token can only follow its own transaction");
     let terminalNow = false;
     if (f.transactionId !== undefined) {
-      const tx = await this.store.get(f.transactionId);
-      const mine = tx !== null && (p.type === "admin" || (p.type === "key" && tx.apiKeyRef === p.keyId) || (p.type === "client" && tx.id === p.transactionId));
-      if (!mine) throw new AppError("NOT_FOUND", "Transaction not found");
-      const fresh = await this.store.expireIfDue(tx);
-      terminalNow = TERMINAL.includes(fresh.status as TxStatus);
+      // Scoped lookup, expired on read: another key's transaction is found exactly like a missing one.
+      const tx = await this.transactions.one(p, f.transactionId);
+      if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
+      terminalNow = TERMINAL.includes(tx.status as TxStatus);
     }
     const matches = (e: StoredEvent) =>
       this.visible(p, e) && (f.transactionId === undefined || e.transactionId === f.transactionId) && (f.area === undefined || e.area === f.area) && (f.status === undefined || e.status === f.status);

@@ -24,7 +24,9 @@ export function decimalFromNumber(n: unknown, field: string, maxDecimals: number
   }
   const text = n.toFixed(20).replace(/\.?0+$/, "");
   const shortest = String(n).includes("e") ? text : String(n);
-  const decimals = shortest.includes(".") ? shortest.length - shortest.indexOf(".") - 1 : 0;
+  // Below 1e-6 the shortest form is exponential (1e-7, 5e-324) and has more than 6 decimals; toFixed(20)
+  // would round the tiniest of them to "0", so they are counted from the exponent form instead.
+  const decimals = String(n).includes("e-") ? Infinity : shortest.includes(".") ? shortest.length - shortest.indexOf(".") - 1 : 0;
   if (decimals > maxDecimals) {
     errors.push({ field, message: maxDecimals === 0 ? "must be a whole number for this currency" : `must have at most ${maxDecimals} decimal places` });
     return null;
@@ -44,8 +46,40 @@ export function checkMeta(meta: unknown, field: string, errors: FieldError[]): R
     errors.push({ field, message: "must be an object of key/value pairs" });
     return {};
   }
-  const size = Buffer.byteLength(JSON.stringify(meta));
+  let size: number;
+  try {
+    size = Buffer.byteLength(JSON.stringify(meta));
+  } catch {
+    // Only nesting thousands of levels deep overflows the serializer, and each level costs ≥ 2 bytes: far over the limit.
+    size = Infinity;
+  }
   if (size > 4096) errors.push({ field, message: "must be at most 4096 bytes as JSON" });
   if (Object.keys(meta).length > 50) errors.push({ field, message: "must have at most 50 keys" });
+  if (size <= 4096 && !storableJson(meta)) errors.push({ field, message: UNSTORABLE });
   return meta as Record<string, unknown>;
+}
+
+export const UNSTORABLE = "must not contain NUL characters or unpaired surrogates (they cannot be stored)";
+
+/** PostgreSQL text and jsonb cannot hold U+0000 or a lone UTF-16 surrogate half. */
+export function storableText(s: string): boolean {
+  return !s.includes("\u0000") && !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+}
+
+/** Every key and string value of a JSON value is storable (iterative: the value may be deep). */
+function storableJson(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (!storableText(v)) return false;
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (typeof v === "object" && v !== null) {
+      for (const [k, x] of Object.entries(v)) {
+        if (!storableText(k)) return false;
+        stack.push(x);
+      }
+    }
+  }
+  return true;
 }

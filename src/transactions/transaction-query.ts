@@ -87,13 +87,18 @@ export class TransactionQuery {
     return { rows: out, hasNextPage: rows.length > first };
   }
 
-  /** One transaction the principal may see, expired on read if due; null otherwise (never "forbidden"). */
+  /**
+   * One transaction the principal may see, expired on read if due; null otherwise (never "forbidden").
+   * The scope is part of the lookup itself, so another key's transaction costs exactly what a missing one
+   * does (no row is read and dropped; test/faults/input/isolation.test.ts measures it).
+   */
   async one(p: Principal, id: string): Promise<TxRecord | null> {
     if (p.type === "anonymous") throw unauthenticated();
-    const tx = await this.store.get(id);
-    if (tx === null) return null;
-    const mine = p.type === "admin" || (p.type === "key" && tx.apiKeyRef === p.keyId) || (p.type === "client" && tx.id === p.transactionId);
-    return mine ? this.store.expireIfDue(tx) : null;
+    if (p.type === "client" && id !== p.transactionId) return null;
+    const rows = p.type === "key"
+      ? await this.db.query(`select * from "transaction" where id = ? and api_key_ref = ?`, [id, p.keyId])
+      : await this.db.query(`select * from "transaction" where id = ?`, [id]);
+    return rows.length === 0 ? null : this.store.expireIfDue(rowToTx(rows[0]));
   }
 
   private scope(p: Principal, add: (sql: string, ...v: unknown[]) => void): void {
