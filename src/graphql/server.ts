@@ -5,7 +5,7 @@ import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { RequestHandler } from "express";
-import { GraphQLError, specifiedRules, validate, type GraphQLSchema } from "graphql";
+import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
 import type { Services } from "../services.js";
 import { credentialsFromConnectionParams, credentialsFromHeaders } from "../auth/credentials.js";
@@ -34,7 +34,8 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     };
   };
 
-  const wss = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // Frames are capped like HTTP bodies (64 KiB); ws would take 100 MiB by default. Over the cap: close 1009.
+  const wss = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: 64 * 1024 });
   const wsCleanup = useServer<Record<string, unknown>, { ctx?: GqlContext }>(
     {
       schema,
@@ -42,6 +43,13 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
       onSubscribe: (_ctx, _id, payload) => {
         const nesting = documentNesting(payload.query);
         if (nesting > MAX_DOCUMENT_NESTING) return [new GraphQLError(tooDeepMessage(nesting), { extensions: { code: "BAD_USER_INPUT" } })];
+        // graphql-ws lets a syntax error escape and closes the whole socket with 4500 (every other
+        // subscription on it ends too); answered as an error for this subscription instead.
+        try {
+          parse(payload.query);
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError("The document could not be parsed", { extensions: { code: "BAD_USER_INPUT" } })];
+        }
       },
       onConnect: async (ctx) => {
         const principal = await services.auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));

@@ -1,7 +1,9 @@
 // Regressions found by the GraphQL fuzz suite (test/faults/input/graphql-fuzz.test.ts): each case once
 // answered INTERNAL (or HTTP 500), or a body that was not a GraphQL response.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { createClient } from "graphql-ws";
+import WebSocket from "ws";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
 
 type Gql = { data?: unknown; errors?: { message: string; extensions: { code: string; details: unknown[] } }[] };
@@ -76,8 +78,39 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
     expect(JSON.stringify(everything.sub.error)).toContain(`"code":"UNAUTHENTICATED"`);
   });
 
+  it("admin operations with NUL in an id or a text field are BAD_USER_INPUT naming it, not INTERNAL", async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const list = await gql({ query: `query { apiKeys(merchantId: "\\u0000") { id } }` }, admin);
+    expect((list.body as Gql).errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", details: [{ field: "merchantId" }] } });
+    const created = await gql({ query: `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`, variables: { input: { name: "a\u0000b" } } }, admin);
+    expect((created.body as Gql).errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", details: [{ field: "name" }] } });
+  });
+
+  it("over graphql-ws, a syntax error answers that subscription and keeps the socket (it used to close it with 4500)", async () => {
+    const client = createClient({ url: `${t.url.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket, connectionParams: AUTH.qr(tenant.keys.qr), retryAttempts: 0, lazy: false });
+    const closes: number[] = [];
+    client.on("closed", (e) => void closes.push((e as { code: number }).code));
+    const first = await new Promise<unknown>((resolve) => client.subscribe({ query: "subscription { transactionUpdates { id } " }, { next: resolve, error: resolve, complete: () => resolve("complete") }));
+    expect(JSON.stringify(first)).toContain(`"code":"BAD_USER_INPUT"`);
+    const viewer = await new Promise<unknown>((resolve) => client.subscribe({ query: "{ viewer { type } }" }, { next: resolve, error: resolve, complete: () => undefined }));
+    expect(viewer).toEqual({ data: { viewer: { type: "key" } } });
+    expect(closes).toEqual([]);
+    await client.dispose();
+  });
+
+  it("over graphql-ws, a frame over 64 KiB closes the socket with 1009, like a body over 64 KiB", async () => {
+    const ws = new WebSocket(`${t.url.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws");
+    const code = await new Promise<number>((resolve) => {
+      ws.on("open", () => ws.send(JSON.stringify({ type: "connection_init", payload: { pad: "p".repeat(70_000) } })));
+      ws.on("close", (c) => resolve(c));
+      ws.on("error", () => undefined);
+    });
+    expect(code).toBe(1009);
+  });
+
   it("over graphql-ws, a deeply nested document is refused with BAD_USER_INPUT too", async () => {
-    const query = `subscription { ${"... on Subscription { ".repeat(3000)}transactionUpdates { id }${" }".repeat(3000)} }`;
+    // 2 000 levels: deep enough to be refused, small enough (≈ 44 KB) to fit the 64 KiB frame cap.
+    const query = `subscription { ${"... on Subscription { ".repeat(2000)}transactionUpdates { id }${" }".repeat(2000)} }`;
     const { sub } = subscribe(t.url, AUTH.qr(tenant.keys.qr), query);
     await sub.done;
     expect(JSON.stringify(sub.error)).toContain("BAD_USER_INPUT");

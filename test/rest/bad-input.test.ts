@@ -76,10 +76,18 @@ describe("REST: hostile input is refused with the documented error body", () => 
     expect((await post(`${t.url}/qr/generate`, { amount: 9_999_999_999.99, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))).status).toBe(200);
   });
 
-  it("a gateway customer field or item name with NUL is 400 naming it", async () => {
-    const res = await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: "nul-1", amount: 1, currency: "USD", firstName: "a\u0000b", items: [{ name: "x\ud800", quantity: 1, price: 1 }] } }, AUTH.gateway(tenant.keys.gateway));
+  it("a gateway customer field or item name with NUL or an unpaired surrogate is 400 naming it", async () => {
+    const res = await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: "sur-1", amount: 1, currency: "USD", firstName: "a\udc00b", items: [{ name: "x\ud800", quantity: 1, price: 1 }] } }, AUTH.gateway(tenant.keys.gateway));
     expect(res.status).toBe(400);
     expect(fields(res.body).sort()).toEqual(["qrData.firstName", "qrData.items.0.name"]);
+    const nul = await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: "nul-1", amount: 1, currency: "USD", lastName: "a\u0000b" } }, AUTH.gateway(tenant.keys.gateway));
+    expect(nul.status).toBe(400);
+    expect(fields(nul.body)).toEqual(["qrData.lastName"]);
+  });
+
+  it("/qr/verify and /qr/decode still judge any string, NUL included (false / a non-zero status)", async () => {
+    expect((await post(`${t.url}/qr/verify`, { qrData: "0002\u0000" }, AUTH.qr(tenant.keys.qr))).body).toBe(false);
+    expect((await post(`${t.url}/qr/decode`, { qrData: "0002\u0000" }, AUTH.qr(tenant.keys.qr))).body).toMatchObject({ status: { code: 1 } });
   });
 
   it("an identifier with NUL is 400, not a database error", async () => {

@@ -10,6 +10,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import fc from "fast-check";
 import { startService, healthy, type ServiceProcess } from "./support/service.js";
 import { Client, pool, type Answer, type OutRequest } from "./support/http.js";
+import { runSession } from "./support/ws-session.js";
 import { checkGraphQLResponse } from "./support/contract.js";
 import { FAMILIES, adminKeysAtRoot, build, lexNesting, measureDoc, tryParse, usesIntrospection, type Family } from "./support/gql-docs.js";
 import { ADMIN_TOKEN } from "./support/service.js";
@@ -241,6 +242,53 @@ describe(`GraphQL fuzz (seed ${SEED})`, () => {
     const t = await new Client(prod.url, 1).send({ method: "POST", path: "/graphql", headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify({ query: "{ __typename }" })) });
     expect(t.json).toEqual({ data: { __typename: "Query" } });
     await run("production instance", () => prod, ["admin", "none", "garbageBearer"], mostlyPost, Math.ceil(RUNS / 4), 3, true);
+  });
+
+  it(`graphql-ws: ${Math.ceil(RUNS / 10)} sessions of generated frames (credentials, documents, garbage, oversized frames): documented codes only, no 4500, no crash`, async () => {
+    const started = performance.now();
+    const s: (typeof stats)[string] = (stats["graphql-ws sessions"] = { n: 0, ms: 0, maxMs: 0, statuses: {} });
+    const params = fc.constantFrom<Record<string, unknown>>(
+      headersFor("qr", who), headersFor("gateway", who), headersFor("admin", who), { clientToken: who.clientToken }, { authorization: "Bearer nope" }, {}, { apiKey: who.tenant.keys.qr, authType: "api-key" },
+      { "x-api-key": who.tenant.keys.qr, "x-auth-type": "api-gateway" }, { "x-api-key": ["x"], nested: { deep: true } },
+    );
+    const subDoc = fc.record({ id: fc.constantFrom("txn_doesnotexist000", "", "\u0000", "x".repeat(300)), field: fc.constantFrom("transactionUpdated", "transactionUpdates"), last: fc.option(fc.constantFrom("evt_nope", "", "\ud800"), { nil: undefined }) })
+      .map(({ id, field, last }) => field === "transactionUpdated" ? `subscription { transactionUpdated(transactionId: "${id}"${last !== undefined ? `, lastEventId: "${last}"` : ""}) { id type transaction { transactionId status } } }` : `subscription { transactionUpdates(status: SUCCESS${last !== undefined ? `, lastEventId: "${last}"` : ""}) { id } }`);
+    const doc = fc.oneof(subDoc, caseArb(["qr"], fc.constant<Transport>("post")).map((c) => build(c.family, c.seed, c.size).query));
+    const frame = fc.oneof(
+      { weight: 6, arbitrary: fc.tuple(fc.constantFrom("1", "2", "a", "1"), doc, fc.option(fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 })), { nil: undefined })).map(([id, query, variables]) => JSON.stringify({ id, type: "subscribe", payload: { query, variables } })) },
+      { weight: 2, arbitrary: params.map((payload) => JSON.stringify({ type: "connection_init", payload })) },
+      { weight: 1, arbitrary: fc.constantFrom(JSON.stringify({ type: "ping" }), JSON.stringify({ type: "pong", payload: [1] }), JSON.stringify({ id: "1", type: "complete" }), JSON.stringify({ type: "nope" }), "{", "null", "[]", JSON.stringify({ type: "subscribe" }), JSON.stringify({ id: 5, type: "subscribe", payload: { query: 5 } })) },
+      { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 50 }) },
+      { weight: 1, arbitrary: fc.constantFrom(200_000, 2_000_000).map((n) => JSON.stringify({ id: "big", type: "subscribe", payload: { query: "subscription { transactionUpdates { id } }", variables: { pad: "p".repeat(n) } } })) },
+    );
+    const session = fc.tuple(fc.boolean(), params, fc.array(frame, { minLength: 1, maxLength: 6 })).map(([init, p, frames]) => (init ? [JSON.stringify({ type: "connection_init", payload: p }), ...frames] : frames));
+    const allowedClose = new Set([1000, 1005, 1006, 1009, 4400, 4401, 4403, 4408, 4409, 4429]);
+    await fc.assert(
+      fc.asyncProperty(fc.array(session, { minLength: 20, maxLength: 20 }), async (sessions) => {
+        const outcomes = await pool(sessions, 6, (frames) => runSession(svc.url, frames));
+        for (const [i, o] of outcomes.entries()) {
+          s.n++;
+          s.statuses[o.closeCode ?? 0] = (s.statuses[o.closeCode ?? 0] ?? 0) + 1;
+          const where = `frames ${JSON.stringify(sessions[i].map((f) => f.slice(0, 300)))}\n  got ${JSON.stringify(o).slice(0, 1500)}`;
+          if (o.closeCode !== null && !allowedClose.has(o.closeCode)) throw new Error(`closed with ${o.closeCode} ${o.closeReason}\n  ${where}`);
+          for (const m of o.messages as { type?: string; payload?: unknown }[]) {
+            const errors = m.type === "error" ? (m.payload as unknown[]) : m.type === "next" ? ((m.payload as { errors?: unknown[] }).errors ?? []) : [];
+            if (errors.length === 0) continue;
+            const problem = checkGraphQLResponse(200, { errors });
+            if (problem) throw new Error(`${problem}\n  ${where}`);
+          }
+        }
+        if (svc.exit !== null) throw new Error(`the service exited: ${JSON.stringify(svc.exit)}`);
+      }),
+      {
+        seed: SEED + 4, numRuns: Math.ceil(RUNS / 10 / 20), endOnFailure: true, path: process.env.FUZZ_PATH,
+        reporter: (r) => {
+          if (r.failed) throw new Error(`FUZZ_SEED=${SEED} (graphql-ws) path ${r.counterexamplePath}: ${r.errorInstance instanceof Error ? r.errorInstance.message : String(r.errorInstance)}`);
+        },
+      },
+    );
+    s.ms = performance.now() - started;
+    expect(await healthy(svc)).toBe(true);
   });
 
   it("the service is still up, logged no errors, and the other tenant's rows never showed", async () => {

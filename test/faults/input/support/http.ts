@@ -53,10 +53,18 @@ export class Client {
     try {
       return await this.once(r, timeoutMs);
     } catch (err) {
-      if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === "ECONNRESET") return this.once(r, timeoutMs);
+      // On a machine loaded far past its cores, a connection reset also happens on fresh sockets now and then;
+      // one retry is allowed and counted (a server that resets on some input does it again, and fails).
+      if ((err as NodeJS.ErrnoException).code === "ECONNRESET") {
+        this.retries++;
+        return this.once(r, timeoutMs);
+      }
       throw err;
     }
   }
+
+  /** Requests sent twice because the first attempt's connection was reset before any answer. */
+  retries = 0;
 
   private once(r: OutRequest, timeoutMs: number): Promise<Answer> {
     const started = performance.now();

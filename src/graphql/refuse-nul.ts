@@ -1,0 +1,64 @@
+import { isInputObjectType, isListType, isNonNullType, type GraphQLInputType } from "graphql";
+import type { MiddlewareFn } from "type-graphql";
+import { AppError } from "../errors.js";
+
+/** Operations that judge a string instead of storing or looking it up: any string gets an answer there (decisions.md). */
+const JUDGED_TEXT = new Set(["verifyQr", "decodeQr"]);
+
+/** True when any string in a JSON value (keys included) holds U+0000. Iterative: the value may be deep. */
+function holdsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (v.includes("\u0000")) return true;
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (typeof v === "object" && v !== null) {
+      for (const [k, x] of Object.entries(v)) {
+        if (k.includes("\u0000")) return true;
+        stack.push(x);
+      }
+    }
+  }
+  return false;
+}
+
+/** Path of the first argument value holding U+0000, following input types down to their scalars (meta is one field). */
+export function nulPath(value: unknown, type: GraphQLInputType, path: string): string | null {
+  const t = isNonNullType(type) ? type.ofType : type;
+  if (value === null || value === undefined) return null;
+  if (isListType(t)) {
+    if (!Array.isArray(value)) return null;
+    for (let i = 0; i < value.length; i++) {
+      const p = nulPath(value[i], t.ofType, `${path}.${i}`);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  if (isInputObjectType(t)) {
+    const fields = t.getFields();
+    for (const [k, x] of Object.entries(value as Record<string, unknown>)) {
+      const p = fields[k] ? nulPath(x, fields[k].type, `${path}.${k}`) : null;
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  return holdsNul(value) ? path : null;
+}
+
+/**
+ * PostgreSQL cannot hold U+0000 in text, and the driver cannot even send it as a parameter: a NUL in an
+ * argument of any root operation (an id, a name, a URL, meta) is refused here as BAD_USER_INPUT naming the
+ * field, instead of failing in the database as INTERNAL. Field paths are relative to `input`, as REST bodies are.
+ */
+export const RefuseNul: MiddlewareFn = ({ args, info }, next) => {
+  if (info.path.prev === undefined && !JUDGED_TEXT.has(info.fieldName)) {
+    for (const def of info.parentType.getFields()[info.fieldName]?.args ?? []) {
+      const path = nulPath(args[def.name], def.type, def.name);
+      if (path === null) continue;
+      const field = path.startsWith("input.") ? path.slice(6) : path;
+      throw new AppError("BAD_USER_INPUT", `${field} must not contain NUL characters (U+0000)`, [{ field, message: "must not contain NUL characters (U+0000)" }]);
+    }
+  }
+  return next();
+};
