@@ -174,7 +174,7 @@ function readPpid(pid: number): number {
 
 async function fetchPolls(ups: Upstreams, links: Tracked[]): Promise<number[]> {
   return Promise.all(links.map(async (l) => {
-    const res = await fetch(`${ups.link.base}/sim/link/clients/${l.clientId}`);
+    const res = await fetch(`${ups.link.controlBase}/sim/link/clients/${l.clientId}`);
     return ((await res.json()) as { polls: number }).polls;
   }));
 }

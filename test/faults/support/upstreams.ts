@@ -14,18 +14,41 @@ import { sleep } from "./cluster.js";
 
 export const NETWORK_TOKEN = "faults-network-token";
 
-/** An express app on a fixed loopback port that can go down and come back. */
+/**
+ * An upstream: its API (what the service calls) on a fixed loopback port that can go down and come
+ * back, and its controls (the payer's actions, fault injection) on a port of their own that stays up.
+ */
 export class Upstream {
   private server: Server | null = null;
+  private controlServer: Server | null = null;
   port = 0;
+  controlPort = 0;
   /** Requests that reached the API (counted before faults and delays), in all and by last path segment. */
   arrivals = 0;
   readonly byPath = new Map<string, number>();
 
-  constructor(readonly name: string, readonly app: express.Express) {}
+  constructor(readonly name: string, readonly app: express.Express, readonly controls: express.Express) {}
 
   get base(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  get controlBase(): string {
+    return `http://127.0.0.1:${this.controlPort}`;
+  }
+
+  async startControls(): Promise<void> {
+    const server = createServer(this.controls);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    this.controlPort = (server.address() as AddressInfo).port;
+    this.controlServer = server;
+  }
+
+  async close(): Promise<void> {
+    await this.down();
+    const server = this.controlServer;
+    this.controlServer = null;
+    if (server) await new Promise<void>((r) => server.close(() => r()));
   }
 
   get isUp(): boolean {
@@ -74,7 +97,7 @@ export class Upstream {
   }
 
   async post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(this.base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(this.controlBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -108,24 +131,22 @@ function fakeQr(amount: string, currency: string | number): string {
 
 export async function startUpstreams(): Promise<Upstreams> {
   const networkSim = createNetworkSimulator({ token: NETWORK_TOKEN });
-  const networkApp = express();
-  const network = Object.assign(new Upstream("network", networkApp), { sim: networkSim });
-  networkApp.use("/sim/network-api", network.count, networkSim.api);
-  networkApp.use(networkSim.controls);
+  const network = Object.assign(new Upstream("network", express(), express()), { sim: networkSim });
+  network.app.use("/sim/network-api", network.count, networkSim.api);
+  network.controls.use(networkSim.controls);
 
   const gatewaySim = createGatewaySimulator({ makeQr: fakeQr });
-  const gatewayApp = express();
-  const gateway = Object.assign(new Upstream("gateway", gatewayApp), { sim: gatewaySim });
-  gatewayApp.use("/sim/gateway-api", gateway.count, gatewaySim.api);
-  gatewayApp.use(gatewaySim.controls);
+  const gateway = Object.assign(new Upstream("gateway", express(), express()), { sim: gatewaySim });
+  gateway.app.use("/sim/gateway-api", gateway.count, gatewaySim.api);
+  gateway.controls.use(gatewaySim.controls);
 
   const linkSim = createLinkSimulator({ makeQr: fakeQr });
-  const linkApp = express();
-  const link = Object.assign(new Upstream("link", linkApp), { sim: linkSim });
-  linkApp.use("/sim/link/api", link.count);
-  linkApp.use(linkSim.router, linkSim.controls);
+  const link = Object.assign(new Upstream("link", express(), express()), { sim: linkSim });
+  link.app.use("/sim/link/api", link.count);
+  link.app.use(linkSim.router);
+  link.controls.use(linkSim.controls);
 
-  await Promise.all([network.up(), gateway.up(), link.up()]);
+  await Promise.all([network.up(), gateway.up(), link.up(), network.startControls(), gateway.startControls(), link.startControls()]);
   const all = { network, gateway, link };
   return {
     ...all,
@@ -143,7 +164,7 @@ export async function startUpstreams(): Promise<Upstreams> {
       if (res.status !== 200) throw new Error(`${which} fault ${mode}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
     },
     async close() {
-      await Promise.all([network.down(), gateway.down(), link.down()]);
+      await Promise.all([network.close(), gateway.close(), link.close()]);
     },
   };
 }
