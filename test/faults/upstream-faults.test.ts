@@ -22,8 +22,6 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
   let receiver: WebhookReceiver;
   let cluster: Cluster;
   let api: ServiceProcess;
-  let tenant: Tenant;
-  const txs: Tracked[] = [];
 
   beforeAll(async () => {
     db = await createFaultsDatabase();
@@ -32,7 +30,6 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
     cluster = new Cluster({ name: "upstream-faults", databaseUrl: db.url, env: ups.env });
     api = await cluster.add("api", "api");
     await cluster.add("worker", "worker");
-    tenant = await createTenant(api.url, ups, receiver, "Fault Shop");
   });
 
   afterAll(async () => {
@@ -44,6 +41,9 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
 
   for (const kind of ["down", "slow", "garbage"] as FaultKind[]) {
     it(`${kind}: nothing ends during the fault that the payer did not end; every payment ends right after recovery`, () => withLogs(cluster, async () => {
+      // A tenant per round, so one round's outcome never leaks into the next one's checks.
+      const tenant: Tenant = await createTenant(api.url, ups, receiver, `Fault Shop ${kind}`);
+      const txs: Tracked[] = [];
       // Per area: [settled during the fault, settled after it] × outcomes.
       const during = [
         await generateQr(api.url, tenant, "SUCCESS"), await generateQr(api.url, tenant, "FAILED"),
