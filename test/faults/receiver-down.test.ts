@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, type TestApp } from "../support/app.js";
-import { sleep } from "./support/cluster.js";
+import { ADMIN_TOKEN, sleep } from "./support/cluster.js";
 import { createFaultsDatabase, FULL } from "./support/db.js";
 import { startUpstreams, type Upstreams } from "./support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
@@ -27,7 +27,7 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
     db = await createFaultsDatabase();
     ups = await startUpstreams();
     receiver = await startReceiver();
-    t = await startTestApp({ SIMULATORS: "false", ...ups.env, LOG_LEVEL: "silent", WEBHOOK_TIMEOUT_MS: "3000" }, { role: "serve", dbUrl: db.url });
+    t = await startTestApp({ SIMULATORS: "false", ...ups.env, ADMIN_TOKEN, LOG_LEVEL: "silent", WEBHOOK_TIMEOUT_MS: "3000" }, { role: "serve", dbUrl: db.url });
     tenant = await createTenant(t.url, ups, receiver, "Hook Shop");
   });
 
