@@ -13,6 +13,8 @@ export class EventListener {
   private stopped = false;
   private lastSeq = "0";
   private retryMs = 250;
+  /** Publishes in notification order (= commit order), whatever order the event rows load in. */
+  private publishing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -39,7 +41,7 @@ export class EventListener {
       if (!this.stopped) setTimeout(() => void this.reconnect(), this.retryMs).unref();
     });
     client.on("notification", (msg) => {
-      if (msg.channel === NOTIFY_CHANNEL && msg.payload) void this.deliver(msg.payload);
+      if (msg.channel === NOTIFY_CHANNEL && msg.payload) this.deliver(msg.payload);
     });
     await client.connect();
     await client.query(`listen ${NOTIFY_CHANNEL}`);
@@ -62,14 +64,17 @@ export class EventListener {
     for (const e of await this.store.eventsAfter(this.lastSeq, 1000)) this.bus.publish(e);
   }
 
-  private async deliver(eventId: string): Promise<void> {
+  private deliver(eventId: string): void {
     if (this.bus.hasSeen(eventId)) return;
-    try {
-      const e = await this.store.eventById(eventId);
-      if (e) this.bus.publish(e);
-    } catch (err) {
+    // Rows load concurrently; publishing waits for the ones notified earlier.
+    const loading = this.store.eventById(eventId).catch((err: unknown) => {
       this.logger.warn({ err, eventId }, "could not load notified event");
-    }
+      return null;
+    });
+    this.publishing = this.publishing.then(async () => {
+      const e = await loading;
+      if (e) this.bus.publish(e);
+    });
   }
 
   async stop(): Promise<void> {

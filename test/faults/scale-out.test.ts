@@ -99,7 +99,7 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
       const missing = [...want].filter((id) => !got.includes(id));
       const foreign = got.filter((id) => !want.has(id));
       const dupes = got.length - new Set(got).size;
-      return { who: `${s.api}/${s.keyId}`, missing: missing.length, foreign: foreign.length, dupes, error: s.sub.error ? JSON.stringify(s.sub.error).slice(0, 200) : null };
+      return { who: `${s.api}/${s.keyId}`, missing: missing.length, foreign: foreign.length, dupes, error: s.sub.error ? JSON.stringify(s.sub.error).slice(0, 200) : null, sample: missing.slice(0, 3) };
     }).filter((g) => g.missing || g.foreign || g.dupes || g.error);
     while (gaps().length > 0 && Date.now() < deadline) await sleep(500);
     for (const s of subs) s.close();
