@@ -5,7 +5,7 @@ import { createFaultsDatabase, FULL } from "./support/db.js";
 import { startUpstreams, type Upstreams } from "./support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
 import { AUTH, createTenant, dbClient, generateGateway, generateLink, generateQr, settle, type Outcome, type Tenant, type Tracked } from "./support/tenant.js";
-import { assertInvariants, waitDelivered, waitTerminal } from "./support/invariants.js";
+import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
 
 const PER_TENANT = FULL ? { qr: 60, gateway: 20, link: 3 } : { qr: 24, gateway: 8, link: 2 };
 const ALL = `subscription { transactionUpdates { id type transaction { transactionId status } } }`;
@@ -82,6 +82,7 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
     for (const l of links) await settle(ups, l);
 
     await waitTerminal(db.url, txs, 180_000);
+    for (const [i, api] of apis.entries()) txs.push(await probe(cluster.processes, api, ups, tenants[i], db.url));
     await waitDelivered(db.url, tenants.flatMap((t) => Object.values(t.keyIds)), receiver, 90_000);
     const summary = await assertInvariants(db.url, tenants, txs, receiver);
     const loadS = Math.round((Date.now() - started) / 1000);

@@ -142,7 +142,7 @@ export async function assertInvariants(dbUrl: string, tenants: Tenant[], txs: Tr
  * "The service answers normally again": every process is ready, and a fresh payment goes end to end
  * (generate on the first api process, pay, SUCCESS, webhooks). Returns the probe transaction to track.
  */
-export async function probe(processes: ServiceProcess[], api: ServiceProcess, ups: Upstreams, tenant: Tenant, dbUrl: string): Promise<Tracked> {
+export async function probe(processes: ServiceProcess[], api: { url: string }, ups: Upstreams, tenant: Tenant, dbUrl: string): Promise<Tracked> {
   for (const p of processes.filter((x) => x.running)) await p.waitReady(30_000);
   const tx = await generateQr(api.url, tenant, "SUCCESS");
   await settle(ups, tx);
