@@ -84,6 +84,17 @@ describe(`PostgreSQL stopped for ${GAP_MS / 1000} s under load`, () => {
     for (const p of cluster.processes) await p.waitReady(60_000);
     const readyS = Math.round((Date.now() - readyBy) / 1000);
 
+    // No connection leaked by the reconnects: one LISTEN connection per process, pools within their sizes
+    // (ORM DB_POOL_SIZE=5 + jobs 4 + listener 1 per process). Found: every failed reconnect of the event
+    // listener scheduled one more, so a 20 s outage left thousands of attempts and "too many clients".
+    const conns = await dbClient(db.url);
+    const { rows: act } = await conns.query<{ listeners: string; total: string }>(
+      `select count(*) filter (where query ilike 'listen %')::text as listeners, count(*)::text as total
+       from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
+    await conns.end();
+    expect(Number(act[0].listeners)).toBe(cluster.processes.length);
+    expect(Number(act[0].total)).toBeLessThanOrEqual(cluster.processes.length * 10);
+
     // A generate the client saw fail may still have committed (the answer was lost): it is the
     // merchant's unknown payment, never paid, so it must end EXPIRED like any unpaid QR.
     const c = await dbClient(db.url);
