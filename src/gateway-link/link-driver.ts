@@ -4,7 +4,7 @@
 
 import { ProtocolError, TimeoutError, type Page } from "puppeteer-core";
 import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
-import { PageTraffic, type LinkEvent, type WatchOptions } from "./page-traffic.js";
+import { PageTraffic, PageTrafficError, UNAVAILABLE_STATUSES, type LinkEvent, type WatchOptions } from "./page-traffic.js";
 import { simulatedLinkProtocol, type LinkPageProtocol, type LinkSessionInfo } from "./link-protocol.js";
 
 export type { LinkEvent, WatchOptions };
@@ -13,8 +13,14 @@ export type LinkDriverErrorKind = "timeout" | "page_error" | "browser_error";
 
 export class LinkDriverError extends Error {
   override readonly name = "LinkDriverError";
-  constructor(readonly kind: LinkDriverErrorKind, message: string, options?: { cause?: unknown }) {
+  /**
+   * The page's site was unreachable or did not answer usably (timeouts, network errors, HTTP
+   * 429/502/503/504, unreadable answers): an outage to wait out, not a failure of this payment.
+   */
+  readonly unavailable: boolean;
+  constructor(readonly kind: LinkDriverErrorKind, message: string, options?: { cause?: unknown; unavailable?: boolean }) {
     super(message, options);
+    this.unavailable = options?.unavailable ?? kind === "timeout";
   }
 }
 
@@ -111,7 +117,10 @@ async function startSession(pool: BrowserPool, options: CommonOptions, target: s
   try {
     const info = await withinDeadline(deadline, lease.signal, async () => {
       const response = await lease.page.goto(target, { waitUntil: "domcontentloaded", timeout: remainingMs() });
-      if (!response?.ok()) throw new LinkDriverError("page_error", `the payment page answered HTTP ${response?.status() ?? "nothing"}`);
+      if (!response?.ok()) {
+        const status = response?.status();
+        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status ?? "nothing"}`, { unavailable: status === undefined || UNAVAILABLE_STATUSES.has(status) });
+      }
       await steps.interact(lease.page, protocol, remainingMs);
       return traffic.session;
     });
@@ -159,6 +168,9 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
     return new LinkDriverError(err.code === "POOL_FULL" ? "timeout" : "browser_error", err.message, { cause: err });
   }
   if (err instanceof TimeoutError) return new LinkDriverError("timeout", `payment page too slow: ${err.message}`, { cause: err });
+  if (err instanceof PageTrafficError) return new LinkDriverError("page_error", err.message, { cause: err, unavailable: err.unavailable });
+  // Navigation that never reached the site (refused, reset, DNS, …) is an outage of the page.
+  if (err instanceof Error && /net::ERR_/.test(err.message)) return new LinkDriverError("page_error", err.message, { cause: err, unavailable: true });
   if (err instanceof ProtocolError || (err instanceof Error && /Target closed|Session closed|Connection closed/i.test(err.message))) {
     return new LinkDriverError("browser_error", err.message, { cause: err });
   }

@@ -3,19 +3,24 @@ import type { Services } from "../services.js";
 import type { JobSpec } from "../jobs/scheduler.js";
 import { claimDue } from "../transactions/claim.js";
 import type { BrowserPool } from "./browser.js";
-import { resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
+import { LinkDriverError, resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
 import type { LinkService } from "./link-service.js";
 
 const RESUME_ATTEMPTS = 3;
 const TICK_MS = 250;
+/** Wait before reopening a page, growing with each failed reopening up to this. */
+const MAX_RESUME_WAIT_MS = 10_000;
 
-type Outcome = { kind: "done" } | { kind: "lost"; message: string };
+type Outcome = { kind: "done" } | { kind: "lost"; message: string; unavailable: boolean };
 
 /**
  * Holds one transaction's payment page until it ends, for at most 180 s: scanned → payment.scanned,
  * approved → SUCCESS (+ receiptUrl), the deadline → EXPIRED, a page that fails beyond `RESUME_ATTEMPTS`
- * reopenings → FAILED. The Agenda lock is short and renewed while the page is watched, so when a worker
- * dies another takes the job over within ~30 s and resumes the page by its clientId.
+ * reopenings → FAILED. An outage of the page's site (unreachable, 429/502/503/504, unreadable answers,
+ * too slow) is not a failure of the payment: the monitor keeps reopening the page, with a growing wait,
+ * until the site is back or the 180 s are over (EXPIRED), as the other areas wait out their upstreams.
+ * The Agenda lock is short and renewed while the page is watched or reopened, so when a worker dies
+ * another takes the job over within ~30 s and resumes the page by its clientId.
  */
 export function linkMonitorJob(services: Services, link: LinkService, pool: BrowserPool): JobSpec<{ transactionId: string }> {
   const { store, clock, logger } = services;
@@ -38,7 +43,7 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
         const r = await Promise.race([pending, new Promise<null>((res) => setTimeout(() => res(null), TICK_MS))]);
         if (r === null) continue;
         pending = null;
-        if (r.done) return { kind: "lost", message: "the page session ended" };
+        if (r.done) return { kind: "lost", message: "the page session ended", unavailable: false };
         const e = r.value;
         if (e.type === "scanned") {
           await store.transition({ id: txId, event: "payment.scanned", upstream: { scannedAt: clock.now().toISOString() } });
@@ -46,7 +51,7 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
           await store.transition({ id: txId, to: "SUCCESS", event: "payment.completed", receiptUrl: e.receiptUrl ?? null, upstream: { approvedAt: clock.now().toISOString() } });
           return { kind: "done" };
         } else if (e.type === "error" && e.fatal) {
-          return { kind: "lost", message: e.message };
+          return { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
         }
         const now = await store.get(txId);
         if (now === null || (now.status !== "PENDING" && now.status !== "CHECKOUT")) return { kind: "done" };
@@ -67,19 +72,25 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
       let session: LinkSession | null = link.handoff.get(transactionId) ?? null;
       link.handoff.delete(transactionId);
       let lastError = "";
-      for (let attempt = 0; attempt <= RESUME_ATTEMPTS; attempt++) {
+      // Only failures of the payment itself count towards FAILED; outages of the page's site are waited out.
+      let failures = 0;
+      for (let reopenings = 0; failures <= RESUME_ATTEMPTS; ) {
         if (clock.now().getTime() >= deadline) {
           await store.transition({ id: transactionId, to: "EXPIRED", event: "payment.expired" });
           return;
         }
+        await job.touch().catch(() => undefined);
         if (session === null) {
           const url = (tx.upstream.linkUrl as string | undefined) ?? "";
           session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: services.config.link.openTimeoutMs }).catch((err: Error) => {
             lastError = err.message;
+            if (!(err instanceof LinkDriverError && err.unavailable)) failures++;
             return null;
           });
           if (session === null) {
-            await new Promise((r) => setTimeout(r, 1000 * (attempt + 1)));
+            reopenings++;
+            const wait = Math.min(1000 * reopenings, MAX_RESUME_WAIT_MS, Math.max(0, deadline - clock.now().getTime()));
+            await new Promise((r) => setTimeout(r, wait));
             continue;
           }
         }
@@ -87,7 +98,8 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
         session = null;
         if (outcome.kind === "done") return;
         lastError = outcome.message;
-        logger.warn({ tx: transactionId, attempt, error: lastError }, "payment page lost; resuming");
+        if (!outcome.unavailable) failures++;
+        logger.warn({ tx: transactionId, failures, unavailable: outcome.unavailable, error: lastError }, "payment page lost; resuming");
         tx = (await store.get(transactionId)) ?? tx;
         if (tx.status !== "PENDING") return;
       }

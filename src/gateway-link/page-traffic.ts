@@ -12,7 +12,25 @@ export type LinkEvent =
   | { type: "request_qr" }
   | { type: "scanned" }
   | { type: "approved"; receiptUrl?: string }
-  | { type: "error"; message: string; fatal: boolean };
+  | {
+      type: "error"; message: string; fatal: boolean;
+      /**
+       * The page's site could not be reached or did not answer usably (network errors, HTTP 429/502/503/504,
+       * unreadable answers, no polls): an outage, worth resuming after. False when the page answered a
+       * definite refusal for this payment, or our browser went away.
+       */
+      unavailable?: boolean;
+    };
+
+/** HTTP statuses that mean "the site is temporarily unavailable", not "this payment failed". */
+export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** An error of the page's traffic that says whether it was an outage (see LinkEvent `unavailable`). */
+export class PageTrafficError extends Error {
+  constructor(message: string, readonly unavailable: boolean) {
+    super(message);
+  }
+}
 
 export interface WatchOptions {
   /** Consecutive failed polls (HTTP error, network error, unreadable body) that end the session. Default 5. */
@@ -30,6 +48,8 @@ export class PageTraffic {
   private finished = false;
   private lastAction: LinkAction | null = null;
   private failures = 0;
+  /** Every failure of the current run was an outage (see `unavailable`). */
+  private runUnavailable = true;
   private stallTimer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private readonly maxFailures: number;
@@ -68,7 +88,7 @@ export class PageTraffic {
     const call = this.classify(request.url());
     if (!call) return;
     const reason = `network error on ${call}: ${request.failure()?.errorText ?? "unknown"}`;
-    this.chain = this.chain.then(() => this.callFailed(call, reason));
+    this.chain = this.chain.then(() => this.callFailed(call, reason, true));
   };
 
   private readonly onPageClose = (): void => this.fatal("the payment page was closed");
@@ -97,17 +117,18 @@ export class PageTraffic {
     } catch {
       body = undefined;
     }
-    if (!response.ok()) return this.callFailed(call, `${call} answered HTTP ${response.status()}${errorText(body)}`);
+    if (!response.ok()) return this.callFailed(call, `${call} answered HTTP ${response.status()}${errorText(body)}`, UNAVAILABLE_STATUSES.has(response.status()));
     if (call === "status") {
       const status = this.protocol.parseStatus(body);
-      if (!status) return this.callFailed(call, "unreadable status answer");
+      if (!status) return this.callFailed(call, "unreadable status answer", true);
       this.failures = 0;
+      this.runUnavailable = true;
       this.armStall();
       return this.report(status.action, status.receiptUrl);
     }
     if (this.established) return; // a second session answer (e.g. a reload) changes nothing
     const info = this.protocol.parseSession(body);
-    if (!info) return this.callFailed(call, `unreadable ${call} answer`);
+    if (!info) return this.callFailed(call, `unreadable ${call} answer`, true);
     this.established = true;
     this.settle.resolve(info);
     this.armStall();
@@ -115,15 +136,16 @@ export class PageTraffic {
     if (initial) this.report(initial);
   }
 
-  private callFailed(call: LinkCall, reason: string): void {
+  private callFailed(call: LinkCall, reason: string, unavailable: boolean): void {
     if (this.finished) return;
     if (!this.established) {
-      if (call !== "status") this.settle.reject(new Error(reason));
+      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable));
       return;
     }
     this.failures += 1;
+    this.runUnavailable &&= unavailable;
     this.armStall();
-    if (this.failures >= this.maxFailures) this.fatal(`the payment page's API failed ${this.failures} times in a row; last: ${reason}`);
+    if (this.failures >= this.maxFailures) this.fatal(`the payment page's API failed ${this.failures} times in a row; last: ${reason}`, this.runUnavailable);
     else if (this.failures === 1) this.events.push({ type: "error", message: reason, fatal: false });
   }
 
@@ -139,17 +161,17 @@ export class PageTraffic {
     }
   }
 
-  private fatal(message: string): void {
+  private fatal(message: string, unavailable = false): void {
     if (this.finished) return;
-    this.settle.reject(new Error(message));
-    if (this.established) this.events.push({ type: "error", message, fatal: true });
+    this.settle.reject(new PageTrafficError(message, unavailable));
+    if (this.established) this.events.push({ type: "error", message, fatal: true, unavailable });
     this.finish();
     void this.lease.release();
   }
 
   private armStall(): void {
     clearTimeout(this.stallTimer);
-    this.stallTimer = setTimeout(() => this.fatal(`the payment page sent no status poll for ${this.stallMs} ms`), this.stallMs);
+    this.stallTimer = setTimeout(() => this.fatal(`the payment page sent no status poll for ${this.stallMs} ms`, true), this.stallMs);
     this.stallTimer.unref();
   }
 

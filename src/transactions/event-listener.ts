@@ -13,6 +13,9 @@ export class EventListener {
   private stopped = false;
   private lastSeq = "0";
   private retryMs = 250;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** Publishes in notification order (= commit order), whatever order the event rows load in. */
+  private publishing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -32,29 +35,54 @@ export class EventListener {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
+    // At most one listening connection: a previous one (if any) is let go first, silently.
+    const previous = this.client;
+    this.client = null;
+    await previous?.end().catch(() => undefined);
     const client = new pg.Client({ connectionString: this.url });
     client.on("error", (err) => this.logger.warn({ err }, "event listener connection error"));
+    // Only the connection in use asks for a reconnect when it ends; a failed attempt is retried by reconnect().
     client.on("end", () => {
-      if (this.client === client) this.client = null;
-      if (!this.stopped) setTimeout(() => void this.reconnect(), this.retryMs).unref();
+      if (this.client !== client) return;
+      this.client = null;
+      this.scheduleReconnect();
     });
     client.on("notification", (msg) => {
-      if (msg.channel === NOTIFY_CHANNEL && msg.payload) void this.deliver(msg.payload);
+      if (msg.channel === NOTIFY_CHANNEL && msg.payload) this.deliver(msg.payload);
     });
-    await client.connect();
-    await client.query(`listen ${NOTIFY_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`listen ${NOTIFY_CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.client = client;
     this.retryMs = 250;
   }
 
+  /** One pending reconnect at a time (every failure used to schedule another: a storm of connections). */
+  private scheduleReconnect(): void {
+    if (this.stopped || this.retryTimer !== null) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.reconnect();
+    }, this.retryMs);
+    this.retryTimer.unref();
+  }
+
   private async reconnect(): Promise<void> {
     try {
-      await this.connect();
+      if (this.client === null) await this.connect();
       await this.catchUp();
     } catch (err) {
       this.retryMs = Math.min(this.retryMs * 2, 5000);
       this.logger.warn({ err }, "event listener reconnect failed");
-      if (!this.stopped) setTimeout(() => void this.reconnect(), this.retryMs).unref();
+      this.scheduleReconnect();
     }
   }
 
@@ -62,18 +90,22 @@ export class EventListener {
     for (const e of await this.store.eventsAfter(this.lastSeq, 1000)) this.bus.publish(e);
   }
 
-  private async deliver(eventId: string): Promise<void> {
+  private deliver(eventId: string): void {
     if (this.bus.hasSeen(eventId)) return;
-    try {
-      const e = await this.store.eventById(eventId);
-      if (e) this.bus.publish(e);
-    } catch (err) {
+    // Rows load concurrently; publishing waits for the ones notified earlier.
+    const loading = this.store.eventById(eventId).catch((err: unknown) => {
       this.logger.warn({ err, eventId }, "could not load notified event");
-    }
+      return null;
+    });
+    this.publishing = this.publishing.then(async () => {
+      const e = await loading;
+      if (e) this.bus.publish(e);
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     await this.client?.end().catch(() => undefined);
   }
 }

@@ -48,10 +48,12 @@ export class LiveEvents {
     const stream = new EventStream<StoredEvent>();
     const buffered: StoredEvent[] = [];
     let replaying = true;
-    let lastSeq = 0n;
+    // Events read in the replay may reach the bus too (committed just before the subscription); they are
+    // skipped by id. Not by a sequence high-water mark: with several writers, events commit (and are
+    // published) in another order than their sequence numbers, and a mark would drop the late ones.
+    const replayed = new Set<string>();
     const emit = (e: StoredEvent) => {
-      if (BigInt(e.seq) <= lastSeq) return;
-      lastSeq = BigInt(e.seq);
+      if (replayed.has(e.id)) return;
       stream.push(e);
       if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
     };
@@ -73,7 +75,10 @@ export class LiveEvents {
       const last = all.filter((e) => TERMINAL.includes(e.status as TxStatus)).pop();
       if (last) replay = [last];
     }
-    for (const e of replay) emit(e);
+    for (const e of replay) {
+      emit(e);
+      replayed.add(e.id);
+    }
     replaying = false;
     for (const e of buffered) emit(e);
     return stream;

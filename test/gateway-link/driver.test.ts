@@ -106,10 +106,35 @@ describe("link driver against the simulated payment-link page", () => {
     const errors = await rest(events);
     expect(errors).toHaveLength(2);
     expect(errors[0]).toMatchObject({ type: "error", fatal: false });
-    expect(errors[1]).toMatchObject({ type: "error", fatal: true });
+    // A 500 for this client is the page refusing the payment, not an outage of its site.
+    expect(errors[1]).toMatchObject({ type: "error", fatal: true, unavailable: false });
     expect((errors[1] as { message: string }).message).toMatch(/failed 3 times in a row.*HTTP 500/);
     await session.close();
     expect(pool.stats().pages).toBe(0);
+  });
+
+  it("tells an outage of the page's site (503, garbage) from a refusal of the payment: `unavailable` on the error", async () => {
+    const session = await open("3.00", 840);
+    const events = session.events[Symbol.asyncIterator]();
+    await nextMatching(events, (e) => e.type === "request_qr");
+    const url = sim.linkUrl("coffee-shop", "USD");
+    try {
+      await sim.post("/sim/link/fault", { mode: "down" });
+      const errors = await rest(events);
+      expect(errors[errors.length - 1]).toMatchObject({ type: "error", fatal: true, unavailable: true });
+      const down = await resumeLinkSession(pool, { url, clientId: session.clientId, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
+      expect(down).toBeInstanceOf(LinkDriverError);
+      expect(down).toMatchObject({ unavailable: true, message: expect.stringMatching(/HTTP 503/) });
+      await sim.post("/sim/link/fault", { mode: "garbage" });
+      const garbage = await resumeLinkSession(pool, { url, clientId: session.clientId, timeoutMs: 3_000, watch }).catch((e: unknown) => e);
+      expect(garbage).toMatchObject({ kind: "timeout", unavailable: true });
+    } finally {
+      await sim.post("/sim/link/fault", { mode: "ok" });
+    }
+    await sim.post("/sim/link/break", { clientId: session.clientId });
+    const refused = await resumeLinkSession(pool, { url, clientId: session.clientId, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ unavailable: false, message: expect.stringMatching(/HTTP 500/) });
+    await session.close();
   });
 
   it("resumes an existing payment after the first session was closed, then sees it approved", async () => {
@@ -132,7 +157,7 @@ describe("link driver against the simulated payment-link page", () => {
     const blind = { ...simulatedLinkProtocol, classify: (url: URL) => { const c = simulatedLinkProtocol.classify(url); return c === "status" ? null : c; } };
     const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "1.00", currency: 116, timeoutMs: 15_000, protocol: blind, watch: { stallMs: 600 } });
     const events = await rest(session.events[Symbol.asyncIterator]());
-    expect(events).toEqual([{ type: "request_qr" }, { type: "error", fatal: true, message: "the payment page sent no status poll for 600 ms" }]);
+    expect(events).toEqual([{ type: "request_qr" }, { type: "error", fatal: true, unavailable: true, message: "the payment page sent no status poll for 600 ms" }]);
     await session.close();
   });
 

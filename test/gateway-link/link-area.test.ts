@@ -62,6 +62,24 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     expect(await events(b.transactionId)).toEqual(["payment.created", "payment.failed"]);
   }, 120_000);
 
+  it("the payment page's site down for 20 s (503): the payment stays PENDING, then the payer approves → SUCCESS", async () => {
+    const b = (await gen({ amount: 4000, currency: 116 })).body as LinkTx;
+    await new Promise((r) => setTimeout(r, 1500)); // the monitor holds the page
+    await post(`${t.url}/sim/link/fault`, { mode: "down" });
+    try {
+      // Five failed polls end the page session; the monitor must wait the outage out, not count it as failures.
+      for (let i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(((await check(b.transactionId)).body as LinkTx).status).toBe("PENDING");
+      }
+    } finally {
+      await post(`${t.url}/sim/link/fault`, { mode: "ok" });
+    }
+    await post(`${t.url}/sim/link/approve`, { clientId: b.data.clientId });
+    await waitFor(async () => ((await check(b.transactionId)).body as LinkTx).status === "SUCCESS", 30_000, 500);
+    expect(await events(b.transactionId)).toEqual(["payment.created", "payment.completed"]);
+  }, 90_000);
+
   it("wrong currency, expiredAfter ≠ 180000, a url field → 400 naming the field; 180000 is accepted", async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ amount: 10, currency: 840 }, "currency"],

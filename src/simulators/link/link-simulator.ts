@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { LinkClientStore, type ControlResult, type LinkClient, type LinkCurrency } from "./client-store.js";
 import { renderErrorPage, renderLinkPage, renderReceiptPage } from "./pages.js";
+import { faultControl, sleep, type FaultState } from "../http.js";
 
 export interface LinkSimulatorOptions {
   /** Builds the KHQR string for a requested amount (the app wires the real encoder). */
@@ -20,9 +21,14 @@ export interface LinkSimulatorOptions {
   maxClients?: number;
 }
 
+export type LinkFaultMode = "ok" | "down" | "garbage" | "slow";
+export const LINK_FAULT_MODES: readonly LinkFaultMode[] = ["ok", "down", "garbage", "slow"];
+
 export interface LinkSimulator {
   router: express.Router;
   controls: express.Router;
+  /** The injected fault (`POST /sim/link/fault`); it hits the page and its API, never controls or receipts. */
+  state: { fault: FaultState<LinkFaultMode> };
 }
 
 const BASE = "/sim/link";
@@ -41,8 +47,10 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
   const pollMs = options.pollIntervalMs ?? 1000;
   const store = new LinkClientStore(clock, options.retentionMs ?? 3_600_000, options.maxClients ?? 10_000);
   const json = express.json({ limit: "16kb" });
+  const state: LinkSimulator["state"] = { fault: { mode: "ok", slowMs: 1000, variant: "text" } };
 
   const router = express.Router();
+  router.use([`${BASE}/p`, `${BASE}/api`], (req, res, next) => void applyFault(state.fault, req, res, next));
   router.get(`${BASE}/p/:slug`, (req, res) => {
     const currency = CURRENCIES[String(req.query.currency ?? "KHR").toUpperCase()];
     const slug = String(req.params.slug);
@@ -131,9 +139,26 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     if (!client) return sendError(res, 404, "NOT_FOUND", `no payment-link client ${String(req.params.clientId)}`);
     res.json(inspectView(client));
   });
+  controls.post(`${BASE}/fault`, json, faultControl(LINK_FAULT_MODES, state));
   controls.use(BASE, simErrorHandler);
 
-  return { router, controls };
+  return { router, controls, state };
+}
+
+/** down: the site answers 503; garbage: 200 with a body that is not the page or its API's JSON; slow: late answers. */
+async function applyFault(fault: FaultState<LinkFaultMode>, req: Request, res: Response, next: NextFunction): Promise<void> {
+  if (fault.mode === "down") {
+    res.status(503).type("html").send("<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>");
+    return;
+  }
+  if (fault.mode === "garbage") {
+    const api = req.originalUrl.startsWith(`${BASE}/api`);
+    if (api && fault.variant === "json") res.status(200).json({ result: "ok", payload: null });
+    else res.status(200).type(api ? "text/plain" : "html").send(api ? "upstream maintenance: try later" : "<!doctype html><html><body>Maintenance</body></html>");
+    return;
+  }
+  if (fault.mode === "slow") await sleep(fault.slowMs);
+  next();
 }
 
 interface Detail { field: string; message: string }

@@ -1,0 +1,117 @@
+// A merchant's webhook endpoint: a real HTTP server that checks every delivery's signature with its own
+// HMAC (written from the README's recipe, not the service's helper), records what arrived, and can be
+// taken down (connection refused) or made to hold chosen deliveries unanswered.
+
+import { createHmac } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Delivery {
+  /** The endpoint path's key id (`/hook/<keyId>`). */
+  keyId: string;
+  eventId: string;
+  type: string;
+  transactionId: string;
+  status: string;
+  signatureOk: boolean;
+  /** The body's id and type agree with the x-event-id / x-event-type headers. */
+  headersOk: boolean;
+  timestamp: number;
+  at: number;
+  answered: number | null;
+}
+
+export function sign(secret: string, timestamp: string, body: string): string {
+  return createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+}
+
+export class WebhookReceiver {
+  readonly deliveries: Delivery[] = [];
+  /** Bodies that could not be read at all (never expected). */
+  readonly malformed: string[] = [];
+  private readonly secrets = new Map<string, string>();
+  private server: Server | null = null;
+  private readonly held: ServerResponse[] = [];
+  port = 0;
+  /** Deliveries for which this returns true are held open, never answered (until `releaseHeld`). */
+  hold: ((d: Delivery) => boolean) | null = null;
+
+  url(keyId: string): string {
+    return `http://127.0.0.1:${this.port}/hook/${keyId}`;
+  }
+
+  setSecret(keyId: string, secret: string): void {
+    this.secrets.set(keyId, secret);
+  }
+
+  async up(): Promise<void> {
+    if (this.server) return;
+    const server = createServer((req, res) => this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.port, "127.0.0.1", () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Connection refused from now on; held requests are cut. */
+  async down(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    this.held.splice(0);
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  /** Answers nothing to the held requests: drops their connections. */
+  dropHeld(): void {
+    for (const res of this.held.splice(0)) res.socket?.destroy();
+  }
+
+  /** Distinct event ids received with a valid signature (2xx answered). */
+  acknowledged(): Set<string> {
+    return new Set(this.deliveries.filter((d) => d.signatureOk && d.answered !== null && d.answered < 300).map((d) => d.eventId));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      const keyId = /^\/hook\/([^/?]+)/.exec(req.url ?? "")?.[1] ?? "";
+      const header = (n: string) => (typeof req.headers[n] === "string" ? (req.headers[n] as string) : "");
+      let body: { id?: string; type?: string; data?: { transaction?: { transactionId?: string; status?: string } } };
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        this.malformed.push(raw);
+        res.statusCode = 400;
+        res.end();
+        return;
+      }
+      const secret = this.secrets.get(keyId);
+      const ts = header("x-timestamp");
+      const signatureOk = secret !== undefined && header("x-signature").split(" ").includes(`v1=${sign(secret, ts, raw)}`);
+      const d: Delivery = {
+        keyId, eventId: body.id ?? "", type: body.type ?? "", transactionId: body.data?.transaction?.transactionId ?? "", status: body.data?.transaction?.status ?? "",
+        signatureOk, headersOk: header("x-event-id") === body.id && header("x-event-type") === body.type, timestamp: Number(ts), at: Date.now(), answered: null,
+      };
+      this.deliveries.push(d);
+      if (this.hold?.(d)) {
+        this.held.push(res);
+        return;
+      }
+      d.answered = signatureOk ? 204 : 400;
+      res.statusCode = d.answered;
+      res.end();
+    });
+  }
+}
+
+export async function startReceiver(): Promise<WebhookReceiver> {
+  const r = new WebhookReceiver();
+  await r.up();
+  return r;
+}

@@ -1,0 +1,170 @@
+// The three simulated upstreams, run in the test's own process (never the one being killed), each on
+// its own port so one can be taken down (connection refused) and brought back on the same port. Every
+// request reaching an upstream API is counted on arrival, before any injected delay, so a test knows
+// when a worker is in the middle of a call.
+
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomBytes } from "node:crypto";
+import express, { type RequestHandler } from "express";
+import { createNetworkSimulator, type NetworkSimulator } from "../../../src/simulators/network/index.js";
+import { createGatewaySimulator, type GatewaySimulator } from "../../../src/simulators/gateway/index.js";
+import { createLinkSimulator, type LinkSimulator } from "../../../src/simulators/link/index.js";
+import { sleep } from "./cluster.js";
+
+export const NETWORK_TOKEN = "faults-network-token";
+
+/**
+ * An upstream: its API (what the service calls) on a fixed loopback port that can go down and come
+ * back, and its controls (the payer's actions, fault injection) on a port of their own that stays up.
+ */
+export class Upstream {
+  private server: Server | null = null;
+  private controlServer: Server | null = null;
+  port = 0;
+  controlPort = 0;
+  /** Requests that reached the API (counted before faults and delays), in all and by last path segment. */
+  arrivals = 0;
+  readonly byPath = new Map<string, number>();
+
+  constructor(readonly name: string, readonly app: express.Express, readonly controls: express.Express) {}
+
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get controlBase(): string {
+    return `http://127.0.0.1:${this.controlPort}`;
+  }
+
+  async startControls(): Promise<void> {
+    const server = createServer(this.controls);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    this.controlPort = (server.address() as AddressInfo).port;
+    this.controlServer = server;
+  }
+
+  async close(): Promise<void> {
+    await this.down();
+    const server = this.controlServer;
+    this.controlServer = null;
+    if (server) await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  get isUp(): boolean {
+    return this.server !== null;
+  }
+
+  async up(): Promise<void> {
+    if (this.server) return;
+    const server = createServer(this.app);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.port, "127.0.0.1", () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Closes the port: callers get "connection refused"; requests in flight are cut. */
+  async down(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  readonly count: RequestHandler = (req, _res, next) => {
+    this.arrivals += 1;
+    const last = req.path.split("/").pop() ?? "";
+    this.byPath.set(last, (this.byPath.get(last) ?? 0) + 1);
+    next();
+  };
+
+  calls(pathEnd: string): number {
+    return this.byPath.get(pathEnd) ?? 0;
+  }
+
+  /** Resolves once `n` more API requests have arrived than when it was called. */
+  async waitArrivals(n: number, timeoutMs = 30_000): Promise<void> {
+    const target = this.arrivals + n;
+    const until = Date.now() + timeoutMs;
+    while (this.arrivals < target) {
+      if (Date.now() > until) throw new Error(`${this.name}: ${target - this.arrivals} of ${n} expected upstream calls never arrived`);
+      await sleep(20);
+    }
+  }
+
+  async post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(this.controlBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* keep text */
+    }
+    return { status: res.status, body: parsed };
+  }
+}
+
+export type FaultKind = "down" | "slow" | "garbage";
+
+export interface Upstreams {
+  network: Upstream & { sim: NetworkSimulator };
+  gateway: Upstream & { sim: GatewaySimulator };
+  link: Upstream & { sim: LinkSimulator };
+  /** Environment for the service processes: where the upstreams are. */
+  env: Record<string, string>;
+  /** A payment-link URL on the link simulator, as the admin configures it. */
+  linkUrl(slug: string): string;
+  /** Start / end one kind of fault on one upstream (down = port closed; slow = 5 s answers; garbage = unreadable answers). */
+  fault(which: "network" | "gateway" | "link", kind: FaultKind | "ok", slowMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A QR string stand-in for the simulated gateway and link page (the service stores it, never decodes it). */
+function fakeQr(amount: string, currency: string | number): string {
+  return `SIMQR-${amount}-${currency}-${randomBytes(6).toString("hex")}`;
+}
+
+export async function startUpstreams(): Promise<Upstreams> {
+  const networkSim = createNetworkSimulator({ token: NETWORK_TOKEN });
+  const network = Object.assign(new Upstream("network", express(), express()), { sim: networkSim });
+  network.app.use("/sim/network-api", network.count, networkSim.api);
+  network.controls.use(networkSim.controls);
+
+  const gatewaySim = createGatewaySimulator({ makeQr: fakeQr });
+  const gateway = Object.assign(new Upstream("gateway", express(), express()), { sim: gatewaySim });
+  gateway.app.use("/sim/gateway-api", gateway.count, gatewaySim.api);
+  gateway.controls.use(gatewaySim.controls);
+
+  const linkSim = createLinkSimulator({ makeQr: fakeQr });
+  const link = Object.assign(new Upstream("link", express(), express()), { sim: linkSim });
+  link.app.use("/sim/link/api", link.count);
+  link.app.use(linkSim.router);
+  link.controls.use(linkSim.controls);
+
+  await Promise.all([network.up(), gateway.up(), link.up(), network.startControls(), gateway.startControls(), link.startControls()]);
+  const all = { network, gateway, link };
+  return {
+    ...all,
+    env: {
+      NETWORK_API_URL: `${network.base}/sim/network-api`, NETWORK_API_TOKEN: NETWORK_TOKEN,
+      GATEWAY_API_URL: `${gateway.base}/sim/gateway-api`,
+    },
+    linkUrl: (slug) => `${link.base}/sim/link/p/${slug}?currency=KHR`,
+    async fault(which, kind, slowMs = 5000) {
+      const u = all[which];
+      if (kind === "down") return u.down();
+      await u.up();
+      const mode = kind === "ok" ? "ok" : kind === "slow" ? "slow" : "garbage";
+      const res = await u.post(`/sim/${which}/fault`, { mode, slowMs, variant: "text" });
+      if (res.status !== 200) throw new Error(`${which} fault ${mode}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    async close() {
+      await Promise.all([network.close(), gateway.close(), link.close()]);
+    },
+  };
+}
