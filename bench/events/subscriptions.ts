@@ -84,10 +84,14 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
     const fr: FanoutRig = { driver, hosts, wsUrl: `${api.url.replace(/^http/, "ws")}/graphql`, serverPid: api.child.pid, log };
     const offsets = await Promise.all([driver, ...hosts].map((h) => h.clockOffset()));
     log("subscriptions A: transactionUpdated per transaction (clientToken)");
-    const a = await runFanout(await perTransactionPlan(api.url, seconds), fr);
+    const planA = await perTransactionPlan(api.url, seconds);
+    log(`  ${SUBSCRIBERS} transactions issued through POST /qr/generate`);
+    const a = await runFanout(planA, fr);
     log(`  p99 ${ms1(a.latency.p99)} ms, lost ${a.lost}`);
     log("subscriptions B: transactionUpdates per key (API key), 10 listeners per key");
-    const b = await runFanout(await perKeyPlan(api.url, driver, seconds), fr);
+    const planB = await perKeyPlan(api.url, driver, seconds);
+    log(`  100 keys and ${SUBSCRIBERS} transactions created`);
+    const b = await runFanout(planB, fr);
     log(`  p99 ${ms1(b.latency.p99)} ms, lost ${b.lost}`);
     const skew = Math.max(...offsets.map((o) => Math.abs(o.offsetMs) + o.withinMs));
     const met = (r: FanoutResult) => r.lost === 0 && r.duplicates === 0 && r.latency.p99 < TARGET_P99_MS;
