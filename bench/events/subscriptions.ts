@@ -1,6 +1,7 @@
+import { loadavg } from "node:os";
 import type { Section } from "../table.js";
 import { QR_AUTH, createMerchant, createQrKey, type BenchKey } from "../support/admin.js";
-import { ms1 } from "../support/timing.js";
+import { loadNote, ms1 } from "../support/timing.js";
 import type { Helper } from "../support/ipc.js";
 import { runFanout, type FanoutPlan, type FanoutResult, type FanoutRig } from "./fanout.js";
 import { Rig } from "./rig.js";
@@ -74,6 +75,7 @@ function row(name: string, subs: number, r: FanoutResult): (string | number)[] {
  */
 export async function benchSubscriptions(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
   const log = opts.log ?? (() => undefined);
+  const loadBefore = loadavg()[0];
   const seconds = opts.quick ? 3 : 30;
   const rig = await Rig.create("subs");
   try {
@@ -104,6 +106,7 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
         `A separate process commits ${RATE} transitions/s for ${seconds} s (open loop) with the project's TransactionStore.transition (transaction.updated: conditional update + outbox row + pg_notify in one database transaction); the api instance learns of each only through LISTEN/NOTIFY. Latency = arrival in the subscriber's \`next\` − commit acknowledged in the committing process (wall clock, performance.timeOrigin + performance.now(); process clocks agree within ${skew.toFixed(2)} ms).`,
         `Every subscriber first received a warm-up event (so each is live before timing starts); lost = committed events never received by a subscriber that should see them (10 s grace). Duplicates: A ${a.duplicates}, B ${b.duplicates}; subscriptions ended early: A ${a.subscriberEnds}, B ${b.subscriberEnds}.`,
         `Commit duration (transition start → commit acknowledged) p50/p99: A ${ms1(a.commitMs.p50)}/${ms1(a.commitMs.p99)} ms, B ${ms1(b.commitMs.p50)}/${ms1(b.commitMs.p99)} ms. api instance CPU while driven: A ${a.serverCpuPct?.toFixed(0) ?? "?"}%, B ${b.serverCpuPct?.toFixed(0) ?? "?"}% of one core.`,
+        loadNote(loadBefore, loadavg()[0]),
         `Target p99 < ${TARGET_P99_MS} ms with 0 lost: A ${met(a) ? "met" : "MISSED"}, B ${met(b) ? "met" : "MISSED"}.`,
       ],
     };

@@ -1,8 +1,9 @@
+import { loadavg } from "node:os";
 import type { Section } from "../table.js";
 import { createMerchant, createQrKey, createWebhookEndpoint } from "../support/admin.js";
 import { cpuSeconds } from "../support/cpu.js";
 import { startReceiver, type Receiver } from "../support/receiver.js";
-import { ms1, sleep, spread, type Spread } from "../support/timing.js";
+import { loadNote, ms1, sleep, spread, type Spread } from "../support/timing.js";
 import type { Commit } from "./driver.js";
 import { Rig } from "./rig.js";
 
@@ -73,6 +74,7 @@ function row(name: string, r: HookResult): (string | number)[] {
 /** Signed webhook deliveries to a real local receiver, commit → receipt, with worker processes running the dispatcher. */
 export async function benchWebhooks(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
   const log = opts.log ?? (() => undefined);
+  const loadBefore = loadavg()[0];
   const seconds = opts.quick ? 3 : 30;
   const one = await runHooks(1, seconds, log);
   const two = await runHooks(2, seconds, log);
@@ -85,6 +87,7 @@ export async function benchWebhooks(opts: { quick: boolean; log?: (line: string)
       `Fresh PostgreSQL database per row; one \`api\` instance (set-up through the admin API) and \`node dist/src/main.js worker\` process(es) running the dispatcher (NODE_ENV=production, WEBHOOK_ALLOW_PRIVATE_URLS=true for the loopback receiver). The endpoint subscribes to payment.completed.`,
       `A separate process commits ${RATE} PENDING → SUCCESS transitions/s for ${seconds} s (open loop) with TransactionStore.transition (outbox row + delivery row + pg_notify in one database transaction). Latency = the receiver (in the bench process) has the whole body − commit acknowledged in the committing process (wall clock, performance.timeOrigin + performance.now(); the two clocks agree within ${Math.max(one.clockMs, two.clockMs).toFixed(2)} ms). Every signature is checked with the README recipe: bad signatures ${one.badSignatures + two.badSignatures}.`,
       `Missing = committed events not received within 30 s; duplicates (at-least-once redeliveries): 1 worker ${one.duplicates}, 2 workers ${two.duplicates}. Worker CPU while driven (sum over workers): ${one.workerCpuPct?.toFixed(0) ?? "?"}% / ${two.workerCpuPct?.toFixed(0) ?? "?"}% of one core.`,
+      loadNote(loadBefore, loadavg()[0]),
       `Target p95 < ${TARGET_P95_MS} ms with 0 missing: 1 worker ${met(one) ? "met" : "MISSED"}, 2 workers ${met(two) ? "met" : "MISSED"}.`,
     ],
   };

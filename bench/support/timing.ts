@@ -24,3 +24,8 @@ export function spread(xs: number[]): Spread {
 
 /** Milliseconds to one decimal, for table cells. */
 export const ms1 = (v: number) => Math.round(v * 10) / 10;
+
+/** The shared machine's state beside a figure: 1-minute load average before and after. */
+export function loadNote(before: number, after: number): string {
+  return `Shared machine (2 cores; other helpers' test suites were running): 1-minute load average ${before.toFixed(1)} at the start, ${after.toFixed(1)} at the end.`;
+}
