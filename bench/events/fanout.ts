@@ -1,5 +1,6 @@
 import type { Helper } from "../support/ipc.js";
 import { cpuSeconds } from "../support/cpu.js";
+import { startPgProbe } from "../support/pg-probe.js";
 import { sleep, spread, type Spread } from "../support/timing.js";
 import type { Commit, Step } from "./driver.js";
 import type { Receipt, SubSpec } from "./subscriber-host.js";
@@ -27,6 +28,8 @@ export interface FanoutResult {
   commitMs: Spread;
   serverCpuPct: number | null;
   subscriberEnds: number;
+  /** `select 1` round trips on a side connection while driven. */
+  pgRoundTrip: Spread;
 }
 
 /** Receipts keyed `${subscriber}|${eventId}` → arrival times. */
@@ -71,6 +74,7 @@ export interface FanoutRig {
   /** ws://…/graphql of the service instance. */
   wsUrl: string;
   serverPid: number | undefined;
+  dbUrl: string;
   log(line: string): void;
 }
 
@@ -87,10 +91,12 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
   if (warmMissing > 0) throw new Error(`${warmMissing} subscribers never received their warm-up event`);
   log(`  warm-up: every subscriber received its first event`);
 
+  const probe = await startPgProbe(rig.dbUrl);
   const cpu0 = cpuSeconds(serverPid);
   const total = Math.round(plan.rate * plan.seconds);
   const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", { ids: plan.runIds, rate: plan.rate, total, step: plan.step });
   const cpu1 = cpuSeconds(serverPid);
+  const pgRoundTrip = await probe.stop();
   const pairs = expectedPairs(commits, plan.audience);
   const lost = await drainUntil(hosts, arrivals, pairs, 10_000);
   const committedAt = new Map(commits.map((c) => [c[0], c[3]]));
@@ -115,5 +121,6 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
     commitMs: spread(commits.map((c) => c[3] - c[2])),
     serverCpuPct: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) / (elapsedMs / 1000)) * 100,
     subscriberEnds: statuses.reduce((n, s) => n + s.ended, 0),
+    pgRoundTrip,
   };
 }

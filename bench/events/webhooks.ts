@@ -2,6 +2,7 @@ import { loadavg } from "node:os";
 import type { Section } from "../table.js";
 import { createMerchant, createQrKey, createWebhookEndpoint } from "../support/admin.js";
 import { cpuSeconds } from "../support/cpu.js";
+import { startPgProbe } from "../support/pg-probe.js";
 import { startReceiver, type Receiver } from "../support/receiver.js";
 import { loadNote, ms1, sleep, spread, type Spread } from "../support/timing.js";
 import type { Commit } from "./driver.js";
@@ -18,6 +19,7 @@ export interface HookResult {
   badSignatures: number;
   latency: Spread;
   workerCpuPct: number | null;
+  pgRoundTrip: Spread;
   /** Bound on the disagreement between the committing process's clock and the receiver's. */
   clockMs: number;
 }
@@ -49,16 +51,18 @@ async function runHooks(workers: number, seconds: number, log: (s: string) => vo
     const total = RATE * seconds;
     const ids = await driver.call<string[]>("create", { merchantRef: key.merchantId, apiKeyRef: key.keyId, count: total });
     await sleep(1000); // let the workers' listeners pass over the payment.created notifications
+    const probe = await startPgProbe(rig.db.url);
     const cpu0 = ws.map((w) => cpuSeconds(w.child.pid));
     const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", { ids, rate: RATE, total, step: { event: "payment.completed", to: "SUCCESS" } });
     const cpu1 = ws.map((w) => cpuSeconds(w.child.pid));
+    const pgRoundTrip = await probe.stop();
     const missing = await waitAll(rx, commits.map((c) => c[0]), 30_000);
     const latencies = commits.flatMap(([evt, , , committedAt]) => (rx.arrivals.has(evt) ? [(rx.arrivals.get(evt) as number[])[0] - committedAt] : []));
     const duplicates = [...rx.arrivals.values()].reduce((n, l) => n + l.length - 1, 0);
     const cpu = cpu0.every((c) => c !== null) && cpu1.every((c) => c !== null) ? cpu1.reduce((s, c, i) => s + (c as number) - (cpu0[i] as number), 0) : null;
     log(`  webhooks, ${workers} worker(s): p95 ${ms1(percentileOf(latencies, 95))} ms, missing ${missing}`);
     return { commits: commits.length, achievedRate: commits.length / (elapsedMs / 1000), missing, duplicates, badSignatures: rx.badSignatures, latency: spread(latencies), workerCpuPct: cpu === null ? null : (cpu / (elapsedMs / 1000)) * 100,
-      clockMs: Math.abs(clock.offsetMs) + clock.withinMs };
+      clockMs: Math.abs(clock.offsetMs) + clock.withinMs, pgRoundTrip };
   } finally {
     await rx.close();
     await rig.close();
@@ -75,7 +79,7 @@ function row(name: string, r: HookResult): (string | number)[] {
 export async function benchWebhooks(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
   const log = opts.log ?? (() => undefined);
   const loadBefore = loadavg()[0];
-  const seconds = opts.quick ? 3 : 30;
+  const seconds = Number(process.env.BENCH_EVENTS_SECONDS ?? (opts.quick ? 3 : 30)); // override for tuning runs
   const one = await runHooks(1, seconds, log);
   const two = await runHooks(2, seconds, log);
   const met = (r: HookResult) => r.missing === 0 && r.badSignatures === 0 && r.latency.p95 < TARGET_P95_MS;
@@ -86,7 +90,7 @@ export async function benchWebhooks(opts: { quick: boolean; log?: (line: string)
     notes: [
       `Fresh PostgreSQL database per row; one \`api\` instance (set-up through the admin API) and \`node dist/src/main.js worker\` process(es) running the dispatcher (NODE_ENV=production, WEBHOOK_ALLOW_PRIVATE_URLS=true for the loopback receiver). The endpoint subscribes to payment.completed.`,
       `A separate process commits ${RATE} PENDING → SUCCESS transitions/s for ${seconds} s (open loop) with TransactionStore.transition (outbox row + delivery row + pg_notify in one database transaction). Latency = the receiver (in the bench process) has the whole body − commit acknowledged in the committing process (wall clock, performance.timeOrigin + performance.now(); the two clocks agree within ${Math.max(one.clockMs, two.clockMs).toFixed(2)} ms). Every signature is checked with the README recipe: bad signatures ${one.badSignatures + two.badSignatures}.`,
-      `Missing = committed events not received within 30 s; duplicates (at-least-once redeliveries): 1 worker ${one.duplicates}, 2 workers ${two.duplicates}. Worker CPU while driven (sum over workers): ${one.workerCpuPct?.toFixed(0) ?? "?"}% / ${two.workerCpuPct?.toFixed(0) ?? "?"}% of one core.`,
+      `Missing = committed events not received within 30 s; duplicates (at-least-once redeliveries): 1 worker ${one.duplicates}, 2 workers ${two.duplicates}. Worker CPU while driven (sum over workers): ${one.workerCpuPct?.toFixed(0) ?? "?"}% / ${two.workerCpuPct?.toFixed(0) ?? "?"}% of one core. PostgreSQL \`select 1\` round trip meanwhile p50/p99: ${ms1(one.pgRoundTrip.p50)}/${ms1(one.pgRoundTrip.p99)} ms / ${ms1(two.pgRoundTrip.p50)}/${ms1(two.pgRoundTrip.p99)} ms.`,
       loadNote(loadBefore, loadavg()[0]),
       `Target p95 < ${TARGET_P95_MS} ms with 0 missing: 1 worker ${met(one) ? "met" : "MISSED"}, 2 workers ${met(two) ? "met" : "MISSED"}.`,
     ],
