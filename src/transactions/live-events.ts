@@ -47,10 +47,10 @@ export class LiveEvents {
     const stream = new EventStream<StoredEvent>();
     const buffered: StoredEvent[] = [];
     let replaying = true;
-    let lastSeq = 0n;
+    // Live events overlapping the replay are skipped by id, not by sequence: commits from several processes
+    // land out of sequence order, so an event numbered below one already sent can still be new.
+    const replayed = new Set<string>();
     const emit = (e: StoredEvent) => {
-      if (BigInt(e.seq) <= lastSeq) return;
-      lastSeq = BigInt(e.seq);
       stream.push(e);
       if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
     };
@@ -72,9 +72,12 @@ export class LiveEvents {
       const last = all.filter((e) => TERMINAL.includes(e.status as TxStatus)).pop();
       if (last) replay = [last];
     }
-    for (const e of replay) emit(e);
+    for (const e of replay) {
+      replayed.add(e.id);
+      emit(e);
+    }
     replaying = false;
-    for (const e of buffered) emit(e);
+    for (const e of buffered) if (!replayed.has(e.id)) emit(e);
     return stream;
   }
 }
