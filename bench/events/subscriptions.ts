@@ -8,7 +8,7 @@ import { Rig } from "./rig.js";
 import type { SubSpec } from "./subscriber-host.js";
 
 const SUBSCRIBERS = 1000;
-const RATE = 100;
+const RATE = Number(process.env.BENCH_EVENTS_RATE ?? 100); // override for capacity runs
 const TARGET_P99_MS = 100;
 const SELECTION = `{ id type createdAt transaction { transactionId status amount currency updatedAt } meta }`;
 const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) ${SELECTION} }`;

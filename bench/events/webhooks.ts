@@ -8,7 +8,7 @@ import { loadNote, ms1, sleep, spread, type Spread } from "../support/timing.js"
 import type { Commit } from "./driver.js";
 import { Rig } from "./rig.js";
 
-const RATE = 100;
+const RATE = Number(process.env.BENCH_EVENTS_RATE ?? 100); // override for capacity runs
 const TARGET_P95_MS = 1000;
 
 export interface HookResult {
