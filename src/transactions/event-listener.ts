@@ -13,6 +13,8 @@ export class EventListener {
   private stopped = false;
   private lastSeq = "0";
   private retryMs = 250;
+  private readonly notified: string[] = [];
+  private loading = false;
 
   constructor(
     private readonly url: string,
@@ -39,7 +41,7 @@ export class EventListener {
       if (!this.stopped) setTimeout(() => void this.reconnect(), this.retryMs).unref();
     });
     client.on("notification", (msg) => {
-      if (msg.channel === NOTIFY_CHANNEL && msg.payload) void this.deliver(msg.payload);
+      if (msg.channel === NOTIFY_CHANNEL && msg.payload) this.deliver(msg.payload);
     });
     await client.connect();
     await client.query(`listen ${NOTIFY_CHANNEL}`);
@@ -62,13 +64,30 @@ export class EventListener {
     for (const e of await this.store.eventsAfter(this.lastSeq, 1000)) this.bus.publish(e);
   }
 
-  private async deliver(eventId: string): Promise<void> {
+  private deliver(eventId: string): void {
     if (this.bus.hasSeen(eventId)) return;
+    this.notified.push(eventId);
+    if (!this.loading) void this.load();
+  }
+
+  /**
+   * One query at a time loads every id notified meanwhile. Under a burst (or a slow database) a query per
+   * notification queued behind the connection pool and fell further behind; batches keep an event's wait to
+   * about two query times, and publish in sequence order.
+   */
+  private async load(): Promise<void> {
+    this.loading = true;
     try {
-      const e = await this.store.eventById(eventId);
-      if (e) this.bus.publish(e);
-    } catch (err) {
-      this.logger.warn({ err, eventId }, "could not load notified event");
+      while (this.notified.length > 0) {
+        const ids = this.notified.splice(0, 500).filter((id) => !this.bus.hasSeen(id));
+        try {
+          for (const e of await this.store.eventsByIds(ids)) this.bus.publish(e);
+        } catch (err) {
+          this.logger.warn({ err, count: ids.length }, "could not load notified events");
+        }
+      }
+    } finally {
+      this.loading = false;
     }
   }
 
