@@ -81,6 +81,10 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     validationRules: [limitsRule(12, 500)],
     introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
+    // main.ts owns SIGTERM/SIGINT and stops Apollo through app.stop(). Apollo's own handler would start a
+    // second, concurrent stop(), and in 5.5.1 a concurrent stop() never settles (its barrier is resolved only
+    // on error), so every shutdown waited for main.ts's 30 s force-exit and ended with code 1.
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => {
       const f = formatGraphQLError(formatted, error, exposeInternals);

@@ -14,8 +14,8 @@ export class EventListener {
   private lastSeq = "0";
   private retryMs = 250;
   private retryTimer: NodeJS.Timeout | null = null;
-  /** Publishes in notification order (= commit order), whatever order the event rows load in. */
-  private publishing: Promise<void> = Promise.resolve();
+  private readonly notified: string[] = [];
+  private loading = false;
 
   constructor(
     private readonly url: string,
@@ -92,15 +92,29 @@ export class EventListener {
 
   private deliver(eventId: string): void {
     if (this.bus.hasSeen(eventId)) return;
-    // Rows load concurrently; publishing waits for the ones notified earlier.
-    const loading = this.store.eventById(eventId).catch((err: unknown) => {
-      this.logger.warn({ err, eventId }, "could not load notified event");
-      return null;
-    });
-    this.publishing = this.publishing.then(async () => {
-      const e = await loading;
-      if (e) this.bus.publish(e);
-    });
+    this.notified.push(eventId);
+    if (!this.loading) void this.load();
+  }
+
+  /**
+   * One query at a time loads every id notified meanwhile. Under a burst (or a slow database) a query per
+   * notification queued behind the connection pool and fell further behind; batches keep an event's wait to
+   * about two query times, and publish in sequence order.
+   */
+  private async load(): Promise<void> {
+    this.loading = true;
+    try {
+      while (this.notified.length > 0) {
+        const ids = this.notified.splice(0, 500).filter((id) => !this.bus.hasSeen(id));
+        try {
+          for (const e of await this.store.eventsByIds(ids)) this.bus.publish(e);
+        } catch (err) {
+          this.logger.warn({ err, count: ids.length }, "could not load notified events");
+        }
+      }
+    } finally {
+      this.loading = false;
+    }
   }
 
   async stop(): Promise<void> {

@@ -180,6 +180,13 @@ export class TransactionStore {
     return rows.length === 0 ? null : rowToEvent(rows[0]);
   }
 
+  /** Several outbox rows in one query, in sequence order (what the listener was notified of meanwhile). */
+  async eventsByIds(ids: string[]): Promise<StoredEvent[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query(`select * from transaction_event where id in (${ids.map(() => "?").join(",")}) order by seq`, ids);
+    return rows.map(rowToEvent);
+  }
+
   private async writeEvent(q: Query, tx: TxRecord, type: EventType, now: Date): Promise<StoredEvent> {
     const id = newId("evt");
     const payload = { transaction: snapshot(tx), meta: tx.meta };

@@ -2,6 +2,7 @@ import { describe, it, expect } from "@jest/globals";
 import { EventBus, type StoredEvent } from "../../src/transactions/event-bus.js";
 import { LiveEvents } from "../../src/transactions/live-events.js";
 import type { TransactionStore } from "../../src/transactions/transition.js";
+import type { TransactionQuery } from "../../src/transactions/transaction-query.js";
 import type { KeyPrincipal } from "../../src/auth/principal.js";
 
 const key: KeyPrincipal = { type: "key", keyId: "key_a", merchantRef: "m", kind: "qr", gatewayConfigRef: null, linkConfigRef: null };
@@ -16,7 +17,7 @@ describe("live events for one subscriber", () => {
   // mark on seq dropped those events for every subscriber.
   it("delivers events published out of sequence order (concurrent writers commit out of seq order)", async () => {
     const bus = new EventBus();
-    const live = new LiveEvents({} as TransactionStore, bus);
+    const live = new LiveEvents({} as TransactionStore, bus, {} as TransactionQuery);
     const stream = await live.open(key, {});
     bus.publish(event(42, "txn_b"));
     bus.publish(event(41, "txn_a"));

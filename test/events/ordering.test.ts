@@ -1,0 +1,63 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { systemClock } from "../../src/clock.js";
+import { Db, type Query } from "../../src/db/sql.js";
+import { EventBus } from "../../src/transactions/event-bus.js";
+import { TransactionStore } from "../../src/transactions/transition.js";
+import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { subscribe } from "../support/ws.js";
+
+type Update = { transactionUpdates: { id: string; transaction: { transactionId: string } } };
+
+/** A committer that stops just before COMMIT until released: its outbox row already holds its sequence number. */
+class HeldDb extends Db {
+  reached!: Promise<void>;
+  release!: () => void;
+  override async transaction<T>(fn: (q: Query) => Promise<T>): Promise<T> {
+    let reached!: () => void;
+    this.reached = new Promise<void>((r) => (reached = r));
+    const released = new Promise<void>((r) => (this.release = r));
+    return super.transaction(async (q) => {
+      const result = await fn(q);
+      reached();
+      await released;
+      return result;
+    });
+  }
+}
+
+describe("event order across committers", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  const gen = async () => ((await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 120000 }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string }).transactionId;
+  beforeAll(async () => {
+    t = await startTestApp({}, { role: "api" });
+    tenant = await createTenant(t);
+  });
+  afterAll(async () => t?.stop());
+
+  it("a key's stream receives an event whose commit lands after a later-numbered one (two committers)", async () => {
+    const [x, y, z] = [await gen(), await gen(), await gen()];
+    const { sub } = subscribe<Update>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`);
+    // The stream is live once it has seen an event.
+    await waitFor(async () => {
+      await t.app.services.store.transition({ id: z, event: "transaction.updated", upstream: { ping: Date.now() } });
+      return sub.events.length > 0;
+    }, 10_000, 300);
+
+    // Another process (its own store and bus: this instance learns of it only through NOTIFY) takes the lower
+    // sequence number for x and is slow to commit; meanwhile y commits here with a higher one.
+    const held = new HeldDb(t.app.services.orm);
+    const slow = new TransactionStore(held, new EventBus(), systemClock).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
+    await held.reached;
+    const fast = await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
+    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === fast.event?.id), 5000, 20);
+    held.release();
+    const late = await slow;
+    expect(BigInt(late.event?.seq ?? 0)).toBeLessThan(BigInt(fast.event?.seq ?? 0));
+
+    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === late.event?.id), 5000, 20);
+    sub.close();
+    const order = sub.events.map((e) => e.transactionUpdates.transaction.transactionId).filter((id) => id !== z);
+    expect(order).toEqual([y, x]);
+  });
+});
