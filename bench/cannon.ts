@@ -1,0 +1,96 @@
+// The load generator, run as its own process (so it never shares an event loop with a server):
+// a warm-up, then one measured autocannon run, then one line of JSON on stdout.
+//   node dist/bench/cannon.js <spec.json>
+import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import autocannon, { type RawRequest } from "autocannon";
+
+export interface CannonSpec {
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  /** Request bodies, used in turn; `{{n}}` in a body becomes a value unique within this process. */
+  bodies: string[];
+  connections: number;
+  /** Measured seconds (ignored when `amount` is set). */
+  durationS: number;
+  /** Fixed number of measured requests instead of a duration. */
+  amount?: number;
+  warmupS: number;
+  /** How a 2xx body is checked: GraphQL bodies must carry data and no errors. */
+  expect: "json" | "graphql";
+}
+
+export interface CannonResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** 2xx answers whose body failed the check. */
+  mismatches: number;
+  statusCodes: Record<string, number>;
+  /** One failing body (or status line), for the report. */
+  sample?: string;
+}
+
+const prefix = `b${randomBytes(2).toString("hex")}`;
+let counter = 0;
+let next = 0;
+let sample: string | undefined;
+
+function fill(body: string): string {
+  return body.includes("{{n}}") ? body.replaceAll("{{n}}", `${prefix}${(counter++).toString(36)}`) : body;
+}
+
+function verify(spec: CannonSpec) {
+  return (body: string): boolean => {
+    let ok: boolean;
+    if (spec.expect === "graphql") ok = body.startsWith('{"data":{') && !body.includes('"errors":');
+    else ok = !body.startsWith('{"error":');
+    if (!ok && sample === undefined) sample = body.slice(0, 500);
+    return ok;
+  };
+}
+
+async function run(spec: CannonSpec, measured: boolean) {
+  return autocannon({
+    url: spec.url,
+    connections: spec.connections,
+    ...(measured && spec.amount !== undefined ? { amount: spec.amount } : { duration: measured ? spec.durationS : spec.warmupS }),
+    timeout: 30,
+    verifyBody: verify(spec),
+    requests: [{
+      method: "POST",
+      path: spec.path,
+      headers: { "content-type": "application/json", ...spec.headers },
+      setupRequest: (req: RawRequest) => ({ ...req, body: fill(spec.bodies[next++ % spec.bodies.length]) }),
+    }],
+  });
+}
+
+async function main(): Promise<void> {
+  const spec = JSON.parse(readFileSync(process.argv[2], "utf8")) as CannonSpec;
+  if (spec.warmupS > 0) await run(spec, false);
+  sample = undefined;
+  const r = await run(spec, true);
+  const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, Number(v.count)]));
+  const total = Object.values(statusCodes).reduce((a, b) => a + b, 0);
+  const out: CannonResult = {
+    requests: total,
+    rps: total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    mismatches: r.mismatches,
+    statusCodes,
+    sample,
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+await main();
