@@ -58,6 +58,10 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     validationRules: [limitsRule(12, 500)],
     introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
+    // main.ts owns SIGTERM/SIGINT and stops the whole app (this server included). Apollo's own handlers
+    // (on by default outside NODE_ENV=test) would call stop() a second time concurrently, and that second
+    // call never returns: every shutdown then hung until main.ts's 30 s force-exit, with exit code 1.
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => formatGraphQLError(formatted, error, exposeInternals),
     plugins: [
