@@ -23,6 +23,8 @@ export interface CannonSpec {
 
 export interface CannonResult {
   requests: number;
+  /** Answers received during the warm-up (for per-request CPU figures over the whole run). */
+  warmupRequests: number;
   rps: number;
   p50: number;
   p99: number;
@@ -73,13 +75,15 @@ async function run(spec: CannonSpec, measured: boolean) {
 
 async function main(): Promise<void> {
   const spec = JSON.parse(readFileSync(process.argv[2], "utf8")) as CannonSpec;
-  if (spec.warmupS > 0) await run(spec, false);
+  const count = (r: { statusCodeStats: Record<string, { count: number }> }) => Object.values(r.statusCodeStats).reduce((a, v) => a + Number(v.count), 0);
+  const warmupRequests = spec.warmupS > 0 ? count(await run(spec, false)) : 0;
   sample = undefined;
   const r = await run(spec, true);
   const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, Number(v.count)]));
-  const total = Object.values(statusCodes).reduce((a, b) => a + b, 0);
+  const total = count(r);
   const out: CannonResult = {
     requests: total,
+    warmupRequests,
     rps: total / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,

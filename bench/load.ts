@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import pg from "pg";
 import { median, toMarkdown, type Section } from "./table.js";
-import { benchScript, createBenchDb, freePort, serviceMain, spawnNode, waitReady, type Child } from "./proc.js";
+import { benchScript, cpuMs, createBenchDb, freePort, serviceMain, spawnNode, waitReady, type Child } from "./proc.js";
 import { createTenant } from "./tenant.js";
 import { baselineTarget, seed, targets, type Target } from "./load-targets.js";
 import type { CannonResult, CannonSpec } from "./cannon.js";
@@ -31,16 +31,22 @@ const POOL_SIZE = 10;
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const run = promisify(execFile);
 
+interface Run extends CannonResult {
+  /** CPU time of the server process per answered request (warm-up included). */
+  cpuMsPerReq: number;
+}
+
 interface Measured {
   target: Target;
   connections: number;
-  runs: CannonResult[];
+  runs: Run[];
 }
 
 interface Servers {
   service: string;
   baseline: string;
   sim: string;
+  pids: { service: number; baseline: number };
   children: Child[];
 }
 
@@ -63,7 +69,10 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
     children.push(baseline);
     await waitReady(`http://127.0.0.1:${servicePort}/readyz`, service);
     await waitReady(`http://127.0.0.1:${baselinePort}/healthz`, baseline);
-    return { service: `http://127.0.0.1:${servicePort}`, baseline: `http://127.0.0.1:${baselinePort}`, sim, children };
+    return {
+      service: `http://127.0.0.1:${servicePort}`, baseline: `http://127.0.0.1:${baselinePort}`, sim,
+      pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number }, children,
+    };
   } catch (err) {
     for (const c of children.reverse()) await c.stop();
     throw err;
@@ -90,21 +99,24 @@ async function parkPending(dbUrl: string): Promise<void> {
 }
 
 const failed = (r: CannonResult) => r.non2xx + r.errors + r.mismatches;
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 function section(measured: Measured[], opts: { quick: boolean; durationS: number; repeat: number; load: string[] }): Section {
   const base = new Map(measured.filter((m) => m.target.server === "baseline").map((m) => [m.connections, m]));
-  const med = (m: Measured, f: (r: CannonResult) => number) => median(m.runs.map(f));
+  const med = (m: Measured, f: (r: Run) => number) => median(m.runs.map(f));
   const rows = measured.map((m) => {
     const b = base.get(m.connections);
     const rps = med(m, (r) => r.rps);
-    const ratio = b === undefined || m.target.server === "baseline" ? "" : `${((rps / med(b, (r) => r.rps)) * 100).toFixed(0)}%`;
-    return [m.target.name, m.connections, Math.round(rps), med(m, (r) => r.p50), med(m, (r) => r.p99), m.runs.reduce((a, r) => a + failed(r), 0),
+    // Each run against the baseline run of the same round (they ran minutes apart at most), then the median.
+    const ratio = b === undefined || m.target.server === "baseline" ? "" : `${(median(m.runs.map((r, i) => r.rps / b.runs[i].rps)) * 100).toFixed(0)}%`;
+    return [m.target.name, m.connections, Math.round(rps), med(m, (r) => r.p50), med(m, (r) => r.p99), round2(med(m, (r) => r.cpuMsPerReq)), m.runs.reduce((a, r) => a + failed(r), 0),
       b === undefined || m.target.server === "baseline" ? "" : Math.round(med(b, (r) => r.rps)), ratio];
   });
   const notes = [
     `autocannon in its own process, ${CONNECTIONS} connections for ${opts.durationS} s per target after a ${opts.quick ? 1 : 3} s warm-up${opts.repeat > 1 ? `; ${opts.repeat} alternating runs of each target, medians shown` : ""}${opts.quick ? " (quick mode: figures are a smoke test only)" : ""}.`,
     `Service: \`node dist/src/main.js serve\` (API + jobs in one process), NODE_ENV=production, LOG_LEVEL=silent, RATE_LIMIT_PER_MINUTE=0, DB_POOL_SIZE=${POOL_SIZE}, on a fresh pqr_bench_* PostgreSQL database. The three upstream simulators run in their own process (SIMULATORS=false in the service), so no /sim route or simulator work (e.g. the gateway's PNG per QR) is charged to the service.`,
-    `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency.`,
+    `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency (with several runs: the median of each run against the baseline run of its round).`,
+    "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; it does not depend on how much CPU other processes left over, so it is the steadier figure on a shared machine. PostgreSQL's own CPU is not in it.",
     "Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); \"failed\" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.",
     "The check endpoints rotate through transactions created just before (200 QRs, 100 gateway transactions, a few gateway-link ones approved on the simulated page so their monitors end); between targets every pending transaction's next monitor check moves to its expiry, so no target inherits the previous one's monitoring backlog. The monitors themselves keep running, so a generate target includes the monitoring of what it creates.",
     `/gateway-link/generate-qr opens a real Chromium page per request and keeps it as the transaction's monitor for up to 180 s (LINK_MAX_MONITORS=100 per worker), so ${CONNECTIONS} connections for ${opts.durationS} s would only measure the monitor cap. It runs last, with a bounded number of requests at low concurrency (see its row), against a baseline at the same concurrency.`,
@@ -114,7 +126,7 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
     const bad = m.runs.find((r) => failed(r) > 0);
     if (bad) notes.push(`FAILED requests on ${m.target.name}: status codes ${JSON.stringify(bad.statusCodes)}, errors ${bad.errors}, timeouts ${bad.timeouts}, body-check failures ${bad.mismatches}; sample: ${bad.sample ?? "(none)"}`);
   }
-  return { title: "Load: REST and GraphQL under sustained concurrency", columns: ["target", "conn.", "req/s", "p50 ms", "p99 ms", "failed", "baseline req/s", "ours / baseline"], rows, notes };
+  return { title: "Load: REST and GraphQL under sustained concurrency", columns: ["target", "conn.", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "failed", "baseline req/s", "ours / baseline"], rows, notes };
 }
 
 export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
@@ -144,12 +156,14 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
         for (const m of measured) {
           await parkPending(db.url);
           const t = m.target;
+          const pid = t.server === "baseline" ? s.pids.baseline : s.pids.service;
+          const cpuBefore = cpuMs(pid);
           const result = await cannon({
             url: t.server === "baseline" ? s.baseline : s.service, path: t.path, headers: t.headers, bodies: t.bodies, expect: t.expect,
             connections: m.connections, durationS, amount: t.amount, warmupS: t.amount === undefined ? warmupS : 0,
           }, dir);
-          m.runs.push(result);
-          log(`${t.name} @${m.connections}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, failed ${failed(result)}`);
+          m.runs.push({ ...result, cpuMsPerReq: (cpuMs(pid) - cpuBefore) / Math.max(1, result.requests + result.warmupRequests) });
+          log(`${t.name} @${m.connections}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ${round2(m.runs.at(-1)!.cpuMsPerReq)} CPU ms/req, failed ${failed(result)}`);
         }
       }
     } finally {

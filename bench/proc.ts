@@ -1,6 +1,7 @@
 // Child processes and throwaway databases for the load bench: every server and the load generator run in
 // their own process, so none shares an event loop with another.
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -12,8 +13,9 @@ export function benchScript(name: string): string {
   return fileURLToPath(new URL(`./${name}.js`, import.meta.url));
 }
 
+/** The service's entry; BENCH_SERVICE_MAIN points the bench at another build (before/after comparisons). */
 export function serviceMain(): string {
-  return fileURLToPath(new URL("../src/main.js", import.meta.url));
+  return process.env.BENCH_SERVICE_MAIN ?? fileURLToPath(new URL("../src/main.js", import.meta.url));
 }
 
 export interface Child {
@@ -89,6 +91,13 @@ export async function createBenchDb(): Promise<BenchDb> {
       await c.end();
     },
   };
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux; clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

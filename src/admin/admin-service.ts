@@ -9,6 +9,11 @@ import { GatewayConfig } from "./gateway-config.entity.js";
 import { LinkConfig } from "./link-config.entity.js";
 import { Checker, isHttpUrl } from "./validation.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
+import { TtlCache } from "../cache/ttl-cache.js";
+import { INVALIDATE_CHANNEL, NOTIFY_INVALIDATION_SQL, invalidationPayload, Invalidations, type Invalidation } from "../cache/invalidation.js";
+
+/** How long a merchant's account is reused for issuing QRs; edits reach every process at once by NOTIFY. */
+export const MERCHANT_CACHE_TTL_MS = 5_000;
 
 export interface MerchantInput {
   name?: string;
@@ -24,10 +29,37 @@ export interface MerchantInput {
 
 /** The dashboard's back end: merchants, upstream configurations and API keys (operator only). */
 export class AdminService {
+  private readonly issuing: TtlCache<Merchant>;
+
   constructor(
     private readonly orm: Orm,
     private readonly box: SecretBox,
-  ) {}
+    private readonly invalidations: Invalidations = new Invalidations(),
+    now: () => number = Date.now,
+  ) {
+    this.issuing = new TtlCache(MERCHANT_CACHE_TTL_MS, now);
+    invalidations.register({
+      invalidate: (inv) => {
+        if (inv.kind === "merchant") this.issuing.delete((id) => id === inv.id);
+      },
+      clear: () => this.issuing.clear(),
+    });
+  }
+
+  /**
+   * Commits `change` together with a NOTIFY that makes every process drop what it cached, then drops it
+   * here too (after commit, so no request re-reads the old row in between and keeps it).
+   */
+  private async withInvalidation<T>(inv: Invalidation, change: (em: EntityManager) => Promise<T>): Promise<T> {
+    const result = await this.em().transactional(async (em) => {
+      const out = await change(em);
+      await em.flush();
+      await em.execute(NOTIFY_INVALIDATION_SQL, [INVALIDATE_CHANNEL, invalidationPayload(inv)]);
+      return out;
+    });
+    this.invalidations.apply(inv);
+    return result;
+  }
 
   private em(): EntityManager {
     return this.orm.em.fork();
@@ -41,12 +73,12 @@ export class AdminService {
   }
 
   async updateMerchant(id: string, input: MerchantInput): Promise<Merchant> {
-    const em = this.em();
-    const m = await em.findOne(Merchant, { id });
-    if (m === null) throw new AppError("NOT_FOUND", "Merchant not found");
-    this.applyMerchant(m, input, false);
-    await em.flush();
-    return m;
+    return this.withInvalidation({ kind: "merchant", id }, async (em) => {
+      const m = await em.findOne(Merchant, { id });
+      if (m === null) throw new AppError("NOT_FOUND", "Merchant not found");
+      this.applyMerchant(m, input, false);
+      return m;
+    });
   }
 
   private applyMerchant(m: Merchant, input: MerchantInput, creating: boolean): void {
@@ -65,6 +97,11 @@ export class AdminService {
 
   async merchant(id: string): Promise<Merchant | null> {
     return this.em().findOne(Merchant, { id });
+  }
+
+  /** The merchant's account for issuing a QR: the hot path, so read through a short cache (see above). */
+  async merchantForIssue(id: string): Promise<Merchant | null> {
+    return this.issuing.get(id, () => this.merchant(id));
   }
 
   async createGatewayConfig(input: { merchantId: string; name: string; upstreamMerchantId: string; apiSecret: string }): Promise<GatewayConfig> {
@@ -186,12 +223,12 @@ export class AdminService {
   }
 
   async revokeApiKey(id: string): Promise<ApiKey> {
-    const em = this.em();
-    const key = await em.findOne(ApiKey, { id });
-    if (key === null) throw new AppError("NOT_FOUND", "API key not found");
-    key.revokedAt ??= new Date();
-    await em.flush();
-    return key;
+    return this.withInvalidation({ kind: "api_key", id }, async (em) => {
+      const key = await em.findOne(ApiKey, { id });
+      if (key === null) throw new AppError("NOT_FOUND", "API key not found");
+      key.revokedAt ??= new Date();
+      return key;
+    });
   }
 
   async apiKeys(merchantId?: string): Promise<ApiKey[]> {

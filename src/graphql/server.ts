@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
+import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
@@ -66,6 +67,9 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     formatError: (formatted, error) => formatGraphQLError(formatted, error, exposeInternals),
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
+      // The default cache-control plugin wraps every field resolver to collect hints; no type declares any,
+      // so it only cost time on every field of every operation (REST included).
+      ApolloServerPluginCacheControlDisabled(),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
   });

@@ -14,6 +14,8 @@ export interface StoredEvent {
   /** `{ transaction, meta }`: the webhook body's `data`. */
   payload: Json;
   createdAt: Date;
+  /** Delivery rows written with the event; known only in the process that committed it. */
+  deliveries?: number;
 }
 
 /**
