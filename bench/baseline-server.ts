@@ -4,8 +4,9 @@
 //   DATABASE_URL=… PORT=… POOL_SIZE=10 node dist/bench/baseline-server.js
 import express from "express";
 import pg from "pg";
+import { BASELINE_APP_NAME } from "./db-probe.js";
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10), application_name: BASELINE_APP_NAME });
 await pool.query(`create table if not exists bench_baseline (id bigserial primary key, body jsonb not null, created_at timestamptz not null default now())`);
 
 const app = express();

@@ -9,11 +9,11 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import pg from "pg";
 import { median, toMarkdown, type Section } from "./table.js";
 import { benchScript, cpuMs, createBenchDb, freePort, serviceMain, spawnNode, waitReady, type Child } from "./proc.js";
 import { createTenant } from "./tenant.js";
 import { baselineTarget, seed, targets, type Target } from "./load-targets.js";
+import { cpuBetween, DbProbe } from "./db-probe.js";
 import type { CannonResult, CannonSpec } from "./cannon.js";
 
 export interface LoadOptions {
@@ -34,6 +34,8 @@ const run = promisify(execFile);
 interface Run extends CannonResult {
   /** CPU time of the server process per answered request (warm-up included). */
   cpuMsPerReq: number;
+  /** CPU time of the PostgreSQL backends serving that server, per answered request. */
+  pgCpuMsPerReq: number;
 }
 
 interface Measured {
@@ -86,18 +88,6 @@ async function cannon(spec: CannonSpec, dir: string): Promise<CannonResult> {
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as CannonResult;
 }
 
-/**
- * Every target starts without the monitoring backlog of the one before: the qr monitor re-checks each
- * pending QR every 3 s, so after a 30 s generate run tens of thousands are due and that work would land on
- * whichever target comes next. Their next check moves to their expiry (beyond the run).
- */
-async function parkPending(dbUrl: string): Promise<void> {
-  const c = new pg.Client({ connectionString: dbUrl });
-  await c.connect();
-  await c.query(`update "transaction" set next_check_at = expires_at where status in ('PENDING','CHECKOUT') and next_check_at < expires_at`);
-  await c.end();
-}
-
 const failed = (r: CannonResult) => r.non2xx + r.errors + r.mismatches;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
@@ -109,14 +99,14 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
     const rps = med(m, (r) => r.rps);
     // Each run against the baseline run of the same round (they ran minutes apart at most), then the median.
     const ratio = b === undefined || m.target.server === "baseline" ? "" : `${(median(m.runs.map((r, i) => r.rps / b.runs[i].rps)) * 100).toFixed(0)}%`;
-    return [m.target.name, m.connections, Math.round(rps), med(m, (r) => r.p50), med(m, (r) => r.p99), round2(med(m, (r) => r.cpuMsPerReq)), m.runs.reduce((a, r) => a + failed(r), 0),
+    return [m.target.name, m.connections, Math.round(rps), med(m, (r) => r.p50), med(m, (r) => r.p99), round2(med(m, (r) => r.cpuMsPerReq)), round2(med(m, (r) => r.pgCpuMsPerReq)), m.runs.reduce((a, r) => a + failed(r), 0),
       b === undefined || m.target.server === "baseline" ? "" : Math.round(med(b, (r) => r.rps)), ratio];
   });
   const notes = [
     `autocannon in its own process, ${CONNECTIONS} connections for ${opts.durationS} s per target after a ${opts.quick ? 1 : 3} s warm-up${opts.repeat > 1 ? `; ${opts.repeat} alternating runs of each target, medians shown` : ""}${opts.quick ? " (quick mode: figures are a smoke test only)" : ""}.`,
     `Service: \`node dist/src/main.js serve\` (API + jobs in one process), NODE_ENV=production, LOG_LEVEL=silent, RATE_LIMIT_PER_MINUTE=0, DB_POOL_SIZE=${POOL_SIZE}, on a fresh pqr_bench_* PostgreSQL database. The three upstream simulators run in their own process (SIMULATORS=false in the service), so no /sim route or simulator work (e.g. the gateway's PNG per QR) is charged to the service.`,
     `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency (with several runs: the median of each run against the baseline run of its round).`,
-    "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; it does not depend on how much CPU other processes left over, so it is the steadier figure on a shared machine. PostgreSQL's own CPU is not in it.",
+    "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; PG CPU ms/req: the same for the PostgreSQL backends serving that process (the service's ORM, job and listener connections, or the baseline's pool). Both depend far less than req/s on what other processes leave over, so they are the steadier figures on a shared machine (still ±20% here).",
     "Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); \"failed\" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.",
     "The check endpoints rotate through transactions created just before (200 QRs, 100 gateway transactions, a few gateway-link ones approved on the simulated page so their monitors end); between targets every pending transaction's next monitor check moves to its expiry, so no target inherits the previous one's monitoring backlog. The monitors themselves keep running, so a generate target includes the monitoring of what it creates.",
     `/gateway-link/generate-qr opens a real Chromium page per request and keeps it as the transaction's monitor for up to 180 s (LINK_MAX_MONITORS=100 per worker), so ${CONNECTIONS} connections for ${opts.durationS} s would only measure the monitor cap. It runs last, with a bounded number of requests at low concurrency (see its row), against a baseline at the same concurrency.`,
@@ -126,7 +116,7 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
     const bad = m.runs.find((r) => failed(r) > 0);
     if (bad) notes.push(`FAILED requests on ${m.target.name}: status codes ${JSON.stringify(bad.statusCodes)}, errors ${bad.errors}, timeouts ${bad.timeouts}, body-check failures ${bad.mismatches}; sample: ${bad.sample ?? "(none)"}`);
   }
-  return { title: "Load: REST and GraphQL under sustained concurrency", columns: ["target", "conn.", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "failed", "baseline req/s", "ours / baseline"], rows, notes };
+  return { title: "Load: REST and GraphQL under sustained concurrency", columns: ["target", "conn.", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "PG CPU ms/req", "failed", "baseline req/s", "ours / baseline"], rows, notes };
 }
 
 export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
@@ -151,22 +141,27 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
     const plan = [...concurrencies.map((c) => baselineTarget(c)), ...chosen];
     const measured: Measured[] = plan.map((target) => ({ target, connections: target.connections ?? CONNECTIONS, runs: [] }));
     const dir = mkdtempSync(join(tmpdir(), "pqr-cannon-"));
+    const probe = await DbProbe.open(db.url);
     try {
       for (let r = 0; r < repeat; r++) {
         for (const m of measured) {
-          await parkPending(db.url);
+          await probe.parkPending();
           const t = m.target;
           const pid = t.server === "baseline" ? s.pids.baseline : s.pids.service;
           const cpuBefore = cpuMs(pid);
+          const pgBefore = await probe.backendCpu(t.server);
           const result = await cannon({
             url: t.server === "baseline" ? s.baseline : s.service, path: t.path, headers: t.headers, bodies: t.bodies, expect: t.expect,
             connections: m.connections, durationS, amount: t.amount, warmupS: t.amount === undefined ? warmupS : 0,
           }, dir);
-          m.runs.push({ ...result, cpuMsPerReq: (cpuMs(pid) - cpuBefore) / Math.max(1, result.requests + result.warmupRequests) });
-          log(`${t.name} @${m.connections}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ${round2(m.runs.at(-1)!.cpuMsPerReq)} CPU ms/req, failed ${failed(result)}`);
+          const answered = Math.max(1, result.requests + result.warmupRequests);
+          const run: Run = { ...result, cpuMsPerReq: (cpuMs(pid) - cpuBefore) / answered, pgCpuMsPerReq: cpuBetween(pgBefore, await probe.backendCpu(t.server)) / answered };
+          m.runs.push(run);
+          log(`${t.name} @${m.connections}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, CPU ${round2(run.cpuMsPerReq)} + PG ${round2(run.pgCpuMsPerReq)} ms/req, failed ${failed(run)}`);
         }
       }
     } finally {
+      await probe.close();
       rmSync(dir, { recursive: true, force: true });
     }
     const loadAfter = loadavg()[0];

@@ -16,15 +16,15 @@ export const NOTIFY_CHANNEL = "pqr_events";
 export function outboxCtes(source: string): string {
   return `ev as (
     insert into transaction_event (id, transaction_ref, api_key_ref, area, type, status, payload, created_at)
-    select ?, s.id, s.api_key_ref, s.area, ?, s.status, ?::jsonb, ? from ${source} s
-    returning *),
+    select ?::text, s.id, s.api_key_ref, s.area, ?::text, s.status, ?::jsonb, ?::timestamptz from ${source} s
+    returning seq, id, transaction_ref, api_key_ref, area, type, status, payload, created_at),
   wd as (
     insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at)
     select 'whd_' || replace(gen_random_uuid()::text, '-', ''), ev.id, e.id, 'pending', 0, ev.created_at, ev.created_at
     from ev join webhook_endpoint e on e.api_key_ref = ev.api_key_ref
     where e.enabled and (jsonb_array_length(e.events) = 0 or e.events @> to_jsonb(ev.type))
     returning 1),
-  nt as (select pg_notify(?, ev.id) from ev)`;
+  nt as (select pg_notify(?::text, ev.id) from ev)`;
 }
 
 /** Columns the final select adds after `ev.*`-style event columns: how many deliveries, and the notify. */
@@ -37,7 +37,7 @@ export function outboxParams(eventId: string, type: EventType, payload: Json, no
 /** The transition's outbox write on its own: one statement inside the transition's database transaction. */
 export const OUTBOX_FOR_ROW_SQL = `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status),
   ${outboxCtes("s0")}
-  select ev.*, ${OUTBOX_COUNTS} from ev`;
+  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${OUTBOX_COUNTS} from ev`;
 
 /** An outbox row; `prefix` reads the columns of a joined select (`ev_seq`, `ev_id`, …). */
 export function rowToEvent(r: Record<string, unknown>, prefix = ""): StoredEvent {

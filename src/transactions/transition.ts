@@ -50,16 +50,33 @@ export interface TransitionResult {
 const NON_TERMINAL_SQL = "('PENDING','CHECKOUT')";
 const AMOUNT_RE = /^\d+(\.\d{1,2})?$/;
 
+/** Every column, named: the hot statements are prepared, and a prepared `*` fails once a migration adds one. */
+const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
+  receipt_url, expires_at, created_at, updated_at, completed_at, next_check_at, check_failures, version`;
+
 const INSERT_TX_SQL = `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
     meta, request, upstream, expires_at, created_at, updated_at, next_check_at)
-  values (?,?,?,?,?,?,?,?,?,?,?,?::jsonb,?::jsonb,?::jsonb,?,?,?,?) returning *`;
+  values (?,?,?,?,?,?,?,?,?,?,?,?::jsonb,?::jsonb,?::jsonb,?,?,?,?) returning ${TX_COLUMNS}`;
 
 /** Creation is one statement: the row, its payment.created outbox event, its delivery rows and the notify. */
 const CREATE_SQL = `with tx as (${INSERT_TX_SQL}),
   ${outboxCtes("tx")}
-  select tx.*, ev.seq as ev_seq, ev.id as ev_id, ev.transaction_ref as ev_transaction_ref, ev.api_key_ref as ev_api_key_ref, ev.area as ev_area,
+  select ${TX_COLUMNS.split(",").map((c) => `tx.${c.trim()}`).join(", ")},
+    ev.seq as ev_seq, ev.id as ev_id, ev.transaction_ref as ev_transaction_ref, ev.api_key_ref as ev_api_key_ref, ev.area as ev_area,
     ev.type as ev_type, ev.status as ev_status, ev.payload as ev_payload, ev.created_at as ev_created_at, ${OUTBOX_COUNTS}
   from tx cross join ev`;
+
+const TRANSITION_SQL = `update "transaction" set
+    status = coalesce(?, status),
+    upstream = upstream || ?::jsonb,
+    receipt_url = coalesce(?, receipt_url),
+    client_id = coalesce(?, client_id),
+    updated_at = ?,
+    completed_at = case when ? then ? else completed_at end,
+    next_check_at = case when ? then null else next_check_at end,
+    version = version + 1
+  where id = ? and status in ${NON_TERMINAL_SQL}
+  returning ${TX_COLUMNS}`;
 
 /**
  * The row a new transaction reads back as, built before the insert so its snapshot can go into the same
@@ -101,7 +118,7 @@ export class TransactionStore {
       draft.orderId, draft.md5, draft.clientId, draft.qr, JSON.stringify(draft.meta), JSON.stringify(draft.request), JSON.stringify(draft.upstream),
       input.expiresAt, now, now, draft.nextCheckAt,
       ...outboxParams(newId("evt"), "payment.created", { transaction: snapshot(draft), meta: draft.meta }, now), NOTIFY_CHANNEL,
-    ]);
+    ], "pqr_create");
     const result = { tx: rowToTx(rows[0]), event: rowToEvent(rows[0], "ev_") };
     this.bus.publish(result.event);
     return result;
@@ -111,20 +128,8 @@ export class TransactionStore {
     const now = this.clock.now();
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
     const result = await this.db.transaction(async (q) => {
-      const rows = await q(
-        `update "transaction" set
-           status = coalesce(?, status),
-           upstream = upstream || ?::jsonb,
-           receipt_url = coalesce(?, receipt_url),
-           client_id = coalesce(?, client_id),
-           updated_at = ?,
-           completed_at = case when ? then ? else completed_at end,
-           next_check_at = case when ? then null else next_check_at end,
-           version = version + 1
-         where id = ? and status in ${NON_TERMINAL_SQL}
-         returning *`,
-        [req.to ?? null, JSON.stringify(req.upstream ?? {}), req.receiptUrl ?? null, req.clientId ?? null, now, terminal, now, terminal, req.id],
-      );
+      const rows = await q(TRANSITION_SQL,
+        [req.to ?? null, JSON.stringify(req.upstream ?? {}), req.receiptUrl ?? null, req.clientId ?? null, now, terminal, now, terminal, req.id], "pqr_transition");
       if (rows.length === 0) return null;
       const tx = rowToTx(rows[0]);
       return { tx, event: await this.writeEvent(q, tx, req.event, now) };
@@ -168,7 +173,7 @@ export class TransactionStore {
   }
 
   async eventsSince(filter: { transactionId?: string; apiKeyRef?: string; all?: true; afterSeq: string }, limit = 500): Promise<StoredEvent[]> {
-    const [where, param] = filter.transactionId !== undefined ? ["transaction_ref = ?", filter.transactionId] : filter.apiKeyRef !== undefined ? ["api_key_ref = ?", filter.apiKeyRef] : ["? is null", null];
+    const [where, param] = filter.transactionId !== undefined ? ["transaction_ref = ?", filter.transactionId] : filter.apiKeyRef !== undefined ? ["api_key_ref = ?", filter.apiKeyRef] : ["?::text is null", null];
     const rows = await this.db.query(
       `select * from transaction_event where ${where} and seq > ?::bigint order by seq limit ?`,
       [param, filter.afterSeq, limit],
@@ -193,7 +198,7 @@ export class TransactionStore {
 
   private async writeEvent(q: Query, tx: TxRecord, type: EventType, now: Date): Promise<StoredEvent> {
     const payload = { transaction: snapshot(tx), meta: tx.meta };
-    const rows = await q(OUTBOX_FOR_ROW_SQL, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(newId("evt"), type, payload, now), NOTIFY_CHANNEL]);
+    const rows = await q(OUTBOX_FOR_ROW_SQL, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(newId("evt"), type, payload, now), NOTIFY_CHANNEL], "pqr_outbox");
     return rowToEvent(rows[0]);
   }
 }
