@@ -19,6 +19,7 @@ declare module "autocannon" {
   }
   export interface Request extends RawRequest {
     setupRequest?: (req: RawRequest, context: Record<string, unknown>) => RawRequest;
+    onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
   }
   export interface Options {
     url: string;
@@ -29,7 +30,6 @@ declare module "autocannon" {
     method?: string;
     headers?: Record<string, string>;
     requests?: Request[];
-    verifyBody?: (body: string) => boolean;
   }
   export interface Result {
     requests: Histogram;
@@ -37,7 +37,6 @@ declare module "autocannon" {
     duration: number;
     errors: number;
     timeouts: number;
-    mismatches: number;
     non2xx: number;
     statusCodeStats: Record<string, { count: number }>;
   }

@@ -49,6 +49,8 @@ interface Servers {
   baseline: string;
   sim: string;
   pids: { service: number; baseline: number };
+  /** The service process (its output is kept for diagnosis: BENCH_SERVICE_LOG_LEVEL=warn). */
+  serviceChild: Child;
   children: Child[];
 }
 
@@ -61,7 +63,7 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
     await waitReady(`${sim}/healthz`, children[0]);
     // Production settings with the simulators in their own process: nothing dev-only runs in the service.
     const service = spawnNode(serviceMain(), ["serve"], {
-      NODE_ENV: "production", PORT: String(servicePort), HOST: "127.0.0.1", DATABASE_URL: dbUrl, DATA_DIR: dataDir, LOG_LEVEL: "silent",
+      NODE_ENV: "production", PORT: String(servicePort), HOST: "127.0.0.1", DATABASE_URL: dbUrl, DATA_DIR: dataDir, LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent",
       ADMIN_TOKEN, SECRET_KEY: "bench-secret-key-0123456789-0123456789", SIMULATORS: "false", DEMO: "false", RATE_LIMIT_PER_MINUTE: "0",
       DB_POOL_SIZE: String(POOL_SIZE), NETWORK_API_URL: `${sim}/sim/network-api`, NETWORK_API_TOKEN: "bench-network-token", GATEWAY_API_URL: `${sim}/sim/gateway-api`,
       ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
@@ -73,7 +75,7 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
     await waitReady(`http://127.0.0.1:${baselinePort}/healthz`, baseline);
     return {
       service: `http://127.0.0.1:${servicePort}`, baseline: `http://127.0.0.1:${baselinePort}`, sim,
-      pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number }, children,
+      pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number }, serviceChild: service, children,
     };
   } catch (err) {
     for (const c of children.reverse()) await c.stop();
@@ -88,7 +90,7 @@ async function cannon(spec: CannonSpec, dir: string): Promise<CannonResult> {
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as CannonResult;
 }
 
-const failed = (r: CannonResult) => r.non2xx + r.errors + r.mismatches;
+const failed = (r: CannonResult) => r.non2xx + r.errors + r.badBodies;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 function section(measured: Measured[], opts: { quick: boolean; durationS: number; repeat: number; load: string[] }): Section {
@@ -104,7 +106,7 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
   });
   const notes = [
     `autocannon in its own process, ${CONNECTIONS} connections for ${opts.durationS} s per target after a ${opts.quick ? 1 : 3} s warm-up${opts.repeat > 1 ? `; ${opts.repeat} alternating runs of each target, medians shown` : ""}${opts.quick ? " (quick mode: figures are a smoke test only)" : ""}.`,
-    `Service: \`node dist/src/main.js serve\` (API + jobs in one process), NODE_ENV=production, LOG_LEVEL=silent, RATE_LIMIT_PER_MINUTE=0, DB_POOL_SIZE=${POOL_SIZE}, on a fresh pqr_bench_* PostgreSQL database. The three upstream simulators run in their own process (SIMULATORS=false in the service), so no /sim route or simulator work (e.g. the gateway's PNG per QR) is charged to the service.`,
+    `Service: \`node dist/src/main.js serve\` (API + jobs in one process), NODE_ENV=production, LOG_LEVEL=${process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent"}, RATE_LIMIT_PER_MINUTE=0, DB_POOL_SIZE=${POOL_SIZE}, on a fresh pqr_bench_* PostgreSQL database. The three upstream simulators run in their own process (SIMULATORS=false in the service), so no /sim route or simulator work (e.g. the gateway's PNG per QR) is charged to the service.`,
     `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency (with several runs: the median of each run against the baseline run of its round).`,
     "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; PG CPU ms/req: the same for the PostgreSQL backends serving that process (the service's ORM, job and listener connections, or the baseline's pool). Both depend far less than req/s on what other processes leave over, so they are the steadier figures on a shared machine (still ±20% here).",
     "Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); \"failed\" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.",
@@ -114,14 +116,14 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
   ];
   for (const m of measured) {
     const bad = m.runs.find((r) => failed(r) > 0);
-    if (bad) notes.push(`FAILED requests on ${m.target.name}: status codes ${JSON.stringify(bad.statusCodes)}, errors ${bad.errors}, timeouts ${bad.timeouts}, body-check failures ${bad.mismatches}; sample: ${bad.sample ?? "(none)"}`);
+    if (bad) notes.push(`FAILED requests on ${m.target.name}: status codes ${JSON.stringify(bad.statusCodes)}, errors ${bad.errors}, timeouts ${bad.timeouts}, 2xx with a failing body check ${bad.badBodies}; sample: ${bad.sample ?? "(none)"}`);
   }
   return { title: "Load: REST and GraphQL under sustained concurrency", columns: ["target", "conn.", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "PG CPU ms/req", "failed", "baseline req/s", "ours / baseline"], rows, notes };
 }
 
 export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
   const log = opts.log ?? (() => undefined);
-  const durationS = opts.quick ? 5 : 30;
+  const durationS = opts.quick ? 3 : 30;
   const warmupS = opts.quick ? 1 : 3;
   const repeat = opts.repeat ?? 1;
   const link = opts.quick ? { connections: 2, amount: 6 } : { connections: 4, amount: 40 };
@@ -157,6 +159,7 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
           const answered = Math.max(1, result.requests + result.warmupRequests);
           const run: Run = { ...result, cpuMsPerReq: (cpuMs(pid) - cpuBefore) / answered, pgCpuMsPerReq: cpuBetween(pgBefore, await probe.backendCpu(t.server)) / answered };
           m.runs.push(run);
+          if (failed(run) > 0 && process.env.BENCH_SERVICE_LOG_LEVEL) log(`service output:\n${s.serviceChild.output().slice(-4000)}`);
           log(`${t.name} @${m.connections}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, CPU ${round2(run.cpuMsPerReq)} + PG ${round2(run.pgCpuMsPerReq)} ms/req, failed ${failed(run)}`);
         }
       }
