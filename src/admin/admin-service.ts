@@ -12,8 +12,11 @@ import { validateMerchantAccount } from "./merchant-rules.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { INVALIDATE_CHANNEL, NOTIFY_INVALIDATION_SQL, invalidationPayload, Invalidations, type Invalidation } from "../cache/invalidation.js";
 
-/** How long a merchant's account is reused for issuing QRs; edits reach every process at once by NOTIFY. */
-export const MERCHANT_CACHE_TTL_MS = 5_000;
+/**
+ * How long a merchant's account and a gateway configuration's credentials are reused by the generate paths
+ * (read on every request otherwise); edits through this service reach every process at once by NOTIFY.
+ */
+export const HOT_READ_TTL_MS = 5_000;
 
 export interface MerchantInput {
   name?: string;
@@ -30,6 +33,7 @@ export interface MerchantInput {
 /** The dashboard's back end: merchants, upstream configurations and API keys (operator only). */
 export class AdminService {
   private readonly issuing: TtlCache<Merchant>;
+  private readonly credentials: TtlCache<{ merchantId: string; apiKey: string }>;
 
   constructor(
     private readonly orm: Orm,
@@ -37,12 +41,17 @@ export class AdminService {
     private readonly invalidations: Invalidations = new Invalidations(),
     now: () => number = Date.now,
   ) {
-    this.issuing = new TtlCache(MERCHANT_CACHE_TTL_MS, now);
+    this.issuing = new TtlCache(HOT_READ_TTL_MS, now);
+    this.credentials = new TtlCache(HOT_READ_TTL_MS, now);
     invalidations.register({
       invalidate: (inv) => {
         if (inv.kind === "merchant") this.issuing.delete((id) => id === inv.id);
+        if (inv.kind === "gateway_config") this.credentials.delete((id) => id === inv.id);
       },
-      clear: () => this.issuing.clear(),
+      clear: () => {
+        this.issuing.clear();
+        this.credentials.clear();
+      },
     });
   }
 
@@ -123,18 +132,19 @@ export class AdminService {
   }
 
   async updateGatewayConfig(id: string, input: { name?: string; upstreamMerchantId?: string; apiSecret?: string }): Promise<GatewayConfig> {
-    const em = this.em();
-    const g = await em.findOne(GatewayConfig, { id });
-    if (g === null) throw new AppError("NOT_FOUND", "Gateway configuration not found");
-    const c = new Checker();
-    if (input.name !== undefined) g.name = c.text("name", input.name, { required: true, max: 100 }) ?? g.name;
-    if (input.upstreamMerchantId !== undefined) g.upstreamMerchantId = c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
-    const secret = input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
-    c.done("Invalid gateway configuration");
-    if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
-    await em.flush();
-    return g;
+    return this.withInvalidation({ kind: "gateway_config", id }, async (em) => {
+      const g = await em.findOne(GatewayConfig, { id });
+      if (g === null) throw new AppError("NOT_FOUND", "Gateway configuration not found");
+      const c = new Checker();
+      if (input.name !== undefined) g.name = c.text("name", input.name, { required: true, max: 100 }) ?? g.name;
+      if (input.upstreamMerchantId !== undefined) g.upstreamMerchantId = c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
+      const secret = input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
+      c.done("Invalid gateway configuration");
+      if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
+      return g;
+    });
   }
+
 
   async gatewayConfigs(merchantId?: string): Promise<GatewayConfig[]> {
     return this.em().find(GatewayConfig, merchantId ? { merchantRef: merchantId } : {}, { orderBy: { createdAt: "asc" } });
@@ -144,6 +154,11 @@ export class AdminService {
   async gatewayCredentials(configId: string): Promise<{ merchantId: string; apiKey: string } | null> {
     const g = await this.em().findOne(GatewayConfig, { id: configId });
     return g === null ? null : { merchantId: g.upstreamMerchantId, apiKey: this.box.decrypt(g.apiSecretEnc) };
+  }
+
+  /** The credentials for a generate call: the hot path, so read through a short cache (see above). */
+  async gatewayCredentialsForUse(configId: string): Promise<{ merchantId: string; apiKey: string } | null> {
+    return this.credentials.get(configId, () => this.gatewayCredentials(configId));
   }
 
   async createLinkConfig(input: { merchantId: string; name: string; url: string; currency: number }): Promise<LinkConfig> {

@@ -1,6 +1,6 @@
 /**
- * Cross-process invalidation of the in-process caches (API key → principal, merchant accounts). The change
- * that makes an entry stale (revoking a key, editing a merchant) sends `pg_notify` in its own database
+ * Cross-process invalidation of the in-process caches (API key → principal, merchant accounts, gateway
+ * credentials). The change that makes an entry stale (revoking a key, editing a merchant or a gateway configuration) sends `pg_notify` in its own database
  * transaction, so every process hears of it on commit (transactions/event-listener.ts listens), and applies
  * it locally after commit. Missed notifications (a listener reconnecting) clear every cache; the caches' short
  * time-to-live bounds staleness even then.
@@ -8,7 +8,8 @@
 export const INVALIDATE_CHANNEL = "pqr_invalidate";
 export const NOTIFY_INVALIDATION_SQL = "select pg_notify(?, ?)";
 
-export type Invalidation = { kind: "api_key" | "merchant"; id: string };
+const KINDS = ["api_key", "merchant", "gateway_config"] as const;
+export type Invalidation = { kind: (typeof KINDS)[number]; id: string };
 
 export interface InvalidationTarget {
   invalidate(inv: Invalidation): void;
@@ -33,8 +34,8 @@ export class Invalidations {
   /** A notification payload from another process (or this one). */
   applyPayload(payload: string): void {
     const colon = payload.indexOf(":");
-    const kind = payload.slice(0, colon);
-    if (kind === "api_key" || kind === "merchant") this.apply({ kind, id: payload.slice(colon + 1) });
+    const kind = KINDS.find((k) => k === payload.slice(0, colon));
+    if (kind !== undefined) this.apply({ kind, id: payload.slice(colon + 1) });
     else this.clearAll();
   }
 

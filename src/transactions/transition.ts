@@ -113,12 +113,13 @@ export class TransactionStore {
   async create(input: NewTransaction): Promise<{ tx: TxRecord; event: StoredEvent }> {
     const now = this.clock.now();
     const draft = newRecord(input, now);
-    const rows = await this.db.query(CREATE_SQL, [
+    const eventId = newId("evt");
+    const rows = await this.committing(eventId, () => this.db.query(CREATE_SQL, [
       input.id, input.area, input.merchantRef, input.apiKeyRef, input.status, input.amount, input.currency,
       draft.orderId, draft.md5, draft.clientId, draft.qr, JSON.stringify(draft.meta), JSON.stringify(draft.request), JSON.stringify(draft.upstream),
       input.expiresAt, now, now, draft.nextCheckAt,
-      ...outboxParams(newId("evt"), "payment.created", { transaction: snapshot(draft), meta: draft.meta }, now), NOTIFY_CHANNEL,
-    ], "pqr_create");
+      ...outboxParams(eventId, "payment.created", { transaction: snapshot(draft), meta: draft.meta }, now), NOTIFY_CHANNEL,
+    ], "pqr_create"));
     const result = { tx: rowToTx(rows[0]), event: rowToEvent(rows[0], "ev_") };
     this.bus.publish(result.event);
     return result;
@@ -127,13 +128,15 @@ export class TransactionStore {
   async transition(req: TransitionRequest): Promise<TransitionResult> {
     const now = this.clock.now();
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
-    const result = await this.db.transaction(async (q) => {
+    const eventId = newId("evt");
+    const result = await this.committing(eventId, () => this.db.transaction(async (q) => {
       const rows = await q(TRANSITION_SQL,
         [req.to ?? null, JSON.stringify(req.upstream ?? {}), req.receiptUrl ?? null, req.clientId ?? null, now, terminal, now, terminal, req.id], "pqr_transition");
       if (rows.length === 0) return null;
       const tx = rowToTx(rows[0]);
-      return { tx, event: await this.writeEvent(q, tx, req.event, now) };
-    });
+      return { tx, event: await this.writeEvent(q, tx, eventId, req.event, now) };
+    }));
+    if (result === null) this.bus.notCommittingLocally(eventId);
     if (result === null) {
       const current = await this.get(req.id);
       if (current === null) throw new Error(`transaction ${req.id} does not exist`);
@@ -196,9 +199,25 @@ export class TransactionStore {
     return rows.length === 0 ? null : rowToEvent(rows[0]);
   }
 
-  private async writeEvent(q: Query, tx: TxRecord, type: EventType, now: Date): Promise<StoredEvent> {
+  private async writeEvent(q: Query, tx: TxRecord, eventId: string, type: EventType, now: Date): Promise<StoredEvent> {
     const payload = { transaction: snapshot(tx), meta: tx.meta };
-    const rows = await q(OUTBOX_FOR_ROW_SQL, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(newId("evt"), type, payload, now), NOTIFY_CHANNEL], "pqr_outbox");
+    const rows = await q(OUTBOX_FOR_ROW_SQL, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(eventId, type, payload, now), NOTIFY_CHANNEL], "pqr_outbox");
     return rowToEvent(rows[0]);
+  }
+
+  /**
+   * Runs a write that commits event `eventId`, telling the bus so that the listener does not load the event
+   * when its NOTIFY wins the race against the commit's answer. If the write fails, the commit may still have
+   * happened (a connection lost after COMMIT): the event is then looked up and published all the same.
+   */
+  private async committing<T>(eventId: string, write: () => Promise<T>): Promise<T> {
+    this.bus.committingLocally(eventId);
+    try {
+      return await write();
+    } catch (err) {
+      this.bus.notCommittingLocally(eventId);
+      void this.eventById(eventId).then((e) => e && this.bus.publish(e), () => undefined);
+      throw err;
+    }
   }
 }

@@ -3,11 +3,11 @@ import { startTestApp, createTenant, post, AUTH, waitFor, type TestApp, type Ten
 import { decodeKhqr } from "../../src/khqr/index.js";
 
 /**
- * API keys and merchant accounts are cached in each process for a few seconds (the generate path reads
- * neither table). Revocations and merchant edits must still take effect at once in every process: the
+ * API keys, merchant accounts and gateway credentials are cached in each process for a few seconds (the
+ * generate paths read none of those tables). Revocations and merchant edits must still take effect at once in every process: the
  * clocks here never move, so only the NOTIFY can have evicted what a process cached.
  */
-describe("cached keys and merchants across processes", () => {
+describe("cached keys, merchants and gateway credentials across processes", () => {
   let a: TestApp;
   let b: TestApp;
   let tenant: Tenant;
@@ -40,6 +40,16 @@ describe("cached keys and merchants across processes", () => {
     expect((await generate(a, key.apiKey)).status).toBe(200);
     await a.admin(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: key.key.id });
     expect((await generate(a, key.apiKey)).status).toBe(401);
+  });
+
+  it("gateway credentials changed through process B are used by process A at once", async () => {
+    let n = 0;
+    const gw = () => post(`${a.url}/gateway/generate-qr`, { qrData: { orderId: `kc-${Date.now().toString(36)}-${n++}`, amount: 1.25, currency: "USD" } }, AUTH.gateway(tenant.keys.gateway));
+    expect((await gw()).status).toBe(400); // the simulated gateway does not know the tenant's upstream merchant yet; A has read the config
+    expect((await post(`${a.url}/sim/gateway/merchants`, { merchantId: "kc_merchant", apiKey: "kc-secret-0123456789" })).status).toBeLessThan(300);
+    await b.admin(`mutation($id: ID!, $input: GatewayConfigInput!) { updateGatewayConfig(id: $id, input: $input) { id } }`,
+      { id: tenant.gatewayConfigId, input: { upstreamMerchantId: "kc_merchant", apiSecret: "kc-secret-0123456789" } });
+    await waitFor(async () => (await gw()).status === 200, 2000, 20);
   });
 
   it("a merchant edited through process B issues QRs with the new account in process A at once", async () => {
