@@ -13,6 +13,7 @@ import { BrowserPool } from "../src/gateway-link/browser.js";
 import { openLinkSession, type LinkEvent, type LinkSession } from "../src/gateway-link/link-driver.js";
 import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { createLinkSimulator } from "../src/simulators/link/index.js";
+import type { Section } from "./table.js";
 
 export interface LinkBenchResult {
   monitors: number;
@@ -100,6 +101,23 @@ export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<Li
     server.closeAllConnections();
     server.close();
   }
+}
+
+/** The link-monitor section of `npm run bench`: 100 monitors (quick mode: 10, held 3 s). */
+export async function benchLinkMonitorsSection(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
+  const target = opts.quick ? 10 : 100;
+  const holdMs = opts.quick ? 3_000 : 10_000;
+  const r = await benchLinkMonitors({ target, holdMs, log: opts.log });
+  return {
+    title: "Gateway-link monitors held by one worker",
+    columns: ["monitors", "PSS MB (Node + Chromium)", "RSS MB (sum)", "PSS MB per monitor", "open median ms"],
+    rows: [[r.monitors, r.pssMb, r.rssMb, r.perMonitorMb, r.openMedianMs]],
+    notes: [
+      `${target} payment-link sessions opened 4 at a time against the simulated page through one BrowserPool, all polling once a second, held ${holdMs / 1000} s; every one must keep polling with no fatal error.`,
+      "PSS (proportional set size, /proc/<pid>/smaps_rollup) is the honest sum over this Node process and the whole Chromium tree; RSS counts shared pages once per process. Per monitor = PSS above the idle browser, divided by the monitors.",
+      ...(opts.quick ? ["Quick mode: 10 monitors, so the per-monitor figure carries the fixed costs of a small sample."] : ["Target: 100 monitors under 2 GiB PSS per worker (docs/decisions.md, \"Memory\")."]),
+    ],
+  };
 }
 
 /** This Node process plus every process of the browser tree. */

@@ -9,6 +9,14 @@ import { GatewayConfig } from "./gateway-config.entity.js";
 import { LinkConfig } from "./link-config.entity.js";
 import { Checker, isHttpUrl } from "./validation.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
+import { TtlCache } from "../cache/ttl-cache.js";
+import { INVALIDATE_CHANNEL, NOTIFY_INVALIDATION_SQL, invalidationPayload, Invalidations, type Invalidation } from "../cache/invalidation.js";
+
+/**
+ * How long a merchant's account and a gateway configuration's credentials are reused by the generate paths
+ * (read on every request otherwise); edits through this service reach every process at once by NOTIFY.
+ */
+export const HOT_READ_TTL_MS = 5_000;
 
 export interface MerchantInput {
   name?: string;
@@ -24,10 +32,43 @@ export interface MerchantInput {
 
 /** The dashboard's back end: merchants, upstream configurations and API keys (operator only). */
 export class AdminService {
+  private readonly issuing: TtlCache<Merchant>;
+  private readonly credentials: TtlCache<{ merchantId: string; apiKey: string }>;
+
   constructor(
     private readonly orm: Orm,
     private readonly box: SecretBox,
-  ) {}
+    private readonly invalidations: Invalidations = new Invalidations(),
+    now: () => number = Date.now,
+  ) {
+    this.issuing = new TtlCache(HOT_READ_TTL_MS, now);
+    this.credentials = new TtlCache(HOT_READ_TTL_MS, now);
+    invalidations.register({
+      invalidate: (inv) => {
+        if (inv.kind === "merchant") this.issuing.delete((id) => id === inv.id);
+        if (inv.kind === "gateway_config") this.credentials.delete((id) => id === inv.id);
+      },
+      clear: () => {
+        this.issuing.clear();
+        this.credentials.clear();
+      },
+    });
+  }
+
+  /**
+   * Commits `change` together with a NOTIFY that makes every process drop what it cached, then drops it
+   * here too (after commit, so no request re-reads the old row in between and keeps it).
+   */
+  private async withInvalidation<T>(inv: Invalidation, change: (em: EntityManager) => Promise<T>): Promise<T> {
+    const result = await this.em().transactional(async (em) => {
+      const out = await change(em);
+      await em.flush();
+      await em.execute(NOTIFY_INVALIDATION_SQL, [INVALIDATE_CHANNEL, invalidationPayload(inv)]);
+      return out;
+    });
+    this.invalidations.apply(inv);
+    return result;
+  }
 
   private em(): EntityManager {
     return this.orm.em.fork();
@@ -41,12 +82,12 @@ export class AdminService {
   }
 
   async updateMerchant(id: string, input: MerchantInput): Promise<Merchant> {
-    const em = this.em();
-    const m = await em.findOne(Merchant, { id });
-    if (m === null) throw new AppError("NOT_FOUND", "Merchant not found");
-    this.applyMerchant(m, input, false);
-    await em.flush();
-    return m;
+    return this.withInvalidation({ kind: "merchant", id }, async (em) => {
+      const m = await em.findOne(Merchant, { id });
+      if (m === null) throw new AppError("NOT_FOUND", "Merchant not found");
+      this.applyMerchant(m, input, false);
+      return m;
+    });
   }
 
   private applyMerchant(m: Merchant, input: MerchantInput, creating: boolean): void {
@@ -65,6 +106,11 @@ export class AdminService {
 
   async merchant(id: string): Promise<Merchant | null> {
     return this.em().findOne(Merchant, { id });
+  }
+
+  /** The merchant's account for issuing a QR: the hot path, so read through a short cache (see above). */
+  async merchantForIssue(id: string): Promise<Merchant | null> {
+    return this.issuing.get(id, () => this.merchant(id));
   }
 
   async createGatewayConfig(input: { merchantId: string; name: string; upstreamMerchantId: string; apiSecret: string }): Promise<GatewayConfig> {
@@ -86,18 +132,19 @@ export class AdminService {
   }
 
   async updateGatewayConfig(id: string, input: { name?: string; upstreamMerchantId?: string; apiSecret?: string }): Promise<GatewayConfig> {
-    const em = this.em();
-    const g = await em.findOne(GatewayConfig, { id });
-    if (g === null) throw new AppError("NOT_FOUND", "Gateway configuration not found");
-    const c = new Checker();
-    if (input.name !== undefined) g.name = c.text("name", input.name, { required: true, max: 100 }) ?? g.name;
-    if (input.upstreamMerchantId !== undefined) g.upstreamMerchantId = c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
-    const secret = input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
-    c.done("Invalid gateway configuration");
-    if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
-    await em.flush();
-    return g;
+    return this.withInvalidation({ kind: "gateway_config", id }, async (em) => {
+      const g = await em.findOne(GatewayConfig, { id });
+      if (g === null) throw new AppError("NOT_FOUND", "Gateway configuration not found");
+      const c = new Checker();
+      if (input.name !== undefined) g.name = c.text("name", input.name, { required: true, max: 100 }) ?? g.name;
+      if (input.upstreamMerchantId !== undefined) g.upstreamMerchantId = c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
+      const secret = input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
+      c.done("Invalid gateway configuration");
+      if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
+      return g;
+    });
   }
+
 
   async gatewayConfigs(merchantId?: string): Promise<GatewayConfig[]> {
     return this.em().find(GatewayConfig, merchantId ? { merchantRef: merchantId } : {}, { orderBy: { createdAt: "asc" } });
@@ -107,6 +154,11 @@ export class AdminService {
   async gatewayCredentials(configId: string): Promise<{ merchantId: string; apiKey: string } | null> {
     const g = await this.em().findOne(GatewayConfig, { id: configId });
     return g === null ? null : { merchantId: g.upstreamMerchantId, apiKey: this.box.decrypt(g.apiSecretEnc) };
+  }
+
+  /** The credentials for a generate call: the hot path, so read through a short cache (see above). */
+  async gatewayCredentialsForUse(configId: string): Promise<{ merchantId: string; apiKey: string } | null> {
+    return this.credentials.get(configId, () => this.gatewayCredentials(configId));
   }
 
   async createLinkConfig(input: { merchantId: string; name: string; url: string; currency: number }): Promise<LinkConfig> {
@@ -186,12 +238,12 @@ export class AdminService {
   }
 
   async revokeApiKey(id: string): Promise<ApiKey> {
-    const em = this.em();
-    const key = await em.findOne(ApiKey, { id });
-    if (key === null) throw new AppError("NOT_FOUND", "API key not found");
-    key.revokedAt ??= new Date();
-    await em.flush();
-    return key;
+    return this.withInvalidation({ kind: "api_key", id }, async (em) => {
+      const key = await em.findOne(ApiKey, { id });
+      if (key === null) throw new AppError("NOT_FOUND", "API key not found");
+      key.revokedAt ??= new Date();
+      return key;
+    });
   }
 
   async apiKeys(merchantId?: string): Promise<ApiKey[]> {

@@ -4,9 +4,17 @@ import type { Db } from "../db/sql.js";
 import type { KeyKind } from "./api-key.entity.js";
 import { AUTH_TYPES, type KeyPrincipal, type Principal } from "./principal.js";
 import type { SecretBox } from "./secret-box.js";
+import { TtlCache } from "../cache/ttl-cache.js";
+import type { Invalidation, Invalidations } from "../cache/invalidation.js";
 
 const KIND_TAG: Record<KeyKind, string> = { qr: "qr", gateway: "gw", gateway_link: "gl" };
 const LAST_USED_EVERY_MS = 60_000;
+/**
+ * How long a key's principal is reused without reading api_key again. Revocation does not wait for it: the
+ * revoking process drops the entry on commit and every other process on the NOTIFY (cache/invalidation.ts);
+ * this bound only matters when a notification is lost, e.g. while a listener reconnects.
+ */
+export const KEY_CACHE_TTL_MS = 5_000;
 
 export function hashKey(plain: string): string {
   return createHash("sha256").update(plain).digest("hex");
@@ -21,13 +29,24 @@ export function generateKey(kind: KeyKind): { plain: string; prefix: string; has
 /** Resolves request credentials to a principal. Never says why a key is refused beyond a generic reason. */
 export class Authenticator {
   private readonly lastUsedWritten = new Map<string, number>();
+  /** SHA-256 of the presented key → its principal (valid keys only, so unknown keys cannot fill it). */
+  private readonly keys: TtlCache<KeyPrincipal>;
 
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly adminToken: string,
-  ) {}
+    invalidations?: Invalidations,
+  ) {
+    this.keys = new TtlCache(KEY_CACHE_TTL_MS, () => clock.now().getTime());
+    invalidations?.register({
+      invalidate: (inv: Invalidation) => {
+        if (inv.kind === "api_key") this.keys.delete((_hash, p) => p.keyId === inv.id);
+      },
+      clear: () => this.keys.clear(),
+    });
+  }
 
   async fromCredentials(creds: { apiKey?: string; authType?: string; bearer?: string; clientToken?: string }): Promise<Principal> {
     if (creds.bearer !== undefined && creds.bearer !== "") {
@@ -79,6 +98,12 @@ export class Authenticator {
   private async lookup(plain: string): Promise<KeyPrincipal | null> {
     if (plain.length > 200) return null;
     const hash = hashKey(plain);
+    const key = await this.keys.get(hash, () => this.load(hash));
+    if (key !== null) this.touch(key.keyId);
+    return key;
+  }
+
+  private async load(hash: string): Promise<KeyPrincipal | null> {
     const rows = await this.db.query<Record<string, string | null>>(
       `select id, hash, merchant_ref, kind, gateway_config_ref, link_config_ref from api_key where hash = ? and revoked_at is null`,
       [hash],
@@ -86,15 +111,15 @@ export class Authenticator {
     const row = rows[0];
     // The index finds the row; the explicit constant-time comparison keeps the check itself timing-safe.
     if (row === undefined || !timingSafeEqual(Buffer.from(row.hash as string), Buffer.from(hash))) return null;
-    this.touch(row.id as string);
-    return {
+    // Frozen: one cached object is handed to every request of this key.
+    return Object.freeze({
       type: "key",
       keyId: row.id as string,
       merchantRef: row.merchant_ref as string,
       kind: row.kind as KeyKind,
       gatewayConfigRef: row.gateway_config_ref,
       linkConfigRef: row.link_config_ref,
-    };
+    } as const);
   }
 
   /** last_used_at is written at most once a minute per key, off the request's path. */

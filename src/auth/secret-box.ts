@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
 
 /**
  * Encrypts stored secrets (gateway API secrets, webhook signing secrets) with AES-256-GCM under a key
@@ -6,11 +6,12 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, 
  */
 export class SecretBox {
   private readonly key: Buffer;
-  private readonly macKey: Buffer;
+  /** A KeyObject made once: createHmac with a Buffer imports the key again on every call. */
+  private readonly macKey: KeyObject;
 
   constructor(secret: string) {
     this.key = createHash("sha256").update(`enc:${secret}`).digest();
-    this.macKey = createHash("sha256").update(`mac:${secret}`).digest();
+    this.macKey = createSecretKey(createHash("sha256").update(`mac:${secret}`).digest());
   }
 
   encrypt(plain: string): string {

@@ -1,13 +1,37 @@
 import { AppError } from "../errors.js";
+import type pg from "pg";
+import type { PostgreSqlConnection } from "@mikro-orm/postgresql";
 import type { Orm } from "./orm.js";
 
-/** Run one statement. Raw SQL uses `?` placeholders (MikroORM's raw query syntax). */
-export type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
-
 /**
- * The thin SQL edge used where the ORM's unit of work does not fit: conditional updates, outbox writes,
- * SKIP LOCKED claims. Each call forks a fresh EntityManager, so nothing leaks between requests.
+ * Run one statement. Raw SQL uses `?` placeholders (as MikroORM's raw queries do). With `name`, it runs as
+ * a named prepared statement: PostgreSQL parses and plans it once per connection, which is most of the
+ * server's work for the hot write statements. A name must always carry the same text, so only constant
+ * statements get one (and they list their columns: a prepared `*` breaks when a migration adds a column).
  */
+export type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[], name?: string) => Promise<T[]>;
+
+const numbered = new Map<string, string>();
+
+/** `?` → `$1, $2, …`, remembered per statement text (the texts are constants or a few shapes). */
+function toNumbered(sql: string): string {
+  let text = numbered.get(sql);
+  if (text === undefined) {
+    let n = 0;
+    text = sql.replace(/\?/g, () => `$${++n}`);
+    if (numbered.size > 5_000) numbered.clear();
+    numbered.set(sql, text);
+  }
+  return text;
+}
+
+function runner(client: pg.Pool | pg.PoolClient): Query {
+  return async <T>(sql: string, params: unknown[] = [], name?: string) => {
+    refuseNul(params);
+    return (await client.query({ text: toNumbered(sql), values: params, ...(name === undefined ? {} : { name }) })).rows as T[];
+  };
+}
+
 /**
  * PostgreSQL's wire protocol cannot carry U+0000 in a text parameter (the driver fails with "invalid
  * message format"). Such a value comes only from a client (an id or search text): it is refused as input.
@@ -18,23 +42,41 @@ function refuseNul(params: unknown[]): void {
   }
 }
 
+/**
+ * The thin SQL edge used where the ORM's unit of work does not fit: conditional updates, outbox writes,
+ * SKIP LOCKED claims. It runs on the ORM's own `pg` pool (so DB_POOL_SIZE bounds both) but straight through
+ * `pg`: the ORM's raw-query path (inline every parameter as text, then Kysely) cost about a tenth of a
+ * generate request's CPU and rules out prepared statements. Results are typed by the ORM's parsers
+ * (timestamps stay text; see toDate).
+ */
 export class Db {
+  private pool: Promise<pg.Pool> | null = null;
+
   constructor(readonly orm: Orm) {}
 
-  query: Query = async <T>(sql: string, params: unknown[] = []) => {
-    refuseNul(params);
-    return (await this.orm.em.fork().execute(sql, params)) as T[];
-  };
+  private native(): Promise<pg.Pool> {
+    this.pool ??= (this.orm.em.getConnection() as unknown as PostgreSqlConnection).getNativeClient();
+    return this.pool;
+  }
+
+  query: Query = async <T>(sql: string, params: unknown[] = [], name?: string) => runner(await this.native())<T>(sql, params, name);
 
   /** One database transaction; everything `fn` runs through `q` commits or rolls back together. */
   async transaction<T>(fn: (q: Query) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional(async (em) => {
-      const q: Query = async <R>(sql: string, params: unknown[] = []) => {
-        refuseNul(params);
-        return (await em.execute(sql, params)) as R[];
-      };
-      return fn(q);
-    });
+    const client = await (await this.native()).connect();
+    let broken = false;
+    try {
+      await client.query("begin");
+      const out = await fn(runner(client));
+      await client.query("commit");
+      return out;
+    } catch (err) {
+      // A connection that cannot even roll back is dropped rather than handed to the next request.
+      await client.query("rollback").catch(() => (broken = true));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
   }
 }
 

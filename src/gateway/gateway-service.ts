@@ -84,10 +84,10 @@ export class GatewayService {
 
   async generate(key: KeyPrincipal, input: GatewayGenerateInput) {
     const v = this.validate(input);
-    const creds = key.gatewayConfigRef ? await this.admin.gatewayCredentials(key.gatewayConfigRef) : null;
+    const creds = key.gatewayConfigRef ? await this.admin.gatewayCredentialsForUse(key.gatewayConfigRef) : null;
     if (creds === null) throw new AppError("BAD_USER_INPUT", "This key has no merchant gateway configuration", [{ field: "x-api-key", message: "is not linked to a gateway configuration" }]);
-    const existing = await this.store.findForKey(key.keyId, { orderId: v.orderId, area: "gateway" });
-    if (existing !== null || (await this.orderIdTaken(key.merchantRef, v.orderId))) throw duplicate();
+    // Merchant-wide, so it covers this key's own orders too (the unique index backs it at insert).
+    if (await this.orderIdTaken(key.merchantRef, v.orderId)) throw duplicate();
     const now = this.clock.now();
     const up = await this.client.generateQr(creds, {
       tranId: v.orderId, amount: v.amount, currency: v.currency, firstName: v.firstName, lastName: v.lastName, email: v.email, phone: v.phone,

@@ -1,11 +1,12 @@
 import type { Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
+import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { RequestHandler } from "express";
-import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema } from "graphql";
+import { execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
 import type { Services } from "../services.js";
 import { credentialsFromConnectionParams, credentialsFromHeaders } from "../auth/credentials.js";
@@ -18,6 +19,10 @@ export interface GraphQLEdge {
   apollo: ApolloServer<GqlContext>;
   middleware: RequestHandler;
   contextFor(headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext>;
+  /** Parses and validates a fixed document once (the REST shim's eight); throws when it is not valid. */
+  prepare(source: string): DocumentNode;
+  /** Executes a prepared document against the schema, errors formatted exactly as Apollo formats them. */
+  run(document: DocumentNode, variables: Record<string, unknown>, ctx: GqlContext): Promise<{ data?: Record<string, unknown> | null; errors?: GraphQLFormattedError[] }>;
   dispose(): Promise<void>;
 }
 
@@ -98,10 +103,36 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
       { async requestDidStart() { return { async didResolveOperation({ operation }) {
         if (operation?.operation === "subscription") throw new GraphQLError("Subscriptions are served over graphql-ws (WebSocket) on /graphql, not over HTTP", { extensions: { code: "BAD_USER_INPUT", http: { status: 400 } } });
       } }; } },
+      // The default cache-control plugin wraps every field resolver to collect hints; no type declares any,
+      // so it only cost time on every field of every operation (REST included).
+      ApolloServerPluginCacheControlDisabled(),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
   });
   await apollo.start();
+  const rules = [...specifiedRules, limitsRule(12, 500)];
+  const prepare = (source: string): DocumentNode => {
+    const document = parse(source);
+    const errors = validate(schema, document, rules);
+    if (errors.length > 0) throw new Error(`invalid fixed GraphQL document: ${errors.map((e) => e.message).join("; ")}`);
+    return document;
+  };
+  // The REST shim's documents are constants, parsed and validated once above, so it runs them straight
+  // through graphql-js: Apollo's per-request pipeline (query hash, plugin hooks, response assembly) was a
+  // tenth of a generate request's CPU. Errors go through the same formatter with Apollo's defaults: a
+  // variable coercion failure (execution never started, so no `data`) is BAD_USER_INPUT, a code-less error
+  // INTERNAL_SERVER_ERROR (which the formatter turns into INTERNAL).
+  const run: GraphQLEdge["run"] = async (document, variables, ctx) => {
+    const result = await execute({ schema, document, variableValues: variables, contextValue: ctx });
+    if (!result.errors?.length) return { data: result.data };
+    const fallback = "data" in result ? "INTERNAL_SERVER_ERROR" : "BAD_USER_INPUT";
+    const errors = result.errors.map((e) => {
+      const f = formatGraphQLError({ ...e.toJSON(), extensions: { ...e.extensions, code: e.extensions.code ?? fallback } }, e, exposeInternals);
+      if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a REST operation");
+      return f;
+    });
+    return { data: result.data, errors };
+  };
   const apolloMiddleware = expressMiddleware(apollo, {
     context: async ({ req }) => contextFor(req.headers, (req as unknown as { id?: string }).id ?? randomUUID()),
   });
@@ -118,6 +149,8 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     apollo,
     middleware,
     contextFor,
+    prepare,
+    run,
     async dispose() {
       await apollo.stop();
       wss.close();

@@ -48,7 +48,7 @@ export class QrService {
     const meta = checkMeta(input.meta, "meta", errors);
     if (errors.length > 0 || amount === null || currency === null) throw new AppError("BAD_USER_INPUT", `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`, errors);
 
-    const merchant = await this.admin.merchant(key.merchantRef);
+    const merchant = await this.admin.merchantForIssue(key.merchantRef);
     if (merchant === null) throw new AppError("INTERNAL", "The key's merchant is missing");
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + (expiredAfter as number));

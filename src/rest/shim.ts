@@ -37,6 +37,7 @@ export const bodyErrors: ErrorRequestHandler = (err: { type?: string; status?: n
 export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
   const router = express.Router();
   for (const route of routes) {
+    const document = route.document === null ? null : edge.prepare(route.document);
     // The key is checked before the body is read, so bad credentials are 401 whatever the body (decisions.md).
     const authenticate = async (req: Request, res: Response, next: express.NextFunction) => {
       const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
@@ -55,10 +56,8 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         return sendError(res, 400, "BAD_USER_INPUT", "Request body must be a JSON object");
       }
-      if (route.document === null) return sendError(res, 501, "NOT_IMPLEMENTED", `${route.path} is not implemented yet`);
-      const result = await edge.apollo.executeOperation({ query: route.document, variables: route.variables(body as Record<string, unknown>) }, { contextValue: ctx });
-      if (result.body.kind !== "single") return sendError(res, 500, "INTERNAL", "Internal error");
-      const { data, errors } = result.body.singleResult;
+      if (document === null) return sendError(res, 501, "NOT_IMPLEMENTED", `${route.path} is not implemented yet`);
+      const { data, errors } = await edge.run(document, route.variables(body as Record<string, unknown>), ctx);
       if (errors && errors.length > 0) {
         const { code = "INTERNAL", details = [], ...extra } = (errors[0].extensions ?? {}) as { code?: string; details?: FieldError[] } & Record<string, unknown>;
         return sendError(res, httpStatusFor(code), code, errors[0].message, details, extra);

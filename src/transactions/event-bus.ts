@@ -14,6 +14,8 @@ export interface StoredEvent {
   /** `{ transaction, meta }`: the webhook body's `data`. */
   payload: Json;
   createdAt: Date;
+  /** Delivery rows written with the event; known only in the process that committed it. */
+  deliveries?: number;
 }
 
 /**
@@ -30,7 +32,23 @@ export class EventBus {
     this.emitter.setMaxListeners(0);
   }
 
+  /**
+   * Event ids this process is committing right now. Their NOTIFY can reach the listener before the commit
+   * returns here; without this the listener would load each one again (a query per event under load).
+   */
+  private readonly committing = new Set<string>();
+
+  committingLocally(id: string): void {
+    this.committing.add(id);
+  }
+
+  /** The local commit failed or its outcome is unknown: the listener may load the event again. */
+  notCommittingLocally(id: string): void {
+    this.committing.delete(id);
+  }
+
   publish(event: StoredEvent): void {
+    this.committing.delete(event.id);
     if (this.seen.has(event.id)) return;
     this.seen.add(event.id);
     this.seenOrder.push(event.id);
@@ -38,8 +56,9 @@ export class EventBus {
     this.emitter.emit("event", event);
   }
 
+  /** Published already, or about to be by the process committing it. */
   hasSeen(id: string): boolean {
-    return this.seen.has(id);
+    return this.seen.has(id) || this.committing.has(id);
   }
 
   subscribe(listener: (e: StoredEvent) => void): () => void {

@@ -2,11 +2,14 @@ import pg from "pg";
 import type { Logger } from "../logger.js";
 import type { EventBus } from "./event-bus.js";
 import { NOTIFY_CHANNEL, type TransactionStore } from "./transition.js";
+import { INVALIDATE_CHANNEL, type Invalidations } from "../cache/invalidation.js";
 
 /**
  * Cross-process fan-out (DESIGN.md "Scaling out"): LISTEN for event ids committed by any process, load the
  * outbox row, publish in-process. Reconnects with backoff; after a reconnect it replays from the last seen
- * sequence so nothing committed while disconnected is missed.
+ * sequence so nothing committed while disconnected is missed. It also carries cache invalidations (revoked
+ * keys, edited merchants) from every process; after a reconnect, when some may have been missed, every cache
+ * is cleared.
  */
 export class EventListener {
   private client: pg.Client | null = null;
@@ -22,6 +25,7 @@ export class EventListener {
     private readonly store: TransactionStore,
     private readonly bus: EventBus,
     private readonly logger: Logger,
+    private readonly invalidations?: Invalidations,
   ) {}
 
   async start(): Promise<void> {
@@ -49,10 +53,12 @@ export class EventListener {
     });
     client.on("notification", (msg) => {
       if (msg.channel === NOTIFY_CHANNEL && msg.payload) this.deliver(msg.payload);
+      else if (msg.channel === INVALIDATE_CHANNEL && msg.payload) this.invalidations?.applyPayload(msg.payload);
     });
     try {
       await client.connect();
       await client.query(`listen ${NOTIFY_CHANNEL}`);
+      await client.query(`listen ${INVALIDATE_CHANNEL}`);
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
@@ -77,7 +83,10 @@ export class EventListener {
 
   private async reconnect(): Promise<void> {
     try {
-      if (this.client === null) await this.connect();
+      if (this.client === null) {
+        await this.connect();
+        this.invalidations?.clearAll();
+      }
       await this.catchUp();
     } catch (err) {
       this.retryMs = Math.min(this.retryMs * 2, 5000);

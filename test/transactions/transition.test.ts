@@ -1,6 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, type TestApp, type Tenant } from "../support/app.js";
+import pg from "pg";
+import { startTestApp, createTenant, waitFor, type TestApp, type Tenant } from "../support/app.js";
 import { newId } from "../../src/ids.js";
+import { snapshot } from "../../src/transactions/record.js";
 
 describe("transition(): the one way a status changes", () => {
   let t: TestApp;
@@ -60,6 +62,75 @@ describe("transition(): the one way a status changes", () => {
     }
     expect((await t.app.services.store.get(tx.id))?.status).toBe("PENDING");
     expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created"]);
+  });
+
+  it("creation is all or nothing too: a failing delivery-row insert leaves no transaction and no event", async () => {
+    const id = newId("txn");
+    await t.app.services.db.query(`insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard2', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`, [tenant.keyIds.qr]);
+    await t.app.services.db.query(`create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`);
+    await t.app.services.db.query(`create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`);
+    try {
+      await expect(t.app.services.store.create({
+        id, area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", amount: "1.50", currency: "USD",
+        md5: newId("md5"), expiresAt: new Date(t.clock.now().getTime() + 60_000),
+      })).rejects.toThrow();
+    } finally {
+      await t.app.services.db.query(`drop trigger fail_delivery on webhook_delivery`);
+      await t.app.services.db.query(`delete from webhook_endpoint where id = 'whe_guard2'`);
+    }
+    expect(await t.app.services.store.get(id)).toBeNull();
+    expect(await events(id)).toEqual([]);
+  });
+
+  it("creation writes the event, one delivery row per matching endpoint and the notify in the same statement", async () => {
+    await t.app.services.db.query(`insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values
+      ('whe_all', ?, 'http://127.0.0.1:9/a', '[]', 'v1.x', false, now()), ('whe_created', ?, 'http://127.0.0.1:9/b', '["payment.created"]', 'v1.x', true, now()),
+      ('whe_paid', ?, 'http://127.0.0.1:9/c', '["payment.completed"]', 'v1.x', true, now())`, [tenant.keyIds.qr, tenant.keyIds.qr, tenant.keyIds.qr]);
+    const listener = new pg.Client({ connectionString: t.dbUrl });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on("notification", (m) => notified.push(m.payload ?? ""));
+    await listener.query(`listen pqr_events`);
+    try {
+      const { tx, event } = await t.app.services.store.create({
+        id: newId("txn"), area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", amount: "1.50", currency: "USD",
+        md5: newId("md5"), expiresAt: new Date(t.clock.now().getTime() + 60_000),
+      });
+      const deliveries = await t.app.services.db.query<{ endpoint_ref: string }>(`select endpoint_ref from webhook_delivery where event_ref = ?`, [event.id]);
+      expect(deliveries.map((d) => d.endpoint_ref)).toEqual(["whe_created"]); // the disabled and the filtered-out endpoints get none
+      expect(event.deliveries).toBe(1);
+      expect(event.transactionId).toBe(tx.id);
+      await waitFor(async () => notified.includes(event.id));
+    } finally {
+      await listener.end();
+      await t.app.services.db.query(`delete from webhook_delivery where endpoint_ref in ('whe_all','whe_created','whe_paid')`);
+      await t.app.services.db.query(`delete from webhook_endpoint where id in ('whe_all','whe_created','whe_paid')`);
+    }
+  });
+
+  it("the payment.created payload is the snapshot of the row as it reads back (every area's columns)", async () => {
+    const inputs = [
+      { area: "qr" as const, amount: "1.5", currency: "USD" as const, md5: newId("md5"), meta: { order: "A-1", nested: { z: 1, a: [1, 2] } } },
+      { area: "gateway" as const, status: "CHECKOUT" as const, amount: "5000", currency: "KHR" as const, orderId: newId("o").slice(0, 20), upstream: { gatewayStatus: { code: "0", message: "Success." }, deeplink: "x" } },
+      { area: "gateway_link" as const, amount: "0.05", currency: "USD" as const, clientId: "cl_1", qr: "000201", nextCheckAt: t.clock.now() },
+    ];
+    for (const input of inputs) {
+      const { tx, event } = await t.app.services.store.create({
+        id: newId("txn"), merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", expiresAt: new Date(t.clock.now().getTime() + 60_000), ...input,
+      });
+      const back = (await t.app.services.store.get(tx.id))!;
+      expect(tx).toEqual(back);
+      expect(event.payload).toEqual({ transaction: snapshot(back), meta: back.meta });
+      const [stored] = await t.app.services.db.query<{ payload: unknown }>(`select payload from transaction_event where id = ?`, [event.id]);
+      expect(stored.payload).toEqual(event.payload);
+    }
+  });
+
+  it("refuses an amount the numeric column would round", async () => {
+    await expect(t.app.services.store.create({
+      id: newId("txn"), area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", amount: "1.505", currency: "USD",
+      md5: newId("md5"), expiresAt: new Date(t.clock.now().getTime() + 60_000),
+    })).rejects.toThrow(/at most 2 decimals/);
   });
 
   it("a read past expiry performs the EXPIRED transition itself, once", async () => {

@@ -1,0 +1,57 @@
+// `npm run bench`: every section in order, printed as markdown; a full run also writes bench/results.md.
+// BENCH_QUICK=1 runs a ~1–2 minute smoke of the same sections (figures not meaningful, nothing written).
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { toMarkdown, type Section } from "./table.js";
+import { benchCodecSection } from "./codec.js";
+import { benchLoad } from "./load.js";
+import { benchLinkMonitorsSection } from "./link-monitors.js";
+// TODO(bench/events.ts, written by another helper): import { benchEvents } from "./events.js";
+// TODO(bench/startup.ts, written by another helper): import { benchStartup } from "./startup.js";
+
+const quick = process.env.BENCH_QUICK === "1";
+const log = (line: string) => console.error(`  ${line}`);
+
+function machine(loadBefore: number): string[] {
+  const n = cpus().length;
+  const loadAfter = loadavg()[0];
+  const lines = [
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${n} CPUs (${cpus()[0]?.model.trim() ?? "unknown CPU"}), Node ${process.version}`,
+    `- 1-minute load average: ${loadBefore.toFixed(2)} at the start, ${loadAfter.toFixed(2)} at the end`,
+  ];
+  if (Math.max(loadBefore, loadAfter) > n / 2) {
+    lines.push(`- **The machine was shared**: other processes kept the load average above ${n / 2} (half the CPUs), so throughput figures are low and noisy; the CPU-per-request columns are the steadier ones.`);
+  }
+  return lines;
+}
+
+async function main(): Promise<void> {
+  const loadBefore = loadavg()[0];
+  const started = Date.now();
+  const sections: Section[] = [];
+  const run = async (name: string, fn: () => Promise<Section | Section[]>) => {
+    console.error(`# ${name}${quick ? " (quick)" : ""}`);
+    const t = Date.now();
+    const out = await fn();
+    for (const s of Array.isArray(out) ? out : [out]) {
+      sections.push(s);
+      console.log(toMarkdown(s));
+    }
+    console.error(`  (${Math.round((Date.now() - t) / 1000)} s)`);
+  };
+  await run("codec", () => benchCodecSection());
+  await run("load", () => benchLoad({ quick, log }));
+  await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
+  // TODO(bench/events.ts): await run("events", () => benchEvents({ quick }));
+  // TODO(bench/startup.ts): await run("startup", () => benchStartup({ quick }));
+  console.error(`# done in ${Math.round((Date.now() - started) / 1000)} s`);
+  if (quick) return;
+  const out = fileURLToPath(new URL("../../bench/results.md", import.meta.url));
+  const doc = ["# Benchmark results", "", "Written by `npm run bench` (a full run).", "", ...machine(loadBefore), "", ...sections.map(toMarkdown)].join("\n");
+  writeFileSync(out, doc);
+  console.error(`wrote ${out}`);
+}
+
+await main();
