@@ -7,8 +7,8 @@ import { toMarkdown, type Section } from "./table.js";
 import { benchCodecSection } from "./codec.js";
 import { benchLoad } from "./load.js";
 import { benchLinkMonitorsSection } from "./link-monitors.js";
-// TODO(bench/events.ts, written by another helper): import { benchEvents } from "./events.js";
-// TODO(bench/startup.ts, written by another helper): import { benchStartup } from "./startup.js";
+import { benchEvents } from "./events.js";
+import { benchStartup } from "./startup.js";
 
 const quick = process.env.BENCH_QUICK === "1";
 const log = (line: string) => console.error(`  ${line}`);
@@ -44,8 +44,8 @@ async function main(): Promise<void> {
   await run("codec", () => benchCodecSection());
   await run("load", () => benchLoad({ quick, log }));
   await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
-  // TODO(bench/events.ts): await run("events", () => benchEvents({ quick }));
-  // TODO(bench/startup.ts): await run("startup", () => benchStartup({ quick }));
+  await run("events", () => benchEvents({ quick, log }));
+  await run("startup", () => benchStartup({ quick, log }));
   console.error(`# done in ${Math.round((Date.now() - started) / 1000)} s`);
   if (quick) return;
   const out = fileURLToPath(new URL("../../bench/results.md", import.meta.url));
