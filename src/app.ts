@@ -8,7 +8,7 @@ import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createLogger, type Logger } from "./logger.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
-import { createOrm, migrate, pendingMigrations } from "./db/orm.js";
+import { createOrm, migrate, pendingMigrations, underSchemaLock } from "./db/orm.js";
 import { Db } from "./db/sql.js";
 import { EventBus } from "./transactions/event-bus.js";
 import { TransactionStore } from "./transactions/transition.js";
@@ -74,7 +74,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     dbUrl = embedded.url;
   }
   const orm = await createOrm(dbUrl, ormPool);
-  await migrate(orm);
   const db = new Db(orm);
   const bus = new EventBus();
   const store = new TransactionStore(db, bus, clock);
@@ -83,6 +82,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const auth = new Authenticator(db, box, clock, secrets.adminToken, invalidations);
   const admin = new AdminService(orm, box, invalidations, () => clock.now().getTime());
   const metrics = new Metrics(db);
+  // Every role can enqueue jobs; only serve and worker process them. Agenda creates its table when it
+  // connects, so that happens with our migrations under the schema lock.
+  const jobs = await underSchemaLock(dbUrl, async () => {
+    await migrate(orm);
+    const s = new Scheduler(dbUrl, { logger, metrics, poolSize: jobPool });
+    await s.ready();
+    return s;
+  });
   bus.subscribe((e) => metrics.transitions.inc({ area: e.area, type: e.type }));
 
   const app = express();
@@ -97,8 +104,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
 
   const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
-  // Every role can enqueue jobs; only serve and worker process them.
-  const jobs = new Scheduler(dbUrl, { logger, metrics, poolSize: jobPool });
   const scheduler = role === "api" ? null : jobs;
   const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
   const transactions = new TransactionQuery(db, store, clock);

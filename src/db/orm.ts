@@ -3,6 +3,7 @@ import { ReflectMetadataProvider } from "@mikro-orm/decorators/legacy";
 import { Migrator } from "@mikro-orm/migrations";
 import { ENTITIES } from "./entities.js";
 import { MIGRATIONS } from "./migrations/index.js";
+import pg from "pg";
 
 export type Orm = MikroORM;
 
@@ -28,4 +29,25 @@ export async function migrate(orm: Orm): Promise<void> {
 
 export async function pendingMigrations(orm: Orm): Promise<number> {
   return (await orm.migrator.getPending()).length;
+}
+
+/** Any fixed number: the key of the advisory lock every process takes while it changes the schema. */
+const SCHEMA_LOCK_KEY = 7_423_001;
+
+/**
+ * Runs `fn` while holding a PostgreSQL advisory lock on its own connection. Replicas that start together
+ * on a fresh database (docker compose: two api and two workers) would otherwise race on CREATE TABLE —
+ * ours in the migrations and Agenda's own table, which PostgreSQL answers with a duplicate-key error on
+ * pg_type. The connection is not from the pool, so `fn` may use the pool freely (also on the embedded DB).
+ */
+export async function underSchemaLock<T>(url: string, fn: () => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => undefined); // a dropped connection releases the lock; fn's own errors still surface
+  await client.connect();
+  try {
+    await client.query("select pg_advisory_lock($1)", [SCHEMA_LOCK_KEY]);
+    return await fn();
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -61,6 +61,11 @@ export class Scheduler {
     this.specs.push(spec as unknown as JobSpec);
   }
 
+  /** Connected, with Agenda's table in place. */
+  async ready(): Promise<void> {
+    await this.agenda.ready;
+  }
+
   /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
