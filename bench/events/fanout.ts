@@ -1,5 +1,6 @@
 import type { Helper } from "../support/ipc.js";
-import { cpuSeconds } from "../support/cpu.js";
+import { ProcessClock } from "../support/cpu.js";
+import { scrapeLoopLag } from "../support/loop-lag.js";
 import { startPgProbe } from "../support/pg-probe.js";
 import { sleep, spread, type Spread } from "../support/timing.js";
 import type { Commit, Step } from "./driver.js";
@@ -26,7 +27,10 @@ export interface FanoutResult {
   duplicates: number;
   latency: Spread;
   commitMs: Spread;
-  serverCpuPct: number | null;
+  /** The api instance: CPU used, and time its event loop thread waited for a CPU, as % of the phase. */
+  server: { cpuPct: number | null; waitPct: number | null; loopP99Ms: number; loopMaxMs: number };
+  /** The load generators' event-loop threads: time waiting for a CPU, % of the phase (summed). */
+  hostsWaitPct: number | null;
   subscriberEnds: number;
   /** `select 1` round trips on a side connection while driven. */
   pgRoundTrip: Spread;
@@ -74,6 +78,8 @@ export interface FanoutRig {
   /** ws://…/graphql of the service instance. */
   wsUrl: string;
   serverPid: number | undefined;
+  /** http://… of the api instance (its /metrics). */
+  serverUrl: string;
   dbUrl: string;
   log(line: string): void;
 }
@@ -92,10 +98,14 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
   log(`  warm-up: every subscriber received its first event`);
 
   const probe = await startPgProbe(rig.dbUrl);
-  const cpu0 = cpuSeconds(serverPid);
+  await scrapeLoopLag(rig.serverUrl);
+  const serverClock = new ProcessClock([serverPid]);
+  const hostsClock = new ProcessClock(hosts.map((h) => h.child.pid));
   const total = Math.round(plan.rate * plan.seconds);
   const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", { ids: plan.runIds, rate: plan.rate, total, step: plan.step });
-  const cpu1 = cpuSeconds(serverPid);
+  const serverUse = serverClock.read();
+  const hostsUse = hostsClock.read();
+  const loop = await scrapeLoopLag(rig.serverUrl);
   const pgRoundTrip = await probe.stop();
   const pairs = expectedPairs(commits, plan.audience);
   const lost = await drainUntil(hosts, arrivals, pairs, 10_000);
@@ -119,7 +129,8 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
     duplicates,
     latency: spread(latencies),
     commitMs: spread(commits.map((c) => c[3] - c[2])),
-    serverCpuPct: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) / (elapsedMs / 1000)) * 100,
+    server: { ...serverUse, loopP99Ms: loop.p99Ms, loopMaxMs: loop.maxMs },
+    hostsWaitPct: hostsUse.waitPct,
     subscriberEnds: statuses.reduce((n, s) => n + s.ended, 0),
     pgRoundTrip,
   };

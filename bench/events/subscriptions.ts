@@ -65,6 +65,8 @@ async function perKeyPlan(baseUrl: string, driver: Helper, seconds: number): Pro
   return { subs, audience, warmIds: byKey.map((ids) => ids[0]), runIds, rate: RATE, seconds, step: UPDATE };
 }
 
+const pct = (v: number | null) => (v === null ? "?" : `${v.toFixed(0)}%`);
+
 function row(name: string, subs: number, r: FanoutResult): (string | number)[] {
   return [name, subs, `${r.commits} (${r.achievedRate.toFixed(1)}/s)`, r.deliveries, r.lost, ms1(r.latency.p50), ms1(r.latency.p95), ms1(r.latency.p99), `< ${TARGET_P99_MS}`, ms1(r.latency.max)];
 }
@@ -83,7 +85,7 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
     const driver = rig.helper("driver");
     await driver.call("init", { dbUrl: rig.db.url, poolSize: 4 });
     const hosts = [rig.helper("subscriber-host"), rig.helper("subscriber-host")];
-    const fr: FanoutRig = { driver, hosts, wsUrl: `${api.url.replace(/^http/, "ws")}/graphql`, serverPid: api.child.pid, dbUrl: rig.db.url, log };
+    const fr: FanoutRig = { driver, hosts, wsUrl: `${api.url.replace(/^http/, "ws")}/graphql`, serverPid: api.child.pid, serverUrl: api.url, dbUrl: rig.db.url, log };
     const offsets = await Promise.all([driver, ...hosts].map((h) => h.clockOffset()));
     log("subscriptions A: transactionUpdated per transaction (clientToken)");
     const planA = await perTransactionPlan(api.url, seconds);
@@ -105,7 +107,7 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
         `One \`node dist/src/main.js api\` instance (NODE_ENV=production, fresh PostgreSQL database); subscribers in 2 forked load-generator processes, one websocket each, authenticated in connection_init (A: the generate response's clientToken, as a checkout page; B: x-api-key + x-auth-type, as a merchant backend).`,
         `A separate process commits ${RATE} transitions/s for ${seconds} s (open loop) with the project's TransactionStore.transition (transaction.updated: conditional update + outbox row + pg_notify in one database transaction); the api instance learns of each only through LISTEN/NOTIFY. Latency = arrival in the subscriber's \`next\` − commit acknowledged in the committing process (wall clock, performance.timeOrigin + performance.now(); process clocks agree within ${skew.toFixed(2)} ms).`,
         `Every subscriber first received a warm-up event (so each is live before timing starts); lost = committed events never received by a subscriber that should see them (10 s grace). Duplicates: A ${a.duplicates}, B ${b.duplicates}; subscriptions ended early: A ${a.subscriberEnds}, B ${b.subscriberEnds}.`,
-        `Commit duration (transition start → commit acknowledged) p50/p99: A ${ms1(a.commitMs.p50)}/${ms1(a.commitMs.p99)} ms, B ${ms1(b.commitMs.p50)}/${ms1(b.commitMs.p99)} ms. api instance CPU while driven: A ${a.serverCpuPct?.toFixed(0) ?? "?"}%, B ${b.serverCpuPct?.toFixed(0) ?? "?"}% of one core. PostgreSQL \`select 1\` round trip meanwhile p50/p99: A ${ms1(a.pgRoundTrip.p50)}/${ms1(a.pgRoundTrip.p99)} ms, B ${ms1(b.pgRoundTrip.p50)}/${ms1(b.pgRoundTrip.p99)} ms.`,
+        `Where time goes — commit duration (transition start → commit acknowledged, in the driver) p50/p99: A ${ms1(a.commitMs.p50)}/${ms1(a.commitMs.p99)} ms, B ${ms1(b.commitMs.p50)}/${ms1(b.commitMs.p99)} ms. api instance: CPU ${pct(a.server.cpuPct)} / ${pct(b.server.cpuPct)} of one core, its event-loop thread runnable but waiting for a CPU ${pct(a.server.waitPct)} / ${pct(b.server.waitPct)} of the time, event-loop delay p99 ${ms1(a.server.loopP99Ms)} / ${ms1(b.server.loopP99Ms)} ms (max ${ms1(a.server.loopMaxMs)} / ${ms1(b.server.loopMaxMs)}); load generators waiting for a CPU ${pct(a.hostsWaitPct)} / ${pct(b.hostsWaitPct)}; PostgreSQL \`select 1\` round trip p50/p99 ${ms1(a.pgRoundTrip.p50)}/${ms1(a.pgRoundTrip.p99)} / ${ms1(b.pgRoundTrip.p50)}/${ms1(b.pgRoundTrip.p99)} ms (A / B).`,
         loadNote(loadBefore, loadavg()[0]),
         `Target p99 < ${TARGET_P99_MS} ms with 0 lost: A ${met(a) ? "met" : "MISSED"}, B ${met(b) ? "met" : "MISSED"}.`,
       ],
