@@ -521,7 +521,7 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
     process.off("unhandledRejection", onUnhandled);
     client?.close();
     const rows = Object.entries(stats).map(([route, s]) => `${route.padEnd(26)} ${String(s.n).padStart(6)} req ${(s.ms / 1000).toFixed(1).padStart(6)} s ${(s.n / (s.ms / 1000)).toFixed(0).padStart(5)} req/s  ${JSON.stringify(s.statuses)}`);
-    if (rows.length) console.log(`REST fuzz (seed ${SEED})\n${rows.join("\n")}\nconnection resets retried: ${client?.retries ?? 0}${browserFaults ? `\n${browserFaults} gateway-link generate(s) answered 502 because Chromium died meanwhile (tolerated, see browserFault)` : ""}`);
+    if (rows.length) console.log(`REST fuzz (seed ${SEED})\n${rows.join("\n")}\nconnection resets retried: ${client?.retries ?? 0}${client?.resetSamples.length ? `\n  ${client.resetSamples.join("\n  ")}` : ""}${browserFaults ? `\n${browserFaults} gateway-link generate(s) answered 502 because Chromium died meanwhile (tolerated, see browserFault)` : ""}`);
     await svc?.stop();
   });
 

@@ -25,6 +25,11 @@ export interface OutRequest {
   chunked?: boolean;
 }
 
+function describe(r: OutRequest): string {
+  const h = Object.fromEntries(Object.entries(r.headers).filter(([k]) => !["x-api-key", "authorization"].includes(k)).map(([k, v]) => [k, String(v).slice(0, 40)]));
+  return `${r.method} ${r.path} body=${r.body?.length ?? 0}${r.chunked ? " chunked" : ""} ${JSON.stringify(h)}`;
+}
+
 function parse(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -42,7 +47,8 @@ export class Client {
     const u = new URL(baseUrl);
     this.host = u.hostname;
     this.port = Number(u.port);
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets });
+    // Idle sockets are dropped after 4 s, before the server's 5 s keep-alive timeout closes them under the client.
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets, timeout: 4000 });
   }
 
   /**
@@ -53,10 +59,11 @@ export class Client {
     try {
       return await this.once(r, timeoutMs);
     } catch (err) {
-      // On a machine loaded far past its cores, a connection reset also happens on fresh sockets now and then;
-      // one retry is allowed and counted (a server that resets on some input does it again, and fails).
-      if ((err as NodeJS.ErrnoException).code === "ECONNRESET") {
+      // A kept-alive socket the server closed as idle just as it was reused (the race Node's docs describe):
+      // sent again once on a fresh socket, and counted. Resets of fresh sockets are failures.
+      if ((err as NodeJS.ErrnoException).code === "ECONNRESET" && (err as { reusedSocket?: boolean }).reusedSocket) {
         this.retries++;
+        if (this.resetSamples.length < 20) this.resetSamples.push(`${describe(r)}, after ${(err as { previous?: string }).previous ?? "?"}`);
         return this.once(r, timeoutMs);
       }
       throw err;
@@ -65,12 +72,17 @@ export class Client {
 
   /** Requests sent twice because the first attempt's connection was reset before any answer. */
   retries = 0;
+  /** A few of them, described, for the summary. */
+  readonly resetSamples: string[] = [];
 
   private once(r: OutRequest, timeoutMs: number): Promise<Answer> {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | string[]> = { ...r.headers };
       if (r.body !== undefined && !r.chunked) headers["content-length"] = String(r.body.length);
+      // Explicit: node:http frames chunked bodies by default for POST/PUT/PATCH only; a DELETE body would go out
+      // unframed and be read by the server as the start of the next request.
+      if (r.body !== undefined && r.chunked) headers["transfer-encoding"] = "chunked";
       const req = http.request({ host: this.host, port: this.port, method: r.method, path: r.path, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -83,7 +95,13 @@ export class Client {
         res.on("error", reject);
       });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on("error", (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
+      req.on("error", (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket, previous: (req.socket as unknown as { previousRequest?: string } | null)?.previousRequest })));
+      req.on("socket", (sock) => {
+        // What this socket carried before: the request a reset is most likely a consequence of.
+        const prev = (sock as unknown as { lastRequest?: string }).lastRequest;
+        (sock as unknown as { lastRequest?: string; previousRequest?: string }).previousRequest = prev;
+        (sock as unknown as { lastRequest?: string }).lastRequest = describe(r);
+      });
       if (r.body !== undefined && r.chunked) {
         const third = Math.ceil(r.body.length / 3) || 1;
         for (let i = 0; i < r.body.length; i += third) req.write(r.body.subarray(i, i + third));
