@@ -29,8 +29,8 @@ export interface FanoutResult {
   commitMs: Spread;
   /** The api instance: CPU used, and time its event loop thread waited for a CPU, as % of the phase. */
   server: { cpuPct: number | null; waitPct: number | null; loopP99Ms: number; loopMaxMs: number };
-  /** The load generators' event-loop threads: time waiting for a CPU, % of the phase (summed). */
-  hostsWaitPct: number | null;
+  /** The load generators: event-loop threads waiting for a CPU (% of the phase, summed), worst event-loop delay. */
+  hosts: { waitPct: number | null; loopP99Ms: number; loopMaxMs: number };
   subscriberEnds: number;
   /** `select 1` round trips on a side connection while driven. */
   pgRoundTrip: Spread;
@@ -101,6 +101,7 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
   await scrapeLoopLag(rig.serverUrl);
   const serverClock = new ProcessClock([serverPid]);
   const hostsClock = new ProcessClock(hosts.map((h) => h.child.pid));
+  await Promise.all(hosts.map((h) => h.call("resetLoopDelay")));
   const total = Math.round(plan.rate * plan.seconds);
   const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", { ids: plan.runIds, rate: plan.rate, total, step: plan.step });
   const serverUse = serverClock.read();
@@ -118,7 +119,7 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
     latencies.push(at - (committedAt.get(evt) as number));
     duplicates += arrivals.count(sub, evt) - 1;
   }
-  const statuses = await Promise.all(hosts.map((h) => h.call<{ ended: number; errors: string[] }>("status")));
+  const statuses = await Promise.all(hosts.map((h) => h.call<{ ended: number; errors: string[]; loopP99Ms: number; loopMaxMs: number }>("status")));
   for (const s of statuses) if (s.errors.length) log(`  subscriber errors: ${s.errors.join(" | ")}`);
   await Promise.all(hosts.map((h) => h.call("close")));
   return {
@@ -130,7 +131,7 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
     latency: spread(latencies),
     commitMs: spread(commits.map((c) => c[3] - c[2])),
     server: { ...serverUse, loopP99Ms: loop.p99Ms, loopMaxMs: loop.maxMs },
-    hostsWaitPct: hostsUse.waitPct,
+    hosts: { waitPct: hostsUse.waitPct, loopP99Ms: Math.max(...statuses.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...statuses.map((x) => x.loopMaxMs)) },
     subscriberEnds: statuses.reduce((n, s) => n + s.ended, 0),
     pgRoundTrip,
   };

@@ -1,5 +1,6 @@
 // A forked load generator: holds many graphql-ws subscriptions (one websocket each, as browsers and
 // backends would), and notes when each event arrives (wall clock, sub-ms, taken first thing in `next`).
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { serveRequests, type Request } from "../support/ipc.js";
@@ -23,6 +24,9 @@ interface Held {
 }
 
 const held: Held[] = [];
+// A stalled load generator delays receipts too: its own event-loop delay is reported beside the figures.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 let receipts: Receipt[] = [];
 
 function open(url: string, spec: SubSpec): Promise<void> {
@@ -72,9 +76,14 @@ serveRequests({
     receipts = [];
     return true;
   },
+  /** Starts a measured phase: forgets the event-loop delay seen so far. */
+  resetLoopDelay() {
+    loopDelay.reset();
+    return true;
+  },
   status() {
     const ended = held.filter((h) => h.ended !== null);
-    return { open: held.length - ended.length, ended: ended.length, errors: held.filter((h) => h.error !== null).slice(0, 5).map((h) => h.error) };
+    return { loopP99Ms: loopDelay.percentile(99) / 1e6, loopMaxMs: loopDelay.max / 1e6, open: held.length - ended.length, ended: ended.length, errors: held.filter((h) => h.error !== null).slice(0, 5).map((h) => h.error) };
   },
 }, async () => {
   await Promise.all(held.map((h) => h.client.dispose()));
