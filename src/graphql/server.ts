@@ -38,11 +38,13 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     };
   };
 
+  const limits = limitsRule(12, 500);
+  const rules = [...specifiedRules, limits];
   const wss = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const wsCleanup = useServer<Record<string, unknown>, { ctx?: GqlContext }>(
     {
       schema,
-      validate: (sch, doc) => validate(sch, doc, [...specifiedRules, limitsRule(12, 500)]),
+      validate: (sch, doc) => validate(sch, doc, rules),
       onConnect: async (ctx) => {
         const principal = await services.auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));
         if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
@@ -60,7 +62,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
 
   const apollo = new ApolloServer<GqlContext>({
     schema,
-    validationRules: [limitsRule(12, 500)],
+    validationRules: [limits],
     introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
     // main.ts owns SIGTERM/SIGINT and stops the whole app (this server included). Apollo's own handlers
@@ -78,7 +80,6 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     ],
   });
   await apollo.start();
-  const rules = [...specifiedRules, limitsRule(12, 500)];
   const prepare = (source: string): DocumentNode => {
     const document = parse(source);
     const errors = validate(schema, document, rules);
