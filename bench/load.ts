@@ -110,7 +110,7 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
     `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency (with several runs: the median of each run against the baseline run of its round).`,
     "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; PG CPU ms/req: the same for the PostgreSQL backends serving that process (the service's ORM, job and listener connections, or the baseline's pool). Both depend far less than req/s on what other processes leave over, so they are the steadier figures on a shared machine (still ±20% here).",
     "Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); \"failed\" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.",
-    "The check endpoints rotate through transactions created just before (200 QRs, 100 gateway transactions, a few gateway-link ones approved on the simulated page so their monitors end); between targets every pending transaction's next monitor check moves to its expiry, so no target inherits the previous one's monitoring backlog. The monitors themselves keep running, so a generate target includes the monitoring of what it creates.",
+    "The check endpoints rotate through transactions created just before (200 QRs, 100 gateway transactions, a few gateway-link ones approved on the simulated page so their monitors end); between targets every pending transaction's next monitor check moves to its expiry, so no target inherits the previous one's monitoring backlog, and the tables are ANALYZEd (as autovacuum would within a minute; with statistics from before a generate target's growth, the md5 lookup of /qr/check scans all of the key's rows). The monitors themselves keep running, so a generate target includes the monitoring of what it creates.",
     `/gateway-link/generate-qr opens a real Chromium page per request and keeps it as the transaction's monitor for up to 180 s (LINK_MAX_MONITORS=100 per worker), so ${CONNECTIONS} connections for ${opts.durationS} s would only measure the monitor cap. It runs last, with a bounded number of requests at low concurrency (see its row), against a baseline at the same concurrency.`,
     ...opts.load,
   ];
@@ -147,7 +147,7 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
     try {
       for (let r = 0; r < repeat; r++) {
         for (const m of measured) {
-          await probe.parkPending();
+          await probe.settle();
           const t = m.target;
           const pid = t.server === "baseline" ? s.pids.baseline : s.pids.service;
           const cpuBefore = cpuMs(pid);

@@ -31,10 +31,17 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0];
   const started = Date.now();
   const sections: Section[] = [];
+  // A section that fails is reported as such and the run goes on: one broken section must not hide the rest.
   const run = async (name: string, fn: () => Promise<Section | Section[]>) => {
     console.error(`# ${name}${quick ? " (quick)" : ""}`);
     const t = Date.now();
-    const out = await fn();
+    let out: Section | Section[];
+    try {
+      out = await fn();
+    } catch (err) {
+      process.exitCode = 1;
+      out = { title: `${name}: FAILED`, columns: ["section", "result"], rows: [[name, "failed"]], notes: [`Error: ${(err as Error).message}`] };
+    }
     for (const s of Array.isArray(out) ? out : [out]) {
       sections.push(s);
       console.log(toMarkdown(s));

@@ -39,12 +39,14 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     };
   };
 
+  const limits = limitsRule(12, 500);
+  const rules = [...specifiedRules, limits];
   // Frames are capped like HTTP bodies (64 KiB); ws would take 100 MiB by default. Over the cap: close 1009.
   const wss = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: 64 * 1024 });
   const wsCleanup = useServer<Record<string, unknown>, { ctx?: GqlContext }>(
     {
       schema,
-      validate: (sch, doc) => validate(sch, doc, [...specifiedRules, limitsRule(12, 500)]),
+      validate: (sch, doc) => validate(sch, doc, rules),
       onSubscribe: (_ctx, _id, payload) => {
         const nesting = documentNesting(payload.query);
         if (nesting > MAX_DOCUMENT_NESTING) return [new GraphQLError(tooDeepMessage(nesting), { extensions: { code: "BAD_USER_INPUT" } })];
@@ -83,7 +85,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
 
   const apollo = new ApolloServer<GqlContext>({
     schema,
-    validationRules: [limitsRule(12, 500)],
+    validationRules: [limits],
     introspection: services.config.nodeEnv !== "production",
     allowBatchedHttpRequests: false,
     // main.ts owns SIGTERM/SIGINT and stops Apollo through app.stop(). Apollo's own handler would start a
@@ -110,7 +112,6 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     ],
   });
   await apollo.start();
-  const rules = [...specifiedRules, limitsRule(12, 500)];
   const prepare = (source: string): DocumentNode => {
     const document = parse(source);
     const errors = validate(schema, document, rules);
