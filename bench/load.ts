@@ -3,6 +3,7 @@
 // the same database, with autocannon in a third process.
 //   npx tsc -p tsconfig.build.json && node dist/bench/load.js [--quick] [--only=generate,check] [--repeat=3]
 // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service process.
+// BENCH_SERVICE_ENV="QR_MONITOR_INTERVAL_MS=60000" overrides service settings for an experiment.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -54,6 +55,12 @@ interface Servers {
   children: Child[];
 }
 
+/** BENCH_SERVICE_ENV="QR_MONITOR_INTERVAL_MS=60000 DB_POOL_SIZE=20" adds or overrides the service's settings (experiments). */
+function serviceEnvOverrides(): Record<string, string> {
+  const pairs = (process.env.BENCH_SERVICE_ENV ?? "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2) as [string, string]);
+  return Object.fromEntries(pairs.filter(([k, v]) => k && v !== undefined));
+}
+
 async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
   const [simPort, servicePort, baselinePort] = [await freePort(), await freePort(), await freePort()];
   const sim = `http://127.0.0.1:${simPort}`;
@@ -67,6 +74,7 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
       ADMIN_TOKEN, SECRET_KEY: "bench-secret-key-0123456789-0123456789", SIMULATORS: "false", DEMO: "false", RATE_LIMIT_PER_MINUTE: "0",
       DB_POOL_SIZE: String(POOL_SIZE), NETWORK_API_URL: `${sim}/sim/network-api`, NETWORK_API_TOKEN: "bench-network-token", GATEWAY_API_URL: `${sim}/sim/gateway-api`,
       ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+      ...serviceEnvOverrides(),
     }, (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean));
     children.push(service);
     const baseline = spawnNode(benchScript("baseline-server"), [], { PORT: String(baselinePort), DATABASE_URL: dbUrl, POOL_SIZE: String(POOL_SIZE) });

@@ -3,21 +3,10 @@
 // and the simulators' own work (the gateway's PNG per QR, the link page's polls) is not charged to it.
 //   PORT=… NETWORK_TOKEN=… node dist/bench/sim-upstreams.js
 import express from "express";
-import { encodeKhqr } from "../src/khqr/index.js";
 import { createNetworkSimulator } from "../src/simulators/network/index.js";
 import { createGatewaySimulator } from "../src/simulators/gateway/index.js";
 import { createLinkSimulator } from "../src/simulators/link/index.js";
-
-/** The simulated upstream's own KHQR account: a dynamic QR for an amount (as src/areas.ts does). */
-function simulatedQr(account: string, name: string) {
-  return (amount: string, currency: 116 | 840): string => {
-    const now = Date.now();
-    return encodeKhqr({
-      accountType: "merchant", bakongAccountId: account, merchantName: name, merchantCity: "Phnom Penh", merchantId: "SIM0001",
-      acquiringBank: "Simulated Bank", currency, amount, creationTimestamp: now, expirationTimestamp: now + 3600_000,
-    }).qr;
-  };
-}
+import { simulatedQr } from "../src/simulators/upstream-qr.js";
 
 const network = createNetworkSimulator({ token: process.env.NETWORK_TOKEN ?? "sim-network-token" });
 const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");

@@ -13,8 +13,8 @@ import { linkExpirySweepJob, linkMonitorJob } from "./gateway-link/link-monitor.
 import { createNetworkSimulator, type NetworkSimulator } from "./simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "./simulators/gateway/index.js";
 import { createLinkSimulator } from "./simulators/link/index.js";
-import { encodeKhqr } from "./khqr/index.js";
 import { DEMO_GATEWAY } from "./demo/demo-upstreams.js";
+import { simulatedQr } from "./simulators/upstream-qr.js";
 
 export interface AreaHandles {
   inbox: WebhookInbox | null;
@@ -24,17 +24,6 @@ export interface AreaHandles {
   /** Stop taking new work (before the HTTP server drains). */
   stopIntake(): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** The simulated upstreams' own KHQR account (the gateway's, the link page's): a dynamic QR for an amount. */
-function simulatedQr(account: string, name: string) {
-  return (amount: string, currency: 116 | 840): string => {
-    const now = Date.now();
-    return encodeKhqr({
-      accountType: "merchant", bakongAccountId: account, merchantName: name, merchantCity: "Phnom Penh", merchantId: "SIM0001",
-      acquiringBank: "Simulated Bank", currency, amount, creationTimestamp: now, expirationTimestamp: now + 3600_000,
-    }).qr;
-  };
 }
 
 /** Wires the three areas, the simulators (when enabled) and their jobs onto the app. */

@@ -38,7 +38,8 @@ function runner(client: pg.Pool | pg.PoolClient): Query {
  */
 function refuseNul(params: unknown[]): void {
   for (const p of params) {
-    if (typeof p === "string" && p.includes("\u0000")) throw new AppError("BAD_USER_INPUT", "Text must not contain NUL characters (U+0000)");
+    if (Array.isArray(p)) refuseNul(p);
+    else if (typeof p === "string" && p.includes("\u0000")) throw new AppError("BAD_USER_INPUT", "Text must not contain NUL characters (U+0000)");
   }
 }
 

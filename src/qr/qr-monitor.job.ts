@@ -21,7 +21,8 @@ export function qrMonitorJob(services: Services, client: NetworkClient): JobSpec
     async run() {
       for (let round = 0; round < 20; round++) {
         const now = clock.now();
-        const claimed = await claimDue(db, "qr", now, new Date(now.getTime() + 60_000), BATCH);
+        // The claim already sets the next check (one interval on, or the expiry): an unpaid QR costs one update per check.
+        const claimed = await claimDue(db, "qr", now, new Date(now.getTime() + interval), BATCH, { nextCheck: true });
         if (claimed.length === 0) return;
         const live = [];
         for (const tx of claimed) {
@@ -39,7 +40,7 @@ export function qrMonitorJob(services: Services, client: NetworkClient): JobSpec
           await scheduleNext(db, live.map((t) => t.id), new Date(clock.now().getTime() + backoff), true);
           return;
         }
-        const still: string[] = [];
+        const recovered: string[] = [];
         for (const tx of live) {
           const r = results.get(tx.md5 as string);
           if (r?.kind === "paid") {
@@ -49,9 +50,10 @@ export function qrMonitorJob(services: Services, client: NetworkClient): JobSpec
             });
           } else if (r?.kind === "failed") {
             await store.transition({ id: tx.id, to: "FAILED", event: "payment.failed", upstream: { failure: { message: r.message } } });
-          } else still.push(tx.id);
+          } else if (tx.checkFailures > 0) recovered.push(tx.id);
         }
-        await scheduleNext(db, still, new Date(clock.now().getTime() + interval), false);
+        // Only a QR that had been backing off needs its failure count reset (and its next check from now).
+        await scheduleNext(db, recovered, new Date(clock.now().getTime() + interval), false);
         if (claimed.length < BATCH) return;
       }
     },

@@ -2,19 +2,33 @@ import pg from "pg";
 import type { Logger } from "../logger.js";
 import type { EventBus } from "./event-bus.js";
 import { NOTIFY_CHANNEL, type TransactionStore } from "./transition.js";
+import { notifiedIds } from "./outbox-sql.js";
 import { INVALIDATE_CHANNEL, type Invalidations } from "../cache/invalidation.js";
 
 /**
- * Cross-process fan-out (DESIGN.md "Scaling out"): LISTEN for event ids committed by any process, load the
- * outbox row, publish in-process. Reconnects with backoff; after a reconnect it replays from the last seen
- * sequence so nothing committed while disconnected is missed. It also carries cache invalidations (revoked
+ * Cross-process fan-out (DESIGN.md "Scaling out"): LISTEN for event ids committed by any process (a batch of
+ * creates notifies its ids in one payload), load the outbox rows, publish in-process. Reconnects with
+ * backoff; after a reconnect it replays from a little before the last seen sequence number (events commit
+ * out of sequence order when several transactions are in flight; the bus drops the ones already published),
+ * so nothing committed while disconnected is missed. It also carries cache invalidations (revoked
  * keys, edited merchants) from every process; after a reconnect, when some may have been missed, every cache
  * is cleared.
  */
+/**
+ * How far before the last seen sequence number a catch-up starts: an event that took a lower number but
+ * committed later (a concurrent transaction) is still found. Far more than the events in flight at once
+ * (pool size × create batch), and well inside what the bus remembers to drop repeats (10,000 ids).
+ */
+const REPLAY_MARGIN = 2000n;
+const REPLAY_PAGE = 1000;
+const MAX_REPLAY_PAGES = 100;
+
 export class EventListener {
   private client: pg.Client | null = null;
   private stopped = false;
   private lastSeq = "0";
+  /** Events before the start are history, not news: a catch-up never replays below this. */
+  private startSeq = 0n;
   private retryMs = 250;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly notified: string[] = [];
@@ -29,8 +43,8 @@ export class EventListener {
   ) {}
 
   async start(): Promise<void> {
-    const rows = await this.store.latestSeq();
-    this.lastSeq = rows;
+    this.lastSeq = await this.store.latestSeq();
+    this.startSeq = BigInt(this.lastSeq);
     await this.connect();
     this.bus.subscribe((e) => {
       if (BigInt(e.seq) > BigInt(this.lastSeq)) this.lastSeq = e.seq;
@@ -52,7 +66,7 @@ export class EventListener {
       this.scheduleReconnect();
     });
     client.on("notification", (msg) => {
-      if (msg.channel === NOTIFY_CHANNEL && msg.payload) this.deliver(msg.payload);
+      if (msg.channel === NOTIFY_CHANNEL && msg.payload) for (const id of notifiedIds(msg.payload)) this.deliver(id);
       else if (msg.channel === INVALIDATE_CHANNEL && msg.payload) this.invalidations?.applyPayload(msg.payload);
     });
     try {
@@ -96,7 +110,16 @@ export class EventListener {
   }
 
   private async catchUp(): Promise<void> {
-    for (const e of await this.store.eventsAfter(this.lastSeq, 1000)) this.bus.publish(e);
+    const last = BigInt(this.lastSeq);
+    const floor = last - REPLAY_MARGIN;
+    let after = (floor > this.startSeq ? floor : this.startSeq).toString();
+    for (let page = 0; page < MAX_REPLAY_PAGES; page++) {
+      const events = await this.store.eventsAfter(after, REPLAY_PAGE);
+      for (const e of events) this.bus.publish(e);
+      if (events.length < REPLAY_PAGE) return;
+      after = events[events.length - 1].seq;
+    }
+    this.logger.warn({ after }, "event listener catch-up stopped after its page limit; older events reach subscribers only by lastEventId replay");
   }
 
   private deliver(eventId: string): void {

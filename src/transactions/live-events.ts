@@ -80,7 +80,7 @@ export class LiveEvents {
       replayed.add(e.id);
     }
     replaying = false;
-    for (const e of buffered) if (!replayed.has(e.id)) emit(e);
+    for (const e of buffered) emit(e);
     return stream;
   }
 }

@@ -7,37 +7,44 @@ export const NOTIFY_CHANNEL = "pqr_events";
 
 /**
  * The outbox write as common table expressions, so it rides in the same statement as the change it
- * records: the event row (`ev`), a delivery row for every matching enabled endpoint of the key (`wd`), and
- * pg_notify of the event id (`nt`, delivered on commit only). `source` names a relation with the
- * transaction's id, api_key_ref, area and status. One statement is atomic: all of it commits or none.
- * Parameters, in order: event id, event type, payload (JSON text), created_at, notify channel.
- * A select CTE runs only when referenced, so the final select must read `nt` (and reads `wd` for the count).
+ * records: the event rows (`ev`), a delivery row for every matching enabled endpoint of the key (`wd`), and
+ * one pg_notify carrying every event id of the statement, comma-separated (`nt`, delivered on commit only).
+ * `source` names a relation with, per event: id (the transaction's), api_key_ref, area, status, ev_id,
+ * ev_type, payload (jsonb) and created_at. One statement is atomic: all of it commits or none.
+ * The only parameter is the notify channel. A select CTE runs only when referenced, so the final select
+ * must read `nt` (and reads `wd` for the delivery counts).
  */
 export function outboxCtes(source: string): string {
   return `ev as (
     insert into transaction_event (id, transaction_ref, api_key_ref, area, type, status, payload, created_at)
-    select ?::text, s.id, s.api_key_ref, s.area, ?::text, s.status, ?::jsonb, ?::timestamptz from ${source} s
+    select s.ev_id, s.id, s.api_key_ref, s.area, s.ev_type, s.status, s.payload, s.created_at from ${source} s
     returning seq, id, transaction_ref, api_key_ref, area, type, status, payload, created_at),
   wd as (
     insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at)
     select 'whd_' || replace(gen_random_uuid()::text, '-', ''), ev.id, e.id, 'pending', 0, ev.created_at, ev.created_at
     from ev join webhook_endpoint e on e.api_key_ref = ev.api_key_ref
     where e.enabled and (jsonb_array_length(e.events) = 0 or e.events @> to_jsonb(ev.type))
-    returning 1),
-  nt as (select pg_notify(?::text, ev.id) from ev)`;
+    returning event_ref),
+  nt as (select pg_notify(?::text, string_agg(ev.id, ',' order by ev.seq)) from ev having count(*) > 0)`;
 }
 
-/** Columns the final select adds after `ev.*`-style event columns: how many deliveries, and the notify. */
-export const OUTBOX_COUNTS = `(select count(*) from wd)::int as deliveries, (select count(*) from nt)::int as notified`;
+/** A NOTIFY payload of the events channel: one or more event ids, comma-separated (ids never contain commas). */
+export function notifiedIds(payload: string): string[] {
+  return payload.split(",").filter((id) => id.length > 0);
+}
+
+/** Columns the final select adds per event row: how many deliveries it got, and (to run it) the notify. */
+export const OUTBOX_COUNTS = `(select count(*) from wd where wd.event_ref = ev.id)::int as deliveries, (select count(*) from nt)::int as notified`;
+
+/** The transition's outbox write on its own: one statement inside the transition's database transaction. */
+export const OUTBOX_FOR_ROW_SQL = `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status,
+    ?::text as ev_id, ?::text as ev_type, ?::jsonb as payload, ?::timestamptz as created_at),
+  ${outboxCtes("s0")}
+  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${OUTBOX_COUNTS} from ev`;
 
 export function outboxParams(eventId: string, type: EventType, payload: Json, now: Date): unknown[] {
   return [eventId, type, JSON.stringify(payload), now];
 }
-
-/** The transition's outbox write on its own: one statement inside the transition's database transaction. */
-export const OUTBOX_FOR_ROW_SQL = `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status),
-  ${outboxCtes("s0")}
-  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${OUTBOX_COUNTS} from ev`;
 
 /** An outbox row; `prefix` reads the columns of a joined select (`ev_seq`, `ev_id`, …). */
 export function rowToEvent(r: Record<string, unknown>, prefix = ""): StoredEvent {

@@ -6,6 +6,7 @@ import { rowToTx, snapshot, type TxRecord } from "./record.js";
 import type { EventType } from "./transaction-event.entity.js";
 import { TERMINAL, type Json, type TxStatus } from "./transaction.entity.js";
 import { NOTIFY_CHANNEL, OUTBOX_COUNTS, OUTBOX_FOR_ROW_SQL, outboxCtes, outboxParams, rowToEvent } from "./outbox-sql.js";
+import { Batcher, refusedByDatabase } from "../db/batcher.js";
 
 export { NOTIFY_CHANNEL };
 
@@ -54,17 +55,34 @@ const AMOUNT_RE = /^\d+(\.\d{1,2})?$/;
 const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
   receipt_url, expires_at, created_at, updated_at, completed_at, next_check_at, check_failures, version`;
 
-const INSERT_TX_SQL = `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
-    meta, request, upstream, expires_at, created_at, updated_at, next_check_at)
-  values (?,?,?,?,?,?,?,?,?,?,?,?::jsonb,?::jsonb,?::jsonb,?,?,?,?) returning ${TX_COLUMNS}`;
+/**
+ * Creation of any number of transactions in one statement: the rows, each one's payment.created outbox
+ * event, their delivery rows and one notify. Every column comes as an array (one element per transaction),
+ * so the text is constant and prepared once per connection whatever the batch size.
+ */
+const CREATE_MANY_SQL = `with input as (
+    select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+      ?::jsonb[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::jsonb[], ?::int[])
+      as i(id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
+        expires_at, created_at, next_check_at, ev_id, payload, ord)),
+  tx as (
+    insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
+      meta, request, upstream, expires_at, created_at, updated_at, next_check_at)
+    select id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
+      meta, request, upstream, expires_at, created_at, created_at, next_check_at
+    from input order by ord
+    returning id),
+  src as (select i.*, 'payment.created'::text as ev_type from input i join tx on tx.id = i.id order by i.ord),
+  ${outboxCtes("src")}
+  select ev.id, ev.seq::text as seq, ${OUTBOX_COUNTS} from ev`;
 
-/** Creation is one statement: the row, its payment.created outbox event, its delivery rows and the notify. */
-const CREATE_SQL = `with tx as (${INSERT_TX_SQL}),
-  ${outboxCtes("tx")}
-  select ${TX_COLUMNS.split(",").map((c) => `tx.${c.trim()}`).join(", ")},
-    ev.seq as ev_seq, ev.id as ev_id, ev.transaction_ref as ev_transaction_ref, ev.api_key_ref as ev_api_key_ref, ev.area as ev_area,
-    ev.type as ev_type, ev.status as ev_status, ev.payload as ev_payload, ev.created_at as ev_created_at, ${OUTBOX_COUNTS}
-  from tx cross join ev`;
+/** Up to this many creates share a statement; two statements in flight keep the pool and PostgreSQL busy. */
+const CREATE_BATCH = { lanes: 2, maxBatch: 64 };
+
+interface PendingCreate {
+  draft: TxRecord;
+  event: StoredEvent;
+}
 
 const TRANSITION_SQL = `update "transaction" set
     status = coalesce(?, status),
@@ -99,9 +117,9 @@ function newRecord(input: NewTransaction, now: Date): TxRecord {
  * The only code that writes a transaction's status (STYLE.md §4). Every change is one database
  * transaction: the conditional update (only from a non-terminal state, so two workers can never both
  * win), the outbox event, a delivery row for every matching webhook endpoint, and pg_notify. Creation
- * is a single statement (insert + outbox, atomic on its own: one round trip on the hot generate path);
- * a transition is the update plus one outbox statement inside BEGIN/COMMIT. After commit the event is
- * published in-process.
+ * is a single statement (insert + outbox, atomic on its own), shared by the creates that arrive together
+ * (db/batcher.ts: one round trip, commit and notify for many on the hot generate path); a transition is
+ * the update plus one outbox statement inside BEGIN/COMMIT. After commit the event is published in-process.
  */
 export class TransactionStore {
   constructor(
@@ -110,19 +128,37 @@ export class TransactionStore {
     private readonly clock: Clock,
   ) {}
 
+  /** Concurrent creates, grouped into shared statements (db/batcher.ts). */
+  private readonly creates = new Batcher<PendingCreate, StoredEvent>((items) => this.createMany(items), { ...CREATE_BATCH, refused: refusedByDatabase });
+
   async create(input: NewTransaction): Promise<{ tx: TxRecord; event: StoredEvent }> {
     const now = this.clock.now();
     const draft = newRecord(input, now);
     const eventId = newId("evt");
-    const rows = await this.committing(eventId, () => this.db.query(CREATE_SQL, [
-      input.id, input.area, input.merchantRef, input.apiKeyRef, input.status, input.amount, input.currency,
-      draft.orderId, draft.md5, draft.clientId, draft.qr, JSON.stringify(draft.meta), JSON.stringify(draft.request), JSON.stringify(draft.upstream),
-      input.expiresAt, now, now, draft.nextCheckAt,
-      ...outboxParams(eventId, "payment.created", { transaction: snapshot(draft), meta: draft.meta }, now), NOTIFY_CHANNEL,
-    ], "pqr_create"));
-    const result = { tx: rowToTx(rows[0]), event: rowToEvent(rows[0], "ev_") };
-    this.bus.publish(result.event);
-    return result;
+    const pending: StoredEvent = {
+      seq: "", id: eventId, transactionId: draft.id, apiKeyRef: draft.apiKeyRef, area: draft.area, type: "payment.created", status: draft.status,
+      payload: { transaction: snapshot(draft), meta: draft.meta }, createdAt: now,
+    };
+    const event = await this.committing(eventId, () => this.creates.add({ draft, event: pending }));
+    this.bus.publish(event);
+    return { tx: draft, event };
+  }
+
+  private async createMany(items: PendingCreate[]): Promise<StoredEvent[]> {
+    const col = <T>(f: (p: PendingCreate, i: number) => T) => items.map(f);
+    const rows = await this.db.query<{ id: string; seq: string; deliveries: number }>(CREATE_MANY_SQL, [
+      col((p) => p.draft.id), col((p) => p.draft.area), col((p) => p.draft.merchantRef), col((p) => p.draft.apiKeyRef), col((p) => p.draft.status),
+      col((p) => p.draft.amount), col((p) => p.draft.currency), col((p) => p.draft.orderId), col((p) => p.draft.md5), col((p) => p.draft.clientId),
+      col((p) => p.draft.qr), col((p) => JSON.stringify(p.draft.meta)), col((p) => JSON.stringify(p.draft.request)), col((p) => JSON.stringify(p.draft.upstream)),
+      col((p) => p.draft.expiresAt), col((p) => p.draft.createdAt), col((p) => p.draft.nextCheckAt), col((p) => p.event.id),
+      col((p) => JSON.stringify(p.event.payload)), col((_, i) => i), NOTIFY_CHANNEL,
+    ], "pqr_create_many");
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return items.map((p) => {
+      const row = byId.get(p.event.id);
+      if (row === undefined) throw new Error(`event ${p.event.id} was not written`);
+      return { ...p.event, seq: row.seq, deliveries: Number(row.deliveries) };
+    });
   }
 
   async transition(req: TransitionRequest): Promise<TransitionResult> {

@@ -60,4 +60,29 @@ describe("event order across committers", () => {
     const order = sub.events.map((e) => e.transactionUpdates.transaction.transactionId).filter((id) => id !== z);
     expect(order).toEqual([y, x]);
   });
+
+  it("an event committed out of order while the listener was disconnected still reaches the stream after it reconnects", async () => {
+    const [x, y] = [await gen(), await gen()];
+    const { sub } = subscribe<Update>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`);
+    await waitFor(async () => {
+      await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { ping: Date.now() } });
+      return sub.events.length > 0;
+    }, 10_000, 300);
+
+    const held = new HeldDb(t.app.services.orm);
+    const slow = new TransactionStore(held, new EventBus(), systemClock).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
+    await held.reached;
+    const fast = await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
+    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === fast.event?.id), 5000, 20);
+    // The instance's LISTEN connection drops; x commits (and notifies) while nobody listens.
+    const listeners = `select pid from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()`;
+    await t.app.services.db.query(`select pg_terminate_backend(pid) from (${listeners}) l`);
+    await waitFor(async () => (await t.app.services.db.query(listeners)).length === 0, 5000, 20);
+    held.release();
+    const late = await slow;
+    expect(BigInt(late.event?.seq ?? 0)).toBeLessThan(BigInt(fast.event?.seq ?? 0));
+    // The reconnect's catch-up starts a little before the last number seen, so the lower-numbered x is found.
+    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === late.event?.id), 10_000, 50);
+    sub.close();
+  });
 });

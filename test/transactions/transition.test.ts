@@ -89,7 +89,7 @@ describe("transition(): the one way a status changes", () => {
     const listener = new pg.Client({ connectionString: t.dbUrl });
     await listener.connect();
     const notified: string[] = [];
-    listener.on("notification", (m) => notified.push(m.payload ?? ""));
+    listener.on("notification", (m) => notified.push(...(m.payload ?? "").split(",")));
     await listener.query(`listen pqr_events`);
     try {
       const { tx, event } = await t.app.services.store.create({
@@ -105,6 +105,48 @@ describe("transition(): the one way a status changes", () => {
       await listener.end();
       await t.app.services.db.query(`delete from webhook_delivery where endpoint_ref in ('whe_all','whe_created','whe_paid')`);
       await t.app.services.db.query(`delete from webhook_endpoint where id in ('whe_all','whe_created','whe_paid')`);
+    }
+  });
+
+  it("concurrent creates share statements; one the database refuses fails alone and leaves nothing behind", async () => {
+    const listener = new pg.Client({ connectionString: t.dbUrl });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on("notification", (m) => payloads.push(m.payload ?? ""));
+    await listener.query(`listen pqr_events`);
+    try {
+      const input = (i: number) => ({
+        id: newId("txn"), merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING" as const, amount: `${i + 1}.25`, currency: "USD" as const,
+        expiresAt: new Date(t.clock.now().getTime() + 60_000), area: "qr" as const, md5: newId("md5"),
+      });
+      const checkCreated = async (created: Awaited<ReturnType<typeof t.app.services.store.create>>[]) => {
+        for (const { tx, event } of created) {
+          expect(await t.app.services.store.get(tx.id)).toEqual(tx);
+          expect(await events(tx.id)).toEqual([{ type: "payment.created", status: "PENDING" }]);
+          expect(event.transactionId).toBe(tx.id);
+        }
+        // Every committed event is notified (several ids to a notification when they shared a statement).
+        await waitFor(async () => created.every(({ event }) => payloads.some((p) => p.split(",").includes(event.id))));
+      };
+
+      const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => t.app.services.store.create(input(i))));
+      await checkCreated(burst);
+      expect(payloads.some((p) => p.includes(","))).toBe(true);
+
+      // Two gateway orders with one order id among 40 creates: the unique index refuses whichever is written second.
+      const orderId = newId("o").slice(0, 20);
+      const inputs = Array.from({ length: 40 }, (_, i) => (i === 7 || i === 23 ? { ...input(i), area: "gateway" as const, md5: null, orderId } : input(i)));
+      const results = await Promise.allSettled(inputs.map((x) => t.app.services.store.create(x)));
+      const failed = results.flatMap((r, i) => (r.status === "rejected" ? [{ i, code: (r.reason as { code?: string }).code }] : []));
+      expect(failed).toHaveLength(1);
+      expect([7, 23]).toContain(failed[0].i);
+      expect(failed[0].code).toBe("23505");
+      await checkCreated(results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])));
+      const loser = inputs[failed[0].i].id;
+      expect(await t.app.services.store.get(loser)).toBeNull();
+      expect(await events(loser)).toEqual([]);
+    } finally {
+      await listener.end();
     }
   });
 

@@ -4,7 +4,7 @@
 
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { closeNow, listenLoopback } from "./listen.js";
 
 export interface Delivery {
   /** The endpoint path's key id (`/hook/<keyId>`). */
@@ -47,11 +47,7 @@ export class WebhookReceiver {
   async up(): Promise<void> {
     if (this.server) return;
     const server = createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.port, "127.0.0.1", () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
+    this.port = await listenLoopback(server, this.port);
     this.server = server;
   }
 
@@ -61,8 +57,7 @@ export class WebhookReceiver {
     if (!server) return;
     this.server = null;
     this.held.splice(0);
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeNow(server);
   }
 
   /** Answers nothing to the held requests: drops their connections. */

@@ -4,13 +4,13 @@
 // when a worker is in the middle of a call.
 
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import express, { type RequestHandler } from "express";
 import { createNetworkSimulator, type NetworkSimulator } from "../../../src/simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../../../src/simulators/gateway/index.js";
 import { createLinkSimulator, type LinkSimulator } from "../../../src/simulators/link/index.js";
 import { sleep } from "./cluster.js";
+import { closeNow, listenLoopback } from "./listen.js";
 
 export const NETWORK_TOKEN = "faults-network-token";
 
@@ -39,8 +39,7 @@ export class Upstream {
 
   async startControls(): Promise<void> {
     const server = createServer(this.controls);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-    this.controlPort = (server.address() as AddressInfo).port;
+    this.controlPort = await listenLoopback(server, 0);
     this.controlServer = server;
   }
 
@@ -58,11 +57,7 @@ export class Upstream {
   async up(): Promise<void> {
     if (this.server) return;
     const server = createServer(this.app);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.port, "127.0.0.1", () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
+    this.port = await listenLoopback(server, this.port);
     this.server = server;
   }
 
@@ -71,8 +66,7 @@ export class Upstream {
     const server = this.server;
     if (!server) return;
     this.server = null;
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeNow(server);
   }
 
   readonly count: RequestHandler = (req, _res, next) => {
