@@ -1,5 +1,8 @@
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { AppError, type ErrorCode, type FieldError } from "../errors.js";
+import { databaseUnavailable } from "../db/unavailable.js";
+
+export const UNAVAILABLE_MESSAGE = "The service cannot reach its database; retry shortly";
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
@@ -11,6 +14,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
+  SERVICE_UNAVAILABLE: 503, // the database is unreachable: retry later (decisions.md)
   INTERNAL: 500,
 };
 
@@ -74,6 +78,7 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
   if (typeof code === "string" && KNOWN.has(code) && code !== "INTERNAL") {
     return { message: formatted.message, path: formatted.path, extensions: { code, details: formatted.extensions?.details ?? [] } };
   }
+  if (databaseUnavailable(original)) return { message: UNAVAILABLE_MESSAGE, path: formatted.path, extensions: { code: "SERVICE_UNAVAILABLE", details: [] } };
   return {
     message: exposeInternals ? formatted.message : "Internal error",
     path: formatted.path,

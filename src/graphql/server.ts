@@ -29,6 +29,11 @@ export interface GraphQLEdge {
 /** Apollo Server 5 on express at /graphql, graphql-ws on the same server and path. */
 export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Server, services: Services): Promise<GraphQLEdge> {
   const exposeInternals = services.config.nodeEnv === "development" && services.config.logLevel === "debug";
+  /** The client sees a generic message; the cause is logged so a 500 (or a 503: database unreachable) is never silent. */
+  const logFailure = (f: GraphQLFormattedError, err: unknown, path: unknown, where: string) => {
+    if (f.extensions?.code === "INTERNAL") services.logger.error({ err, path }, `internal error in ${where}`);
+    else if (f.extensions?.code === "SERVICE_UNAVAILABLE") services.logger.warn({ err, path }, `database unavailable during ${where}`);
+  };
   const contextFor = async (headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext> => {
     const idem = headers["idempotency-key"];
     return {
@@ -70,13 +75,13 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
         if (!result.errors?.length) return;
         return { ...result, errors: result.errors.map((e) => {
           const f = formatGraphQLError(e.toJSON(), e, exposeInternals);
-          if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a GraphQL subscription");
+          logFailure(f, e.originalError ?? e, e.path, "a GraphQL subscription");
           return f;
         }) };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => {
         const f = formatGraphQLError(e.toJSON(), e, exposeInternals);
-        if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a GraphQL subscription");
+        logFailure(f, e.originalError ?? e, e.path, "a GraphQL subscription");
         return Object.assign(e, { message: f.message, extensions: f.extensions });
       }),
     },
@@ -95,8 +100,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => {
       const f = formatGraphQLError(formatted, error, exposeInternals);
-      // The client sees a generic message; the cause is logged so a 500 is never silent.
-      if (f.extensions?.code === "INTERNAL") services.logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error, path: formatted.path }, "internal error in a GraphQL operation");
+      logFailure(f, error instanceof GraphQLError ? (error.originalError ?? error) : error, formatted.path, "a GraphQL operation");
       return f;
     },
     plugins: [
@@ -129,7 +133,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     const fallback = "data" in result ? "INTERNAL_SERVER_ERROR" : "BAD_USER_INPUT";
     const errors = result.errors.map((e) => {
       const f = formatGraphQLError({ ...e.toJSON(), extensions: { ...e.extensions, code: e.extensions.code ?? fallback } }, e, exposeInternals);
-      if (f.extensions?.code === "INTERNAL") services.logger.error({ err: e.originalError ?? e, path: e.path }, "internal error in a REST operation");
+      logFailure(f, e.originalError ?? e, e.path, "a REST operation");
       return f;
     });
     return { data: result.data, errors };

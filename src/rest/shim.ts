@@ -2,7 +2,8 @@ import express, { type ErrorRequestHandler, type Request, type Response, type Ro
 import { AppError, type ErrorCode, type FieldError } from "../errors.js";
 import { requireKey, type GqlContext } from "../graphql/context.js";
 import type { GraphQLEdge } from "../graphql/server.js";
-import { httpStatusFor } from "../graphql/errors.js";
+import { httpStatusFor, UNAVAILABLE_MESSAGE } from "../graphql/errors.js";
+import { databaseUnavailable } from "../db/unavailable.js";
 import type { RestRoute } from "./route-table.js";
 
 export const BODY_LIMIT = "64kb";
@@ -76,6 +77,7 @@ export function internalErrorHandler(log: (err: unknown) => void): ErrorRequestH
   return (err, _req, res, _next) => {
     log(err);
     if (res.headersSent) return;
+    if (databaseUnavailable(err)) return sendError(res, 503, "SERVICE_UNAVAILABLE", UNAVAILABLE_MESSAGE);
     sendError(res, 500, "INTERNAL", "Internal error");
   };
 }
