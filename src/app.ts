@@ -47,6 +47,8 @@ export interface App {
   embedded: boolean;
   areas: AreaHandles;
   ready(): Promise<{ ok: boolean; checks: Record<string, boolean> }>;
+  /** With `deferStartup`: the caller's own start-up work (the demo tenant) is done; /readyz may answer 200. */
+  startupDone(): void;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,8 @@ export interface AppOptions {
   role?: Role;
   clock?: Clock;
   logger?: Logger;
+  /** /readyz answers 503 (`checks.startup: false`) until startupDone() is called. */
+  deferStartup?: boolean;
 }
 
 /** The composition root: config → db → events → services → http → jobs (DESIGN.md "Modules"). */
@@ -139,11 +143,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.use(metrics.middleware());
 
   app.get("/healthz", (_req, res) => void res.json({ ok: true }));
+  let startupDone = opts.deferStartup !== true;
   const ready = async () => {
     const checks: Record<string, boolean> = {};
     checks.database = await db.query("select 1").then(() => true, () => false);
     checks.migrations = checks.database && (await pendingMigrations(orm).then((n) => n === 0, () => false));
     checks.jobs = scheduler === null || scheduler.running;
+    checks.startup = startupDone;
     return { ok: Object.values(checks).every(Boolean), checks };
   };
   app.get("/readyz", async (_req, res) => {
@@ -187,5 +193,5 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     })();
     return stopping;
   };
-  return { services, server, url: baseUrl, role, embedded: embedded !== null, areas, ready, stop };
+  return { services, server, url: baseUrl, role, embedded: embedded !== null, areas, ready, startupDone: () => void (startupDone = true), stop };
 }

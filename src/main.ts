@@ -47,8 +47,11 @@ async function main(argv: string[]): Promise<void> {
   }
   const logger = createLogger(config);
   const started = Date.now();
-  const app = await createApp(config, { role: command as Role, logger });
-  if (config.demo && command === "serve") await seedDemo(app);
+  const seeding = config.demo && command === "serve";
+  // Ready only once the demo tenant exists: a script that waits for /readyz may use the printed keys at once.
+  const app = await createApp(config, { role: command as Role, logger, deferStartup: seeding });
+  if (seeding) await seedDemo(app);
+  app.startupDone();
   logger.info({ url: app.url, role: command, embedded: app.embedded, ms: Date.now() - started }, "service started");
 
   let signalled = false;

@@ -13,9 +13,14 @@ describe("zero-setup demo on the embedded database", () => {
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "silent", QR_MONITOR_INTERVAL_MS: "500" });
   let app: App;
   let demo: DemoFile;
+  let readyBeforeSeed: { status: number; body: { checks: Record<string, boolean> } };
   beforeAll(async () => {
-    app = await createApp(config);
+    // As main.ts does: not ready until the demo tenant (whose keys it prints) exists.
+    app = await createApp(config, { deferStartup: true });
+    const r = await fetch(`${app.url}/readyz`);
+    readyBeforeSeed = { status: r.status, body: (await r.json()) as { checks: Record<string, boolean> } };
     demo = await seedDemo(app);
+    app.startupDone();
   }, 120_000);
   afterAll(async () => {
     await app?.stop();
@@ -24,6 +29,7 @@ describe("zero-setup demo on the embedded database", () => {
 
   it("is ready, and writes demo.json with DESIGN.md's fields", async () => {
     expect(app.embedded).toBe(true);
+    expect(readyBeforeSeed).toEqual({ status: 503, body: expect.objectContaining({ checks: expect.objectContaining({ startup: false, database: true }) }) });
     expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
     const file = JSON.parse(readFileSync(join(dataDir, "demo.json"), "utf8")) as DemoFile;
     for (const k of ["baseUrl", "adminToken", "keys", "webhook", "simulators"]) expect(file).toHaveProperty(k);
