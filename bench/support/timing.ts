@@ -25,7 +25,7 @@ export function spread(xs: number[]): Spread {
 /** Milliseconds to one decimal, for table cells. */
 export const ms1 = (v: number) => Math.round(v * 10) / 10;
 
-/** The shared machine's state beside a figure: 1-minute load average before and after. */
+/** The machine's state beside a figure: 1-minute load average before and after (the bench's own processes included). */
 export function loadNote(before: number, after: number): string {
-  return `Shared machine (2 cores; other helpers' test suites were running): 1-minute load average ${before.toFixed(1)} at the start, ${after.toFixed(1)} at the end.`;
+  return `Machine: 2 cores, 1-minute load average ${before.toFixed(1)} at the start, ${after.toFixed(1)} at the end (the bench's own processes count in it).`;
 }
