@@ -1,5 +1,6 @@
 // Runs once before all suites: proves the real PostgreSQL is there and drops databases left behind by
 // earlier runs (older than an hour, so concurrent runs on one machine never drop each other's).
+// (Self-contained: jest loads a global setup without its module mapping, so it cannot import test/support/*.js.)
 import pg from "pg";
 
 export default async function globalSetup(): Promise<void> {

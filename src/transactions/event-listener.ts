@@ -6,15 +6,6 @@ import { notifiedIds } from "./outbox-sql.js";
 import { INVALIDATE_CHANNEL, type Invalidations } from "../cache/invalidation.js";
 
 /**
- * Cross-process fan-out (DESIGN.md "Scaling out"): LISTEN for event ids committed by any process (a batch of
- * creates notifies its ids in one payload), load the outbox rows, publish in-process. Reconnects with
- * backoff; after a reconnect it replays from a little before the last seen sequence number (events commit
- * out of sequence order when several transactions are in flight; the bus drops the ones already published),
- * so nothing committed while disconnected is missed. It also carries cache invalidations (revoked
- * keys, edited merchants) from every process; after a reconnect, when some may have been missed, every cache
- * is cleared.
- */
-/**
  * How far before the last seen sequence number a catch-up starts: an event that took a lower number but
  * committed later (a concurrent transaction) is still found. Far more than the events in flight at once
  * (pool size × create batch), and well inside what the bus remembers to drop repeats (10,000 ids).
@@ -23,6 +14,15 @@ const REPLAY_MARGIN = 2000n;
 const REPLAY_PAGE = 1000;
 const MAX_REPLAY_PAGES = 100;
 
+/**
+ * Cross-process fan-out (DESIGN.md "Scaling out"): LISTEN for event ids committed by any process (a batch of
+ * creates notifies its ids in one payload), load the outbox rows, publish in-process. Reconnects with
+ * backoff; after a reconnect it replays from a little before the last seen sequence number (events commit
+ * out of sequence order when several transactions are in flight; the bus drops the ones already published),
+ * so nothing committed while disconnected is missed. It also carries cache invalidations (revoked
+ * keys, edited merchants) from every process; after a reconnect, when some may have been missed, every cache
+ * is cleared.
+ */
 export class EventListener {
   private client: pg.Client | null = null;
   private stopped = false;

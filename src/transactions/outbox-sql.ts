@@ -46,19 +46,18 @@ export function outboxParams(eventId: string, type: EventType, payload: Json, no
   return [eventId, type, JSON.stringify(payload), now];
 }
 
-/** An outbox row; `prefix` reads the columns of a joined select (`ev_seq`, `ev_id`, …). */
-export function rowToEvent(r: Record<string, unknown>, prefix = ""): StoredEvent {
-  const c = (name: string) => r[`${prefix}${name}`];
+/** An outbox row as read back (deliveries only where the statement that wrote it counted them). */
+export function rowToEvent(r: Record<string, unknown>): StoredEvent {
   const event: StoredEvent = {
-    seq: String(c("seq")),
-    id: c("id") as string,
-    transactionId: c("transaction_ref") as string,
-    apiKeyRef: c("api_key_ref") as string,
-    area: c("area") as string,
-    type: c("type") as EventType,
-    status: c("status") as string,
-    payload: c("payload") as Json,
-    createdAt: toDate(c("created_at")),
+    seq: String(r.seq),
+    id: r.id as string,
+    transactionId: r.transaction_ref as string,
+    apiKeyRef: r.api_key_ref as string,
+    area: r.area as string,
+    type: r.type as EventType,
+    status: r.status as string,
+    payload: r.payload as Json,
+    createdAt: toDate(r.created_at),
   };
   if (r.deliveries !== undefined) event.deliveries = Number(r.deliveries);
   return event;

@@ -35,27 +35,40 @@ describe("event order across committers", () => {
   });
   afterAll(async () => t?.stop());
 
-  it("a key's stream receives an event whose commit lands after a later-numbered one (two committers)", async () => {
-    const [x, y, z] = [await gen(), await gen(), await gen()];
+  /** A key's stream, live once it has seen an event (transitions of `ping` are sent until one arrives). */
+  const liveKeyStream = async (ping: string) => {
     const { sub } = subscribe<Update>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`);
-    // The stream is live once it has seen an event.
     await waitFor(async () => {
-      await t.app.services.store.transition({ id: z, event: "transaction.updated", upstream: { ping: Date.now() } });
+      await t.app.services.store.transition({ id: ping, event: "transaction.updated", upstream: { ping: Date.now() } });
       return sub.events.length > 0;
     }, 10_000, 300);
+    return sub;
+  };
+  const received = (sub: Awaited<ReturnType<typeof liveKeyStream>>, eventId: string | undefined) => sub.events.some((e) => e.transactionUpdates.id === eventId);
 
-    // Another process (its own store and bus: this instance learns of it only through NOTIFY) takes the lower
-    // sequence number for x and is slow to commit; meanwhile y commits here with a higher one.
+  /**
+   * Another process (its own store and bus: this instance learns of it only through NOTIFY) takes the lower
+   * sequence number for x and is slow to commit; meanwhile y commits here with a higher one and reaches the
+   * stream. `whileHeld` runs before x commits. Returns x's event, numbered below y's.
+   */
+  const commitOutOfOrder = async (x: string, y: string, sub: Awaited<ReturnType<typeof liveKeyStream>>, whileHeld = async () => {}) => {
     const held = new HeldDb(t.app.services.orm);
     const slow = new TransactionStore(held, new EventBus(), systemClock).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
     await held.reached;
     const fast = await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
-    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === fast.event?.id), 5000, 20);
+    await waitFor(async () => received(sub, fast.event?.id), 5000, 20);
+    await whileHeld();
     held.release();
     const late = await slow;
     expect(BigInt(late.event?.seq ?? 0)).toBeLessThan(BigInt(fast.event?.seq ?? 0));
+    return late;
+  };
 
-    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === late.event?.id), 5000, 20);
+  it("a key's stream receives an event whose commit lands after a later-numbered one (two committers)", async () => {
+    const [x, y, z] = [await gen(), await gen(), await gen()];
+    const sub = await liveKeyStream(z);
+    const late = await commitOutOfOrder(x, y, sub);
+    await waitFor(async () => received(sub, late.event?.id), 5000, 20);
     sub.close();
     const order = sub.events.map((e) => e.transactionUpdates.transaction.transactionId).filter((id) => id !== z);
     expect(order).toEqual([y, x]);
@@ -63,26 +76,15 @@ describe("event order across committers", () => {
 
   it("an event committed out of order while the listener was disconnected still reaches the stream after it reconnects", async () => {
     const [x, y] = [await gen(), await gen()];
-    const { sub } = subscribe<Update>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`);
-    await waitFor(async () => {
-      await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { ping: Date.now() } });
-      return sub.events.length > 0;
-    }, 10_000, 300);
-
-    const held = new HeldDb(t.app.services.orm);
-    const slow = new TransactionStore(held, new EventBus(), systemClock).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
-    await held.reached;
-    const fast = await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
-    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === fast.event?.id), 5000, 20);
+    const sub = await liveKeyStream(y);
     // The instance's LISTEN connection drops; x commits (and notifies) while nobody listens.
     const listeners = `select pid from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()`;
-    await t.app.services.db.query(`select pg_terminate_backend(pid) from (${listeners}) l`);
-    await waitFor(async () => (await t.app.services.db.query(listeners)).length === 0, 5000, 20);
-    held.release();
-    const late = await slow;
-    expect(BigInt(late.event?.seq ?? 0)).toBeLessThan(BigInt(fast.event?.seq ?? 0));
+    const late = await commitOutOfOrder(x, y, sub, async () => {
+      await t.app.services.db.query(`select pg_terminate_backend(pid) from (${listeners}) l`);
+      await waitFor(async () => (await t.app.services.db.query(listeners)).length === 0, 5000, 20);
+    });
     // The reconnect's catch-up starts a little before the last number seen, so the lower-numbered x is found.
-    await waitFor(async () => sub.events.some((e) => e.transactionUpdates.id === late.event?.id), 10_000, 50);
+    await waitFor(async () => received(sub, late.event?.id), 10_000, 50);
     sub.close();
   });
 });
