@@ -68,12 +68,12 @@ function checkAccount(s: string): number {
   let e = required(S_ACCOUNT_ID, MAX.ACCOUNT_ID, E.ACCOUNT_ID_REQUIRED, E.ACCOUNT_ID_LENGTH);
   if (e !== 0) return e;
   if (!isAccountIdForm(s, at[2 * S_ACCOUNT_ID], at[2 * S_ACCOUNT_ID + 1])) return E.ACCOUNT_ID_INVALID;
+  // On read, a merchant's id and acquiring bank are optional (as in the reference SDK's verify;
+  // payment is routed by the account id). When present they follow the encoder's rules.
   if (tag === 30) {
-    e = required(S_SUB01, MAX.MERCHANT_ID, E.MERCHANT_ID_REQUIRED, E.MERCHANT_ID_LENGTH);
+    if (has(S_SUB01)) e = required(S_SUB01, MAX.MERCHANT_ID, E.MERCHANT_ID_REQUIRED, E.MERCHANT_ID_LENGTH);
     if (e !== 0) return e;
-    return required(S_ACQUIRING_BANK, MAX.ACQUIRING_BANK, E.ACQUIRING_BANK_REQUIRED, E.ACQUIRING_BANK_LENGTH);
-  }
-  if (badOptional(S_SUB01, MAX.ACCOUNT_INFORMATION)) return E.ACCOUNT_INFORMATION_LENGTH;
+  } else if (badOptional(S_SUB01, MAX.ACCOUNT_INFORMATION)) return E.ACCOUNT_INFORMATION_LENGTH;
   if (has(S_ACQUIRING_BANK)) {
     return required(S_ACQUIRING_BANK, MAX.ACQUIRING_BANK, E.ACQUIRING_BANK_REQUIRED, E.ACQUIRING_BANK_LENGTH);
   }

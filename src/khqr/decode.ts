@@ -56,5 +56,6 @@ function readData(s: string): KhqrDecoded {
   if ((v = text(s, r.S_CITY_ALT)) !== null) data.merchantCityAlternateLanguage = v;
   if ((v = text(s, r.S_CREATED)) !== null) data.creationTimestamp = v;
   if ((v = text(s, r.S_EXPIRES)) !== null) data.expirationTimestamp = v;
+  if ((v = text(s, r.S_TAG99)) !== null) data.tag99 = v;
   return data;
 }

@@ -7,7 +7,7 @@ import { crc16, readHex4 } from "./crc.js";
 import { E } from "./errors.js";
 import {
   at, lastScan, S_ACCOUNT, S_ACCOUNT_ID, S_ACQUIRING_BANK, S_BILL, S_CITY, S_CITY_ALT, S_COUNTRY, S_CREATED, S_CRC, S_CURRENCY, S_EXPIRES,
-  S_LANGUAGE, S_LANGUAGE_TEMPLATE, S_MCC, S_MOBILE, S_NAME, S_NAME_ALT, S_PFI, S_POI, S_PURPOSE, S_STORE, S_SUB01, S_TERMINAL, S_AMOUNT,
+  S_LANGUAGE, S_LANGUAGE_TEMPLATE, S_MCC, S_MOBILE, S_NAME, S_NAME_ALT, S_PFI, S_POI, S_PURPOSE, S_STORE, S_SUB01, S_TAG99, S_TERMINAL, S_AMOUNT,
 } from "./slots.js";
 import { isTemplateId, isWellFormed, readTlv } from "./tlv.js";
 
@@ -42,6 +42,9 @@ SUB_SLOT[K_LANGUAGE * 100 + 2] = S_CITY_ALT;
 SUB_SLOT[K_TIMESTAMP * 100 + 0] = S_CREATED;
 SUB_SLOT[K_TIMESTAMP * 100 + 1] = S_EXPIRES;
 
+// Set by readTemplate: the template held a sub-id it has no slot for.
+let foreignSub = false;
+
 // Duplicate top-level ids: seen[id] === stamp means "already read in this scan" (no clearing per scan).
 const seen = new Int32Array(100);
 let stamp = 0;
@@ -51,8 +54,12 @@ function set(slot: number, start: number, end: number): void {
   at[2 * slot + 1] = end;
 }
 
-/** Records the known sub-values of a template; false if malformed or a known sub-id repeats. */
+/**
+ * Records the known sub-values of a template; false if malformed or a known sub-id repeats.
+ * Sets foreignSub when a sub-id without a slot appears.
+ */
 function readTemplate(s: string, start: number, end: number, kind: number): boolean {
+  foreignSub = false;
   let i = start;
   while (i < end) {
     const h = readTlv(s, i, end);
@@ -63,10 +70,27 @@ function readTemplate(s: string, start: number, end: number, kind: number): bool
     if (slot >= 0) {
       if (at[2 * slot] >= 0) return false;
       set(slot, i + 4, valueEnd);
-    }
+    } else foreignSub = true;
     i = valueEnd;
   }
   return true;
+}
+
+/**
+ * Tag 99 holding sub-ids other than 00/01 is someone else's template on a static QR (ABA writes
+ * its own data there; EMV leaves 80–99 to any party), so its 00 is not a creation time: keep the
+ * raw value only. On a QR that must carry timestamps (PoI 12 or an amount) it stays the KHQR
+ * timestamp template, as in the reference SDK, and its other sub-ids are ignored.
+ */
+function classifyTag99(s: string): void {
+  const poi = at[2 * S_POI];
+  const dynamic = at[2 * S_AMOUNT] >= 0 || (poi >= 0 && at[2 * S_POI + 1] - poi === 2 && s.charCodeAt(poi) === 49 && s.charCodeAt(poi + 1) === 50);
+  if (dynamic) {
+    at[2 * S_TAG99] = -1;
+  } else {
+    at[2 * S_CREATED] = -1;
+    at[2 * S_EXPIRES] = -1;
+  }
 }
 
 /** Reads s; returns 0 for a valid KHQR (expiry not checked), else the table's error code. */
@@ -109,11 +133,13 @@ export function scan(s: string): number {
       if (!readTemplate(s, start, end, K_LANGUAGE)) return E.KHQR_INVALID;
     } else if (id === 99) {
       if (!readTemplate(s, start, end, K_TIMESTAMP)) return E.KHQR_INVALID;
+      if (foreignSub) set(S_TAG99, start, end);
     } else if (isTemplateId(id) && !isWellFormed(s, start, end)) {
       return E.KHQR_INVALID;
     }
     i = end;
   }
+  if (at[2 * S_TAG99] >= 0) classifyTag99(s);
   if (at[2 * S_PFI] < 0) return E.PAYLOAD_FORMAT_REQUIRED;
   if (outOfOrder) return E.TAG_NOT_IN_ORDER;
   const crcAt = at[2 * S_CRC];

@@ -27,7 +27,9 @@ export const S_CITY_ALT = 20;
 export const S_CREATED = 21;
 export const S_EXPIRES = 22;
 export const S_CRC = 23;
-export const SLOTS = 24;
+/** The whole tag 99 value when it is read as another party's template, not KHQR timestamps. */
+export const S_TAG99 = 24;
+export const SLOTS = 25;
 
 /** at[2k] = start, at[2k+1] = end of slot k in the last scanned string; start -1 = absent. */
 export const at = new Int32Array(SLOTS * 2);

@@ -67,6 +67,11 @@ export interface KhqrDecoded {
   merchantCityAlternateLanguage?: string;
   creationTimestamp?: string;
   expirationTimestamp?: string;
+  /**
+   * Tag 99's raw value when it is not KHQR timestamps: another party's template on a static QR
+   * (ABA's static QRs carry their own data there). Its sub 00 is then not a creation time.
+   */
+  tag99?: string;
 }
 
 export interface KhqrDecodeResult {

@@ -1,6 +1,6 @@
 // The cross-check corpus: valid QRs from both encoders and systematic corruptions of them.
 // Entries where our codec follows the standard and the reference SDK does not carry a
-// `disagree` key (see KNOWN_DISAGREEMENTS and docs/decisions-khqr.md).
+// `disagree` key (see KNOWN_DISAGREEMENTS, docs/decisions.md and the README's KHQR section).
 import { encodeKhqr, type KhqrInput } from "../../src/khqr/index.js";
 import { HOUR, individualFull, individualStatic, merchantDynamic, otherSchemes, recrc, sdkGenerate, tlv, withCrc } from "./fixtures.js";
 
@@ -15,13 +15,14 @@ export const KNOWN_DISAGREEMENTS = {
   countryNotKH: { ours: false, sdk: true, why: "SDK accepts any country code of up to 3 characters" },
   mccNot4Digits: { ours: false, sdk: true, why: "SDK accepts 1–4 digit category codes" },
   accountIdForm: { ours: false, sdk: true, why: "SDK only checks that the account id contains an '@'" },
-  merchantFieldsOnRead: { ours: false, sdk: true, why: "SDK verify does not require merchant id / acquiring bank in tag 30" },
   emptyOptionalValue: { ours: false, sdk: true, why: "SDK accepts an empty account information value in tag 29" },
   expiredStatic: { ours: false, sdk: true, why: "SDK checks expiry only when PoI is 12" },
   duplicateTag: { ours: false, sdk: true, why: "SDK reads a repeated tag twice instead of rejecting it" },
   bothAccountTemplates: { ours: false, sdk: true, why: "SDK accepts tag 29 and tag 30 together" },
   languageLength: { ours: false, sdk: true, why: "SDK accepts a 1-character language preference" },
   malformedTlv: { ours: false, sdk: true, why: "SDK skips data objects whose id is not two digits and reads on" },
+  unreservedTemplateForm: { ours: false, sdk: true, why: "SDK does not check that an unreserved template (tags 80–99) holds data objects" },
+  timestampNotDigits: { ours: false, sdk: true, why: "SDK ignores tag 99 on a static QR, even a timestamp that is not digits" },
 } as const;
 export type Disagreement = keyof typeof KNOWN_DISAGREEMENTS;
 
@@ -146,8 +147,9 @@ function probes(now: number): CorpusEntry[] {
     { name: "probe: account @bank", qr: q("010211", tlv("29", tlv("00", "@bank")), std()), disagree: "accountIdForm" },
     { name: "probe: account without @", qr: q("010211", tlv("29", tlv("00", "devit")), std()) },
     { name: "probe: account of 33", qr: q("010211", tlv("29", tlv("00", "a".repeat(31) + "@b")), std()) },
-    { name: "probe: merchant without merchant id", qr: q("010211", tlv("30", tlv("00", "a@b") + tlv("02", "BANK")), std()), disagree: "merchantFieldsOnRead" },
-    { name: "probe: merchant without bank", qr: q("010211", tlv("30", tlv("00", "a@b") + tlv("01", "M1")), std()), disagree: "merchantFieldsOnRead" },
+    { name: "probe: merchant without merchant id", qr: q("010211", tlv("30", tlv("00", "a@b") + tlv("02", "BANK")), std()) },
+    { name: "probe: merchant without bank", qr: q("010211", tlv("30", tlv("00", "a@b") + tlv("01", "M1")), std()) },
+    { name: "probe: merchant with account id only", qr: q("010211", tlv("30", tlv("00", "a@b")), std()) },
     { name: "probe: individual with empty account information", qr: q("010211", tlv("29", tlv("00", "a@b") + "0100"), std()), disagree: "emptyOptionalValue" },
     { name: "probe: name repeated", qr: q("010211", acct, std(), "5901m"), disagree: "duplicateTag" },
     { name: "probe: tags 29 and 30", qr: q("010211", acct + tlv("30", tlv("00", "x@y") + tlv("01", "M") + tlv("02", "B")), std()), disagree: "bothAccountTemplates" },
@@ -159,6 +161,10 @@ function probes(now: number): CorpusEntry[] {
     { name: "probe: foreign template next to tag 29", qr: q("010211", acct, std(), tlv("26", tlv("00", "SG.PAYNOW"))) },
     { name: "probe: template ending in a cut-short sub-object", qr: SDK_HANG_PROBE },
     { name: "probe: postal code tag", qr: q("010211", acct, std(), tlv("61", "12000")) },
+    { name: "probe: unreserved template 80 that is not data objects", qr: q("010211", acct, std(), tlv("80", "TEST")), disagree: "unreservedTemplateForm" },
+    { name: "probe: unreserved template 80 of data objects", qr: q("010211", acct, std(), tlv("80", tlv("00", "x"))) },
+    { name: "probe: static creation time not digits", qr: q("010211", acct, std(), tlv("99", tlv("00", "+" + String(now).slice(1)))), disagree: "timestampNotDigits" },
+    { name: "probe: static tag 99 of another party", qr: q("010211", acct, std(), tlv("99", tlv("00", "39CA026411FDA") + tlv("68", "mmp"))) },
     ...Object.entries(otherSchemes).map(([name, qr]) => ({ name: `other scheme: ${name}`, qr })),
     { name: "garbage: hello", qr: "hello" },
     { name: "garbage: empty", qr: "" },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { decodeKhqr, encodeKhqr, verifyKhqr } from "../../src/khqr/index.js";
-import { HOUR, individualFull, individualStatic, merchantDynamic, otherSchemes, recrc, T0, tlv, withCrc } from "./fixtures.js";
+import { ABA_STATIC_MULTI_SCHEME, HOUR, individualFull, individualStatic, merchantDynamic, otherSchemes, recrc, T0, tlv, withCrc } from "./fixtures.js";
 
 const OK = { code: 0, errorCode: null, message: null };
 
@@ -86,6 +86,70 @@ describe("decodeKhqr on valid QRs", () => {
   });
 });
 
+describe("merchant QRs (tag 30) on read", () => {
+  it("accepts a merchant account with only its account id, as the SDK's verify does; merchant id and bank read as null", () => {
+    for (const account of [tlv("00", "a@b"), tlv("00", "a@b") + tlv("01", "M1"), tlv("00", "a@b") + tlv("02", "BANK")]) {
+      const qr = withCrc(body({ account: tlv("30", account) }));
+      expect(verifyKhqr(qr, T0)).toBe(true);
+      expect(decodeKhqr(qr).status).toEqual(OK);
+    }
+    const { data } = decodeKhqr(withCrc(body({ account: tlv("30", tlv("00", "a@b")) })));
+    expect(data).toMatchObject({ merchantType: "30", bankAccountID: "a@b", merchantID: null, acquiringBank: null });
+  });
+});
+
+describe("tag 99 that is not KHQR timestamps", () => {
+  it("accepts the production ABA static QR and reports its tag 99 raw, not as a creation time", () => {
+    expect(verifyKhqr(ABA_STATIC_MULTI_SCHEME, T0)).toBe(true);
+    expect(decodeKhqr(ABA_STATIC_MULTI_SCHEME)).toEqual({
+      status: OK,
+      data: {
+        merchantType: "30",
+        bankAccountID: "abaakhppxxx@abaa",
+        merchantID: "316600770110242",
+        acquiringBank: "abaa",
+        merchantCategoryCode: "2242",
+        transactionCurrency: "840",
+        transactionAmount: null,
+        countryCode: "KH",
+        merchantName: "USD OUTLET",
+        merchantCity: "PHNOM PENH",
+        crc: "3870",
+        pointOfInitiationMethod: "11",
+        terminalLabel: "27CE1980",
+        tag99: "001339CA026411FDA6803mmp",
+      },
+    });
+  });
+
+  it("on a static QR, takes a tag 99 with sub-ids other than 00/01 as another party's data: no timestamps, no expiry", () => {
+    const vendor = tlv("99", tlv("00", String(T0 - HOUR)) + tlv("01", String(T0 - 1)) + tlv("68", "x"));
+    const qr = withCrc(body({ extra: vendor }));
+    expect(verifyKhqr(qr, T0)).toBe(true);
+    const { data } = decodeKhqr(qr);
+    expect(data.tag99).toBe(vendor.slice(4));
+    expect(data.creationTimestamp).toBeUndefined();
+    expect(data.expirationTimestamp).toBeUndefined();
+  });
+
+  it("still reads a tag 99 of only 00/01 as KHQR timestamps on a static QR, and refuses malformed ones", () => {
+    const qr = withCrc(body({ extra: tlv("99", tlv("00", String(T0)) + tlv("01", String(T0 + HOUR))) }));
+    expect(decodeKhqr(qr).data).toMatchObject({ creationTimestamp: String(T0), expirationTimestamp: String(T0 + HOUR) });
+    expect(decodeKhqr(qr).data.tag99).toBeUndefined();
+    expect(errorCodeOf(withCrc(body({ extra: tlv("99", tlv("00", "39CA026411FDA")) })))).toBe(8);
+  });
+
+  it("on a dynamic QR, reads tag 99 as timestamps whatever else it holds (the expiry must be there)", () => {
+    const dyn = (t99: string) => withCrc(body({ poi: "010212", amount: tlv("54", "100"), extra: tlv("99", t99) }));
+    const withExtra = dyn(tlv("00", String(T0)) + tlv("01", String(T0 + HOUR)) + tlv("68", "x"));
+    expect(decodeKhqr(withExtra).status).toEqual(OK);
+    expect(decodeKhqr(withExtra).data).toMatchObject({ creationTimestamp: String(T0), expirationTimestamp: String(T0 + HOUR) });
+    expect(decodeKhqr(withExtra).data.tag99).toBeUndefined();
+    expect(verifyKhqr(withExtra, T0 + 2 * HOUR)).toBe(false);
+    expect(errorCodeOf(dyn("001339CA026411FDA6803mmp"))).toBe(45);
+  });
+});
+
 describe("decodeKhqr on broken input", () => {
   it("answers code 1, KHQR_INVALID and empty data for garbage (unlike the SDK's code 0)", () => {
     for (const junk of ["hello", "", "0002", "x".repeat(10_000), "\ud800\udc00\ud800"]) {
@@ -139,8 +203,9 @@ describe("decodeKhqr on broken input", () => {
     ["account id of 33", 6, withCrc(body({ account: tlv("29", tlv("00", "a".repeat(31) + "@b")) }))],
     ["account id without @", 3, withCrc(body({ account: tlv("29", tlv("00", "A000000677010111")) }))],
     ["account information of 33", 35, withCrc(body({ account: tlv("29", tlv("00", "a@b") + tlv("01", "1".repeat(33))) }))],
-    ["merchant without merchant id", 30, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("02", "BANK")) }))],
-    ["merchant without acquiring bank", 31, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1")) }))],
+    ["merchant with an empty merchant id", 30, withCrc(body({ account: tlv("30", tlv("00", "a@b") + "0100" + tlv("02", "BANK")) }))],
+    ["merchant with an empty acquiring bank", 31, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1") + "0200") }))],
+    ["merchant id of 33", 32, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1".repeat(33))) }))],
     ["acquiring bank of 33", 33, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1") + tlv("02", "B".repeat(33))) }))],
     ["MCC missing", 25, withCrc(body({ mcc: "" }))],
     ["MCC of 5", 18, withCrc(body({ mcc: "520559999" }))],
@@ -189,18 +254,19 @@ describe("verifyKhqr", () => {
     expect(verifyKhqr(encodeKhqr(individualFull()).qr, T0 + HOUR - 1)).toBe(true);
   });
 
-  it("rejects a dynamic QR from the millisecond of its expiration on", () => {
+  it("accepts a dynamic QR up to and including the millisecond of its expiration, as the SDK does, and rejects it after", () => {
     const qr = encodeKhqr(merchantDynamic(T0, T0 + 180_000)).qr;
     expect(verifyKhqr(qr, T0 + 179_999)).toBe(true);
-    expect(verifyKhqr(qr, T0 + 180_000)).toBe(false);
+    expect(verifyKhqr(qr, T0 + 180_000)).toBe(true);
+    expect(verifyKhqr(qr, T0 + 180_001)).toBe(false);
     expect(verifyKhqr(qr, T0 + 10 * HOUR)).toBe(false);
     expect(decodeKhqr(qr).status).toEqual(OK); // decode has no clock: expiry is verify's business
   });
 
   it("rejects a static QR carrying an expiration that has passed", () => {
     const qr = encodeKhqr({ ...individualStatic, expirationTimestamp: T0 }).qr;
-    expect(verifyKhqr(qr, T0 - 1)).toBe(true);
-    expect(verifyKhqr(qr, T0)).toBe(false);
+    expect(verifyKhqr(qr, T0)).toBe(true);
+    expect(verifyKhqr(qr, T0 + 1)).toBe(false);
   });
 
   it("rejects a NaN clock for QRs that expire, not for those that do not", () => {

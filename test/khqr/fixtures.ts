@@ -22,6 +22,14 @@ export function recrc(qr: string): string {
   return withCrc(qr.slice(0, qr.lastIndexOf("6304")));
 }
 
+/**
+ * A production ABA multi-scheme static QR (card schemes in tags 02/04, ABA's own template in tag
+ * 99), from the national SDK's decode tests (bakong-khqr 1.0.20, test/decode.test.js, "Decode Test 5").
+ */
+export const ABA_STATIC_MULTI_SCHEME =
+  "000201010211021641277800000000980416518352888000006030470016abaakhppxxx@abaa01153166007701102420204abaa5204224253038405802KH" +
+  "5910USD OUTLET6010PHNOM PENH62250509115B02750070827CE19809924001339CA026411FDA6803mmp63043870";
+
 export const individualStatic: KhqrInput = {
   accountType: "individual",
   bakongAccountId: "john_smith@devb",

@@ -2,7 +2,10 @@ import { describe, expect, it } from "@jest/globals";
 import fc from "fast-check";
 import { decodeKhqr, encodeKhqr, validateKhqrInput, verifyKhqr } from "../../src/khqr/index.js";
 import { expectedDecode, validInput } from "./arbitraries.js";
-import { individualFull } from "./fixtures.js";
+import { buildCorpus } from "./corpus.js";
+import { individualFull, recrc, tlv } from "./fixtures.js";
+import { sdkDecodeHangs } from "./sdk-guard.js";
+import { WILD_VECTORS } from "./wild-vectors.js";
 
 const TEN_KB = 10 * 1024;
 
@@ -27,6 +30,33 @@ const mutatedQr = fc
     return s;
   });
 
+/**
+ * Valid QRs whose account template (29/30) gains a cut-short last sub-object ("…5"), CRC redone:
+ * the shape on which the SDK's decode and verify never return.
+ */
+const sdkHangQr = fc.tuple(validInput(), fc.integer({ min: 0, max: 9 })).map(([x, digit]) => {
+  const qr = encodeKhqr(x).qr;
+  for (let i = 0; i + 4 <= qr.length; ) {
+    const id = qr.slice(i, i + 2);
+    const end = i + 4 + Number(qr.slice(i + 2, i + 4));
+    if ((id === "29" || id === "30") && end - i - 4 < 99) return recrc(qr.slice(0, i) + tlv(id, qr.slice(i + 4, end) + String(digit)) + qr.slice(end));
+    i = end;
+  }
+  return qr;
+});
+
+/** Best of five timings of decode + verify on s, in ms (the best, so a GC pause or a busy machine is not counted). */
+function answerMs(s: string): number {
+  let best = Infinity;
+  for (let k = 0; k < 5; k++) {
+    const t = process.hrtime.bigint();
+    decodeKhqr(s);
+    verifyKhqr(s, 0);
+    best = Math.min(best, Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return best;
+}
+
 describe("KHQR codec properties", () => {
   it("decode(encode(x)) gives back every field of x", () => {
     fc.assert(
@@ -40,7 +70,7 @@ describe("KHQR codec properties", () => {
     );
   });
 
-  it("encode output verifies at any time before its expiration, and not after", () => {
+  it("encode output verifies at any time up to its expiration millisecond, and not after", () => {
     fc.assert(
       fc.property(validInput(), fc.nat({ max: 10 ** 9 }), (x, before) => {
         const { qr } = encodeKhqr(x);
@@ -48,8 +78,8 @@ describe("KHQR codec properties", () => {
         if (exp === undefined) {
           expect(verifyKhqr(qr, 1_700_000_000_000 + before)).toBe(true);
         } else {
-          expect(verifyKhqr(qr, exp - 1 - before)).toBe(true);
-          expect(verifyKhqr(qr, exp + before)).toBe(false);
+          expect(verifyKhqr(qr, exp - before)).toBe(true);
+          expect(verifyKhqr(qr, exp + 1 + before)).toBe(false);
         }
       }),
       { numRuns: 500 },
@@ -91,6 +121,22 @@ describe("KHQR codec properties", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("answers within 1 ms per string, also on the strings on which the SDK's decode never returns", () => {
+    const known = [...buildCorpus(Date.now()).map((e) => e.qr), ...WILD_VECTORS.map((v) => v.qr)];
+    for (const s of known.slice(0, 50)) answerMs(s); // warm up the JIT
+    const slow = known.filter((s) => answerMs(s) >= 1);
+    expect(slow).toEqual([]);
+    let hanging = 0;
+    fc.assert(
+      fc.property(fc.oneof(sdkHangQr, mutatedQr, codeUnits, bytes), (s) => {
+        if (sdkDecodeHangs(s)) hanging++;
+        expect(answerMs(s)).toBeLessThan(1);
+      }),
+      { numRuns: 400 },
+    );
+    expect(hanging).toBeGreaterThan(20);
   });
 
   it("survives a 10 KB valid-looking prefix, a QR repeated, and a QR with a 10 KB tail", () => {

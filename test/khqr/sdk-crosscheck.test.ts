@@ -1,17 +1,20 @@
-// Cross-check against the national reference SDK (bakong-khqr 1.0.20). Where the SDK departs
-// from the standard our codec follows the standard; those cases are listed in corpus.ts
-// (KNOWN_DISAGREEMENTS) and in docs/decisions-khqr.md, and asserted here both ways so a change on
-// either side shows up.
+// Cross-check against the national reference SDK (bakong-khqr 1.0.20), on a generated corpus
+// (corpus.ts) and on real strings from KHQR implementations' test suites (wild-vectors.ts). Where
+// the SDK departs from the standard our codec follows the standard; those cases are listed in
+// corpus.ts (KNOWN_DISAGREEMENTS), docs/decisions.md and the README's KHQR section, and asserted
+// here both ways so a change on either side shows up.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { describe, expect, it } from "@jest/globals";
+import { describe, expect, it, jest } from "@jest/globals";
 import fc from "fast-check";
 import sdk, { type SdkDecoded } from "bakong-khqr";
-import { decodeKhqr, encodeKhqr, verifyKhqr, type KhqrDecoded, type KhqrInput } from "../../src/khqr/index.js";
+import { crc16, crcToHex, decodeKhqr, encodeKhqr, verifyKhqr, type KhqrDecoded, type KhqrInput } from "../../src/khqr/index.js";
 import { validInput } from "./arbitraries.js";
 import { buildCorpus, KNOWN_DISAGREEMENTS, SDK_HANG_PROBE, type Disagreement } from "./corpus.js";
-import { individualFull, individualStatic, merchantDynamic, sdkGenerate } from "./fixtures.js";
+import { individualFull, individualStatic, merchantDynamic, sdkGenerate, T0, tlv, withCrc } from "./fixtures.js";
 import { sdkDecodeHangs, sdkVerifyHangs } from "./sdk-guard.js";
+import { WILD_VECTORS, type WildVector } from "./wild-vectors.js";
 
 const now = Date.now(); // the SDK reads the real clock for expiry, so the corpus is built around it
 
@@ -23,8 +26,26 @@ function sdkVerify(qr: string): boolean {
   }
 }
 
-/** Our decoded fields against the SDK's keys; our omitted optional fields are the SDK's nulls. */
+/** Sub-values 00 and 01 of a raw tag 99, as the SDK reads them (it labels them as timestamps whatever they hold). */
+function sdkTimestamps(raw: string): { creationTimestamp: string | null; expirationTimestamp: string | null } {
+  const out = { creationTimestamp: null as string | null, expirationTimestamp: null as string | null };
+  for (let i = 0; i + 4 <= raw.length; ) {
+    const id = raw.slice(i, i + 2);
+    const end = i + 4 + Number(raw.slice(i + 2, i + 4));
+    if (id === "00") out.creationTimestamp = raw.slice(i + 4, end);
+    if (id === "01") out.expirationTimestamp = raw.slice(i + 4, end);
+    i = end;
+  }
+  return out;
+}
+
+/**
+ * Our decoded fields against the SDK's keys; our omitted optional fields are the SDK's nulls.
+ * Known field difference: for another party's tag 99 on a static QR we report the raw value
+ * (`tag99`) and no timestamps, where the SDK labels its sub 00/01 as creation/expiration.
+ */
 function asSdk(d: KhqrDecoded): SdkDecoded {
+  const vendor = d.tag99 === undefined ? null : sdkTimestamps(d.tag99);
   return {
     merchantType: d.merchantType,
     bakongAccountID: d.bankAccountID,
@@ -39,8 +60,8 @@ function asSdk(d: KhqrDecoded): SdkDecoded {
     languagePreference: d.languagePreference ?? null,
     merchantNameAlternateLanguage: d.merchantNameAlternateLanguage ?? null,
     merchantCityAlternateLanguage: d.merchantCityAlternateLanguage ?? null,
-    creationTimestamp: d.creationTimestamp ?? null,
-    expirationTimestamp: d.expirationTimestamp ?? null,
+    creationTimestamp: vendor ? vendor.creationTimestamp : (d.creationTimestamp ?? null),
+    expirationTimestamp: vendor ? vendor.expirationTimestamp : (d.expirationTimestamp ?? null),
     pointofInitiationMethod: d.pointOfInitiationMethod ?? null,
     merchantCategoryCode: d.merchantCategoryCode,
     transactionCurrency: d.transactionCurrency,
@@ -93,6 +114,22 @@ describe("our encoder against the SDK", () => {
   });
 });
 
+describe("expiry boundary against the SDK", () => {
+  it("both accept a dynamic QR at its expiration millisecond and refuse it one millisecond later", () => {
+    const exp = now + 60_000;
+    const qr = encodeKhqr(merchantDynamic(now, exp)).qr;
+    const clock = jest.spyOn(Date, "now");
+    try {
+      for (const [at, valid] of [[exp - 1, true], [exp, true], [exp + 1, false]] as const) {
+        clock.mockReturnValue(at);
+        expect([at - exp, sdkVerify(qr), verifyKhqr(qr, at)]).toEqual([at - exp, valid, valid]);
+      }
+    } finally {
+      clock.mockRestore();
+    }
+  });
+});
+
 describe("our verify and decode against the SDK on a generated corpus", () => {
   const corpus = buildCorpus(now);
 
@@ -116,6 +153,12 @@ describe("our verify and decode against the SDK on a generated corpus", () => {
       if (ours !== expected.ours || theirs !== expected.sdk) mismatches.push(`${e.name}: ours ${ours}, sdk ${theirs} ${JSON.stringify(e.qr)}`);
     }
     expect(mismatches).toEqual([]);
+  });
+
+  it("lists every disagreement in the README's KHQR section", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## KHQR"), readme.indexOf("\n## ", readme.indexOf("## KHQR") + 1));
+    expect(Object.keys(KNOWN_DISAGREEMENTS).filter((k) => !section.includes(`\`${k}\``))).toEqual([]);
   });
 
   it("exercises every listed disagreement", () => {
@@ -152,8 +195,75 @@ describe("our verify and decode against the SDK on a generated corpus", () => {
     // The guard replays the SDK's slicing (conservatively); prove the hang is real on one probe:
     // the SDK, in a child process, is still busy after 3 s.
     expect(hanging.map((e) => e.qr)).toContain(SDK_HANG_PROBE);
+    // Its top-level loop spins too, on a tag 30 whose length is not a number ("30xx"); ours answers.
     const sdkPath = createRequire(import.meta.url).resolve("bakong-khqr");
-    const child = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(sdkPath)}).BakongKHQR.verify(${JSON.stringify(SDK_HANG_PROBE)})`], { timeout: 3000 });
-    expect(child.signal).toBe("SIGTERM");
+    for (const [call, qr] of [["verify", SDK_HANG_PROBE], ["decode", "30xx"]]) {
+      const child = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(sdkPath)}).BakongKHQR.${call}(${JSON.stringify(qr)})`], { timeout: 2000 });
+      expect([call, child.signal]).toEqual([call, "SIGTERM"]);
+    }
+    expect(sdkDecodeHangs("30xx")).toBe(true);
+    expect(decodeKhqr("30xx").status.errorCode).toBe(8);
+  });
+});
+
+/** Fixed timestamps for built vectors (creation 2026-01-01, expiration 2100-01-01), so every run reads the same string. */
+const BUILT_TIMESTAMPS = tlv("99", tlv("00", String(T0)) + tlv("01", "4102444800000"));
+
+/** The complete string a wild vector's source test hands to its verify/decode. */
+function complete(v: WildVector): string {
+  if (v.build === "crc") return withCrc(v.qr);
+  if (v.build === "rawCrc16") return v.qr + crcToHex(crc16(v.qr));
+  if (v.build === "timestampsAndCrc") return withCrc(v.qr + BUILT_TIMESTAMPS);
+  return v.qr;
+}
+
+describe("our verify and decode against the SDK on real strings from KHQR implementations' test suites", () => {
+  const vectors = WILD_VECTORS.map((v) => ({ v, qr: complete(v), name: `${v.sources[0].ref} "${v.sources[0].label}"` }));
+
+  it("holds over 150 distinct strings from the SDK's own tests and six other implementations", () => {
+    expect(new Set(vectors.map((x) => x.qr)).size).toBe(vectors.length);
+    expect(vectors.length).toBeGreaterThan(150);
+    const repos = new Set(WILD_VECTORS.flatMap((v) => v.sources.map((s) => s.ref.split(" ")[0])));
+    expect(repos.size).toBeGreaterThanOrEqual(7);
+  });
+
+  it("records which strings carry a correct CRC", () => {
+    const wrong = vectors.filter(({ v, qr }) => (qr.length >= 8 && /6304[0-9A-Fa-f]{4}$/.test(qr) && crcToHex(crc16(qr, 0, qr.length - 4)) === qr.slice(-4).toUpperCase()) !== v.crc);
+    expect(wrong.map((x) => x.name)).toEqual([]);
+  });
+
+  it("verifies and decodes each string as recorded, and the SDK verifies it as recorded beside ours", () => {
+    const mismatches: string[] = [];
+    for (const { v, qr, name } of vectors) {
+      const theirs = sdkVerifyHangs(qr) ? "hangs" : sdkVerify(qr);
+      const got = { ours: verifyKhqr(qr, now), error: decodeKhqr(qr).status.errorCode, sdk: theirs };
+      if (got.ours !== v.ours || got.error !== v.error || got.sdk !== v.sdk) mismatches.push(`${name}: ${JSON.stringify(got)} ${JSON.stringify(qr)}`);
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it("explains every difference from the SDK with a listed disagreement, and every difference from a source's claim", () => {
+    const unexplained: string[] = [];
+    for (const { v, name } of vectors) {
+      if (v.ours !== v.sdk) {
+        const known = v.disagree === undefined ? undefined : KNOWN_DISAGREEMENTS[v.disagree];
+        if (!known || known.ours !== v.ours || known.sdk !== v.sdk || !v.why) unexplained.push(`${name}: ours ${v.ours}, sdk ${String(v.sdk)}`);
+      }
+      for (const s of v.sources) {
+        const differs = ((s.claim === "valid" || s.claim === "generated") && !v.ours) || (s.claim === "invalid" && v.ours) || (s.claim === "decodes" && v.error !== null);
+        if (differs && !v.why) unexplained.push(`${name}: claim ${s.claim} of ${s.ref}`);
+      }
+    }
+    expect(unexplained).toEqual([]);
+  });
+
+  it("decodes the fields the sources expect, and every string we decode field by field as the SDK does", () => {
+    for (const { v, qr, name } of vectors) {
+      const r = decodeKhqr(qr);
+      if (v.fields) expect({ name, data: r.data }).toMatchObject({ name, data: v.fields });
+      if (r.status.code !== 0) continue;
+      expect(sdkDecodeHangs(qr)).toBe(false);
+      expect([name, asSdk(r.data)]).toEqual([name, sdkFields(qr)]);
+    }
   });
 });

@@ -1,7 +1,8 @@
 // The reference SDK (bakong-khqr 1.0.20) loops forever on some malformed strings: its sub-tag
 // loop (`while (value) { cutString(value) … }` in controller/decodeKHQR.js and
 // decodeValidation.js) makes no progress when a sub-tag's length is not a number, e.g. a
-// template whose last sub-object is cut short ("…0211DEVBKKHPXXX5"). These predicates replay the
+// template whose last sub-object is cut short ("…0211DEVBKKHPXXX5"); its top-level loop spins the
+// same way on a tag 30 whose length is not a number ("30xx…"). These predicates replay the
 // SDK's own slicing to tell beforehand whether a call would hang, so the cross-check can skip it.
 import { crc16, crcToHex } from "../../src/khqr/index.js";
 
@@ -22,6 +23,9 @@ export function sdkDecodeHangs(qr: string): boolean {
     const c = cut(s);
     if (c.tag === last) break;
     const tag = c.tag === "30" ? "29" : c.tag;
+    // No progress (a length that is not a number): the SDK stops on the next round because the
+    // tag repeats, except for "30", which it renames "29" first, so it never sees the repeat.
+    if (c.rest.length >= s.length && tag !== c.tag) return true;
     if (KNOWN_TAGS.has(tag) && TEMPLATE_TAGS.has(tag)) templates.push(c.value);
     s = c.rest;
     last = tag;
