@@ -91,7 +91,7 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
   }
 }
 
-async function cannon(spec: CannonSpec, dir: string): Promise<CannonResult> {
+export async function cannon(spec: CannonSpec, dir: string): Promise<CannonResult> {
   const file = join(dir, "spec.json");
   writeFileSync(file, JSON.stringify(spec));
   const { stdout } = await run(process.execPath, [benchScript("cannon"), file], { maxBuffer: 4 << 20 });

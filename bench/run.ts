@@ -9,6 +9,7 @@ import { benchLoad } from "./load.js";
 import { benchLinkMonitorsSection } from "./link-monitors.js";
 import { benchEvents } from "./events.js";
 import { benchStartup } from "./startup.js";
+import { benchEmbedded } from "./embedded.js";
 
 const quick = process.env.BENCH_QUICK === "1";
 const log = (line: string) => console.error(`  ${line}`);
@@ -51,6 +52,10 @@ async function main(): Promise<void> {
   };
   await run("codec", () => benchCodecSection());
   await run("load", () => benchLoad({ quick, log }));
+  // The embedded rows beside the PostgreSQL ones of the same run.
+  const postgres = new Map<string, number>();
+  for (const row of sections.find((x) => x.title.startsWith("Load:"))?.rows ?? []) postgres.set(String(row[0]), Number(row[2]));
+  await run("embedded load", () => benchEmbedded({ quick, log, postgres }));
   await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
   await run("events", () => benchEvents({ quick, log }));
   await run("startup", () => benchStartup({ quick, log }));

@@ -25,7 +25,7 @@ import { Metrics } from "./ops/metrics.js";
 import { appSchema } from "./graphql/schema.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
 import { graphqlBodyErrors } from "./graphql/http-errors.js";
-import { bodyErrors, internalErrorHandler, notFoundHandler, restRouter } from "./rest/shim.js";
+import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRouter } from "./rest/shim.js";
 import { ROUTES } from "./rest/route-table.js";
 import { RateLimiter } from "./rest/rate-limit.js";
 import { answerClientError } from "./rest/client-error.js";
@@ -33,6 +33,9 @@ import { Scheduler } from "./jobs/scheduler.js";
 import { WebhookEndpointService } from "./webhooks/endpoint-service.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { loadOrCreateSecrets } from "./demo/secrets.js";
+import { StartupError } from "./errors.js";
+import { checkDataDir, databaseStartupError, listen } from "./startup.js";
+import { chromiumMissing } from "./gateway-link/link-service.js";
 import type { Services } from "./services.js";
 import { mountAreas, type AreaHandles } from "./areas.js";
 import { dashboardRouter } from "./dashboard/index.js";
@@ -65,6 +68,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const role = opts.role ?? "serve";
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config);
+  // The data directory holds the embedded database and the demo secrets: checked before anything is written.
+  if (config.databaseUrl === null || config.adminToken === null || config.secretKey === null) checkDataDir(config.dataDir);
   const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
 
   let embedded: EmbeddedDb | null = null;
@@ -73,11 +78,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
   if (dbUrl === null) {
     if (role !== "serve") throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-    // Pools sum + the listener stay under the socket's cap (research/stack.md §3).
-    embedded = await startEmbeddedDb(config.dataDir, ormPool + jobPool + 4);
+    embedded = await startEmbeddedDb(config.dataDir, { onWarning: (msg, detail) => logger.warn(detail, msg) }).catch((err: unknown) => {
+      throw new StartupError(`The embedded database could not start in DATA_DIR ${config.dataDir} (${(err as Error).message}): point DATA_DIR at a writable directory, or set DATABASE_URL`, { cause: err });
+    });
     dbUrl = embedded.url;
   }
-  const orm = await createOrm(dbUrl, ormPool);
+  const connectUrl = dbUrl;
+  const orm = await createOrm(dbUrl, ormPool).catch((err: unknown) => {
+    throw databaseStartupError(err, config.databaseUrl);
+  });
   const db = new Db(orm);
   const bus = new EventBus();
   const store = new TransactionStore(db, bus, clock);
@@ -88,11 +97,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const metrics = new Metrics(db);
   // Every role can enqueue jobs; only serve and worker process them. Agenda creates its table when it
   // connects, so that happens with our migrations under the schema lock.
-  const jobs = await underSchemaLock(dbUrl, async () => {
+  const jobs = await underSchemaLock(connectUrl, async () => {
     await migrate(orm);
-    const s = new Scheduler(dbUrl, { logger, metrics, poolSize: jobPool });
+    const s = new Scheduler(connectUrl, { logger, metrics, poolSize: jobPool });
     await s.ready();
     return s;
+  }).catch(async (err: unknown) => {
+    await orm.close().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw databaseStartupError(err, config.databaseUrl);
   });
   bus.subscribe((e) => metrics.transitions.inc({ area: e.area, type: e.type }));
 
@@ -103,7 +116,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.set("trust proxy", false);
   const server = createServer(app);
   server.on("clientError", answerClientError);
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await listen(server, config.port, config.host).catch(async (err: unknown) => {
+    await jobs.stop().catch(() => undefined);
+    await orm.close().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw err;
+  });
   const port = (server.address() as AddressInfo).port;
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
 
@@ -144,13 +162,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   app.get("/healthz", (_req, res) => void res.json({ ok: true }));
   let startupDone = opts.deferStartup !== true;
+  // Ready means able to do the work, not only to connect: a write probe through a prepared statement, and
+  // the recent statements of this process (decisions.md, "Readiness tells the truth").
   const ready = async () => {
     const checks: Record<string, boolean> = {};
-    checks.database = await db.query("select 1").then(() => true, () => false);
+    const details: Record<string, unknown> = {};
+    const probe = await db.probe().then(() => null, (err: unknown) => err);
+    checks.database = probe === null;
+    if (probe !== null) details.database = `the write probe failed: ${sqlState(probe)}`;
+    const statements = db.health.verdict();
+    checks.statements = statements.ok;
+    if (!statements.ok) details.statements = statements;
     checks.migrations = checks.database && (await pendingMigrations(orm).then((n) => n === 0, () => false));
     checks.jobs = scheduler === null || scheduler.running;
     checks.startup = startupDone;
-    return { ok: Object.values(checks).every(Boolean), checks };
+    const ok = Object.values(checks).every(Boolean);
+    return { ok, checks, ...(Object.keys(details).length > 0 ? { details } : {}) };
   };
   app.get("/readyz", async (_req, res) => {
     const r = await ready();
@@ -163,11 +190,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let edge: GraphQLEdge | null = null;
   const areas = await mountAreas({ app, services, scheduler, role });
+  if (!areas.pool.executableAvailable()) logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
   if (role !== "worker") {
     if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
     edge = await createGraphQLEdge(await appSchema(), server, services);
     app.use(restRouter(ROUTES, edge));
-    app.use("/graphql", express.json({ limit: "64kb" }), edge.middleware, graphqlBodyErrors);
+    app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
     app.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
   }
   app.use(bodyErrors);
@@ -194,4 +222,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     return stopping;
   };
   return { services, server, url: baseUrl, role, embedded: embedded !== null, areas, ready, startupDone: () => void (startupDone = true), stop };
+}
+
+function sqlState(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? `SQLSTATE ${code}` : err instanceof Error ? err.name : "unknown error";
 }

@@ -3,3 +3,14 @@ export interface FieldError { field: string; message: string }
 export class AppError extends Error {
   constructor(readonly code: ErrorCode, message: string, readonly details: FieldError[] = [], readonly extra: Record<string, unknown> = {}) { super(message); this.name = "AppError"; }
 }
+
+/**
+ * The process cannot start (port taken, database unreachable, data directory unwritable). main.ts prints
+ * its message as one line and exits non-zero: the message says what is wrong and which setting fixes it.
+ */
+export class StartupError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StartupError";
+  }
+}

@@ -7,6 +7,7 @@ import { createLogger } from "./logger.js";
 import { runAdminCli } from "./admin/cli.js";
 import { schemaSdl } from "./graphql/schema.js";
 import { seedDemo } from "./demo/seed.js";
+import { StartupError } from "./errors.js";
 
 const USAGE = `usage: node dist/src/main.js <serve|api|worker|admin|schema> [...]
   serve   API + worker in one process (default)
@@ -73,6 +74,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  console.error(err);
+  // A known start-up failure is one line that says what to change; anything else keeps its stack.
+  if (err instanceof StartupError) console.error(`Start-up failed: ${err.message}`);
+  else console.error(err);
   process.exit(1);
 });

@@ -2,6 +2,7 @@ import { AppError } from "../errors.js";
 import type pg from "pg";
 import type { PostgreSqlConnection } from "@mikro-orm/postgresql";
 import type { Orm } from "./orm.js";
+import { StatementHealth } from "./statement-health.js";
 
 /**
  * Run one statement. Raw SQL uses `?` placeholders (as MikroORM's raw queries do). With `name`, it runs as
@@ -25,10 +26,17 @@ function toNumbered(sql: string): string {
   return text;
 }
 
-function runner(client: pg.Pool | pg.PoolClient): Query {
+function runner(client: pg.Pool | pg.PoolClient, health: StatementHealth): Query {
   return async <T>(sql: string, params: unknown[] = [], name?: string) => {
     refuseNul(params);
-    return (await client.query({ text: toNumbered(sql), values: params, ...(name === undefined ? {} : { name }) })).rows as T[];
+    try {
+      const rows = (await client.query({ text: toNumbered(sql), values: params, ...(name === undefined ? {} : { name }) })).rows as T[];
+      health.succeeded();
+      return rows;
+    } catch (err) {
+      health.failed(err);
+      throw err;
+    }
   };
 }
 
@@ -52,6 +60,8 @@ function refuseNul(params: unknown[]): void {
  */
 export class Db {
   private pool: Promise<pg.Pool> | null = null;
+  /** Outcomes of this process's statements over the last 30 s (for /readyz). */
+  readonly health = new StatementHealth();
 
   constructor(readonly orm: Orm) {}
 
@@ -60,15 +70,27 @@ export class Db {
     return this.pool;
   }
 
-  query: Query = async <T>(sql: string, params: unknown[] = [], name?: string) => runner(await this.native())<T>(sql, params, name);
+  /**
+   * The write probe /readyz runs: a named prepared statement that would write a real table (`where false`:
+   * it writes nothing, but a read-only or recovering server refuses it at executor start). It exercises what
+   * real work needs and a `select 1` does not: per-connection prepared statements and a writable session.
+   */
+  async probe(): Promise<void> {
+    await (await this.native()).query({ text: "update idempotency_key set key = key where false", name: "pqr_ready_probe" });
+  }
+
+  query: Query = async <T>(sql: string, params: unknown[] = [], name?: string) => runner(await this.native(), this.health)<T>(sql, params, name);
 
   /** One database transaction; everything `fn` runs through `q` commits or rolls back together. */
   async transaction<T>(fn: (q: Query) => Promise<T>): Promise<T> {
-    const client = await (await this.native()).connect();
+    const client = await (await this.native()).connect().catch((err: unknown) => {
+      this.health.failed(err);
+      throw err;
+    });
     let broken = false;
     try {
       await client.query("begin");
-      const out = await fn(runner(client));
+      const out = await fn(runner(client, this.health));
       await client.query("commit");
       return out;
     } catch (err) {

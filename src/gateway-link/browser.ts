@@ -4,6 +4,7 @@
 // browser that dies is replaced on the next acquire while every lease it carried is told
 // through its AbortSignal.
 
+import { accessSync, constants } from "node:fs";
 import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
 import { blockResourceTypes, createHiddenTarget, killProcessGroup, launchChromium, removeProfile, type BlockedResourceType, type LaunchedChromium } from "./chromium.js";
 
@@ -72,6 +73,23 @@ interface LiveBrowser extends LaunchedChromium {
 }
 
 export class BrowserPool {
+  /**
+   * Whether the configured Chromium can be run. Without it the service still starts; the gateway-link
+   * area answers 503 naming CHROMIUM_PATH instead of failing deep inside a launch.
+   */
+  executableAvailable(): boolean {
+    try {
+      accessSync(this.options.executablePath, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  get executablePath(): string {
+    return this.options.executablePath;
+  }
+
   private live: LiveBrowser | null = null;
   private launching: Promise<LiveBrowser> | null = null;
   private active = 0;

@@ -29,7 +29,8 @@ export interface LinkSession {
   readonly clientId: string;
   /**
    * Changes of the page's state, each reported once, in order; single consumer. The stream ends
-   * after `approved`, after a fatal `error`, on close(), or when the pool is closed (process
+   * after `approved` with a receipt (or after the `receipt` that follows an approval without one),
+   * after a fatal `error`, on close(), or when the pool is closed (process
    * shutdown: no error, the payment is interrupted, not failed). The page is released when it ends.
    */
   readonly events: AsyncIterable<LinkEvent>;

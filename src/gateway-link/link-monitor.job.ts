@@ -15,7 +15,9 @@ type Outcome = { kind: "done" } | { kind: "lost"; message: string; unavailable: 
 
 /**
  * Holds one transaction's payment page until it ends, for at most 180 s: scanned → payment.scanned,
- * approved → SUCCESS (+ receiptUrl), the deadline → EXPIRED, a page that fails beyond `RESUME_ATTEMPTS`
+ * approved → SUCCESS (+ receiptUrl), a receipt that comes after an approval without one →
+ * transaction.updated (the page is watched on for it until the 180 s are over), the deadline → EXPIRED,
+ * a page that fails beyond `RESUME_ATTEMPTS`
  * reopenings → FAILED. An outage of the page's site (unreachable, 429/502/503/504, unreadable answers,
  * too slow) is not a failure of the payment: the monitor keeps reopening the page, with a growing wait,
  * until the site is back or the 180 s are over (EXPIRED), as the other areas wait out their upstreams.
@@ -29,10 +31,12 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
     const it = session.events[Symbol.asyncIterator]();
     let pending: Promise<IteratorResult<LinkEvent>> | null = null;
     let lastTouch = Date.now();
+    // SUCCESS is recorded, its receipt not yet: only the receipt is still awaited, and nothing can fail any more.
+    let awaitingReceipt = false;
     try {
       for (;;) {
         if (clock.now().getTime() >= deadline) {
-          await store.transition({ id: txId, to: "EXPIRED", event: "payment.expired" });
+          if (!awaitingReceipt) await store.transition({ id: txId, to: "EXPIRED", event: "payment.expired" });
           return { kind: "done" };
         }
         if (Date.now() - lastTouch > 10_000) {
@@ -43,16 +47,23 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
         const r = await Promise.race([pending, new Promise<null>((res) => setTimeout(() => res(null), TICK_MS))]);
         if (r === null) continue;
         pending = null;
-        if (r.done) return { kind: "lost", message: "the page session ended", unavailable: false };
+        if (r.done) return awaitingReceipt ? { kind: "done" } : { kind: "lost", message: "the page session ended", unavailable: false };
         const e = r.value;
         if (e.type === "scanned") {
           await store.transition({ id: txId, event: "payment.scanned", upstream: { scannedAt: clock.now().toISOString() } });
         } else if (e.type === "approved") {
-          await store.transition({ id: txId, to: "SUCCESS", event: "payment.completed", receiptUrl: e.receiptUrl ?? null, upstream: { approvedAt: clock.now().toISOString() } });
+          const done = await store.transition({ id: txId, to: "SUCCESS", event: "payment.completed", receiptUrl: e.receiptUrl ?? null, upstream: { approvedAt: clock.now().toISOString() } });
+          if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null) return { kind: "done" };
+          awaitingReceipt = true;
+          continue;
+        } else if (e.type === "receipt") {
+          // The one visible change a SUCCESS still takes (transition.ts): transaction.updated with the receipt.
+          await store.transition({ id: txId, event: "transaction.updated", receiptUrl: e.receiptUrl, upstream: { receiptAt: clock.now().toISOString() } });
           return { kind: "done" };
         } else if (e.type === "error" && e.fatal) {
-          return { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
+          return awaitingReceipt ? { kind: "done" } : { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
         }
+        if (awaitingReceipt) continue;
         const now = await store.get(txId);
         if (now === null || (now.status !== "PENDING" && now.status !== "CHECKOUT")) return { kind: "done" };
       }

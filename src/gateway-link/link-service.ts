@@ -52,6 +52,7 @@ export class LinkService {
     const meta = checkMeta(input.meta, "meta", errors);
     if (errors.length > 0 || amount === null) throw new AppError("BAD_USER_INPUT", `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`, errors);
 
+    if (!this.pool.executableAvailable()) throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
@@ -108,4 +109,9 @@ export class LinkService {
     if (tx.upstream.scannedAt !== undefined) v.scanned = true;
     return v;
   }
+}
+
+/** The one sentence an operator needs when the gateway-link area has no browser. */
+export function chromiumMissing(path: string): string {
+  return `The gateway-link area needs Chromium and there is no executable at ${path}: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH`;
 }

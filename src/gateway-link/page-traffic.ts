@@ -12,6 +12,8 @@ export type LinkEvent =
   | { type: "request_qr" }
   | { type: "scanned" }
   | { type: "approved"; receiptUrl?: string }
+  /** The receipt of an approval that came without one (the page keeps polling until it has it). */
+  | { type: "receipt"; receiptUrl: string }
   | {
       type: "error"; message: string; fatal: boolean;
       /**
@@ -150,12 +152,22 @@ export class PageTraffic {
   }
 
   private report(action: LinkAction, receiptUrl?: string): void {
-    if (action === this.lastAction) return;
+    if (action === this.lastAction) {
+      // Approved without a receipt: the receipt arrives in a later poll, which ends the session.
+      if (action === "approved" && receiptUrl) {
+        this.events.push({ type: "receipt", receiptUrl });
+        this.finish();
+        void this.lease.release();
+      }
+      return;
+    }
     this.lastAction = action;
     if (action === "approved") {
       this.events.push(receiptUrl ? { type: "approved", receiptUrl } : { type: "approved" });
-      this.finish();
-      void this.lease.release();
+      if (receiptUrl) {
+        this.finish();
+        void this.lease.release();
+      }
     } else {
       this.events.push({ type: action });
     }

@@ -14,8 +14,10 @@ import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
 import { limitsRule } from "./limits.js";
 import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting.js";
+import { exactReplacer, spliceExact, stringifyExact } from "../exact-json.js";
 
 export interface GraphQLEdge {
+  schema: GraphQLSchema;
   apollo: ApolloServer<GqlContext>;
   middleware: RequestHandler;
   contextFor(headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext>;
@@ -32,7 +34,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
   /** The client sees a generic message; the cause is logged so a 500 (or a 503: database unreachable) is never silent. */
   const logFailure = (f: GraphQLFormattedError, err: unknown, path: unknown, where: string) => {
     if (f.extensions?.code === "INTERNAL") services.logger.error({ err, path }, `internal error in ${where}`);
-    else if (f.extensions?.code === "SERVICE_UNAVAILABLE") services.logger.warn({ err, path }, `database unavailable during ${where}`);
+    else if (f.extensions?.code === "SERVICE_UNAVAILABLE") services.logger.warn({ err, path }, `service unavailable during ${where}`);
   };
   const contextFor = async (headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext> => {
     const idem = headers["idempotency-key"];
@@ -48,9 +50,16 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
   const rules = [...specifiedRules, limits];
   // Frames are capped like HTTP bodies (64 KiB); ws would take 100 MiB by default. Over the cap: close 1009.
   const wss = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: 64 * 1024 });
+  // meta goes out exactly as it was read (src/exact-json.ts): graphql-ws stringifies with exactReplacer, which
+  // leaves markers that each socket's send replaces by the exact text.
+  wss.on("connection", (socket) => {
+    const send = socket.send.bind(socket) as (data: unknown, cb?: (err?: Error) => void) => void;
+    (socket as unknown as { send: typeof send }).send = (data, cb) => send(typeof data === "string" ? spliceExact(data) : data, cb);
+  });
   const wsCleanup = useServer<Record<string, unknown>, { ctx?: GqlContext }>(
     {
       schema,
+      jsonMessageReplacer: exactReplacer,
       validate: (sch, doc) => validate(sch, doc, rules),
       onSubscribe: (_ctx, _id, payload) => {
         const nesting = documentNesting(payload.query);
@@ -98,6 +107,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     // on error), so every shutdown waited for main.ts's 30 s force-exit and ended with code 1.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
+    stringifyResult: (value) => `${stringifyExact(value)}\n`,
     formatError: (formatted, error) => {
       const f = formatGraphQLError(formatted, error, exposeInternals);
       logFailure(f, error instanceof GraphQLError ? (error.originalError ?? error) : error, formatted.path, "a GraphQL operation");
@@ -151,6 +161,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
     return apolloMiddleware(req, res, next);
   };
   return {
+    schema,
     apollo,
     middleware,
     contextFor,

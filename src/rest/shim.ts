@@ -5,11 +5,43 @@ import type { GraphQLEdge } from "../graphql/server.js";
 import { httpStatusFor, UNAVAILABLE_MESSAGE } from "../graphql/errors.js";
 import { databaseUnavailable } from "../db/unavailable.js";
 import type { RestRoute } from "./route-table.js";
+import { annotate, stringifyExact } from "../exact-json.js";
+import { bodyFields, dropUnknown, ignoredFieldsHeader, IGNORED_FIELDS_HEADER, refusedFields } from "./body-fields.js";
 
 export const BODY_LIMIT = "64kb";
 
 export function sendError(res: Response, status: number, code: ErrorCode | string, message: string, details: FieldError[] = [], extra: Record<string, unknown> = {}): void {
   res.status(status).json({ error: { code, message, details, ...extra } });
+}
+
+/** The UTF-8 text of each parsed body, until its objects have been annotated with it. */
+const bodyTexts = new WeakMap<Request, string>();
+
+/**
+ * express.json, with every object of the body remembering its exact text (key order, number text), so meta
+ * is stored and returned exactly as sent (src/exact-json.ts). Used for the REST endpoints and /graphql.
+ */
+export function jsonParser(limit: string): express.RequestHandler[] {
+  return [
+    express.json({
+      limit,
+      strict: true,
+      verify: (req, _res, buf, encoding) => {
+        if (/^utf-?8$/i.test(encoding)) bodyTexts.set(req as Request, buf.toString("utf8"));
+      },
+    }),
+    (req, _res, next) => {
+      const text = bodyTexts.get(req);
+      bodyTexts.delete(req);
+      if (text !== undefined && req.body !== null && typeof req.body === "object") annotate(req.body, text);
+      next();
+    },
+  ];
+}
+
+/** A JSON answer in which meta (and any other value read with its exact text) is written exactly as it was read. */
+export function sendJson(res: Response, status: number, value: unknown): void {
+  res.status(status).type("application/json").send(stringifyExact(value));
 }
 
 /** JSON-only bodies, 64 KiB, every failure answered with the documented error body. */
@@ -22,7 +54,7 @@ export function jsonBody(): express.RequestHandler[] {
       }
       next();
     },
-    express.json({ limit: BODY_LIMIT, strict: true }),
+    ...jsonParser(BODY_LIMIT),
   ];
 }
 
@@ -39,6 +71,7 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
   const router = express.Router();
   for (const route of routes) {
     const document = route.document === null ? null : edge.prepare(route.document);
+    const fields = document === null ? null : bodyFields(edge.schema, document, route.bodyVariable);
     // The key is checked before the body is read, so bad credentials are 401 whatever the body (decisions.md).
     const authenticate = async (req: Request, res: Response, next: express.NextFunction) => {
       const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
@@ -57,13 +90,24 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         return sendError(res, 400, "BAD_USER_INPUT", "Request body must be a JSON object");
       }
-      if (document === null) return sendError(res, 501, "NOT_IMPLEMENTED", `${route.path} is not implemented yet`);
-      const { data, errors } = await edge.run(document, route.variables(body as Record<string, unknown>), ctx);
+      if (document === null || fields === null) return sendError(res, 501, "NOT_IMPLEMENTED", `${route.path} is not implemented yet`);
+      // Legacy integrators send fields the contract does not know: ignored and named in a header, never refused
+      // (GraphQL itself stays strict), except where the route refuses them (a gateway-link target).
+      const ignored: { path: string[]; value: unknown }[] = [];
+      const known = dropUnknown(body as Record<string, unknown>, fields, ignored);
+      const header = ignoredFieldsHeader(ignored.map((i) => i.path));
+      if (header !== null) res.setHeader(IGNORED_FIELDS_HEADER, header);
+      const refused = route.refuseUnknown ? refusedFields(ignored, route.refuseUnknown.test) : [];
+      if (refused.length > 0 && route.refuseUnknown) {
+        const details = refused.map((field) => ({ field, message: route.refuseUnknown?.message ?? "is not accepted" }));
+        return sendError(res, 400, "BAD_USER_INPUT", `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`, details);
+      }
+      const { data, errors } = await edge.run(document, route.variables(known), ctx);
       if (errors && errors.length > 0) {
         const { code = "INTERNAL", details = [], ...extra } = (errors[0].extensions ?? {}) as { code?: string; details?: FieldError[] } & Record<string, unknown>;
         return sendError(res, httpStatusFor(code), code, errors[0].message, details, extra);
       }
-      res.status(200).json(route.shape((data ?? {}) as Record<string, unknown>));
+      sendJson(res, 200, route.shape((data ?? {}) as Record<string, unknown>));
     });
   }
   return router;

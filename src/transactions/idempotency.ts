@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import { toDate } from "../db/sql.js";
 import { AppError } from "../errors.js";
+import { stringifyExact } from "../exact-json.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 
 const WINDOW_MS = 24 * 3600_000;
@@ -44,7 +45,7 @@ export class Idempotency {
       if (claimed.length === 1) {
         try {
           const result = await fn();
-          await this.db.query(`update idempotency_key set response = ?::jsonb where api_key_ref = ? and key = ?`, [JSON.stringify(result), key.keyId, idemKey]);
+          await this.db.query(`update idempotency_key set response = ?::json where api_key_ref = ? and key = ?`, [stringifyExact(result), key.keyId, idemKey]);
           return result;
         } catch (err) {
           await this.db.query(`delete from idempotency_key where api_key_ref = ? and key = ?`, [key.keyId, idemKey]);

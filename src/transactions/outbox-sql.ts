@@ -1,4 +1,5 @@
 import { toDate } from "../db/sql.js";
+import { stringifyExact } from "../exact-json.js";
 import type { StoredEvent } from "./event-bus.js";
 import type { EventType } from "./transaction-event.entity.js";
 import type { Json } from "./transaction.entity.js";
@@ -10,7 +11,7 @@ export const NOTIFY_CHANNEL = "pqr_events";
  * records: the event rows (`ev`), a delivery row for every matching enabled endpoint of the key (`wd`), and
  * one pg_notify carrying every event id of the statement, comma-separated (`nt`, delivered on commit only).
  * `source` names a relation with, per event: id (the transaction's), api_key_ref, area, status, ev_id,
- * ev_type, payload (jsonb) and created_at. One statement is atomic: all of it commits or none.
+ * ev_type, payload (json: kept as written, so meta stays exact) and created_at. One statement is atomic: all of it commits or none.
  * The only parameter is the notify channel. A select CTE runs only when referenced, so the final select
  * must read `nt` (and reads `wd` for the delivery counts).
  */
@@ -38,12 +39,12 @@ export const OUTBOX_COUNTS = `(select count(*) from wd where wd.event_ref = ev.i
 
 /** The transition's outbox write on its own: one statement inside the transition's database transaction. */
 export const OUTBOX_FOR_ROW_SQL = `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status,
-    ?::text as ev_id, ?::text as ev_type, ?::jsonb as payload, ?::timestamptz as created_at),
+    ?::text as ev_id, ?::text as ev_type, ?::json as payload, ?::timestamptz as created_at),
   ${outboxCtes("s0")}
   select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${OUTBOX_COUNTS} from ev`;
 
 export function outboxParams(eventId: string, type: EventType, payload: Json, now: Date): unknown[] {
-  return [eventId, type, JSON.stringify(payload), now];
+  return [eventId, type, stringifyExact(payload), now];
 }
 
 /** An outbox row as read back (deliveries only where the statement that wrote it counted them). */

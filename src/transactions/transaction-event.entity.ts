@@ -16,6 +16,6 @@ export class TransactionEvent {
   @Property({ type: "text" }) type!: EventType;
   @Property({ type: "text" }) status!: string;
   /** The transaction as the public API shows it at this event, plus meta. */
-  @Property({ type: "json" }) payload!: Json;
+  @Property({ type: "json", columnType: "json" }) payload!: Json;
   @Property({ type: "timestamptz" }) createdAt!: Date;
 }

@@ -24,7 +24,7 @@ export class Transaction {
   @Property({ type: "text", nullable: true }) md5: string | null = null;
   @Property({ type: "text", nullable: true }) clientId: string | null = null;
   @Property({ type: "text", nullable: true }) qr: string | null = null;
-  @Property({ type: "json" }) meta: Json = {};
+  @Property({ type: "json", columnType: "json" }) meta: Json = {};
   @Property({ type: "json" }) request: Json = {};
   @Property({ type: "json" }) upstream: Json = {};
   @Property({ type: "text", nullable: true }) receiptUrl: string | null = null;

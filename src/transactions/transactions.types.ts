@@ -2,6 +2,7 @@ import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { AreaGql, GatewayStatusGql, TxStatusGql } from "./transaction.types.js";
 import type { TxRecord } from "./record.js";
+import { stringifyExact } from "../exact-json.js";
 
 @ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
 export class TransactionGql {
@@ -19,6 +20,7 @@ export class TransactionGql {
   @Field(() => String, { nullable: true }) receiptUrl!: string | null;
   @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus!: GatewayStatusGql | null;
   @Field(() => GraphQLJSONObject) meta!: Record<string, unknown>;
+  @Field({ description: "meta as the exact JSON text that was sent (key order, number text), for clients whose JSON parser reorders keys" }) metaJson!: string;
   @Field() expiredAt!: Date;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
@@ -29,7 +31,7 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
   return {
     id: tx.id, area: tx.area as AreaGql, status: tx.status as TxStatusGql, amount: tx.amount, currency: tx.currency,
     merchantId: tx.merchantRef, apiKeyId: tx.apiKeyRef, orderId: tx.orderId, md5: tx.md5, clientId: tx.clientId, qr: tx.qr,
-    receiptUrl: tx.receiptUrl, gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null, meta: tx.meta,
+    receiptUrl: tx.receiptUrl, gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null, meta: tx.meta, metaJson: stringifyExact(tx.meta),
     expiredAt: tx.expiresAt, createdAt: tx.createdAt, updatedAt: tx.updatedAt, completedAt: tx.completedAt,
   };
 }

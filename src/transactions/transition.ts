@@ -7,6 +7,7 @@ import type { EventType } from "./transaction-event.entity.js";
 import { TERMINAL, type Json, type TxStatus } from "./transaction.entity.js";
 import { NOTIFY_CHANNEL, OUTBOX_COUNTS, OUTBOX_FOR_ROW_SQL, outboxCtes, outboxParams, rowToEvent } from "./outbox-sql.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
+import { stringifyExact } from "../exact-json.js";
 
 export { NOTIFY_CHANNEL };
 
@@ -33,7 +34,11 @@ export interface NewTransaction {
 export interface TransitionRequest {
   id: string;
   event: EventType;
-  /** New status; omitted for visible changes that keep the status (scanned, receipt arrived). */
+  /**
+   * New status; omitted for visible changes that keep the status (scanned, receipt arrived). A terminal
+   * transaction changes no more, with one exception: a SUCCESS without a receipt takes its receipt once,
+   * as `transaction.updated` with `receiptUrl` and no `to` (the payment page approved before the receipt existed).
+   */
   to?: TxStatus;
   /** Merged into the `upstream` JSON column (payer info, gatewayStatus, …). */
   upstream?: Json;
@@ -62,7 +67,7 @@ const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currenc
  */
 const CREATE_MANY_SQL = `with input as (
     select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
-      ?::jsonb[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::jsonb[], ?::int[])
+      ?::json[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::json[], ?::int[])
       as i(id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
         expires_at, created_at, next_check_at, ev_id, payload, ord)),
   tx as (
@@ -93,7 +98,7 @@ const TRANSITION_SQL = `update "transaction" set
     completed_at = case when ? then ? else completed_at end,
     next_check_at = case when ? then null else next_check_at end,
     version = version + 1
-  where id = ? and status in ${NON_TERMINAL_SQL}
+  where id = ? and (status in ${NON_TERMINAL_SQL} or (?::boolean and status = 'SUCCESS' and receipt_url is null))
   returning ${TX_COLUMNS}`;
 
 /**
@@ -149,9 +154,9 @@ export class TransactionStore {
     const rows = await this.db.query<{ id: string; seq: string; deliveries: number }>(CREATE_MANY_SQL, [
       col((p) => p.draft.id), col((p) => p.draft.area), col((p) => p.draft.merchantRef), col((p) => p.draft.apiKeyRef), col((p) => p.draft.status),
       col((p) => p.draft.amount), col((p) => p.draft.currency), col((p) => p.draft.orderId), col((p) => p.draft.md5), col((p) => p.draft.clientId),
-      col((p) => p.draft.qr), col((p) => JSON.stringify(p.draft.meta)), col((p) => JSON.stringify(p.draft.request)), col((p) => JSON.stringify(p.draft.upstream)),
+      col((p) => p.draft.qr), col((p) => stringifyExact(p.draft.meta)), col((p) => JSON.stringify(p.draft.request)), col((p) => JSON.stringify(p.draft.upstream)),
       col((p) => p.draft.expiresAt), col((p) => p.draft.createdAt), col((p) => p.draft.nextCheckAt), col((p) => p.event.id),
-      col((p) => JSON.stringify(p.event.payload)), col((_, i) => i), NOTIFY_CHANNEL,
+      col((p) => stringifyExact(p.event.payload)), col((_, i) => i), NOTIFY_CHANNEL,
     ], "pqr_create_many");
     const byId = new Map(rows.map((r) => [r.id, r]));
     return items.map((p) => {
@@ -164,10 +169,11 @@ export class TransactionStore {
   async transition(req: TransitionRequest): Promise<TransitionResult> {
     const now = this.clock.now();
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
+    const lateReceipt = req.to === undefined && req.event === "transaction.updated" && typeof req.receiptUrl === "string";
     const eventId = newId("evt");
     const result = await this.committing(eventId, () => this.db.transaction(async (q) => {
       const rows = await q(TRANSITION_SQL,
-        [req.to ?? null, JSON.stringify(req.upstream ?? {}), req.receiptUrl ?? null, req.clientId ?? null, now, terminal, now, terminal, req.id], "pqr_transition");
+        [req.to ?? null, JSON.stringify(req.upstream ?? {}), req.receiptUrl ?? null, req.clientId ?? null, now, terminal, now, terminal, req.id, lateReceipt], "pqr_transition");
       if (rows.length === 0) return null;
       const tx = rowToTx(rows[0]);
       return { tx, event: await this.writeEvent(q, tx, eventId, req.event, now) };

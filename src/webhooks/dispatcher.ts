@@ -5,6 +5,7 @@ import type { Logger } from "../logger.js";
 import type { Metrics } from "../ops/metrics.js";
 import { retryDelayMs } from "./backoff.js";
 import { signatureHeader } from "./signing.js";
+import { stringifyExact } from "../exact-json.js";
 import { resolvesToPrivate } from "./url-policy.js";
 import type { WebhookEndpointService } from "./endpoint-service.js";
 
@@ -116,9 +117,9 @@ export class WebhookDispatcher {
     }
   }
 
-  /** The exact bytes sent; redeliveries of one event carry the same id and body. */
+  /** The exact bytes sent; redeliveries of one event carry the same id and body, with meta exactly as sent. */
   static body(eventId: string, type: string, createdAt: Date, data: unknown): string {
-    return JSON.stringify({ id: eventId, type, createdAt: createdAt.toISOString(), data });
+    return stringifyExact({ id: eventId, type, createdAt: createdAt.toISOString(), data });
   }
 
   private async send(c: Claimed): Promise<void> {

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { ABA_STATIC_MULTI_SCHEME } from "../khqr/fixtures.js";
 
 interface QrTx { transactionId: string; expiredAt: string; status: string; requestData: Record<string, unknown>; data: { qr: string; md5: string }; clientToken?: string }
 
@@ -99,7 +100,6 @@ describe("generic QR area over REST", () => {
       [{ amount: 1, currency: 840, expiredAfter: 5 }, ["expiredAfter"]],
       [{ amount: 1, currency: 840 }, ["expiredAfter"]],
       [{ amount: 1, currency: 840, expiredAfter: 60000, meta: [1] }, ["meta"]],
-      [{ amount: 1, currency: 840, expiredAfter: 60000, url: "x" }, ["url"]],
     ];
     for (const [body, fields] of cases) {
       const res = await gen(body);
@@ -122,6 +122,17 @@ describe("generic QR area over REST", () => {
       expect((d.body as { status: { code: number; errorCode: number } }).status.code).not.toBe(0);
       expect(typeof (d.body as { status: { errorCode: number } }).status.errorCode).toBe("number");
     }
+  });
+
+  it("verify and decode accept a production ABA static QR whose tag 99 is ABA's own data, reported raw", async () => {
+    const v = await post(`${t.url}/qr/verify`, { qrData: ABA_STATIC_MULTI_SCHEME }, AUTH.qr(tenant.keys.qr));
+    expect(v.body).toBe(true);
+    const d = await post(`${t.url}/qr/decode`, { qrData: ABA_STATIC_MULTI_SCHEME }, AUTH.qr(tenant.keys.qr));
+    expect(d.body).toMatchObject({
+      status: { code: 0, errorCode: null, message: null },
+      data: { merchantType: "30", bankAccountID: "abaakhppxxx@abaa", merchantID: "316600770110242", acquiringBank: "abaa", pointOfInitiationMethod: "11", tag99: "001339CA026411FDA6803mmp" },
+    });
+    expect((d.body as { data: Record<string, unknown> }).data.creationTimestamp).toBeUndefined();
   });
 
   it("Idempotency-Key: a retry returns the first response; concurrent duplicates create one transaction; another body → 409", async () => {

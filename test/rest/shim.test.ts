@@ -55,7 +55,7 @@ describe("REST shim: bodies and errors", () => {
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, checks: { database: true, migrations: true, jobs: true, startup: true } });
+    expect(await ready.json()).toEqual({ ok: true, checks: { database: true, statements: true, migrations: true, jobs: true, startup: true } });
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     expect(metrics).toContain("http_request_duration_seconds_bucket");
     expect(metrics).toContain("# TYPE transactions gauge");

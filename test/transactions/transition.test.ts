@@ -39,13 +39,35 @@ describe("transition(): the one way a status changes", () => {
     const tx = await create();
     await t.app.services.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed", upstream: { payment: { hash: "abc" } } });
     const again = await t.app.services.store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
-    const touch = await t.app.services.store.transition({ id: tx.id, event: "transaction.updated", receiptUrl: "https://x" });
+    const touch = await t.app.services.store.transition({ id: tx.id, event: "transaction.updated", upstream: { note: 1 } });
+    const scanned = await t.app.services.store.transition({ id: tx.id, event: "payment.scanned", receiptUrl: "https://x" });
     expect(again.won).toBe(false);
     expect(touch.won).toBe(false);
+    expect(scanned.won).toBe(false);
     const now = await t.app.services.store.get(tx.id);
     expect(now?.status).toBe("SUCCESS");
     expect(now?.receiptUrl).toBeNull();
+    expect(now?.upstream.note).toBeUndefined();
     expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed"]);
+  });
+
+  it("the one exception: a SUCCESS without a receipt takes its receipt once (transaction.updated); FAILED and EXPIRED never do", async () => {
+    const tx = await create();
+    const done = await t.app.services.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" });
+    const receipt = await t.app.services.store.transition({ id: tx.id, event: "transaction.updated", receiptUrl: "https://r/1" });
+    const second = await t.app.services.store.transition({ id: tx.id, event: "transaction.updated", receiptUrl: "https://r/2" });
+    expect(receipt.won).toBe(true);
+    expect(receipt.tx).toMatchObject({ status: "SUCCESS", receiptUrl: "https://r/1", completedAt: done.tx.completedAt });
+    expect(receipt.event?.payload).toMatchObject({ transaction: { status: "SUCCESS", receiptUrl: "https://r/1" } });
+    expect(second.won).toBe(false);
+    expect((await t.app.services.store.get(tx.id))?.receiptUrl).toBe("https://r/1");
+    expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed", "transaction.updated"]);
+    for (const to of ["FAILED", "EXPIRED"] as const) {
+      const other = await create();
+      await t.app.services.store.transition({ id: other.id, to, event: to === "FAILED" ? "payment.failed" : "payment.expired" });
+      expect((await t.app.services.store.transition({ id: other.id, event: "transaction.updated", receiptUrl: "https://r/3" })).won).toBe(false);
+      expect((await t.app.services.store.get(other.id))?.receiptUrl).toBeNull();
+    }
   });
 
   it("a failure inside the database transaction rolls back the status and leaves no event", async () => {

@@ -84,15 +84,29 @@ export class LinkClientStore {
     return { ok: true, client };
   }
 
-  approve(clientId: string): ControlResult {
+  /** With `receiptLater`, the page reports approved without a receipt until `issueReceipt` (a gateway that makes receipts asynchronously). */
+  approve(clientId: string, opts: { receiptLater?: boolean } = {}): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
     if (client.action !== "approved") {
       client.action = "approved";
       client.approvedAt = this.clock();
-      client.receiptUrl = `${client.origin}/sim/link/receipt/${encodeURIComponent(client.clientId)}`;
+      if (!opts.receiptLater) this.setReceipt(client);
     }
     return { ok: true, client };
+  }
+
+  /** The receipt of an approved payment that was approved without one (idempotent). */
+  issueReceipt(clientId: string): ControlResult {
+    const client = this.clients.get(clientId);
+    if (!client) return notFound(clientId);
+    if (client.action !== "approved") return { ok: false, reason: "conflict", message: `client ${clientId} is not approved` };
+    this.setReceipt(client);
+    return { ok: true, client };
+  }
+
+  private setReceipt(client: LinkClient): void {
+    client.receiptUrl ??= `${client.origin}/sim/link/receipt/${encodeURIComponent(client.clientId)}`;
   }
 
   breakClient(clientId: string): ControlResult {

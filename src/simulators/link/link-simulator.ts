@@ -97,7 +97,7 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
 
   router.get(`${BASE}/receipt/:clientId`, (req, res) => {
     const client = store.get(String(req.params.clientId));
-    if (!client || client.approvedAt === undefined) {
+    if (!client || client.approvedAt === undefined || client.receiptUrl === undefined) {
       res.status(404).type("html").send(renderErrorPage("no such receipt"));
       return;
     }
@@ -132,7 +132,8 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     sendControlResult(res, apply(body.clientId));
   };
   controls.post(`${BASE}/scan`, json, control((id) => store.scan(id)));
-  controls.post(`${BASE}/approve`, json, control((id) => store.approve(id)));
+  controls.post(`${BASE}/approve`, json, (req, res) => control((id) => store.approve(id, { receiptLater: (req.body as { receipt?: unknown })?.receipt === "later" }))(req, res));
+  controls.post(`${BASE}/receipt`, json, control((id) => store.issueReceipt(id)));
   controls.post(`${BASE}/break`, json, control((id) => store.breakClient(id)));
   controls.get(`${BASE}/clients/:clientId`, (req, res) => {
     const client = store.get(String(req.params.clientId));

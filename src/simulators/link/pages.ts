@@ -69,7 +69,8 @@ const PAGE_SCRIPT = String.raw`
       .then(function (st) {
         setError("");
         showAction(st.action, st.receiptUrl);
-        if (st.action !== "approved") setTimeout(poll, cfg.pollMs);
+        // An approval may come before its receipt: the page polls on until the receipt is there.
+        if (st.action !== "approved" || !st.receiptUrl) setTimeout(poll, cfg.pollMs);
       })
       .catch(function (err) {
         setError("Connection problem: " + err.message);

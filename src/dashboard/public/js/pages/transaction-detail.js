@@ -5,7 +5,7 @@ import { announce, AREA_LABELS, fill, fmtAmount, h, statusBadge, timeEl } from "
 import { DELIVERY_FIELDS, deliveriesTable } from "../deliveries.js";
 
 const QUERY = `query($id: ID!) { transaction(id: $id) {
-  id area status amount currency merchantId apiKeyId orderId md5 clientId qr receiptUrl gatewayStatus { code message } meta
+  id area status amount currency merchantId apiKeyId orderId md5 clientId qr receiptUrl gatewayStatus { code message } meta metaJson
   expiredAt createdAt updatedAt completedAt qrImage events { id type createdAt transaction { status } } webhookDeliveries(first: 50) { ${DELIVERY_FIELDS} } } }`;
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
 const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
@@ -74,7 +74,8 @@ class TransactionDetail extends HTMLElement {
             fact("Receipt", tx.receiptUrl && h("a", { href: tx.receiptUrl, target: "_blank", rel: "noopener noreferrer" }, "Open receipt")),
             fact("Created", timeEl(tx.createdAt)), fact("Expires", timeEl(tx.expiredAt)), fact("Completed", tx.completedAt && timeEl(tx.completedAt)),
             fact("API key", h("code", {}, tx.apiKeyId)), fact("Merchant", h("code", {}, tx.merchantId)),
-            fact("Meta", Object.keys(tx.meta).length ? h("code", { class: "wrap" }, JSON.stringify(tx.meta)) : null))),
+            // metaJson: the text as sent (a browser's JSON.parse would move keys like "2" first).
+            fact("Meta", Object.keys(tx.meta).length ? h("code", { class: "wrap" }, tx.metaJson) : null))),
         h("section", { class: "qr", "aria-labelledby": "qr-h" },
           h("h2", { id: "qr-h" }, "QR code"),
           tx.qrImage ? h("img", { src: tx.qrImage, alt: `KHQR code for ${fmtAmount(tx.amount, tx.currency)}`, width: "256", height: "256" }) : h("p", {}, "No QR yet."),
