@@ -8,47 +8,95 @@ import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createLogger, type Logger } from "./logger.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
-import { createOrm, migrate, pendingMigrations, underSchemaLock } from "./db/orm.js";
+import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
-import { EventBus } from "./transactions/event-bus.js";
 import { TransactionStore } from "./transactions/transition.js";
-import { EventListener } from "./transactions/event-listener.js";
-import { LiveEvents } from "./transactions/live-events.js";
 import { TransactionQuery } from "./transactions/transaction-query.js";
 import { Idempotency } from "./transactions/idempotency.js";
-import { QrService } from "./qr/qr-service.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Invalidations } from "./cache/invalidation.js";
 import { Authenticator } from "./auth/keys.js";
 import { AdminService } from "./admin/admin-service.js";
 import { Metrics } from "./ops/metrics.js";
-import { appSchema } from "./graphql/schema.js";
+import { buildAppSchema, printAppSchema } from "./graphql/schema.js";
+import { ResolverContainer } from "./graphql/container.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
 import { graphqlBodyErrors } from "./graphql/http-errors.js";
 import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRouter } from "./rest/shim.js";
-import { ROUTES } from "./rest/route-table.js";
 import { RateLimiter } from "./rest/rate-limit.js";
 import { answerClientError } from "./rest/client-error.js";
 import { Scheduler } from "./jobs/scheduler.js";
-import { WebhookEndpointService } from "./webhooks/endpoint-service.js";
-import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 import { loadOrCreateSecrets } from "./demo/secrets.js";
 import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError, listen } from "./startup.js";
-import { chromiumMissing } from "./gateway-link/link-service.js";
-import type { Services } from "./services.js";
-import { mountAreas, type AreaHandles } from "./areas.js";
 import { dashboardRouter } from "./dashboard/index.js";
+import type { Module } from "./module.js";
+import { opsModule } from "./ops/index.js";
+import { adminModule } from "./admin/index.js";
+import { transactionsModule } from "./transactions/index.js";
+import { EventBus, eventsModule } from "./events/index.js";
+import { WEBHOOK_OUTBOX, webhooksModule, type WebhooksModule } from "./webhooks/index.js";
+import { qrModule, type QrModule } from "./qr/index.js";
+import { gatewayModule, type GatewayModule } from "./gateway/index.js";
+import { linkModule, type LinkModule } from "./gateway-link/index.js";
+
+/**
+ * The modules of the service, in the order their resolvers, routes and HTTP handlers are assembled.
+ * Adding an area is a folder with an index.ts and one line here (docs/architecture.md).
+ */
+export const MODULES = [adminModule, opsModule, webhooksModule, eventsModule, transactionsModule, qrModule, gatewayModule, linkModule] as const;
+
+/** What the ORM maps: every module's tables. */
+export const ENTITIES = MODULES.flatMap((m) => ("entities" in m ? (m.entities ?? []) : []));
+/** The eight REST paths of the contract, from the area modules. */
+export const ROUTES = MODULES.flatMap((m) => ("routes" in m ? (m.routes ?? []) : []));
+const RESOLVER_CLASSES = MODULES.flatMap((m) => m.resolvers ?? []);
+
+/** What `npm run schema` writes to schema.graphql and the drift test compares. */
+export function schemaSdl(): Promise<string> {
+  return printAppSchema(RESOLVER_CLASSES);
+}
 
 export type Role = "serve" | "api" | "worker";
 
+/** What every module may be given: the shared mechanisms, built once per process before the modules. */
+export interface Core {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  orm: Orm;
+  db: Db;
+  bus: EventBus;
+  /** The write model: the one transition function. */
+  store: TransactionStore;
+  /** The read model: cursor pages and single transactions, scoped by principal. */
+  query: TransactionQuery;
+  idempotency: Idempotency;
+  box: SecretBox;
+  invalidations: Invalidations;
+  auth: Authenticator;
+  admin: AdminService;
+  metrics: Metrics;
+  /** The base URL this process is reachable at (simulator defaults, the demo banner). */
+  baseUrl: string;
+}
+
+/** The running modules, each with what tests and the demo seed read of it. */
+export interface Modules {
+  webhooks: WebhooksModule;
+  qr: QrModule;
+  gateway: GatewayModule;
+  gatewayLink: LinkModule;
+  all: Module[];
+}
+
 export interface App {
-  services: Services;
+  core: Core;
+  modules: Modules;
   server: Server;
   url: string;
   role: Role;
   embedded: boolean;
-  areas: AreaHandles;
   ready(): Promise<{ ok: boolean; checks: Record<string, boolean> }>;
   /** With `deferStartup`: the caller's own start-up work (the demo tenant) is done; /readyz may answer 200. */
   startupDone(): void;
@@ -63,7 +111,7 @@ export interface AppOptions {
   deferStartup?: boolean;
 }
 
-/** The composition root: config → db → events → services → http → jobs (DESIGN.md "Modules"). */
+/** The composition root: config → db → core → modules → http → jobs (docs/architecture.md). */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const role = opts.role ?? "serve";
   const clock = opts.clock ?? systemClock;
@@ -84,12 +132,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     dbUrl = embedded.url;
   }
   const connectUrl = dbUrl;
-  const orm = await createOrm(dbUrl, ormPool).catch((err: unknown) => {
+  const orm = await createOrm(dbUrl, ormPool, ENTITIES).catch((err: unknown) => {
     throw databaseStartupError(err, config.databaseUrl);
   });
   const db = new Db(orm);
   const bus = new EventBus();
-  const store = new TransactionStore(db, bus, clock);
+  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX);
   const box = new SecretBox(secrets.secretKey);
   const invalidations = new Invalidations();
   const auth = new Authenticator(db, box, clock, secrets.adminToken, invalidations);
@@ -107,7 +155,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await embedded?.stop().catch(() => undefined);
     throw databaseStartupError(err, config.databaseUrl);
   });
-  bus.subscribe((e) => metrics.transitions.inc({ area: e.area, type: e.type }));
 
   const app = express();
   app.disable("x-powered-by");
@@ -125,27 +172,30 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const port = (server.address() as AddressInfo).port;
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
 
-  const webhooks = new WebhookEndpointService(orm, db, box, clock, config.webhooks.allowPrivateUrls);
   const scheduler = role === "api" ? null : jobs;
-  const dispatcher = scheduler === null ? null : new WebhookDispatcher(db, webhooks, clock, logger, metrics, config.webhooks);
-  const transactions = new TransactionQuery(db, store, clock);
-  const services: Services = { config, clock, logger, orm, db, bus, store, auth, box, admin, metrics, baseUrl, webhooks, dispatcher, live: new LiveEvents(store, bus, transactions),
-    transactions,
-    idempotency: new Idempotency(db, clock), qr: new QrService(store, admin, auth, clock),
-    enqueue: (name, data) => jobs.now(name, data),
-    // Filled in by mountAreas, which owns the upstream clients and the browser pool.
-    gateway: undefined as unknown as Services["gateway"], link: undefined as unknown as Services["link"] };
-  if (dispatcher !== null && scheduler !== null) {
-    // Committed events in this process are delivered at once; the recurring job picks up retries and
-    // events committed by other processes.
-    // An event known to have no delivery rows (no matching endpoint) needs no pass: under load that was one
-    // claim query per committed event.
-    bus.subscribe((e) => {
-      if (e.deliveries !== 0) void dispatcher.kick().catch((err) => logger.warn({ err }, "webhook dispatch failed"));
-    });
-    scheduler.define({ name: "webhooks.dispatch", every: "1 second", lockLifetimeMs: 30_000, run: () => dispatcher.kick() });
+  const query = new TransactionQuery(db, store, clock);
+  const core: Core = {
+    config, clock, logger, orm, db, bus, store, query, box, invalidations, auth, admin, metrics, baseUrl,
+    idempotency: new Idempotency(db, clock),
+  };
+  const enqueue = (name: string, data: Record<string, unknown>) => jobs.now(name, data);
+  const modules: Modules = {
+    webhooks: webhooksModule.create({ ...core, delivers: scheduler !== null }),
+    qr: qrModule.create(core),
+    gateway: gatewayModule.create(core),
+    gatewayLink: linkModule.create({ ...core, enqueue }),
+    all: [],
+  };
+  modules.all = [
+    opsModule.create(core), adminModule.create(core), modules.webhooks,
+    eventsModule.create({ ...core, listenUrl: embedded === null ? dbUrl : null }), transactionsModule.create(core),
+    modules.qr, modules.gateway, modules.gatewayLink,
+  ];
+  for (const m of modules.all) {
+    const onEvent = m.onEvent;
+    if (onEvent) bus.subscribe((e) => onEvent.call(m, e));
+    if (scheduler !== null) for (const job of m.jobs ?? []) scheduler.define(job);
   }
-  const listener = embedded === null ? new EventListener(dbUrl, store, bus, logger, invalidations) : null;
 
   app.use((req, res, next) => {
     const id = (req.headers["x-request-id"] as string | undefined) ?? randomUUID();
@@ -189,11 +239,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
 
   let edge: GraphQLEdge | null = null;
-  const areas = await mountAreas({ app, services, scheduler, role });
-  if (!areas.pool.executableAvailable()) logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
+  for (const m of modules.all) m.mount?.(app);
   if (role !== "worker") {
     if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
-    edge = await createGraphQLEdge(await appSchema(), server, services);
+    const container = new ResolverContainer(modules.all.flatMap((m) => m.resolvers ?? []));
+    edge = await createGraphQLEdge(await buildAppSchema(RESOLVER_CLASSES), server, {
+      auth, logger, container,
+      exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
+      introspection: config.nodeEnv !== "production",
+    });
     app.use(restRouter(ROUTES, edge));
     app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
     app.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
@@ -202,26 +256,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.use(notFoundHandler());
   app.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
 
-  await listener?.start();
+  for (const m of modules.all) await m.start?.();
   await scheduler?.start();
-  await areas.start();
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
-      await areas.stopIntake();
       await edge?.dispose(); // stops taking requests, drains in-flight ones and websockets
       if (server.listening) await new Promise<void>((r) => server.close(() => r()));
       await jobs.stop();
-      await dispatcher?.stop();
-      await areas.stop();
-      await listener?.stop();
+      for (const m of [...modules.all].reverse()) await m.stop?.();
       await orm.close();
       await embedded?.stop();
     })();
     return stopping;
   };
-  return { services, server, url: baseUrl, role, embedded: embedded !== null, areas, ready, startupDone: () => void (startupDone = true), stop };
+  return { core, modules, server, url: baseUrl, role, embedded: embedded !== null, ready, startupDone: () => void (startupDone = true), stop };
 }
 
 function sqlState(err: unknown): string {

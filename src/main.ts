@@ -2,10 +2,9 @@
 import "reflect-metadata";
 import { writeFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "./config.js";
-import { createApp, type Role } from "./app.js";
+import { createApp, schemaSdl, type Role } from "./app.js";
 import { createLogger } from "./logger.js";
 import { runAdminCli } from "./admin/cli.js";
-import { schemaSdl } from "./graphql/schema.js";
 import { seedDemo } from "./demo/seed.js";
 import { StartupError } from "./errors.js";
 

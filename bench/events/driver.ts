@@ -4,15 +4,17 @@
 // commit was acknowledged (wall clock, sub-ms).
 import "reflect-metadata";
 import { systemClock } from "../../src/clock.js";
+import { ENTITIES } from "../../src/app.js";
 import { createOrm, type Orm } from "../../src/db/orm.js";
 import { Db } from "../../src/db/sql.js";
 import { newId } from "../../src/ids.js";
-import { EventBus } from "../../src/transactions/event-bus.js";
+import { EventBus } from "../../src/events/event-bus.js";
 import type { EventType } from "../../src/transactions/transaction-event.entity.js";
 import type { TxStatus } from "../../src/transactions/transaction.entity.js";
 import { TransactionStore } from "../../src/transactions/transition.js";
 import { serveRequests, type Request } from "../support/ipc.js";
 import { sleep, wallNow } from "../support/timing.js";
+import { WEBHOOK_OUTBOX } from "../../src/webhooks/index.js";
 
 /** One committed transition: [eventId, transactionId, startedAt, committedAt]. */
 export type Commit = [string, string, number, number];
@@ -66,8 +68,8 @@ async function burst(ids: string[], step: Step, concurrency: number): Promise<Co
 
 serveRequests({
   async init(req: Request) {
-    orm = await createOrm(req.dbUrl as string, (req.poolSize as number | undefined) ?? 4);
-    store = new TransactionStore(new Db(orm), new EventBus(), systemClock);
+    orm = await createOrm(req.dbUrl as string, (req.poolSize as number | undefined) ?? 4, ENTITIES);
+    store = new TransactionStore(new Db(orm), new EventBus(), systemClock, WEBHOOK_OUTBOX);
     return true;
   },
   /** Issues `count` PENDING generic-QR transactions for one key (payment.created events); returns their ids. */

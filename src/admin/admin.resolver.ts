@@ -7,7 +7,7 @@ import {
   ApiKeyGql, ApiKeyInputGql, CreatedApiKeyGql, GatewayConfigGql, GatewayConfigInputGql, LinkConfigGql, LinkConfigInputGql,
   MerchantGql, MerchantInputGql, MerchantRulesGql, type KeyKindGql,
 } from "./admin.types.js";
-import type { MerchantInput } from "./admin-service.js";
+import type { AdminService, MerchantInput } from "./admin-service.js";
 import { ACCOUNT_TYPES, MERCHANT_FIELD_RULES, MERCHANT_GROUP_RULES } from "./merchant-rules.js";
 
 export const toKeyGql = (k: ApiKey): ApiKeyGql => ({
@@ -20,10 +20,12 @@ const toLinkGql = (l: LinkConfig): LinkConfigGql => ({ id: l.id, merchantId: l.m
 /** Operator API (ADMIN_TOKEN): what the dashboard and `npm run admin` use. */
 @Resolver()
 export class AdminResolver {
+  constructor(private readonly admin: AdminService) {}
+
   @Query(() => [MerchantGql])
   async merchants(@Ctx() ctx: GqlContext): Promise<MerchantGql[]> {
     requireAdmin(ctx);
-    return ctx.services.admin.merchants();
+    return this.admin.merchants();
   }
 
   @Query(() => MerchantRulesGql, { description: "The rules createMerchant/updateMerchant apply, so forms can show them inline" })
@@ -35,25 +37,25 @@ export class AdminResolver {
   @Mutation(() => MerchantGql)
   async createMerchant(@Arg("input", () => MerchantInputGql) input: MerchantInputGql, @Ctx() ctx: GqlContext): Promise<MerchantGql> {
     requireAdmin(ctx);
-    return ctx.services.admin.createMerchant(input as MerchantInput);
+    return this.admin.createMerchant(input as MerchantInput);
   }
 
   @Mutation(() => MerchantGql)
   async updateMerchant(@Arg("id", () => ID) id: string, @Arg("input", () => MerchantInputGql) input: MerchantInputGql, @Ctx() ctx: GqlContext): Promise<MerchantGql> {
     requireAdmin(ctx);
-    return ctx.services.admin.updateMerchant(id, input as MerchantInput);
+    return this.admin.updateMerchant(id, input as MerchantInput);
   }
 
   @Query(() => [GatewayConfigGql])
   async gatewayConfigs(@Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql[]> {
     requireAdmin(ctx);
-    return (await ctx.services.admin.gatewayConfigs(merchantId)).map(toGatewayGql);
+    return (await this.admin.gatewayConfigs(merchantId)).map(toGatewayGql);
   }
 
   @Mutation(() => GatewayConfigGql)
   async createGatewayConfig(@Arg("input", () => GatewayConfigInputGql) input: GatewayConfigInputGql, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql> {
     requireAdmin(ctx);
-    return toGatewayGql(await ctx.services.admin.createGatewayConfig({
+    return toGatewayGql(await this.admin.createGatewayConfig({
       merchantId: input.merchantId ?? "", name: input.name ?? "", upstreamMerchantId: input.upstreamMerchantId ?? "", apiSecret: input.apiSecret ?? "",
     }));
   }
@@ -61,43 +63,43 @@ export class AdminResolver {
   @Mutation(() => GatewayConfigGql)
   async updateGatewayConfig(@Arg("id", () => ID) id: string, @Arg("input", () => GatewayConfigInputGql) input: GatewayConfigInputGql, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql> {
     requireAdmin(ctx);
-    return toGatewayGql(await ctx.services.admin.updateGatewayConfig(id, input));
+    return toGatewayGql(await this.admin.updateGatewayConfig(id, input));
   }
 
   @Query(() => [LinkConfigGql])
   async linkConfigs(@Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined, @Ctx() ctx: GqlContext): Promise<LinkConfigGql[]> {
     requireAdmin(ctx);
-    return (await ctx.services.admin.linkConfigs(merchantId)).map(toLinkGql);
+    return (await this.admin.linkConfigs(merchantId)).map(toLinkGql);
   }
 
   @Mutation(() => LinkConfigGql)
   async createLinkConfig(@Arg("input", () => LinkConfigInputGql) input: LinkConfigInputGql, @Ctx() ctx: GqlContext): Promise<LinkConfigGql> {
     requireAdmin(ctx);
-    return toLinkGql(await ctx.services.admin.createLinkConfig({ merchantId: input.merchantId ?? "", name: input.name ?? "", url: input.url ?? "", currency: input.currency ?? 0 }));
+    return toLinkGql(await this.admin.createLinkConfig({ merchantId: input.merchantId ?? "", name: input.name ?? "", url: input.url ?? "", currency: input.currency ?? 0 }));
   }
 
   @Mutation(() => LinkConfigGql)
   async updateLinkConfig(@Arg("id", () => ID) id: string, @Arg("input", () => LinkConfigInputGql) input: LinkConfigInputGql, @Ctx() ctx: GqlContext): Promise<LinkConfigGql> {
     requireAdmin(ctx);
-    return toLinkGql(await ctx.services.admin.updateLinkConfig(id, input));
+    return toLinkGql(await this.admin.updateLinkConfig(id, input));
   }
 
   @Query(() => [ApiKeyGql])
   async apiKeys(@Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined, @Ctx() ctx: GqlContext): Promise<ApiKeyGql[]> {
     requireAdmin(ctx);
-    return (await ctx.services.admin.apiKeys(merchantId)).map(toKeyGql);
+    return (await this.admin.apiKeys(merchantId)).map(toKeyGql);
   }
 
   @Mutation(() => CreatedApiKeyGql)
   async createApiKey(@Arg("input", () => ApiKeyInputGql) input: ApiKeyInputGql, @Ctx() ctx: GqlContext): Promise<CreatedApiKeyGql> {
     requireAdmin(ctx);
-    const { key, plain } = await ctx.services.admin.createApiKey(input);
+    const { key, plain } = await this.admin.createApiKey(input);
     return { apiKey: plain, key: toKeyGql(key) };
   }
 
   @Mutation(() => ApiKeyGql)
   async revokeApiKey(@Arg("id", () => ID) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyGql> {
     requireAdmin(ctx);
-    return toKeyGql(await ctx.services.admin.revokeApiKey(id));
+    return toKeyGql(await this.admin.revokeApiKey(id));
   }
 }

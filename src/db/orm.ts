@@ -1,7 +1,6 @@
 import { MikroORM, PostgreSqlDriver } from "@mikro-orm/postgresql";
 import { ReflectMetadataProvider } from "@mikro-orm/decorators/legacy";
 import { Migrator } from "@mikro-orm/migrations";
-import { ENTITIES } from "./entities.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import pg from "pg";
 import { parseExact } from "../exact-json.js";
@@ -9,14 +8,15 @@ import { parseExact } from "../exact-json.js";
 export type Orm = MikroORM;
 
 /** One ORM per process; every request and job forks its own EntityManager from it. */
-export async function createOrm(url: string, poolSize: number): Promise<Orm> {
+/** `entities`: what the modules declare (app.ts ENTITIES). */
+export async function createOrm(url: string, poolSize: number, entities: (new (...args: never[]) => object)[]): Promise<Orm> {
   // `json` columns (meta, outbox payloads, idempotent responses) keep the text as written; reading it with
   // its exact text remembered is what returns meta exactly as sent (src/exact-json.ts). jsonb is unchanged.
   pg.types.setTypeParser(pg.types.builtins.JSON, parseExact);
   return MikroORM.init({
     driver: PostgreSqlDriver,
     clientUrl: url,
-    entities: ENTITIES,
+    entities,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
     migrations: { migrationsList: MIGRATIONS, silent: true, snapshot: false, transactional: true, allOrNothing: true, tableName: "schema_migration" },

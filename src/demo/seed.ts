@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { App } from "../app.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
-import { demoLinkUrl, DEMO_GATEWAY } from "./demo-upstreams.js";
+import { demoLinkUrl, DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
 
 export interface DemoFile {
   baseUrl: string;
@@ -19,7 +19,8 @@ export interface DemoFile {
  * built-in inbox; printed and written to DATA_DIR/demo.json. Restarting reuses the same tenant and keys.
  */
 export async function seedDemo(app: App): Promise<DemoFile> {
-  const { config, admin, webhooks } = app.services;
+  const { config, admin } = app.core;
+  const webhooks = app.modules.webhooks.endpoints;
   const file = join(config.dataDir, "demo.json");
   const base = app.url;
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as DemoFile) : null;
@@ -52,7 +53,7 @@ export async function seedDemo(app: App): Promise<DemoFile> {
       ids: { merchant: merchant.id, qrKey: qrKey.key.id, gatewayKey: gwKey.key.id, linkKey: linkKey.key.id, linkConfig: link.id, webhook: endpoints[0].endpoint.id },
     };
   }
-  demo.adminToken = app.services.auth.adminTokenForDemo();
+  demo.adminToken = app.core.auth.adminTokenForDemo();
   demo.simulators = { network: `${base}/sim/network-api`, gateway: `${base}/sim/gateway-api`, link: demoLinkUrl(base) };
   mkdirSync(config.dataDir, { recursive: true });
   writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });

@@ -1,5 +1,8 @@
 import type { Job } from "agenda";
-import type { Services } from "../services.js";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/sql.js";
+import type { Logger } from "../logger.js";
+import type { TransactionStore } from "../transactions/transition.js";
 import type { JobSpec } from "../jobs/scheduler.js";
 import { claimDue } from "../transactions/claim.js";
 import type { BrowserPool } from "./browser.js";
@@ -24,8 +27,16 @@ type Outcome = { kind: "done" } | { kind: "lost"; message: string; unavailable: 
  * The Agenda lock is short and renewed while the page is watched or reopened, so when a worker dies
  * another takes the job over within ~30 s and resumes the page by its clientId.
  */
-export function linkMonitorJob(services: Services, link: LinkService, pool: BrowserPool): JobSpec<{ transactionId: string }> {
-  const { store, clock, logger } = services;
+export interface LinkMonitorDeps {
+  store: TransactionStore;
+  clock: Clock;
+  logger: Logger;
+  maxMonitors: number;
+  openTimeoutMs: number;
+}
+
+export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: BrowserPool): JobSpec<{ transactionId: string }> {
+  const { store, clock, logger } = deps;
 
   async function follow(txId: string, session: LinkSession, deadline: number, job: Job<{ transactionId: string }>): Promise<Outcome> {
     const it = session.events[Symbol.asyncIterator]();
@@ -74,7 +85,7 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
 
   return {
     name: "link.monitor",
-    concurrency: services.config.link.maxMonitors,
+    concurrency: deps.maxMonitors,
     lockLifetimeMs: 30_000,
     async run({ transactionId }, job) {
       let tx = await store.get(transactionId);
@@ -93,7 +104,7 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
         await job.touch().catch(() => undefined);
         if (session === null) {
           const url = (tx.upstream.linkUrl as string | undefined) ?? "";
-          session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: services.config.link.openTimeoutMs }).catch((err: Error) => {
+          session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: deps.openTimeoutMs }).catch((err: Error) => {
             lastError = err.message;
             if (!(err instanceof LinkDriverError && err.unavailable)) failures++;
             return null;
@@ -120,8 +131,8 @@ export function linkMonitorJob(services: Services, link: LinkService, pool: Brow
 }
 
 /** Ends link transactions whose 180 s passed with no monitor running (e.g. every worker was down). */
-export function linkExpirySweepJob(services: Services): JobSpec {
-  const { db, store, clock } = services;
+export function linkExpirySweepJob(deps: { db: Db; store: TransactionStore; clock: Clock }): JobSpec {
+  const { db, store, clock } = deps;
   return {
     name: "link.expire",
     every: "1 second",

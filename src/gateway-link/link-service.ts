@@ -32,8 +32,8 @@ export class LinkService {
 
   constructor(
     private readonly store: TransactionStore,
-    private readonly admin: AdminService,
-    private readonly auth: Authenticator,
+    private readonly admin: Pick<AdminService, "linkConfig">,
+    private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly pool: BrowserPool,
     private readonly clock: Clock,
     private readonly logger: Logger,

@@ -1,4 +1,8 @@
-import type { Services } from "../services.js";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/sql.js";
+import type { Logger } from "../logger.js";
+import type { TransactionStore } from "../transactions/transition.js";
+import type { AdminService } from "../admin/admin-service.js";
 import type { JobSpec } from "../jobs/scheduler.js";
 import { claimDue, scheduleNext } from "../transactions/claim.js";
 import type { GatewayClient } from "./upstream-client.js";
@@ -23,9 +27,18 @@ export function mapGatewayStatus(paymentStatus: string): Pick<TransitionRequest,
 }
 
 /** Polls CHECKOUT gateway transactions with the check-transaction API; faults back off, never end a transaction. */
-export function gatewayMonitorJob(services: Services, client: GatewayClient): JobSpec {
-  const { config, clock, db, store, logger, admin } = services;
-  const interval = config.gateway.monitorIntervalMs;
+export interface GatewayMonitorDeps {
+  clock: Clock;
+  db: Db;
+  store: TransactionStore;
+  logger: Logger;
+  admin: Pick<AdminService, "apiKey" | "gatewayCredentials">;
+  intervalMs: number;
+}
+
+export function gatewayMonitorJob(deps: GatewayMonitorDeps, client: GatewayClient): JobSpec {
+  const { clock, db, store, logger, admin } = deps;
+  const interval = deps.intervalMs;
   return {
     name: "gateway.monitor",
     every: `${Math.max(1, Math.round(interval / 1000))} seconds`,

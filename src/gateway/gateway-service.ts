@@ -33,8 +33,8 @@ function optText(errors: FieldError[], field: string, v: unknown, max: number, p
 export class GatewayService {
   constructor(
     private readonly store: TransactionStore,
-    private readonly admin: AdminService,
-    private readonly auth: Authenticator,
+    private readonly admin: Pick<AdminService, "gatewayCredentialsForUse">,
+    private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly client: GatewayClient,
     private readonly clock: Clock,
   ) {}

@@ -1,14 +1,21 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
 import { requireKey, type GqlContext } from "../graphql/context.js";
+import type { Idempotency } from "../transactions/idempotency.js";
+import type { GatewayService } from "./gateway-service.js";
 import { GatewayQrGql, GatewayTransactionStatusGql, GenerateGatewayQrInput } from "./gateway.types.js";
 
 /** Hosted gateway area (x-auth-type api-gateway). */
 @Resolver()
 export class GatewayResolver {
+  constructor(
+    private readonly gateway: GatewayService,
+    private readonly idempotency: Idempotency,
+  ) {}
+
   @Mutation(() => GatewayQrGql, { description: "Issue a dynamic QR through the hosted gateway (status CHECKOUT)" })
   async generateGatewayQr(@Arg("input", () => GenerateGatewayQrInput) input: GenerateGatewayQrInput, @Ctx() ctx: GqlContext): Promise<GatewayQrGql> {
     const key = requireKey(ctx, "gateway");
-    return ctx.services.idempotency.run(key, ctx.idempotencyKey, "generateGatewayQr", input, () => ctx.services.gateway.generate(key, input));
+    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayQr", input, () => this.gateway.generate(key, input));
   }
 
   @Query(() => GatewayTransactionStatusGql, { description: "One of this key's gateway transactions, by transactionId or orderId (exactly one)" })
@@ -17,6 +24,6 @@ export class GatewayResolver {
     @Arg("orderId", () => String, { nullable: true }) orderId: string | undefined,
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayTransactionStatusGql> {
-    return ctx.services.gateway.status(requireKey(ctx, "gateway"), { transactionId, orderId });
+    return this.gateway.status(requireKey(ctx, "gateway"), { transactionId, orderId });
   }
 }

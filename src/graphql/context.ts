@@ -1,11 +1,12 @@
 import { AppError } from "../errors.js";
 import type { KeyKind } from "../auth/api-key.entity.js";
 import type { KeyPrincipal, Principal } from "../auth/principal.js";
-import type { Services } from "../services.js";
+import type { ResolverContainer } from "./container.js";
 
 export interface GqlContext {
   principal: Principal;
-  services: Services;
+  /** This app's resolver instances (type-graphql asks it for each resolver class). */
+  container: ResolverContainer;
   requestId: string;
   /** From the `Idempotency-Key` header on HTTP requests. */
   idempotencyKey?: string;

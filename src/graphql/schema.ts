@@ -1,22 +1,35 @@
 import "reflect-metadata";
-import { buildSchema } from "type-graphql";
+import { buildSchema, type NonEmptyArray } from "type-graphql";
 import { printSchema, type GraphQLSchema } from "graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
-import { AdminResolver } from "../admin/admin.resolver.js";
-import { RESOLVERS } from "./resolvers.js";
 import { RefuseNul } from "./refuse-nul.js";
+import type { GqlContext } from "./context.js";
+import type { ClassOf } from "../module.js";
 
-let built: Promise<GraphQLSchema> | null = null;
+const built = new Map<string, Promise<GraphQLSchema>>();
 
-/** The one schema: built once per process from the decorated resolvers. */
-export function appSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers: [AdminResolver, ...RESOLVERS], validate: false, emitSchemaFile: false, globalMiddlewares: [RefuseNul],
-    // type-graphql insists on a PubSub; our subscriptions bring their own streams (transactions/live-events.ts).
-    pubSub: createPubSub() });
-  return built;
+/**
+ * The one schema, from the resolver classes the modules declare; built once per process for a given list
+ * (every app of the process shares it: the resolver instances come from each request's container).
+ */
+export function buildAppSchema(resolvers: ClassOf[]): Promise<GraphQLSchema> {
+  const key = resolvers.map((r) => r.name).join(",");
+  let schema = built.get(key);
+  if (schema === undefined) {
+    schema = buildSchema({
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql's own resolver list type
+      resolvers: resolvers as unknown as NonEmptyArray<Function>,
+      container: ({ context }: { context: GqlContext }) => context.container,
+      validate: false, emitSchemaFile: false, globalMiddlewares: [RefuseNul],
+      // type-graphql insists on a PubSub; our subscriptions bring their own streams (events/live-events.ts).
+      pubSub: createPubSub(),
+    });
+    built.set(key, schema);
+  }
+  return schema;
 }
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
-export async function schemaSdl(): Promise<string> {
-  return `${printSchema(await appSchema())}\n`;
+export async function printAppSchema(resolvers: ClassOf[]): Promise<string> {
+  return `${printSchema(await buildAppSchema(resolvers))}\n`;
 }

@@ -8,7 +8,9 @@ import { useServer } from "graphql-ws/use/ws";
 import type { RequestHandler } from "express";
 import { execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
-import type { Services } from "../services.js";
+import type { Logger } from "../logger.js";
+import type { Principal } from "../auth/principal.js";
+import type { ResolverContainer } from "./container.js";
 import { credentialsFromConnectionParams, credentialsFromHeaders } from "../auth/credentials.js";
 import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
@@ -29,18 +31,27 @@ export interface GraphQLEdge {
 }
 
 /** Apollo Server 5 on express at /graphql, graphql-ws on the same server and path. */
-export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Server, services: Services): Promise<GraphQLEdge> {
-  const exposeInternals = services.config.nodeEnv === "development" && services.config.logLevel === "debug";
+export interface GraphQLEdgeDeps {
+  auth: { fromCredentials(c: { apiKey?: string; authType?: string; bearer?: string; clientToken?: string }): Promise<Principal> };
+  logger: Logger;
+  container: ResolverContainer;
+  /** Messages of internal errors reach the client (development with debug logs only). */
+  exposeInternals: boolean;
+  introspection: boolean;
+}
+
+export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Server, deps: GraphQLEdgeDeps): Promise<GraphQLEdge> {
+  const { auth, logger, container, exposeInternals } = deps;
   /** The client sees a generic message; the cause is logged so a 500 (or a 503: database unreachable) is never silent. */
   const logFailure = (f: GraphQLFormattedError, err: unknown, path: unknown, where: string) => {
-    if (f.extensions?.code === "INTERNAL") services.logger.error({ err, path }, `internal error in ${where}`);
-    else if (f.extensions?.code === "SERVICE_UNAVAILABLE") services.logger.warn({ err, path }, `service unavailable during ${where}`);
+    if (f.extensions?.code === "INTERNAL") logger.error({ err, path }, `internal error in ${where}`);
+    else if (f.extensions?.code === "SERVICE_UNAVAILABLE") logger.warn({ err, path }, `service unavailable during ${where}`);
   };
   const contextFor = async (headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext> => {
     const idem = headers["idempotency-key"];
     return {
-      principal: await services.auth.fromCredentials(credentialsFromHeaders(headers)),
-      services,
+      principal: await auth.fromCredentials(credentialsFromHeaders(headers)),
+      container,
       requestId,
       idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
     };
@@ -73,9 +84,9 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
         }
       },
       onConnect: async (ctx) => {
-        const principal = await services.auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));
+        const principal = await auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));
         if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
-        ctx.extra.ctx = { principal, services, requestId: randomUUID() };
+        ctx.extra.ctx = { principal, container, requestId: randomUUID() };
         return true;
       },
       context: (ctx) => ctx.extra.ctx as GqlContext,
@@ -100,7 +111,7 @@ export async function createGraphQLEdge(schema: GraphQLSchema, httpServer: Serve
   const apollo = new ApolloServer<GqlContext>({
     schema,
     validationRules: [limits],
-    introspection: services.config.nodeEnv !== "production",
+    introspection: deps.introspection,
     allowBatchedHttpRequests: false,
     // main.ts owns SIGTERM/SIGINT and stops Apollo through app.stop(). Apollo's own handler would start a
     // second, concurrent stop(), and in 5.5.1 a concurrent stop() never settles (its barrier is resolved only

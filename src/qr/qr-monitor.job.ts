@@ -1,4 +1,7 @@
-import type { Services } from "../services.js";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/sql.js";
+import type { Logger } from "../logger.js";
+import type { TransactionStore } from "../transactions/transition.js";
 import type { JobSpec } from "../jobs/scheduler.js";
 import { claimDue, scheduleNext } from "../transactions/claim.js";
 import type { NetworkClient } from "./network-client.js";
@@ -11,9 +14,17 @@ const BATCH = 500;
  * SUCCESS (keeping the payer hash/account/time), failed → FAILED. An upstream fault backs off and never
  * produces a terminal state.
  */
-export function qrMonitorJob(services: Services, client: NetworkClient): JobSpec {
-  const { config, clock, db, store, logger } = services;
-  const interval = config.network.monitorIntervalMs;
+export interface QrMonitorDeps {
+  clock: Clock;
+  db: Db;
+  store: TransactionStore;
+  logger: Logger;
+  intervalMs: number;
+}
+
+export function qrMonitorJob(deps: QrMonitorDeps, client: NetworkClient): JobSpec {
+  const { clock, db, store, logger } = deps;
+  const interval = deps.intervalMs;
   return {
     name: "qr.monitor",
     every: `${Math.max(1, Math.round(interval / 1000))} seconds`,

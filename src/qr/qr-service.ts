@@ -22,17 +22,23 @@ export interface QrView {
   clientToken?: string;
 }
 
+/** What a QR pays, for the network simulator's answers. */
+export interface IssuedFacts {
+  toAccountId: string;
+  amount: string;
+  currency: string;
+}
+
 /** The generic QR area: issue a KHQR for the key's merchant, read it back by md5, verify and decode strings. */
 export class QrService {
   constructor(
     private readonly store: TransactionStore,
-    private readonly admin: AdminService,
-    private readonly auth: Authenticator,
+    private readonly admin: Pick<AdminService, "merchantForIssue">,
+    private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly clock: Clock,
+    /** Demo/tests: tells the network simulator what a QR pays (the payee side of the transfer). */
+    private readonly onIssued: ((md5: string, facts: IssuedFacts) => void) | null = null,
   ) {}
-
-  /** Demo/tests: tells the network simulator what a QR pays (the payee side of the transfer). */
-  onIssuedForSimulator?: (md5: string, facts: { toAccountId: string; amount: string; currency: string }) => void;
 
   async generate(key: KeyPrincipal, input: { amount: unknown; currency: unknown; expiredAfter: unknown; meta?: unknown }): Promise<QrView> {
     const errors: FieldError[] = [];
@@ -58,7 +64,7 @@ export class QrService {
       id, area: "qr", merchantRef: key.merchantRef, apiKeyRef: key.keyId, status: "PENDING", amount, currency: NUMERIC_TO_CODE[currency],
       md5, qr, meta, request: { amount: input.amount, currency, expiredAfter }, expiresAt, nextCheckAt: now,
     });
-    this.onIssuedForSimulator?.(md5, { toAccountId: merchant.bakongAccountId, amount: Number(amount).toFixed(currency === 116 ? 0 : 2), currency: NUMERIC_TO_CODE[currency] });
+    this.onIssued?.(md5, { toAccountId: merchant.bakongAccountId, amount: Number(amount).toFixed(currency === 116 ? 0 : 2), currency: NUMERIC_TO_CODE[currency] });
     return { ...this.view(tx), clientToken: this.auth.issueClientToken(tx.id, tx.expiresAt) };
   }
 

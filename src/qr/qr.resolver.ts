@@ -1,30 +1,37 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import { requireKey, type GqlContext } from "../graphql/context.js";
+import type { Idempotency } from "../transactions/idempotency.js";
+import type { QrService } from "./qr-service.js";
 import { DecodeResultGql, GenerateQrInput, QrTransactionGql } from "./qr.types.js";
 
 /** Generic QR area (x-auth-type api-key). */
 @Resolver()
 export class QrResolver {
+  constructor(
+    private readonly qr: QrService,
+    private readonly idempotency: Idempotency,
+  ) {}
+
   @Mutation(() => QrTransactionGql, { description: "Issue a dynamic KHQR for the key's merchant (status PENDING)" })
   async generateQr(@Arg("input", () => GenerateQrInput) input: GenerateQrInput, @Ctx() ctx: GqlContext): Promise<QrTransactionGql> {
     const key = requireKey(ctx, "qr");
-    return ctx.services.idempotency.run(key, ctx.idempotencyKey, "generateQr", input, () => ctx.services.qr.generate(key, input));
+    return this.idempotency.run(key, ctx.idempotencyKey, "generateQr", input, () => this.qr.generate(key, input));
   }
 
   @Query(() => QrTransactionGql, { description: "A generic QR transaction of this key, by md5" })
   async qrTransaction(@Arg("md5", () => String) md5: string, @Ctx() ctx: GqlContext): Promise<QrTransactionGql> {
-    return ctx.services.qr.check(requireKey(ctx, "qr"), md5);
+    return this.qr.check(requireKey(ctx, "qr"), md5);
   }
 
   @Query(() => Boolean, { description: "True when the string is a valid, unexpired KHQR" })
   verifyQr(@Arg("qrData", () => String) qrData: string, @Ctx() ctx: GqlContext): boolean {
     requireKey(ctx, "qr");
-    return ctx.services.qr.verify(qrData);
+    return this.qr.verify(qrData);
   }
 
   @Query(() => DecodeResultGql, { description: "Decode a KHQR; parse failures are reported in status" })
   decodeQr(@Arg("qrData", () => String) qrData: string, @Ctx() ctx: GqlContext): DecodeResultGql {
     requireKey(ctx, "qr");
-    return ctx.services.qr.decode(qrData) as unknown as DecodeResultGql;
+    return this.qr.decode(qrData) as unknown as DecodeResultGql;
   }
 }

@@ -1,5 +1,4 @@
-import type { Router } from "express";
-import type expressNs from "express";
+import express, { type Router } from "express";
 
 export interface InboxEntry {
   receivedAt: string;
@@ -15,7 +14,7 @@ export class WebhookInbox {
   readonly entries: InboxEntry[] = [];
   private readonly max = 1000;
 
-  router(express: typeof expressNs): Router {
+  router(): Router {
     const r = express.Router();
     r.post("/sim/inbox", express.raw({ type: () => true, limit: "1mb" }), (req, res) => {
       const headers: Record<string, string> = {};

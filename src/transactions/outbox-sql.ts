@@ -1,31 +1,36 @@
 import { toDate } from "../db/sql.js";
 import { stringifyExact } from "../exact-json.js";
-import type { StoredEvent } from "./event-bus.js";
+import type { StoredEvent } from "./stored-event.js";
 import type { EventType } from "./transaction-event.entity.js";
 import type { Json } from "./transaction.entity.js";
 
 export const NOTIFY_CHANNEL = "pqr_events";
 
 /**
- * The outbox write as common table expressions, so it rides in the same statement as the change it
- * records: the event rows (`ev`), a delivery row for every matching enabled endpoint of the key (`wd`), and
- * one pg_notify carrying every event id of the statement, comma-separated (`nt`, delivered on commit only).
- * `source` names a relation with, per event: id (the transaction's), api_key_ref, area, status, ev_id,
- * ev_type, payload (json: kept as written, so meta stays exact) and created_at. One statement is atomic: all of it commits or none.
- * The only parameter is the notify channel. A select CTE runs only when referenced, so the final select
- * must read `nt` (and reads `wd` for the delivery counts).
+ * Rows another module writes in the same statement as each event, so they commit with it or not at all.
+ * The webhooks module owns the one there is (a delivery row per matching endpoint: webhooks/outbox-fanout.ts);
+ * app.ts hands it to the store. `sql` reads the inserted events as `ev` and returns `event_ref` per row.
  */
-export function outboxCtes(source: string): string {
+export interface OutboxFanout {
+  name: string;
+  sql: string;
+}
+
+/**
+ * The outbox write as common table expressions, so it rides in the same statement as the change it
+ * records: the event rows (`ev`), the fan-out's rows (webhook deliveries), and one pg_notify carrying
+ * every event id of the statement, comma-separated (`nt`, delivered on commit only).
+ * `source` names a relation with, per event: id (the transaction's), api_key_ref, area, status, ev_id,
+ * ev_type, payload (json: kept as written, so meta stays exact) and created_at. One statement is atomic: all
+ * of it commits or none. The only parameter is the notify channel. A select CTE runs only when referenced,
+ * so the final select must read `nt` (and reads the fan-out for the delivery counts: outboxCounts).
+ */
+export function outboxCtes(source: string, fanout: OutboxFanout | null): string {
   return `ev as (
     insert into transaction_event (id, transaction_ref, api_key_ref, area, type, status, payload, created_at)
     select s.ev_id, s.id, s.api_key_ref, s.area, s.ev_type, s.status, s.payload, s.created_at from ${source} s
     returning seq, id, transaction_ref, api_key_ref, area, type, status, payload, created_at),
-  wd as (
-    insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at)
-    select 'whd_' || replace(gen_random_uuid()::text, '-', ''), ev.id, e.id, 'pending', 0, ev.created_at, ev.created_at
-    from ev join webhook_endpoint e on e.api_key_ref = ev.api_key_ref
-    where e.enabled and (jsonb_array_length(e.events) = 0 or e.events @> to_jsonb(ev.type))
-    returning event_ref),
+  ${fanout === null ? "" : `${fanout.name} as (${fanout.sql}),`}
   nt as (select pg_notify(?::text, string_agg(ev.id, ',' order by ev.seq)) from ev having count(*) > 0)`;
 }
 
@@ -35,13 +40,18 @@ export function notifiedIds(payload: string): string[] {
 }
 
 /** Columns the final select adds per event row: how many deliveries it got, and (to run it) the notify. */
-export const OUTBOX_COUNTS = `(select count(*) from wd where wd.event_ref = ev.id)::int as deliveries, (select count(*) from nt)::int as notified`;
+export function outboxCounts(fanout: OutboxFanout | null): string {
+  const deliveries = fanout === null ? "0" : `(select count(*) from ${fanout.name} f where f.event_ref = ev.id)::int`;
+  return `${deliveries} as deliveries, (select count(*) from nt)::int as notified`;
+}
 
 /** The transition's outbox write on its own: one statement inside the transition's database transaction. */
-export const OUTBOX_FOR_ROW_SQL = `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status,
+export function outboxForRowSql(fanout: OutboxFanout | null): string {
+  return `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status,
     ?::text as ev_id, ?::text as ev_type, ?::json as payload, ?::timestamptz as created_at),
-  ${outboxCtes("s0")}
-  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${OUTBOX_COUNTS} from ev`;
+  ${outboxCtes("s0", fanout)}
+  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${outboxCounts(fanout)} from ev`;
+}
 
 export function outboxParams(eventId: string, type: EventType, payload: Json, now: Date): unknown[] {
   return [eventId, type, stringifyExact(payload), now];

@@ -1,6 +1,6 @@
 import { Field, ID, ObjectType, registerEnumType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import type { StoredEvent } from "./event-bus.js";
+import type { StoredEvent } from "./stored-event.js";
 
 export enum AreaGql {
   qr = "qr",

@@ -1,8 +1,8 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from "type-graphql";
 import QRCode from "qrcode";
 import type { GqlContext } from "../graphql/context.js";
-import { WebhookDeliveryGql } from "../webhooks/webhooks.resolver.js";
-import type { DeliveryView } from "../webhooks/endpoint-service.js";
+import type { TransactionQuery } from "./transaction-query.js";
+import type { TransactionStore } from "./transition.js";
 import { TransactionEventGql, toEventGql } from "./transaction.types.js";
 import { TransactionConnectionGql, TransactionFilterGql, TransactionGql, toTransactionGql } from "./transactions.types.js";
 
@@ -12,6 +12,11 @@ import { TransactionConnectionGql, TransactionFilterGql, TransactionGql, toTrans
  */
 @Resolver(() => TransactionGql)
 export class TransactionsResolver {
+  constructor(
+    private readonly query: TransactionQuery,
+    private readonly store: TransactionStore,
+  ) {}
+
   @Query(() => TransactionConnectionGql, { description: "Newest first, Relay-style cursor pages (first ≤ 100)" })
   async transactions(
     @Arg("first", () => Int, { defaultValue: 20 }) first: number,
@@ -19,7 +24,7 @@ export class TransactionsResolver {
     @Arg("filter", () => TransactionFilterGql, { nullable: true }) filter: TransactionFilterGql | undefined,
     @Ctx() ctx: GqlContext,
   ): Promise<TransactionConnectionGql> {
-    const page = await ctx.services.transactions.page(ctx.principal, { first, after, filter });
+    const page = await this.query.page(ctx.principal, { first, after, filter });
     const edges = page.rows.map((r) => ({ cursor: r.cursor, node: toTransactionGql(r.tx) }));
     return {
       edges,
@@ -29,20 +34,13 @@ export class TransactionsResolver {
 
   @Query(() => TransactionGql, { nullable: true, description: "Null when it does not exist or is not the caller's" })
   async transaction(@Arg("id", () => ID) id: string, @Ctx() ctx: GqlContext): Promise<TransactionGql | null> {
-    const tx = await ctx.services.transactions.one(ctx.principal, id);
+    const tx = await this.query.one(ctx.principal, id);
     return tx === null ? null : toTransactionGql(tx);
   }
 
   @FieldResolver(() => [TransactionEventGql], { description: "The timeline: every committed change, oldest first" })
-  async events(@Root() tx: TransactionGql, @Ctx() ctx: GqlContext): Promise<TransactionEventGql[]> {
-    return (await ctx.services.store.eventsSince({ transactionId: tx.id, afterSeq: "0" }, 1000)).map(toEventGql);
-  }
-
-  @FieldResolver(() => [WebhookDeliveryGql], { description: "Deliveries of this transaction's events, newest first (empty for a clientToken)" })
-  async webhookDeliveries(@Root() tx: TransactionGql, @Arg("first", () => Int, { defaultValue: 50 }) first: number, @Ctx() ctx: GqlContext): Promise<DeliveryView[]> {
-    // The endpoints belong to the key that created the transaction, so a key sees only its own deliveries.
-    if (ctx.principal.type !== "admin" && ctx.principal.type !== "key") return [];
-    return ctx.services.webhooks.deliveries({ transactionId: tx.id, first });
+  async events(@Root() tx: TransactionGql): Promise<TransactionEventGql[]> {
+    return (await this.store.eventsSince({ transactionId: tx.id, afterSeq: "0" }, 1000)).map(toEventGql);
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The QR as a PNG data URL (rendered on request)" })

@@ -1,11 +1,11 @@
 import type { Clock } from "../clock.js";
 import { newId } from "../ids.js";
 import { Db, type Query } from "../db/sql.js";
-import type { EventBus, StoredEvent } from "./event-bus.js";
+import type { EventSink, StoredEvent } from "./stored-event.js";
 import { rowToTx, snapshot, type TxRecord } from "./record.js";
 import type { EventType } from "./transaction-event.entity.js";
 import { TERMINAL, type Json, type TxStatus } from "./transaction.entity.js";
-import { NOTIFY_CHANNEL, OUTBOX_COUNTS, OUTBOX_FOR_ROW_SQL, outboxCtes, outboxParams, rowToEvent } from "./outbox-sql.js";
+import { NOTIFY_CHANNEL, outboxCounts, outboxCtes, outboxForRowSql, outboxParams, rowToEvent, type OutboxFanout } from "./outbox-sql.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
 import { stringifyExact } from "../exact-json.js";
 
@@ -65,7 +65,7 @@ const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currenc
  * event, their delivery rows and one notify. Every column comes as an array (one element per transaction),
  * so the text is constant and prepared once per connection whatever the batch size.
  */
-const CREATE_MANY_SQL = `with input as (
+const createManySql = (fanout: OutboxFanout | null) => `with input as (
     select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
       ?::json[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::json[], ?::int[])
       as i(id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
@@ -78,8 +78,8 @@ const CREATE_MANY_SQL = `with input as (
     from input order by ord
     returning id),
   src as (select i.*, 'payment.created'::text as ev_type from input i join tx on tx.id = i.id order by i.ord),
-  ${outboxCtes("src")}
-  select ev.id, ev.seq::text as seq, ${OUTBOX_COUNTS} from ev`;
+  ${outboxCtes("src", fanout)}
+  select ev.id, ev.seq::text as seq, ${outboxCounts(fanout)} from ev`;
 
 /** Up to this many creates share a statement; two statements in flight keep the pool and PostgreSQL busy. */
 const CREATE_BATCH = { lanes: 2, maxBatch: 64 };
@@ -129,9 +129,17 @@ function newRecord(input: NewTransaction, now: Date): TxRecord {
 export class TransactionStore {
   constructor(
     private readonly db: Db,
-    private readonly bus: EventBus,
+    private readonly bus: EventSink,
     private readonly clock: Clock,
-  ) {}
+    /** Rows another module writes with every event (the webhooks module's deliveries; app.ts passes it). */
+    fanout: OutboxFanout | null = null,
+  ) {
+    this.createManySql = createManySql(fanout);
+    this.outboxForRowSql = outboxForRowSql(fanout);
+  }
+
+  private readonly createManySql: string;
+  private readonly outboxForRowSql: string;
 
   /** Concurrent creates, grouped into shared statements (db/batcher.ts). */
   private readonly creates = new Batcher<PendingCreate, StoredEvent>((items) => this.createMany(items), { ...CREATE_BATCH, refused: refusedByDatabase });
@@ -151,7 +159,7 @@ export class TransactionStore {
 
   private async createMany(items: PendingCreate[]): Promise<StoredEvent[]> {
     const col = <T>(f: (p: PendingCreate, i: number) => T) => items.map(f);
-    const rows = await this.db.query<{ id: string; seq: string; deliveries: number }>(CREATE_MANY_SQL, [
+    const rows = await this.db.query<{ id: string; seq: string; deliveries: number }>(this.createManySql, [
       col((p) => p.draft.id), col((p) => p.draft.area), col((p) => p.draft.merchantRef), col((p) => p.draft.apiKeyRef), col((p) => p.draft.status),
       col((p) => p.draft.amount), col((p) => p.draft.currency), col((p) => p.draft.orderId), col((p) => p.draft.md5), col((p) => p.draft.clientId),
       col((p) => p.draft.qr), col((p) => stringifyExact(p.draft.meta)), col((p) => JSON.stringify(p.draft.request)), col((p) => JSON.stringify(p.draft.upstream)),
@@ -250,7 +258,7 @@ export class TransactionStore {
 
   private async writeEvent(q: Query, tx: TxRecord, eventId: string, type: EventType, now: Date): Promise<StoredEvent> {
     const payload = { transaction: snapshot(tx), meta: tx.meta };
-    const rows = await q(OUTBOX_FOR_ROW_SQL, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(eventId, type, payload, now), NOTIFY_CHANNEL], "pqr_outbox");
+    const rows = await q(this.outboxForRowSql, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(eventId, type, payload, now), NOTIFY_CHANNEL], "pqr_outbox");
     return rowToEvent(rows[0]);
   }
 

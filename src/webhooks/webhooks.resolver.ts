@@ -1,7 +1,9 @@
-import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from "type-graphql";
+import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from "type-graphql";
 import { requireAdmin, type GqlContext } from "../graphql/context.js";
 import type { WebhookEndpoint } from "./webhook-endpoint.entity.js";
-import type { DeliveryView } from "./endpoint-service.js";
+import type { DeliveryView, WebhookEndpointService } from "./endpoint-service.js";
+import type { WebhookDispatcher } from "./dispatcher.js";
+import { TransactionGql } from "../transactions/transactions.types.js";
 
 @ObjectType("WebhookEndpoint")
 export class WebhookEndpointGql {
@@ -63,29 +65,34 @@ export const toEndpointGql = (e: WebhookEndpoint): WebhookEndpointGql => ({
 /** Operator API for webhook endpoints and their delivery log. */
 @Resolver()
 export class WebhooksResolver {
+  constructor(
+    private readonly webhooks: WebhookEndpointService,
+    private readonly dispatcher: WebhookDispatcher | null,
+  ) {}
+
   @Query(() => [WebhookEndpointGql])
   async webhookEndpoints(@Arg("apiKeyId", () => ID, { nullable: true }) apiKeyId: string | undefined, @Ctx() ctx: GqlContext): Promise<WebhookEndpointGql[]> {
     requireAdmin(ctx);
-    return (await ctx.services.webhooks.list(apiKeyId)).map(toEndpointGql);
+    return (await this.webhooks.list(apiKeyId)).map(toEndpointGql);
   }
 
   @Mutation(() => WebhookEndpointWithSecretGql)
   async createWebhookEndpoint(@Arg("input", () => WebhookEndpointInputGql) input: WebhookEndpointInputGql, @Ctx() ctx: GqlContext): Promise<WebhookEndpointWithSecretGql> {
     requireAdmin(ctx);
-    const { endpoint, secret } = await ctx.services.webhooks.create({ apiKeyId: input.apiKeyId ?? "", url: input.url ?? "", events: input.events });
+    const { endpoint, secret } = await this.webhooks.create({ apiKeyId: input.apiKeyId ?? "", url: input.url ?? "", events: input.events });
     return { secret, endpoint: toEndpointGql(endpoint) };
   }
 
   @Mutation(() => WebhookEndpointGql)
   async updateWebhookEndpoint(@Arg("id", () => ID) id: string, @Arg("input", () => WebhookEndpointInputGql) input: WebhookEndpointInputGql, @Ctx() ctx: GqlContext): Promise<WebhookEndpointGql> {
     requireAdmin(ctx);
-    return toEndpointGql(await ctx.services.webhooks.update(id, { url: input.url, events: input.events, enabled: input.enabled }));
+    return toEndpointGql(await this.webhooks.update(id, { url: input.url, events: input.events, enabled: input.enabled }));
   }
 
   @Mutation(() => WebhookEndpointWithSecretGql, { description: "New secret; the old one keeps signing (a second v1= value) for overlapMinutes" })
   async rotateWebhookSecret(@Arg("id", () => ID) id: string, @Arg("overlapMinutes", () => Int, { defaultValue: 1440 }) overlapMinutes: number, @Ctx() ctx: GqlContext): Promise<WebhookEndpointWithSecretGql> {
     requireAdmin(ctx);
-    const { endpoint, secret } = await ctx.services.webhooks.rotateSecret(id, overlapMinutes);
+    const { endpoint, secret } = await this.webhooks.rotateSecret(id, overlapMinutes);
     return { secret, endpoint: toEndpointGql(endpoint) };
   }
 
@@ -98,14 +105,27 @@ export class WebhooksResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<DeliveryView[]> {
     requireAdmin(ctx);
-    return ctx.services.webhooks.deliveries({ endpointId, eventId, transactionId, first });
+    return this.webhooks.deliveries({ endpointId, eventId, transactionId, first });
   }
 
   @Mutation(() => WebhookDeliveryGql)
   async redeliverWebhook(@Arg("eventId", () => ID) eventId: string, @Arg("endpointId", () => ID) endpointId: string, @Ctx() ctx: GqlContext): Promise<DeliveryView> {
     requireAdmin(ctx);
-    const view = await ctx.services.webhooks.redeliver(eventId, endpointId);
-    void ctx.services.dispatcher?.kick();
+    const view = await this.webhooks.redeliver(eventId, endpointId);
+    void this.dispatcher?.kick();
     return view;
+  }
+}
+
+/** The webhooks side of a transaction: its events' deliveries (the dashboard's detail view). */
+@Resolver(() => TransactionGql)
+export class TransactionDeliveriesResolver {
+  constructor(private readonly webhooks: WebhookEndpointService) {}
+
+  @FieldResolver(() => [WebhookDeliveryGql], { description: "Deliveries of this transaction's events, newest first (empty for a clientToken)" })
+  async webhookDeliveries(@Root() tx: TransactionGql, @Arg("first", () => Int, { defaultValue: 50 }) first: number, @Ctx() ctx: GqlContext): Promise<DeliveryView[]> {
+    // The endpoints belong to the key that created the transaction, so a key sees only its own deliveries.
+    if (ctx.principal.type !== "admin" && ctx.principal.type !== "key") return [];
+    return this.webhooks.deliveries({ transactionId: tx.id, first });
   }
 }

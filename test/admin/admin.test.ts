@@ -36,7 +36,7 @@ describe("admin API", () => {
       i: { merchantId, name: "gw", upstreamMerchantId: "up1", apiSecret: "very-secret-value" },
     });
     expect(JSON.stringify(cfg)).not.toContain("very-secret-value");
-    const [row] = await t.app.services.db.query<{ api_secret_enc: string }>(`select api_secret_enc from gateway_config`);
+    const [row] = await t.app.core.db.query<{ api_secret_enc: string }>(`select api_secret_enc from gateway_config`);
     expect(row.api_secret_enc).not.toContain("very-secret-value");
     const gwId = (cfg.data!.createGatewayConfig as { id: string }).id;
     const key = await gql(t, `mutation($i: ApiKeyInput!) { createApiKey(input: $i) { apiKey key { id prefix kind } } }`, { i: { merchantId, kind: "gateway", gatewayConfigId: gwId } });
@@ -45,7 +45,7 @@ describe("admin API", () => {
     expect(created.apiKey.startsWith(created.key.prefix)).toBe(true);
     const list = await gql(t, `{ apiKeys { prefix } }`);
     expect(JSON.stringify(list)).not.toContain(created.apiKey);
-    const stored = await t.app.services.db.query<{ hash: string }>(`select hash from api_key`);
+    const stored = await t.app.core.db.query<{ hash: string }>(`select hash from api_key`);
     expect(JSON.stringify(stored)).not.toContain(created.apiKey);
   });
 

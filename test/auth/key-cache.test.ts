@@ -15,7 +15,7 @@ describe("cached keys, merchants and gateway credentials across processes", () =
     a = await startTestApp({}, { role: "api" });
     // Agenda creates its tables in the background after start; a second process doing the same at that moment
     // can fail on PostgreSQL's catalog (concurrent CREATE … IF NOT EXISTS). Its last index means it is done.
-    await waitFor(async () => (await a.app.services.db.query<{ ok: boolean }>(`select to_regclass('agenda_logs_job_name_idx') is not null as ok`))[0].ok, 30_000);
+    await waitFor(async () => (await a.app.core.db.query<{ ok: boolean }>(`select to_regclass('agenda_logs_job_name_idx') is not null as ok`))[0].ok, 30_000);
     b = await startTestApp({}, { role: "api", dbUrl: a.dbUrl });
     tenant = await createTenant(a);
   });

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import { ROUTES } from "../../src/rest/route-table.js";
+import { ROUTES } from "../../src/app.js";
 
 const HEADER_FOR = { qr: AUTH.qr, gateway: AUTH.gateway, gateway_link: AUTH.gatewayLink } as const;
 

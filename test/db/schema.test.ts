@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createTestDatabase } from "../support/db.js";
+import { ENTITIES } from "../../src/app.js";
 import { createOrm, migrate, type Orm } from "../../src/db/orm.js";
 
 describe("migrations", () => {
@@ -8,7 +9,7 @@ describe("migrations", () => {
   beforeAll(async () => {
     const db = await createTestDatabase();
     drop = db.drop;
-    orm = await createOrm(db.url, 2);
+    orm = await createOrm(db.url, 2, ENTITIES);
     await migrate(orm);
   });
   afterAll(async () => {

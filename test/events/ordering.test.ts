@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { WEBHOOK_OUTBOX } from "../../src/webhooks/index.js";
 import { systemClock } from "../../src/clock.js";
 import { Db, type Query } from "../../src/db/sql.js";
-import { EventBus } from "../../src/transactions/event-bus.js";
+import { EventBus } from "../../src/events/event-bus.js";
 import { TransactionStore } from "../../src/transactions/transition.js";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
@@ -39,7 +40,7 @@ describe("event order across committers", () => {
   const liveKeyStream = async (ping: string) => {
     const { sub } = subscribe<Update>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`);
     await waitFor(async () => {
-      await t.app.services.store.transition({ id: ping, event: "transaction.updated", upstream: { ping: Date.now() } });
+      await t.app.core.store.transition({ id: ping, event: "transaction.updated", upstream: { ping: Date.now() } });
       return sub.events.length > 0;
     }, 10_000, 300);
     return sub;
@@ -52,10 +53,10 @@ describe("event order across committers", () => {
    * stream. `whileHeld` runs before x commits. Returns x's event, numbered below y's.
    */
   const commitOutOfOrder = async (x: string, y: string, sub: Awaited<ReturnType<typeof liveKeyStream>>, whileHeld = async () => {}) => {
-    const held = new HeldDb(t.app.services.orm);
-    const slow = new TransactionStore(held, new EventBus(), systemClock).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
+    const held = new HeldDb(t.app.core.orm);
+    const slow = new TransactionStore(held, new EventBus(), systemClock, WEBHOOK_OUTBOX).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
     await held.reached;
-    const fast = await t.app.services.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
+    const fast = await t.app.core.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
     await waitFor(async () => received(sub, fast.event?.id), 5000, 20);
     await whileHeld();
     held.release();
@@ -80,8 +81,8 @@ describe("event order across committers", () => {
     // The instance's LISTEN connection drops; x commits (and notifies) while nobody listens.
     const listeners = `select pid from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()`;
     const late = await commitOutOfOrder(x, y, sub, async () => {
-      await t.app.services.db.query(`select pg_terminate_backend(pid) from (${listeners}) l`);
-      await waitFor(async () => (await t.app.services.db.query(listeners)).length === 0, 5000, 20);
+      await t.app.core.db.query(`select pg_terminate_backend(pid) from (${listeners}) l`);
+      await waitFor(async () => (await t.app.core.db.query(listeners)).length === 0, 5000, 20);
     });
     // The reconnect's catch-up starts a little before the last number seen, so the lower-numbered x is found.
     await waitFor(async () => received(sub, late.event?.id), 10_000, 50);

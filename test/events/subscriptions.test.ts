@@ -36,7 +36,7 @@ describe("GraphQL subscriptions", () => {
       await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
       // When the worker commits SUCCESS, A hears it through LISTEN/NOTIFY.
       const seen = await waitFor(async () => sub.events.find((e) => e.transactionUpdated.transaction.status === "SUCCESS"), 20_000, 20);
-      const [row] = await t.app.services.db.query<{ created_at: string }>(`select created_at from transaction_event where id = ?`, [seen.transactionUpdated.id]);
+      const [row] = await t.app.core.db.query<{ created_at: string }>(`select created_at from transaction_event where id = ?`, [seen.transactionUpdated.id]);
       const committed = Date.parse(row.created_at.replace(" ", "T").replace(/\+00$/, "Z"));
       expect(Date.now() - committed).toBeLessThan(1000);
       expect(seen.transactionUpdated.meta).toEqual({ k: "v" });
@@ -55,7 +55,7 @@ describe("GraphQL subscriptions", () => {
     await stolen.sub.done;
     expect(JSON.stringify(stolen.sub.error)).toMatch(/not found/i);
     expect(stolen.sub.events).toHaveLength(0);
-    await t.app.services.store.transition({ id: x.transactionId, to: "SUCCESS", event: "payment.completed" });
+    await t.app.core.store.transition({ id: x.transactionId, to: "SUCCESS", event: "payment.completed" });
     await own.sub.done;
     expect(own.sub.events.map((e) => e.transactionUpdated.type)).toEqual(["payment.completed"]);
   });
@@ -71,7 +71,7 @@ describe("GraphQL subscriptions", () => {
     const foreign = subscribe<One>(t.url, AUTH.qr(other.keys.qr), ONE, { id: g.transactionId });
     await foreign.sub.done;
     expect(JSON.stringify(foreign.sub.error)).toMatch(/not found/i);
-    await t.app.services.store.transition({ id: g.transactionId, to: "FAILED", event: "payment.failed" });
+    await t.app.core.store.transition({ id: g.transactionId, to: "FAILED", event: "payment.failed" });
     const late = subscribe<One>(t.url, AUTH.qr(tenant.keys.qr), ONE, { id: g.transactionId });
     await late.sub.done;
     expect(late.sub.events.map((e) => e.transactionUpdated.transaction.status)).toEqual(["FAILED"]);
@@ -79,9 +79,9 @@ describe("GraphQL subscriptions", () => {
 
   it("a reconnecting client passes its last event id and receives what it missed", async () => {
     const g = await gen();
-    const [created] = await t.app.services.db.query<{ id: string }>(`select id from transaction_event where transaction_ref = ? order by seq limit 1`, [g.transactionId]);
-    await t.app.services.store.transition({ id: g.transactionId, event: "transaction.updated", upstream: { note: 1 } });
-    await t.app.services.store.transition({ id: g.transactionId, to: "SUCCESS", event: "payment.completed" });
+    const [created] = await t.app.core.db.query<{ id: string }>(`select id from transaction_event where transaction_ref = ? order by seq limit 1`, [g.transactionId]);
+    await t.app.core.store.transition({ id: g.transactionId, event: "transaction.updated", upstream: { note: 1 } });
+    await t.app.core.store.transition({ id: g.transactionId, to: "SUCCESS", event: "payment.completed" });
     const { sub } = subscribe<One>(t.url, AUTH.qr(tenant.keys.qr), ONE, { id: g.transactionId, last: created.id });
     await sub.done;
     expect(sub.events.map((e) => e.transactionUpdated.type)).toEqual(["transaction.updated", "payment.completed"]);

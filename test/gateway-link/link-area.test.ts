@@ -9,7 +9,7 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
   let other: Tenant;
   const gen = (body: Record<string, unknown>, key = tenant.keys.gatewayLink) => post(`${t.url}/gateway-link/generate-qr`, body, AUTH.gatewayLink(key));
   const check = (transactionId: string, key = tenant.keys.gatewayLink) => post(`${t.url}/gateway-link/check`, { transactionId }, AUTH.gatewayLink(key));
-  const events = async (id: string) => (await t.app.services.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [id])).map((e) => e.type);
+  const events = async (id: string) => (await t.app.core.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [id])).map((e) => e.type);
   beforeAll(async () => {
     t = await startTestApp();
     tenant = await createTenant(t);
@@ -52,7 +52,7 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     t.clock.advance(180_000);
     await waitFor(async () => (await events(b.transactionId)).includes("payment.expired"), 10_000);
     expect(((await check(b.transactionId)).body as LinkTx).status).toBe("EXPIRED");
-    await waitFor(async () => t.app.areas.pool.stats().pages === 0, 10_000);
+    await waitFor(async () => t.app.modules.gatewayLink.pool.stats().pages === 0, 10_000);
   });
 
   it("break → FAILED after bounded retries", async () => {
@@ -108,7 +108,7 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     const broken = await createTenant(t, { name: "Broken link", linkUrl: `${t.url}/sim/link/p/shop?currency=EUR` });
     const res = await gen({ amount: 1000, currency: 116 }, broken.keys.gatewayLink);
     expect(res.status).toBe(502);
-    const rows = await t.app.services.db.query<{ status: string }>(`select status from "transaction" where api_key_ref = ?`, [broken.keyIds.gatewayLink]);
+    const rows = await t.app.core.db.query<{ status: string }>(`select status from "transaction" where api_key_ref = ?`, [broken.keyIds.gatewayLink]);
     expect(rows).toEqual([{ status: "FAILED" }]);
   }, 60_000);
 });

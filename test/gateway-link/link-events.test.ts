@@ -13,7 +13,7 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   const deliveries = (txId: string) => rx.received.filter((r) => (JSON.parse(r.body) as Delivered).data.transaction.transactionId === txId);
   const kinds = (txId: string) => deliveries(txId).map((r) => JSON.parse(r.body) as Delivered).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map((d) => d.type);
-  const outbox = async (txId: string) => (await t.app.services.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [txId])).map((e) => e.type);
+  const outbox = async (txId: string) => (await t.app.core.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [txId])).map((e) => e.type);
   const check = async (transactionId: string) => {
     const res = await fetch(`${t.url}/gateway-link/check`, { method: "POST", headers: { "content-type": "application/json", ...AUTH.gatewayLink(tenant.keys.gatewayLink) }, body: JSON.stringify({ transactionId }) });
     const text = await res.text();

@@ -57,7 +57,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("CHECKOUT");
     // Several monitor rounds see the gateway report PENDING: one transaction.updated, not one per poll.
     await new Promise((r) => setTimeout(r, 2500));
-    const types = async () => (await t.app.services.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [b.transactionId])).map((e) => e.type);
+    const types = async () => (await t.app.core.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [b.transactionId])).map((e) => e.type);
     expect(await types()).toEqual(["payment.created", "transaction.updated"]);
     t.clock.advance(3 * 60_000 + 1);
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("EXPIRED");
@@ -70,7 +70,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     const dup = await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: id, amount: 1, currency: "USD" } }, AUTH.gateway(tenant.keys.gateway));
     expect(dup.status).toBe(400);
     expect((dup.body as { error: { code: string; details: { field: string }[] } }).error).toMatchObject({ code: "CONFLICT", details: [{ field: "qrData.orderId" }] });
-    const rows = await t.app.services.db.query(`select id from "transaction" where order_id = ?`, [id]);
+    const rows = await t.app.core.db.query(`select id from "transaction" where order_id = ?`, [id]);
     expect(rows).toHaveLength(1);
   });
 
@@ -99,7 +99,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
 
   it("upstream rejection (wrong secret) → 400 with the upstream's status; simulator down → 502; no rows either way", async () => {
     const bad = await createTenant(t, { name: "Bad secret", gatewayMerchantId: "gw_merchant_1", gatewaySecret: "wrong-secret-0123456789" });
-    const [{ n: before }] = await t.app.services.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
+    const [{ n: before }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
     const rejected = await gen({}, {}, bad.keys.gateway);
     expect(rejected.status).toBe(400);
     expect((rejected.body as { error: { code: string; gatewayStatus: { code: string } } }).error).toMatchObject({ code: "UPSTREAM_REJECTED", gatewayStatus: { code: "1" } });
@@ -111,7 +111,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     } finally {
       await post(`${t.url}/sim/gateway/fault`, { mode: "ok" });
     }
-    const [{ n: after }] = await t.app.services.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
+    const [{ n: after }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
     expect(after).toBe(before);
   });
 

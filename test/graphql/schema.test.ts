@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { schemaSdl } from "../../src/graphql/schema.js";
+import { schemaSdl } from "../../src/app.js";
 
 describe("schema.graphql", () => {
   it("is exactly what the code generates (run `npm run schema` after changing resolvers)", async () => {

@@ -21,7 +21,7 @@ describe("readiness tells the truth", () => {
   it("answers 503 while this process's statements fail, though the database still connects", async () => {
     t = await startTestApp();
     expect((await readyz(t)).status).toBe(200);
-    for (let i = 0; i < 8; i++) await t.app.services.db.query("select * from no_such_table_here").catch(() => undefined);
+    for (let i = 0; i < 8; i++) await t.app.core.db.query("select * from no_such_table_here").catch(() => undefined);
     const r = await readyz(t);
     expect(r.status).toBe(503);
     expect(r.body.checks).toEqual(expect.objectContaining({ statements: false, database: true }));

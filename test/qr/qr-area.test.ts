@@ -47,7 +47,7 @@ describe("generic QR area over REST", () => {
     }, 10_000);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(done.transactionId).toBe(body.transactionId);
-    const tx = await t.app.services.store.get(body.transactionId);
+    const tx = await t.app.core.store.get(body.transactionId);
     expect(tx?.upstream.payment).toMatchObject({ hash: expect.any(String), fromAccountId: expect.stringContaining("@") });
   });
 
@@ -71,7 +71,7 @@ describe("generic QR area over REST", () => {
       await post(`${t.url}/sim/network/pay`, { md5: body.data.md5 });
       await new Promise((r) => setTimeout(r, 3000)); // several monitor rounds against a failing network
       expect(((await check(body.data.md5)).body as QrTx).status).toBe("PENDING");
-      const [row] = await t.app.services.db.query<{ check_failures: number }>(`select check_failures from "transaction" where id = ?`, [body.transactionId]);
+      const [row] = await t.app.core.db.query<{ check_failures: number }>(`select check_failures from "transaction" where id = ?`, [body.transactionId]);
       expect(row.check_failures).toBeGreaterThan(0);
     } finally {
       await post(`${t.url}/sim/network/fault`, { mode: "ok" });
@@ -88,7 +88,7 @@ describe("generic QR area over REST", () => {
   });
 
   it("bad bodies → 400 naming each bad field; nothing is written", async () => {
-    const [{ n: before }] = await t.app.services.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
+    const [{ n: before }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
     const cases: [unknown, string[]][] = [
       [{ currency: 840, expiredAfter: 60000 }, ["amount"]],
       [{ amount: 0, currency: 840, expiredAfter: 60000 }, ["amount"]],
@@ -108,7 +108,7 @@ describe("generic QR area over REST", () => {
       expect(err.code).toBe("BAD_USER_INPUT");
       expect(err.details.map((d) => d.field)).toEqual(fields);
     }
-    const [{ n: after }] = await t.app.services.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
+    const [{ n: after }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
     expect(after).toBe(before);
   });
 
@@ -142,7 +142,7 @@ describe("generic QR area over REST", () => {
     const ids = new Set(results.map((r) => (r.body as QrTx).transactionId));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(ids.size).toBe(1);
-    const [{ n }] = await t.app.services.db.query<{ n: string }>(`select count(*)::text as n from "transaction" where id = ?`, [[...ids][0]]);
+    const [{ n }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction" where id = ?`, [[...ids][0]]);
     expect(n).toBe("1");
     const conflict = await post(`${t.url}/qr/generate`, { ...body, amount: 8 }, headers);
     expect(conflict.status).toBe(409);

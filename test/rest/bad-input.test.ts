@@ -23,7 +23,7 @@ function raw(url: string, request: string): Promise<string> {
 describe("REST: hostile input is refused with the documented error body", () => {
   let t: TestApp;
   let tenant: Tenant;
-  const rows = async () => Number((await t.app.services.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`))[0].n);
+  const rows = async () => Number((await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`))[0].n);
   beforeAll(async () => {
     t = await startTestApp({}, { role: "api" });
     tenant = await createTenant(t);

@@ -72,7 +72,7 @@ describe("legacy REST bodies: unknown fields are ignored and named in x-ignored-
       expect((res.body as { error: { code: string; details: { field: string }[] } }).error).toMatchObject({ code: "BAD_USER_INPUT" });
       expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(fields);
     }
-    const rows = await t.app.services.db.query(`select id from "transaction" where api_key_ref = ?`, [tenant.keyIds.gatewayLink]);
+    const rows = await t.app.core.db.query(`select id from "transaction" where api_key_ref = ?`, [tenant.keyIds.gatewayLink]);
     expect(rows).toHaveLength(0);
   });
 

@@ -47,7 +47,7 @@ describe("transactions connection (GraphQL)", () => {
   afterAll(async () => t?.stop());
 
   it("pages through everything in (createdAt desc, id desc) order with no duplicates, even when rows arrive mid-way (admin sees all merchants)", async () => {
-    const expected = (await t.app.services.db.query<{ id: string }>(`select id from "transaction" order by created_at desc, id desc`)).map((r) => r.id);
+    const expected = (await t.app.core.db.query<{ id: string }>(`select id from "transaction" order by created_at desc, id desc`)).map((r) => r.id);
     const first = await page(admin, { first: 4 });
     const after = first.data!.transactions.pageInfo.endCursor;
     await qr(a.keys.qr); // newer than every page boundary: must not shift the following pages
@@ -82,15 +82,15 @@ describe("transactions connection (GraphQL)", () => {
   it("filters by area, status, creation time and search (orderId/md5/transactionId, exact or prefix)", async () => {
     const ids = async (filter: Record<string, unknown>) => all(admin, 50, filter);
     expect((await ids({ area: "gateway" })).sort()).toEqual(mine.a.slice(-2).sort());
-    await t.app.services.store.transition({ id: mine.b[1], to: "SUCCESS", event: "payment.completed" });
+    await t.app.core.store.transition({ id: mine.b[1], to: "SUCCESS", event: "payment.completed" });
     expect(await ids({ status: "SUCCESS" })).toEqual([mine.b[1]]);
     expect(await ids({ search: "ORD-ALPHA" })).toHaveLength(2);
     expect(await ids({ search: "ORD-ALPHA-2" })).toEqual([mine.a.at(-1)]);
-    const [row] = await t.app.services.db.query<{ md5: string }>(`select md5 from "transaction" where id = ?`, [mine.a[3]]);
+    const [row] = await t.app.core.db.query<{ md5: string }>(`select md5 from "transaction" where id = ?`, [mine.a[3]]);
     expect(await ids({ search: row.md5 })).toEqual([mine.a[3]]);
     expect(await ids({ search: mine.b[2].slice(0, -3) })).toContain(mine.b[2]);
     expect(await ids({ search: "%" })).toEqual([]); // LIKE wildcards are literal
-    const [{ created_at: mid }] = await t.app.services.db.query<{ created_at: string }>(`select created_at::text from "transaction" where id = ?`, [mine.b[0]]);
+    const [{ created_at: mid }] = await t.app.core.db.query<{ created_at: string }>(`select created_at::text from "transaction" where id = ?`, [mine.b[0]]);
     const from = new Date(mid.replace(" ", "T").replace(/\+00$/, "Z"));
     const since = await ids({ createdFrom: from.toISOString() });
     const before = await ids({ createdTo: from.toISOString() });
@@ -112,7 +112,7 @@ describe("transactions connection (GraphQL)", () => {
 
   it("transaction(id) carries its event timeline, webhook deliveries and a QR image; a clientToken sees only its own", async () => {
     const x = await qr(a.keys.qr);
-    await t.app.services.store.transition({ id: x.transactionId, to: "SUCCESS", event: "payment.completed" });
+    await t.app.core.store.transition({ id: x.transactionId, to: "SUCCESS", event: "payment.completed" });
     const q = `query($id: ID!) { transaction(id: $id) { id status qrImage events { type transaction { status } } webhookDeliveries { id } } }`;
     const res = await gql<{ transaction: { status: string; qrImage: string; events: { type: string }[]; webhookDeliveries: unknown[] } }>(q, { id: x.transactionId }, admin);
     expect(res.data!.transaction.status).toBe("SUCCESS");

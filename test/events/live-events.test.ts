@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
-import { EventBus, type StoredEvent } from "../../src/transactions/event-bus.js";
-import { LiveEvents } from "../../src/transactions/live-events.js";
+import { EventBus, type StoredEvent } from "../../src/events/event-bus.js";
+import { LiveEvents } from "../../src/events/live-events.js";
 import type { TransactionStore } from "../../src/transactions/transition.js";
 import type { TransactionQuery } from "../../src/transactions/transaction-query.js";
 import type { KeyPrincipal } from "../../src/auth/principal.js";

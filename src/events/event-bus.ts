@@ -1,29 +1,14 @@
 import { EventEmitter } from "node:events";
-import type { EventType } from "./transaction-event.entity.js";
-import type { Json } from "./transaction.entity.js";
+import type { EventSink, StoredEvent } from "../transactions/stored-event.js";
 
-/** An outbox row as it travels to subscribers and the webhook dispatcher. */
-export interface StoredEvent {
-  seq: string;
-  id: string;
-  transactionId: string;
-  apiKeyRef: string;
-  area: string;
-  type: EventType;
-  status: string;
-  /** `{ transaction, meta }`: the webhook body's `data`. */
-  payload: Json;
-  createdAt: Date;
-  /** Delivery rows written with the event; known only in the process that committed it. */
-  deliveries?: number;
-}
+export type { StoredEvent };
 
 /**
  * In-process fan-out of committed events. The committing process publishes directly (so the embedded,
  * single-process mode, where NOTIFY does not cross connections, loses nothing); other processes learn of
  * events through LISTEN/NOTIFY (event-listener.ts) and publish here. Each event id is published once.
  */
-export class EventBus {
+export class EventBus implements EventSink {
   private readonly emitter = new EventEmitter();
   private readonly seen = new Set<string>();
   private readonly seenOrder: string[] = [];

@@ -1,8 +1,8 @@
 import pg from "pg";
 import type { Logger } from "../logger.js";
 import type { EventBus } from "./event-bus.js";
-import { NOTIFY_CHANNEL, type TransactionStore } from "./transition.js";
-import { notifiedIds } from "./outbox-sql.js";
+import { NOTIFY_CHANNEL, type TransactionStore } from "../transactions/transition.js";
+import { notifiedIds } from "../transactions/outbox-sql.js";
 import { INVALIDATE_CHANNEL, type Invalidations } from "../cache/invalidation.js";
 
 /**

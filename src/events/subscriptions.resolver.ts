@@ -2,16 +2,22 @@ import { Arg, Ctx, ID, Resolver, Root, Subscription } from "type-graphql";
 import type { SubscribeResolverData } from "type-graphql";
 import type { GqlContext } from "../graphql/context.js";
 import type { StoredEvent } from "./event-bus.js";
-import { AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "./transaction.types.js";
+import type { LiveEvents } from "./live-events.js";
+import { AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "../transactions/transaction.types.js";
 
 type Data = SubscribeResolverData<unknown, { transactionId?: string; area?: string; status?: string; lastEventId?: string }, GqlContext>;
+
+/** This app's live events, from the resolver instance its events module registered. */
+const live = (ctx: GqlContext): LiveEvents => ctx.container.get(SubscriptionsResolver).live;
 
 /** Live updates over graphql-ws, authenticated in connection_init (API key pair, clientToken, or admin token). */
 @Resolver()
 export class SubscriptionsResolver {
+  constructor(readonly live: LiveEvents) {}
+
   @Subscription(() => TransactionEventGql, {
     description: "Every change of one transaction. A terminal transaction sends its final state, then completes. Pass lastEventId to replay what you missed.",
-    subscribe: ({ args, context }: Data) => context.services.live.open(context.principal, { transactionId: args.transactionId, lastEventId: args.lastEventId }),
+    subscribe: ({ args, context }: Data) => live(context).open(context.principal, { transactionId: args.transactionId, lastEventId: args.lastEventId }),
   })
   transactionUpdated(
     @Root() event: StoredEvent,
@@ -24,7 +30,7 @@ export class SubscriptionsResolver {
 
   @Subscription(() => TransactionEventGql, {
     description: "Every change of all of the caller's transactions (all transactions for the admin token), optionally filtered",
-    subscribe: ({ args, context }: Data) => context.services.live.open(context.principal, { area: args.area, status: args.status, lastEventId: args.lastEventId }),
+    subscribe: ({ args, context }: Data) => live(context).open(context.principal, { area: args.area, status: args.status, lastEventId: args.lastEventId }),
   })
   transactionUpdates(
     @Root() event: StoredEvent,

@@ -1,10 +1,10 @@
 import { AppError } from "../errors.js";
 import type { Principal } from "../auth/principal.js";
 import type { EventBus, StoredEvent } from "./event-bus.js";
-import type { TransactionStore } from "./transition.js";
-import type { TransactionQuery } from "./transaction-query.js";
+import type { TransactionStore } from "../transactions/transition.js";
+import type { TransactionQuery } from "../transactions/transaction-query.js";
 import { EventStream } from "./event-stream.js";
-import { TERMINAL, type TxStatus } from "./transaction.entity.js";
+import { TERMINAL, type TxStatus } from "../transactions/transaction.entity.js";
 
 export interface LiveFilter {
   transactionId?: string;

@@ -1,0 +1,36 @@
+import type { Express } from "express";
+import type { JobSpec } from "./jobs/scheduler.js";
+import type { RestRoute } from "./rest/route-table.js";
+import type { StoredEvent } from "./transactions/stored-event.js";
+
+/** A class, as type-graphql and MikroORM take them (resolvers, entities). */
+export type ClassOf<T extends object = object> = new (...args: never[]) => T;
+
+/**
+ * A feature module (docs/architecture.md). What it is made of is data, known before anything runs: the
+ * ORM needs the entities before the database is open, and `npm run schema` builds the schema from the
+ * resolver classes without a database. What it does comes from `create(deps)`, where `deps` is the small
+ * typed object the module declares, never a bag of everything.
+ */
+export interface ModuleDefinition<Deps, M extends Module = Module> {
+  name: string;
+  entities?: ClassOf[];
+  resolvers?: ClassOf[];
+  /** REST paths of the contract this module answers (each one GraphQL operation, rest/route-table.ts). */
+  routes?: RestRoute[];
+  create(deps: Deps): M;
+}
+
+/** What a running module contributes; app.ts assembles these and lists modules nowhere else. */
+export interface Module {
+  /** Resolver instances, each for its class in `resolvers` (type-graphql's container hands them out). */
+  resolvers?: object[];
+  /** Jobs it runs (defined only in processes that run jobs). */
+  jobs?: JobSpec[];
+  /** HTTP handlers of its own (simulators, the webhook inbox), mounted before the API's. */
+  mount?(app: Express): void;
+  /** Every committed event, in this process (the events module's bus). */
+  onEvent?(event: StoredEvent): void;
+  start?(): Promise<void>;
+  stop?(): Promise<void>;
+}

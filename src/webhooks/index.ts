@@ -1,0 +1,68 @@
+import type { Clock } from "../clock.js";
+import type { Config } from "../config.js";
+import type { Db } from "../db/sql.js";
+import type { Orm } from "../db/orm.js";
+import type { Logger } from "../logger.js";
+import type { SecretBox } from "../auth/secret-box.js";
+import type { Metrics } from "../ops/metrics.js";
+import type { Module, ModuleDefinition } from "../module.js";
+import { WebhookInbox } from "../simulators/inbox.js";
+import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
+import { WebhookAttempt, WebhookDelivery } from "./webhook-delivery.entity.js";
+import { WebhookEndpointService } from "./endpoint-service.js";
+import { WebhookDispatcher } from "./dispatcher.js";
+import { TransactionDeliveriesResolver, WebhooksResolver } from "./webhooks.resolver.js";
+
+export { WEBHOOK_OUTBOX } from "./outbox-fanout.js";
+
+export interface WebhooksModuleDeps {
+  config: Pick<Config, "webhooks" | "simulators">;
+  orm: Orm;
+  db: Db;
+  box: SecretBox;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** This process delivers (serve, worker); an api-only process only records deliveries. */
+  delivers: boolean;
+}
+
+export interface WebhooksModule extends Module {
+  endpoints: WebhookEndpointService;
+  /** The demo's built-in receiver, when simulators are on. */
+  inbox: WebhookInbox | null;
+}
+
+/** Signed webhooks: endpoints per API key, at-least-once delivery with retries, the delivery log. */
+export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
+  const { config, logger } = deps;
+  const endpoints = new WebhookEndpointService(deps.orm, deps.db, deps.box, deps.clock, config.webhooks.allowPrivateUrls);
+  const dispatcher = deps.delivers ? new WebhookDispatcher(deps.db, endpoints, deps.clock, logger, deps.metrics, config.webhooks) : null;
+  const inbox = config.simulators ? new WebhookInbox() : null;
+  return {
+    endpoints,
+    inbox,
+    resolvers: [new WebhooksResolver(endpoints, dispatcher), new TransactionDeliveriesResolver(endpoints)],
+    // Committed events in this process are delivered at once; the recurring job picks up retries and events
+    // committed by other processes.
+    jobs: dispatcher === null ? [] : [{ name: "webhooks.dispatch", every: "1 second", lockLifetimeMs: 30_000, run: () => dispatcher.kick() }],
+    // An event known to have no delivery rows (no matching endpoint) needs no pass: under load that was one
+    // claim query per committed event.
+    onEvent(e) {
+      if (dispatcher !== null && e.deliveries !== 0) void dispatcher.kick().catch((err: unknown) => logger.warn({ err }, "webhook dispatch failed"));
+    },
+    mount(app) {
+      if (inbox !== null) app.use(inbox.router());
+    },
+    async stop() {
+      await dispatcher?.stop();
+    },
+  };
+}
+
+export const webhooksModule: ModuleDefinition<WebhooksModuleDeps, WebhooksModule> = {
+  name: "webhooks",
+  entities: [WebhookEndpoint, WebhookDelivery, WebhookAttempt],
+  resolvers: [WebhooksResolver, TransactionDeliveriesResolver],
+  create: createWebhooksModule,
+};
