@@ -26,19 +26,19 @@ import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRout
 import { RateLimiter } from "./rest/rate-limit.js";
 import { answerClientError } from "./rest/client-error.js";
 import { Scheduler } from "./jobs/scheduler.js";
-import { loadOrCreateSecrets } from "./demo/secrets.js";
+import { loadOrCreateSecrets } from "./auth/stored-secrets.js";
 import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError, listen } from "./startup.js";
 import { dashboardRouter } from "./dashboard/index.js";
-import type { Module } from "./module.js";
+import type { Module, ModuleDefinition } from "./module.js";
 import { opsModule } from "./ops/index.js";
 import { adminModule } from "./admin/index.js";
 import { transactionsModule } from "./transactions/index.js";
 import { EventBus, eventsModule } from "./events/index.js";
-import { WEBHOOK_OUTBOX, webhooksModule, type WebhooksModule } from "./webhooks/index.js";
-import { qrModule, type QrModule } from "./qr/index.js";
-import { gatewayModule, type GatewayModule } from "./gateway/index.js";
-import { linkModule, type LinkModule } from "./gateway-link/index.js";
+import { WEBHOOK_OUTBOX, webhooksModule } from "./webhooks/index.js";
+import { qrModule } from "./qr/index.js";
+import { gatewayModule } from "./gateway/index.js";
+import { linkModule } from "./gateway-link/index.js";
 
 /**
  * The modules of the service, in the order their resolvers, routes and HTTP handlers are assembled.
@@ -79,20 +79,18 @@ export interface Core {
   metrics: Metrics;
   /** The base URL this process is reachable at (simulator defaults, the demo banner). */
   baseUrl: string;
-}
-
-/** The running modules, each with what tests and the demo seed read of it. */
-export interface Modules {
-  webhooks: WebhooksModule;
-  qr: QrModule;
-  gateway: GatewayModule;
-  gatewayLink: LinkModule;
-  all: Module[];
+  /** Enqueue a one-off job (from api-only processes too: any worker picks the row up). */
+  enqueue(name: string, data: Record<string, unknown>): Promise<void>;
+  /** This process runs jobs (serve, worker): it delivers webhooks. */
+  delivers: boolean;
+  /** The database other processes' events are heard on; null on the embedded database (no cross-connection NOTIFY). */
+  listenUrl: string | null;
 }
 
 export interface App {
   core: Core;
-  modules: Modules;
+  /** A running module, by its definition (tests and the demo seed read the webhook endpoints, the browser pool…). */
+  module<M extends Module>(definition: ModuleDefinition<never, M>): M;
   server: Server;
   url: string;
   role: Role;
@@ -177,21 +175,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const core: Core = {
     config, clock, logger, orm, db, bus, store, query, box, invalidations, auth, admin, metrics, baseUrl,
     idempotency: new Idempotency(db, clock),
+    enqueue: (name, data) => jobs.now(name, data),
+    delivers: scheduler !== null,
+    listenUrl: embedded === null ? dbUrl : null,
   };
-  const enqueue = (name: string, data: Record<string, unknown>) => jobs.now(name, data);
-  const modules: Modules = {
-    webhooks: webhooksModule.create({ ...core, delivers: scheduler !== null }),
-    qr: qrModule.create(core),
-    gateway: gatewayModule.create(core),
-    gatewayLink: linkModule.create({ ...core, enqueue }),
-    all: [],
-  };
-  modules.all = [
-    opsModule.create(core), adminModule.create(core), modules.webhooks,
-    eventsModule.create({ ...core, listenUrl: embedded === null ? dbUrl : null }), transactionsModule.create(core),
-    modules.qr, modules.gateway, modules.gatewayLink,
-  ];
-  for (const m of modules.all) {
+  const created = new Map<unknown, Module>(MODULES.map((def) => [def, def.create(core)]));
+  const modules = [...created.values()];
+  for (const m of modules) {
     const onEvent = m.onEvent;
     if (onEvent) bus.subscribe((e) => onEvent.call(m, e));
     if (scheduler !== null) for (const job of m.jobs ?? []) scheduler.define(job);
@@ -239,10 +229,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
 
   let edge: GraphQLEdge | null = null;
-  for (const m of modules.all) m.mount?.(app);
+  for (const m of modules) m.mount?.(app);
   if (role !== "worker") {
     if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
-    const container = new ResolverContainer(modules.all.flatMap((m) => m.resolvers ?? []));
+    const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
     edge = await createGraphQLEdge(await buildAppSchema(RESOLVER_CLASSES), server, {
       auth, logger, container,
       exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
@@ -256,7 +246,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.use(notFoundHandler());
   app.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
 
-  for (const m of modules.all) await m.start?.();
+  for (const m of modules) await m.start?.();
   await scheduler?.start();
 
   let stopping: Promise<void> | null = null;
@@ -265,13 +255,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await edge?.dispose(); // stops taking requests, drains in-flight ones and websockets
       if (server.listening) await new Promise<void>((r) => server.close(() => r()));
       await jobs.stop();
-      for (const m of [...modules.all].reverse()) await m.stop?.();
+      for (const m of [...modules].reverse()) await m.stop?.();
       await orm.close();
       await embedded?.stop();
     })();
     return stopping;
   };
-  return { core, modules, server, url: baseUrl, role, embedded: embedded !== null, ready, startupDone: () => void (startupDone = true), stop };
+  const module = <M extends Module>(definition: ModuleDefinition<never, M>): M => created.get(definition) as M;
+  return { core, module, server, url: baseUrl, role, embedded: embedded !== null, ready, startupDone: () => void (startupDone = true), stop };
 }
 
 function sqlState(err: unknown): string {

@@ -1,10 +1,9 @@
 import type { Express } from "express";
 import type { JobSpec } from "./jobs/scheduler.js";
 import type { RestRoute } from "./rest/route-table.js";
-import type { StoredEvent } from "./transactions/stored-event.js";
+import type { ClassOf } from "./graphql/container.js";
 
-/** A class, as type-graphql and MikroORM take them (resolvers, entities). */
-export type ClassOf<T extends object = object> = new (...args: never[]) => T;
+export type { ClassOf };
 
 /**
  * A feature module (docs/architecture.md). What it is made of is data, known before anything runs: the
@@ -21,6 +20,17 @@ export interface ModuleDefinition<Deps, M extends Module = Module> {
   create(deps: Deps): M;
 }
 
+/** What a module may read of a committed event (the events module's StoredEvent has all of it). */
+export interface CommittedEvent {
+  id: string;
+  transactionId: string;
+  area: string;
+  type: string;
+  status: string;
+  /** Delivery rows written with the event; known only in the process that committed it. */
+  deliveries?: number;
+}
+
 /** What a running module contributes; app.ts assembles these and lists modules nowhere else. */
 export interface Module {
   /** Resolver instances, each for its class in `resolvers` (type-graphql's container hands them out). */
@@ -30,7 +40,7 @@ export interface Module {
   /** HTTP handlers of its own (simulators, the webhook inbox), mounted before the API's. */
   mount?(app: Express): void;
   /** Every committed event, in this process (the events module's bus). */
-  onEvent?(event: StoredEvent): void;
+  onEvent?(event: CommittedEvent): void;
   start?(): Promise<void>;
   stop?(): Promise<void>;
 }

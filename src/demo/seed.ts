@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { App } from "../app.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
+import { webhooksModule } from "../webhooks/index.js";
 import { demoLinkUrl, DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
 
 export interface DemoFile {
@@ -20,7 +21,7 @@ export interface DemoFile {
  */
 export async function seedDemo(app: App): Promise<DemoFile> {
   const { config, admin } = app.core;
-  const webhooks = app.modules.webhooks.endpoints;
+  const webhooks = app.module(webhooksModule).endpoints;
   const file = join(config.dataDir, "demo.json");
   const base = app.url;
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as DemoFile) : null;

@@ -1,5 +1,5 @@
 import { AppError, type FieldError } from "../errors.js";
-import { checkTransactionHash, generateQrHash, type GenerateQrHashInput } from "./upstream-hash.js";
+import { checkTransactionHash, generateQrHash, type GenerateQrHashInput } from "../upstreams/gateway-hash.js";
 
 /**
  * Client of the card/QR gateway's QR API: generate-qr and check-transaction-2, both JSON POSTs

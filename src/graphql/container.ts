@@ -1,5 +1,7 @@
 import type { ContainerType } from "type-graphql";
-import type { ClassOf } from "../module.js";
+
+/** A class, as type-graphql and MikroORM take them (resolvers, entities). */
+export type ClassOf<T extends object = object> = new (...args: never[]) => T;
 
 /**
  * type-graphql's container for one app: each resolver class maps to the instance its module built with

@@ -4,7 +4,7 @@ import { printSchema, type GraphQLSchema } from "graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { RefuseNul } from "./refuse-nul.js";
 import type { GqlContext } from "./context.js";
-import type { ClassOf } from "../module.js";
+import type { ClassOf } from "./container.js";
 
 const built = new Map<string, Promise<GraphQLSchema>>();
 

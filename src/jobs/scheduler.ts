@@ -2,7 +2,6 @@ import { Agenda, type Job } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import pg from "pg";
 import type { Logger } from "../logger.js";
-import type { Metrics } from "../ops/metrics.js";
 
 export interface JobSpec<T extends Record<string, unknown> = Record<string, unknown>> {
   name: string;
@@ -11,6 +10,12 @@ export interface JobSpec<T extends Record<string, unknown> = Record<string, unkn
   lockLifetimeMs?: number;
   /** For recurring jobs: how often. */
   every?: string;
+}
+
+/** What the scheduler records (ops/metrics.ts provides it). */
+export interface JobMetrics {
+  jobLag: { set(labels: { job: string }, seconds: number): void };
+  jobRuns: { inc(labels: { job: string; outcome: string }): void };
 }
 
 /**
@@ -27,7 +32,7 @@ export class Scheduler {
 
   constructor(
     connectionString: string,
-    private readonly opts: { logger: Logger; metrics: Metrics; poolSize: number },
+    private readonly opts: { logger: Logger; metrics: JobMetrics; poolSize: number },
   ) {
     this.pool = new pg.Pool({ connectionString, max: opts.poolSize });
     this.pool.on("error", (err) => opts.logger.warn({ err: err.message }, "job database connection error"));

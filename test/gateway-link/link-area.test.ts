@@ -1,3 +1,4 @@
+import { linkModule } from "../../src/gateway-link/index.js";
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
 
@@ -52,7 +53,7 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     t.clock.advance(180_000);
     await waitFor(async () => (await events(b.transactionId)).includes("payment.expired"), 10_000);
     expect(((await check(b.transactionId)).body as LinkTx).status).toBe("EXPIRED");
-    await waitFor(async () => t.app.modules.gatewayLink.pool.stats().pages === 0, 10_000);
+    await waitFor(async () => t.app.module(linkModule).pool.stats().pages === 0, 10_000);
   });
 
   it("break → FAILED after bounded retries", async () => {

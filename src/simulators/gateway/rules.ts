@@ -4,7 +4,7 @@ import {
   checkTransactionHash,
   generateQrHash,
   hashesEqual,
-} from "../../gateway/upstream-hash.js";
+} from "../../upstreams/gateway-hash.js";
 
 /**
  * The gateway's request rules as the simulator enforces them: which status code a request earns

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
-import { checkTransactionHash, generateQrHash, hashesEqual } from "../../src/gateway/upstream-hash.js";
+import { checkTransactionHash, generateQrHash, hashesEqual } from "../../src/upstreams/gateway-hash.js";
 
 /**
  * The expected values are computed here without the project's code: either literal base64
