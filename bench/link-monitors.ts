@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import express from "express";
 import { BrowserPool } from "../src/gateway-link/browser.js";
+import { simulatedLinkProtocol } from "../src/gateway-link/link-protocol.js";
 import { openLinkSession, type LinkEvent, type LinkSession } from "../src/gateway-link/link-driver.js";
 import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { createLinkSimulator } from "../src/simulators/link/index.js";
@@ -65,7 +66,7 @@ export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<Li
       while (next < target) {
         const i = next++;
         const started = performance.now();
-        const session = await openLinkSession(pool, { url: `${base}/sim/link/p/bench?currency=USD`, amount: `${1 + (i % 50)}.00`, currency: 840, timeoutMs: 60_000 });
+        const session = await openLinkSession(pool, { url: `${base}/sim/link/p/bench?currency=USD`, amount: `${1 + (i % 50)}.00`, currency: 840, timeoutMs: 60_000, protocol: simulatedLinkProtocol });
         openTimes.push(performance.now() - started);
         sessions.push(session);
         void watchFatal(session, fatal);

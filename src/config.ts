@@ -16,7 +16,7 @@ export interface Config {
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   network: { baseUrl: string | null; token: string; batchSize: number; monitorIntervalMs: number };
   gateway: { baseUrl: string | null; monitorIntervalMs: number };
-  link: { chromiumPath: string; maxMonitors: number; openTimeoutMs: number };
+  link: { chromiumPath: string; maxMonitors: number; openTimeoutMs: number; pageProtocol: "simulated" };
   upstreamTimeoutMs: number;
   mongodbUrl: string | null;
   webhooks: { timeoutMs: number; retryForMs: number; disableAfterMs: number; allowPrivateUrls: boolean };
@@ -112,6 +112,8 @@ export function loadConfig(env: Env = process.env): Config {
       chromiumPath: str(env, "CHROMIUM_PATH") ?? "/usr/bin/chromium",
       maxMonitors: int(env, "LINK_MAX_MONITORS", 100, 1, 1000),
       openTimeoutMs: int(env, "LINK_OPEN_TIMEOUT_MS", 20000, 1000, 120000),
+      // How the payment-link page is driven (gateway-link/link-protocol.ts); the real page needs its own adapter.
+      pageProtocol: oneOf(env, "LINK_PAGE_PROTOCOL", ["simulated"] as const, "simulated"),
     },
     upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10000, 100, 120000),
     mongodbUrl: url(env, "MONGODB_URL", ["mongodb:", "mongodb+srv:"]),

@@ -14,6 +14,7 @@ import { chromiumMissing, LinkService } from "./link-service.js";
 import { linkExpirySweepJob, linkMonitorJob } from "./link-monitor.job.js";
 import { LinkResolver } from "./link.resolver.js";
 import { LINK_ROUTES } from "./link.routes.js";
+import { LINK_PAGE_PROTOCOLS } from "./link-protocol.js";
 
 export interface LinkModuleDeps {
   config: Pick<Config, "link" | "simulators">;
@@ -37,10 +38,12 @@ export interface LinkModule extends Module {
 /** The gateway-link area: a payment-link page driven by a headless browser, held open for at most 180 s. */
 export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const { config, logger } = deps;
+  const protocol = LINK_PAGE_PROTOCOLS[config.link.pageProtocol];
   const pool = new BrowserPool({ executablePath: config.link.chromiumPath, maxPages: config.link.maxMonitors + 20, logger });
   if (!pool.executableAvailable()) logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
   const service = new LinkService(deps.store, deps.admin, deps.auth, pool, deps.clock, logger, {
     openTimeoutMs: config.link.openTimeoutMs,
+    protocol,
     // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
     startMonitor: (transactionId) => deps.enqueue("link.monitor", { transactionId }),
   });
@@ -50,7 +53,7 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     pool,
     resolvers: [new LinkResolver(service, deps.idempotency)],
     jobs: [
-      linkMonitorJob({ ...deps, maxMonitors: config.link.maxMonitors, openTimeoutMs: config.link.openTimeoutMs }, service, pool),
+      linkMonitorJob({ ...deps, maxMonitors: config.link.maxMonitors, openTimeoutMs: config.link.openTimeoutMs, protocol }, service, pool),
       linkExpirySweepJob(deps),
     ],
     mount(app) {

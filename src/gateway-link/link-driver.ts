@@ -5,7 +5,7 @@
 import { ProtocolError, TimeoutError, type Page } from "puppeteer-core";
 import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
 import { PageTraffic, PageTrafficError, UNAVAILABLE_STATUSES, type LinkEvent, type WatchOptions } from "./page-traffic.js";
-import { simulatedLinkProtocol, type LinkPageProtocol, type LinkSessionInfo } from "./link-protocol.js";
+import type { LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
 
 export type { LinkEvent, WatchOptions };
 
@@ -43,7 +43,8 @@ interface CommonOptions {
   url: string;
   /** Bound on everything up to the QR: waiting for a page, loading, typing, the API answer. */
   timeoutMs: number;
-  protocol?: LinkPageProtocol;
+  /** How the page is driven and read (LINK_PAGE_PROTOCOL; never a silent default). */
+  protocol: LinkPageProtocol;
   watch?: WatchOptions;
 }
 
@@ -86,7 +87,7 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
 
 /** Reopens the page of an existing payment (e.g. after the worker that opened it died). */
 export function resumeLinkSession(pool: BrowserPool, options: ResumeLinkOptions): Promise<LinkSession> {
-  const protocol = options.protocol ?? simulatedLinkProtocol;
+  const protocol = options.protocol;
   const target = protocol.resumeUrl(options.url, options.clientId);
   if (target === null) return Promise.reject(new LinkDriverError("page_error", "this payment page cannot be resumed"));
   return startSession(pool, options, target, {
@@ -102,7 +103,7 @@ interface Steps {
 }
 
 async function startSession(pool: BrowserPool, options: CommonOptions, target: string, steps: Steps): Promise<LinkSession> {
-  const protocol = options.protocol ?? simulatedLinkProtocol;
+  const protocol = options.protocol;
   const origin = new URL(options.url).origin;
   if (new URL(target).origin !== origin) throw new LinkDriverError("page_error", "refusing to open a URL outside the configured link's origin");
   const deadline = Date.now() + options.timeoutMs;

@@ -1,13 +1,13 @@
 import type { Job } from "agenda";
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { JobSpec } from "../jobs/scheduler.js";
-import { claimDue } from "../transactions/claim.js";
+import { monitorJob, type MonitorDeps } from "../transactions/monitor.js";
 import type { BrowserPool } from "./browser.js";
+import type { LinkPageProtocol } from "./link-protocol.js";
 import { LinkDriverError, resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
-import type { LinkService } from "./link-service.js";
+import { LINK_LIFETIME_MS, type LinkService } from "./link-service.js";
 
 const RESUME_ATTEMPTS = 3;
 const TICK_MS = 250;
@@ -33,6 +33,7 @@ export interface LinkMonitorDeps {
   logger: Logger;
   maxMonitors: number;
   openTimeoutMs: number;
+  protocol: LinkPageProtocol;
 }
 
 export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: BrowserPool): JobSpec<{ transactionId: string }> {
@@ -104,7 +105,7 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
         await job.touch().catch(() => undefined);
         if (session === null) {
           const url = (tx.upstream.linkUrl as string | undefined) ?? "";
-          session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: deps.openTimeoutMs }).catch((err: Error) => {
+          session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: deps.openTimeoutMs, protocol: deps.protocol }).catch((err: Error) => {
             lastError = err.message;
             if (!(err instanceof LinkDriverError && err.unavailable)) failures++;
             return null;
@@ -130,21 +131,11 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
   };
 }
 
-/** Ends link transactions whose 180 s passed with no monitor running (e.g. every worker was down). */
-export function linkExpirySweepJob(deps: { db: Db; store: TransactionStore; clock: Clock }): JobSpec {
-  const { db, store, clock } = deps;
-  return {
-    name: "link.expire",
-    every: "1 second",
-    lockLifetimeMs: 30_000,
-    async run() {
-      const now = clock.now();
-      // next_check_at of a link transaction is its expiry; the lease keeps two sweeps apart.
-      const due = await claimDue(db, "gateway_link", now, new Date(now.getTime() + 30_000), 500);
-      for (const tx of due) {
-        if (tx.expiresAt.getTime() <= now.getTime()) await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
-        else await db.query(`update "transaction" set next_check_at = expires_at where id = ?`, [tx.id]);
-      }
-    },
-  };
+/**
+ * Ends link transactions whose 180 s passed with no monitor running (e.g. every worker was down). The page
+ * monitor above follows the page; this is the shared loop with no upstream to ask. A claimed link
+ * transaction's next check is its expiry.
+ */
+export function linkExpirySweepJob(deps: MonitorDeps): JobSpec {
+  return monitorJob(deps, { name: "link.expire", area: "gateway_link", every: "1 second", recheckMs: LINK_LIFETIME_MS, batch: 500, port: null, lockLifetimeMs: 30_000 });
 }

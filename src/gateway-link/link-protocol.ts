@@ -1,7 +1,7 @@
 // What the driver needs to know about a payment-link page: where to type, what to press, and
 // how to recognise and read the page's own API traffic. The real hosted page publishes no
-// protocol, so this is an adapter: `simulatedLinkProtocol` speaks our simulator's
-// (docs/link-simulator.md); pointing at the real page means writing one more adapter.
+// protocol, so this is an adapter, chosen by LINK_PAGE_PROTOCOL: `simulatedLinkProtocol` speaks our
+// simulator's (docs/link-simulator.md); pointing at the real page means writing one more adapter here.
 
 export type LinkAction = "request_qr" | "scanned" | "approved";
 
@@ -63,6 +63,9 @@ export const simulatedLinkProtocol: LinkPageProtocol = {
     return url.toString();
   },
 };
+
+/** The adapters LINK_PAGE_PROTOCOL chooses from (config.ts lists the same names). */
+export const LINK_PAGE_PROTOCOLS: Record<"simulated", LinkPageProtocol> = { simulated: simulatedLinkProtocol };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

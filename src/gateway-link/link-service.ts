@@ -9,6 +9,7 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { checkMeta, decimalFromNumber, NUMERIC_TO_CODE } from "../transactions/money.js";
 import type { BrowserPool } from "./browser.js";
+import type { LinkPageProtocol } from "./link-protocol.js";
 import { openLinkSession, type LinkSession } from "./link-driver.js";
 
 /** Fixed by the contract: every gateway-link QR expires exactly 180 s after issue. */
@@ -37,7 +38,7 @@ export class LinkService {
     private readonly pool: BrowserPool,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly opts: { openTimeoutMs: number; startMonitor: (transactionId: string) => Promise<void> },
+    private readonly opts: { openTimeoutMs: number; protocol: LinkPageProtocol; startMonitor: (transactionId: string) => Promise<void> },
   ) {}
 
   async generate(key: KeyPrincipal, input: { amount: unknown; currency: unknown; meta?: unknown; expiredAfter?: unknown }): Promise<LinkView> {
@@ -59,7 +60,7 @@ export class LinkService {
     const request = { amount: input.amount as number, currency: link.currency, meta };
     let session: LinkSession;
     try {
-      session = await openLinkSession(this.pool, { url: link.url, amount, currency: link.currency, timeoutMs: this.opts.openTimeoutMs });
+      session = await openLinkSession(this.pool, { url: link.url, amount, currency: link.currency, timeoutMs: this.opts.openTimeoutMs, protocol: this.opts.protocol });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
       // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).

@@ -1,10 +1,7 @@
-import type { Clock } from "../clock.js";
-import type { Db } from "../db/sql.js";
-import type { Logger } from "../logger.js";
-import type { TransactionStore } from "../transactions/transition.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { JobSpec } from "../jobs/scheduler.js";
-import { claimDue, scheduleNext } from "../transactions/claim.js";
+import type { TxRecord } from "../transactions/record.js";
+import { monitorJob, type CheckOutcome, type MonitorDeps, type MonitorPort } from "../transactions/monitor.js";
 import type { GatewayClient } from "./upstream-client.js";
 import type { TransitionRequest } from "../transactions/transition.js";
 
@@ -26,53 +23,53 @@ export function mapGatewayStatus(paymentStatus: string): Pick<TransitionRequest,
   }
 }
 
-/** Polls CHECKOUT gateway transactions with the check-transaction API; faults back off, never end a transaction. */
-export interface GatewayMonitorDeps {
-  clock: Clock;
-  db: Db;
-  store: TransactionStore;
-  logger: Logger;
+/**
+ * The gateway's check-transaction API as the monitor loop sees it: one call per transaction, with the
+ * credentials of the configuration its key is linked to. A final status → SUCCESS or FAILED; a non-final
+ * status that changed (e.g. the gateway starts reporting PENDING) → transaction.updated.
+ */
+export function gatewayMonitorPort(admin: Pick<AdminService, "apiKey" | "gatewayCredentials">, client: GatewayClient): MonitorPort {
+  return {
+    async check(txs) {
+      const creds = new Map<string, Promise<{ merchantId: string; apiKey: string } | null>>();
+      const credentialsOf = async (tx: TxRecord) => {
+        const cfg = (await admin.apiKey(tx.apiKeyRef))?.gatewayConfigRef ?? null;
+        if (cfg === null) return null;
+        if (!creds.has(cfg)) creds.set(cfg, admin.gatewayCredentials(cfg));
+        return creds.get(cfg) ?? null;
+      };
+      const answers = await Promise.all(txs.map(async (tx): Promise<[string, CheckOutcome]> => {
+        try {
+          const cred = await credentialsOf(tx);
+          if (!cred) return [tx.id, { kind: "fault", error: "the key has no gateway configuration" }];
+          const r = await client.checkTransaction(cred, tx.orderId as string);
+          const mapped = mapGatewayStatus(r.paymentStatus);
+          const upstream = { gatewayStatus: { code: r.statusCode, message: r.message }, paymentStatus: r.paymentStatus };
+          if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
+          if (r.paymentStatus !== tx.upstream.paymentStatus) return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];
+          return [tx.id, { kind: "unchanged" }];
+        } catch (err) {
+          return [tx.id, { kind: "fault", error: (err as Error).message }];
+        }
+      }));
+      return new Map(answers);
+    },
+  };
+}
+
+export interface GatewayMonitorDeps extends MonitorDeps {
   admin: Pick<AdminService, "apiKey" | "gatewayCredentials">;
   intervalMs: number;
 }
 
+/** Polls CHECKOUT gateway transactions until final or expired (transactions/monitor.ts); faults back off. */
 export function gatewayMonitorJob(deps: GatewayMonitorDeps, client: GatewayClient): JobSpec {
-  const { clock, db, store, logger, admin } = deps;
-  const interval = deps.intervalMs;
-  return {
+  return monitorJob(deps, {
     name: "gateway.monitor",
-    every: `${Math.max(1, Math.round(interval / 1000))} seconds`,
-    lockLifetimeMs: 60_000,
-    async run() {
-      const now = clock.now();
-      const claimed = await claimDue(db, "gateway", now, new Date(now.getTime() + 60_000), 200);
-      const creds = new Map<string, { merchantId: string; apiKey: string } | null>();
-      await Promise.all(claimed.map(async (tx) => {
-        if (tx.expiresAt.getTime() <= now.getTime()) {
-          await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
-          return;
-        }
-        const key = await admin.apiKey(tx.apiKeyRef);
-        const cfg = key?.gatewayConfigRef ?? null;
-        if (cfg !== null && !creds.has(cfg)) creds.set(cfg, await admin.gatewayCredentials(cfg));
-        const cred = cfg === null ? null : creds.get(cfg);
-        if (!cred) return scheduleNext(db, [tx.id], new Date(clock.now().getTime() + 60_000), true);
-        try {
-          const r = await client.checkTransaction(cred, tx.orderId as string);
-          const mapped = mapGatewayStatus(r.paymentStatus);
-          const gatewayStatus = { code: r.statusCode, message: r.message };
-          if (mapped) await store.transition({ id: tx.id, ...mapped, upstream: { gatewayStatus, paymentStatus: r.paymentStatus } });
-          else {
-            // A visible change that is not an outcome (e.g. the gateway starts reporting PENDING): transaction.updated.
-            if (r.paymentStatus !== tx.upstream.paymentStatus) await store.transition({ id: tx.id, event: "transaction.updated", upstream: { gatewayStatus, paymentStatus: r.paymentStatus } });
-            await scheduleNext(db, [tx.id], new Date(clock.now().getTime() + interval), false);
-          }
-        } catch (err) {
-          const backoff = Math.min(interval * 2 ** Math.min(tx.checkFailures + 1, 6), 60_000);
-          logger.warn({ err: (err as Error).message, tx: tx.id, backoffMs: backoff }, "gateway check failed; backing off");
-          await scheduleNext(db, [tx.id], new Date(clock.now().getTime() + backoff), true);
-        }
-      }));
-    },
-  };
+    area: "gateway",
+    every: `${Math.max(1, Math.round(deps.intervalMs / 1000))} seconds`,
+    recheckMs: deps.intervalMs,
+    batch: 200,
+    port: gatewayMonitorPort(deps.admin, client),
+  });
 }

@@ -7,6 +7,7 @@ import { BrowserPool, BrowserPoolError, type PageLease } from "../../src/gateway
 import { openLinkSession, type LinkEvent } from "../../src/gateway-link/link-driver.js";
 import { listProcs, processTree } from "../../src/gateway-link/process-tree.js";
 import { CHROMIUM_PATH, eventually, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { simulatedLinkProtocol } from "../../src/gateway-link/link-protocol.js";
 
 let sim: RunningLinkSim;
 let assets: { url: string; hits: string[]; close: () => void };
@@ -83,7 +84,7 @@ describe("BrowserPool", () => {
   it("also drives the page in windowed mode (pageMode: \"window\")", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1, pageMode: "window" });
     try {
-      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "8.00", currency: 116, timeoutMs: 15_000 });
+      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "8.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
       expect(session.qr).toMatch(/^KHQR-8\.00-116-/);
       await sim.post("/sim/link/approve", { clientId: session.clientId });
       const events: LinkEvent[] = [];
@@ -129,7 +130,7 @@ describe("BrowserPool", () => {
   it("gives the in-flight session a fatal error when the browser is killed, and relaunches on the next open", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 4 });
     try {
-      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, timeoutMs: 15_000 });
+      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
       const { pid } = pool.stats();
       expect(pid).toEqual(expect.any(Number));
       process.kill(pid!, "SIGKILL");
@@ -140,7 +141,7 @@ describe("BrowserPool", () => {
       await session.close();
       expect(pool.stats()).toMatchObject({ pages: 0, pid: null, launched: 1 });
 
-      const again = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, timeoutMs: 15_000 });
+      const again = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
       expect(again.qr).toMatch(/^KHQR-3\.00-116-/);
       expect(pool.stats()).toMatchObject({ pages: 1, launched: 2 });
       expect(pool.stats().pid).not.toBe(pid);
@@ -152,7 +153,7 @@ describe("BrowserPool", () => {
 
   it("ends in-flight sessions without an error when the pool is closed on purpose", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
-    const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "5.00", currency: 116, timeoutMs: 15_000 });
+    const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "5.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
     const events: LinkEvent[] = [];
     const reading = (async () => { for await (const event of session.events) events.push(event); })();
     await pool.close();

@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 function open(amount = "12.50", currency: 116 | 840 = 116): Promise<LinkSession> {
-  return openLinkSession(pool, { url: sim.linkUrl("coffee-shop", currency === 116 ? "KHR" : "USD"), amount, currency, timeoutMs: 15_000, watch });
+  return openLinkSession(pool, { url: sim.linkUrl("coffee-shop", currency === 116 ? "KHR" : "USD"), amount, currency, protocol: simulatedLinkProtocol, timeoutMs: 15_000, watch });
 }
 
 async function client(clientId: string): Promise<ClientView> {
@@ -122,17 +122,17 @@ describe("link driver against the simulated payment-link page", () => {
       await sim.post("/sim/link/fault", { mode: "down" });
       const errors = await rest(events);
       expect(errors[errors.length - 1]).toMatchObject({ type: "error", fatal: true, unavailable: true });
-      const down = await resumeLinkSession(pool, { url, clientId: session.clientId, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
+      const down = await resumeLinkSession(pool, { url, clientId: session.clientId, protocol: simulatedLinkProtocol, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
       expect(down).toBeInstanceOf(LinkDriverError);
       expect(down).toMatchObject({ unavailable: true, message: expect.stringMatching(/HTTP 503/) });
       await sim.post("/sim/link/fault", { mode: "garbage" });
-      const garbage = await resumeLinkSession(pool, { url, clientId: session.clientId, timeoutMs: 3_000, watch }).catch((e: unknown) => e);
+      const garbage = await resumeLinkSession(pool, { url, clientId: session.clientId, protocol: simulatedLinkProtocol, timeoutMs: 3_000, watch }).catch((e: unknown) => e);
       expect(garbage).toMatchObject({ kind: "timeout", unavailable: true });
     } finally {
       await sim.post("/sim/link/fault", { mode: "ok" });
     }
     await sim.post("/sim/link/break", { clientId: session.clientId });
-    const refused = await resumeLinkSession(pool, { url, clientId: session.clientId, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
+    const refused = await resumeLinkSession(pool, { url, clientId: session.clientId, protocol: simulatedLinkProtocol, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ unavailable: false, message: expect.stringMatching(/HTTP 500/) });
     await session.close();
   });
@@ -142,7 +142,7 @@ describe("link driver against the simulated payment-link page", () => {
     const { clientId, qr } = first;
     await first.close();
     await sim.post("/sim/link/scan", { clientId });
-    const resumed = await resumeLinkSession(pool, { url: sim.linkUrl("coffee-shop", "USD"), clientId, timeoutMs: 15_000, watch });
+    const resumed = await resumeLinkSession(pool, { url: sim.linkUrl("coffee-shop", "USD"), clientId, protocol: simulatedLinkProtocol, timeoutMs: 15_000, watch });
     const events = resumed.events[Symbol.asyncIterator]();
     expect(resumed.clientId).toBe(clientId);
     expect(resumed.qr).toBe(qr);
@@ -169,25 +169,25 @@ describe("link driver against the simulated payment-link page", () => {
     }
 
     it("times out when no QR arrives within timeoutMs", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl(), amount: "1.00", currency: 116, timeoutMs: 30 }));
+      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl(), amount: "1.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 30 }));
       expect(err.kind).toBe("timeout");
       expect(pool.stats().pages).toBe(0);
     });
 
     it("refuses a page whose currency differs from the configured one", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl("coffee-shop", "USD"), amount: "1.00", currency: 116, timeoutMs: 15_000 }));
+      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl("coffee-shop", "USD"), amount: "1.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 }));
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/currency 840, configured 116/);
     });
 
     it("reports the page's refusal of the amount", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl(), amount: "0", currency: 116, timeoutMs: 15_000 }));
+      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl(), amount: "0", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 }));
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/HTTP 400: invalid request/);
     });
 
     it("reports a link URL that does not serve a page", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: `${sim.baseUrl}/sim/link/nowhere`, amount: "1.00", currency: 116, timeoutMs: 15_000 }));
+      const err = await openError(() => openLinkSession(pool, { url: `${sim.baseUrl}/sim/link/nowhere`, amount: "1.00", currency: 116, timeoutMs: 15_000, protocol: simulatedLinkProtocol }));
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/HTTP 404/);
     });
@@ -198,7 +198,7 @@ describe("link driver against the simulated payment-link page", () => {
     });
 
     it("reports resuming an unknown client as a page error", async () => {
-      const err = await openError(() => resumeLinkSession(pool, { url: sim.linkUrl(), clientId: "cl_unknown", timeoutMs: 15_000 }));
+      const err = await openError(() => resumeLinkSession(pool, { url: sim.linkUrl(), clientId: "cl_unknown", protocol: simulatedLinkProtocol, timeoutMs: 15_000 }));
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/HTTP 404/);
       expect(pool.stats().pages).toBe(0);
