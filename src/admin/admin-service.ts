@@ -5,12 +5,10 @@ import type { SecretBox } from "../auth/secret-box.js";
 import { ApiKey, type KeyKind } from "../auth/api-key.entity.js";
 import { generateKey } from "../auth/keys.js";
 import { Merchant } from "./merchant.entity.js";
-import { GatewayConfig } from "./gateway-config.entity.js";
-import { LinkConfig } from "./link-config.entity.js";
-import { Checker, isHttpUrl } from "./validation.js";
+import { Checker } from "./validation.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
 import { TtlCache } from "../cache/ttl-cache.js";
-import { INVALIDATE_CHANNEL, NOTIFY_INVALIDATION_SQL, invalidationPayload, Invalidations, type Invalidation } from "../cache/invalidation.js";
+import { Invalidations, withInvalidation } from "../cache/invalidation.js";
 
 /**
  * How long a merchant's account and a gateway configuration's credentials are reused by the generate paths
@@ -30,10 +28,21 @@ export interface MerchantInput {
   defaultCurrency?: number;
 }
 
-/** The dashboard's back end: merchants, upstream configurations and API keys (operator only). */
+/**
+ * What a key of a kind is bound to, checked when the key is created: the area that owns the configuration
+ * registers it (gateway: a gateway configuration, gateway-link: a payment-link configuration).
+ */
+export interface KeyTarget {
+  kind: KeyKind;
+  field: "gatewayConfigId" | "linkConfigId";
+  /** The error message when it does not exist for the key's merchant. */
+  notFound: string;
+  belongsTo(id: string, merchantId: string): Promise<boolean>;
+}
+
+/** The dashboard's back end: merchants and API keys (operator only); areas own their configurations. */
 export class AdminService {
   private readonly issuing: TtlCache<Merchant>;
-  private readonly credentials: TtlCache<{ merchantId: string; apiKey: string }>;
 
   constructor(
     private readonly orm: Orm,
@@ -42,32 +51,19 @@ export class AdminService {
     now: () => number = Date.now,
   ) {
     this.issuing = new TtlCache(HOT_READ_TTL_MS, now);
-    this.credentials = new TtlCache(HOT_READ_TTL_MS, now);
     invalidations.register({
       invalidate: (inv) => {
         if (inv.kind === "merchant") this.issuing.delete((id) => id === inv.id);
-        if (inv.kind === "gateway_config") this.credentials.delete((id) => id === inv.id);
       },
-      clear: () => {
-        this.issuing.clear();
-        this.credentials.clear();
-      },
+      clear: () => this.issuing.clear(),
     });
   }
 
-  /**
-   * Commits `change` together with a NOTIFY that makes every process drop what it cached, then drops it
-   * here too (after commit, so no request re-reads the old row in between and keeps it).
-   */
-  private async withInvalidation<T>(inv: Invalidation, change: (em: EntityManager) => Promise<T>): Promise<T> {
-    const result = await this.em().transactional(async (em) => {
-      const out = await change(em);
-      await em.flush();
-      await em.execute(NOTIFY_INVALIDATION_SQL, [INVALIDATE_CHANNEL, invalidationPayload(inv)]);
-      return out;
-    });
-    this.invalidations.apply(inv);
-    return result;
+  private readonly keyTargets: KeyTarget[] = [];
+
+  /** Called by an area module at creation: keys of its kind are bound to its configurations. */
+  acceptKeyTarget(target: KeyTarget): void {
+    this.keyTargets.push(target);
   }
 
   private em(): EntityManager {
@@ -82,7 +78,7 @@ export class AdminService {
   }
 
   async updateMerchant(id: string, input: MerchantInput): Promise<Merchant> {
-    return this.withInvalidation({ kind: "merchant", id }, async (em) => {
+    return withInvalidation(this.em(), this.invalidations, { kind: "merchant", id }, async (em) => {
       const m = await em.findOne(Merchant, { id });
       if (m === null) throw new AppError("NOT_FOUND", "Merchant not found");
       this.applyMerchant(m, input, false);
@@ -113,96 +109,6 @@ export class AdminService {
     return this.issuing.get(id, () => this.merchant(id));
   }
 
-  async createGatewayConfig(input: { merchantId: string; name: string; upstreamMerchantId: string; apiSecret: string }): Promise<GatewayConfig> {
-    const c = new Checker();
-    c.text("name", input.name, { required: true, max: 100 });
-    c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 });
-    c.text("apiSecret", input.apiSecret, { required: true, max: 200 });
-    c.done("Invalid gateway configuration");
-    const em = this.em();
-    await this.mustHaveMerchant(em, input.merchantId);
-    const g = Object.assign(new GatewayConfig(), {
-      merchantRef: input.merchantId,
-      name: input.name,
-      upstreamMerchantId: input.upstreamMerchantId,
-      apiSecretEnc: this.box.encrypt(input.apiSecret),
-    });
-    await em.persist(g).flush();
-    return g;
-  }
-
-  async updateGatewayConfig(id: string, input: { name?: string; upstreamMerchantId?: string; apiSecret?: string }): Promise<GatewayConfig> {
-    return this.withInvalidation({ kind: "gateway_config", id }, async (em) => {
-      const g = await em.findOne(GatewayConfig, { id });
-      if (g === null) throw new AppError("NOT_FOUND", "Gateway configuration not found");
-      const c = new Checker();
-      if (input.name !== undefined) g.name = c.text("name", input.name, { required: true, max: 100 }) ?? g.name;
-      if (input.upstreamMerchantId !== undefined) g.upstreamMerchantId = c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
-      const secret = input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
-      c.done("Invalid gateway configuration");
-      if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
-      return g;
-    });
-  }
-
-
-  async gatewayConfigs(merchantId?: string): Promise<GatewayConfig[]> {
-    return this.em().find(GatewayConfig, merchantId ? { merchantRef: merchantId } : {}, { orderBy: { createdAt: "asc" } });
-  }
-
-  /** The upstream credentials of a configuration, decrypted, for the gateway client only. */
-  async gatewayCredentials(configId: string): Promise<{ merchantId: string; apiKey: string } | null> {
-    const g = await this.em().findOne(GatewayConfig, { id: configId });
-    return g === null ? null : { merchantId: g.upstreamMerchantId, apiKey: this.box.decrypt(g.apiSecretEnc) };
-  }
-
-  /** The credentials for a generate call: the hot path, so read through a short cache (see above). */
-  async gatewayCredentialsForUse(configId: string): Promise<{ merchantId: string; apiKey: string } | null> {
-    return this.credentials.get(configId, () => this.gatewayCredentials(configId));
-  }
-
-  async createLinkConfig(input: { merchantId: string; name: string; url: string; currency: number }): Promise<LinkConfig> {
-    const c = new Checker();
-    c.text("name", input.name, { required: true, max: 100 });
-    const url = c.text("url", input.url, { required: true, max: 2000 });
-    if (url !== null && !isHttpUrl(url)) c.fail("url", "must be an http(s) URL");
-    if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");
-    c.done("Invalid payment-link configuration");
-    const em = this.em();
-    await this.mustHaveMerchant(em, input.merchantId);
-    const l = Object.assign(new LinkConfig(), { merchantRef: input.merchantId, name: input.name, url: input.url, currency: input.currency as 116 | 840 });
-    await em.persist(l).flush();
-    return l;
-  }
-
-  async updateLinkConfig(id: string, input: { name?: string; url?: string; currency?: number }): Promise<LinkConfig> {
-    const em = this.em();
-    const l = await em.findOne(LinkConfig, { id });
-    if (l === null) throw new AppError("NOT_FOUND", "Payment-link configuration not found");
-    const c = new Checker();
-    if (input.name !== undefined) l.name = c.text("name", input.name, { required: true, max: 100 }) ?? l.name;
-    if (input.url !== undefined) {
-      const url = c.text("url", input.url, { required: true, max: 2000 });
-      if (url !== null && !isHttpUrl(url)) c.fail("url", "must be an http(s) URL");
-      else if (url !== null) l.url = url;
-    }
-    if (input.currency !== undefined) {
-      if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");
-      else l.currency = input.currency;
-    }
-    c.done("Invalid payment-link configuration");
-    await em.flush();
-    return l;
-  }
-
-  async linkConfigs(merchantId?: string): Promise<LinkConfig[]> {
-    return this.em().find(LinkConfig, merchantId ? { merchantRef: merchantId } : {}, { orderBy: { createdAt: "asc" } });
-  }
-
-  async linkConfig(id: string): Promise<LinkConfig | null> {
-    return this.em().findOne(LinkConfig, { id });
-  }
-
   /** Creates a key and returns its plaintext once. A gateway key needs a gateway config, a link key a link config, of the same merchant. */
   async createApiKey(input: { merchantId: string; kind: KeyKind; label?: string; gatewayConfigId?: string | null; linkConfigId?: string | null }): Promise<{ key: ApiKey; plain: string }> {
     const em = this.em();
@@ -214,14 +120,10 @@ export class AdminService {
     if (input.kind !== "gateway" && input.gatewayConfigId) c.fail("gatewayConfigId", "only applies to gateway keys");
     if (input.kind !== "gateway_link" && input.linkConfigId) c.fail("linkConfigId", "only applies to gateway-link keys");
     c.done("Invalid API key request");
-    await this.mustHaveMerchant(em, input.merchantId);
-    if (input.gatewayConfigId) {
-      const g = await em.findOne(GatewayConfig, { id: input.gatewayConfigId, merchantRef: input.merchantId });
-      if (g === null) throw new AppError("BAD_USER_INPUT", "Gateway configuration not found for this merchant", [{ field: "gatewayConfigId", message: "not found for this merchant" }]);
-    }
-    if (input.linkConfigId) {
-      const l = await em.findOne(LinkConfig, { id: input.linkConfigId, merchantRef: input.merchantId });
-      if (l === null) throw new AppError("BAD_USER_INPUT", "Payment-link configuration not found for this merchant", [{ field: "linkConfigId", message: "not found for this merchant" }]);
+    await this.mustHaveMerchant(input.merchantId);
+    for (const t of this.keyTargets) {
+      const id = input[t.field];
+      if (id && !(await t.belongsTo(id, input.merchantId))) throw new AppError("BAD_USER_INPUT", t.notFound, [{ field: t.field, message: "not found for this merchant" }]);
     }
     const generated = generateKey(input.kind);
     const key = Object.assign(new ApiKey(), {
@@ -238,7 +140,7 @@ export class AdminService {
   }
 
   async revokeApiKey(id: string): Promise<ApiKey> {
-    return this.withInvalidation({ kind: "api_key", id }, async (em) => {
+    return withInvalidation(this.em(), this.invalidations, { kind: "api_key", id }, async (em) => {
       const key = await em.findOne(ApiKey, { id });
       if (key === null) throw new AppError("NOT_FOUND", "API key not found");
       key.revokedAt ??= new Date();
@@ -254,8 +156,9 @@ export class AdminService {
     return this.em().findOne(ApiKey, { id });
   }
 
-  private async mustHaveMerchant(em: EntityManager, id: string): Promise<void> {
-    if (typeof id !== "string" || (await em.findOne(Merchant, { id })) === null) {
+  /** For whatever is created for a merchant: BAD_USER_INPUT on merchantId when there is no such merchant. */
+  async mustHaveMerchant(id: string): Promise<void> {
+    if (typeof id !== "string" || (await this.em().findOne(Merchant, { id })) === null) {
       throw new AppError("BAD_USER_INPUT", "Merchant not found", [{ field: "merchantId", message: "not found" }]);
     }
   }

@@ -1,10 +1,8 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
 import { requireAdmin, type GqlContext } from "../graphql/context.js";
 import type { ApiKey } from "../auth/api-key.entity.js";
-import type { GatewayConfig } from "./gateway-config.entity.js";
-import type { LinkConfig } from "./link-config.entity.js";
 import {
-  ApiKeyGql, ApiKeyInputGql, CreatedApiKeyGql, GatewayConfigGql, GatewayConfigInputGql, LinkConfigGql, LinkConfigInputGql,
+  ApiKeyGql, ApiKeyInputGql, CreatedApiKeyGql,
   MerchantGql, MerchantInputGql, MerchantRulesGql, type KeyKindGql,
 } from "./admin.types.js";
 import type { AdminService, MerchantInput } from "./admin-service.js";
@@ -14,8 +12,6 @@ export const toKeyGql = (k: ApiKey): ApiKeyGql => ({
   id: k.id, merchantId: k.merchantRef, kind: k.kind as KeyKindGql, label: k.label, prefix: k.prefix,
   gatewayConfigId: k.gatewayConfigRef, linkConfigId: k.linkConfigRef, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt,
 });
-const toGatewayGql = (g: GatewayConfig): GatewayConfigGql => ({ id: g.id, merchantId: g.merchantRef, name: g.name, upstreamMerchantId: g.upstreamMerchantId, createdAt: g.createdAt });
-const toLinkGql = (l: LinkConfig): LinkConfigGql => ({ id: l.id, merchantId: l.merchantRef, name: l.name, url: l.url, currency: l.currency, createdAt: l.createdAt });
 
 /** Operator API (ADMIN_TOKEN): what the dashboard and `npm run admin` use. */
 @Resolver()
@@ -44,44 +40,6 @@ export class AdminResolver {
   async updateMerchant(@Arg("id", () => ID) id: string, @Arg("input", () => MerchantInputGql) input: MerchantInputGql, @Ctx() ctx: GqlContext): Promise<MerchantGql> {
     requireAdmin(ctx);
     return this.admin.updateMerchant(id, input as MerchantInput);
-  }
-
-  @Query(() => [GatewayConfigGql])
-  async gatewayConfigs(@Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql[]> {
-    requireAdmin(ctx);
-    return (await this.admin.gatewayConfigs(merchantId)).map(toGatewayGql);
-  }
-
-  @Mutation(() => GatewayConfigGql)
-  async createGatewayConfig(@Arg("input", () => GatewayConfigInputGql) input: GatewayConfigInputGql, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql> {
-    requireAdmin(ctx);
-    return toGatewayGql(await this.admin.createGatewayConfig({
-      merchantId: input.merchantId ?? "", name: input.name ?? "", upstreamMerchantId: input.upstreamMerchantId ?? "", apiSecret: input.apiSecret ?? "",
-    }));
-  }
-
-  @Mutation(() => GatewayConfigGql)
-  async updateGatewayConfig(@Arg("id", () => ID) id: string, @Arg("input", () => GatewayConfigInputGql) input: GatewayConfigInputGql, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql> {
-    requireAdmin(ctx);
-    return toGatewayGql(await this.admin.updateGatewayConfig(id, input));
-  }
-
-  @Query(() => [LinkConfigGql])
-  async linkConfigs(@Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined, @Ctx() ctx: GqlContext): Promise<LinkConfigGql[]> {
-    requireAdmin(ctx);
-    return (await this.admin.linkConfigs(merchantId)).map(toLinkGql);
-  }
-
-  @Mutation(() => LinkConfigGql)
-  async createLinkConfig(@Arg("input", () => LinkConfigInputGql) input: LinkConfigInputGql, @Ctx() ctx: GqlContext): Promise<LinkConfigGql> {
-    requireAdmin(ctx);
-    return toLinkGql(await this.admin.createLinkConfig({ merchantId: input.merchantId ?? "", name: input.name ?? "", url: input.url ?? "", currency: input.currency ?? 0 }));
-  }
-
-  @Mutation(() => LinkConfigGql)
-  async updateLinkConfig(@Arg("id", () => ID) id: string, @Arg("input", () => LinkConfigInputGql) input: LinkConfigInputGql, @Ctx() ctx: GqlContext): Promise<LinkConfigGql> {
-    requireAdmin(ctx);
-    return toLinkGql(await this.admin.updateLinkConfig(id, input));
   }
 
   @Query(() => [ApiKeyGql])

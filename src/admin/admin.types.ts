@@ -35,41 +35,6 @@ export class MerchantInputGql {
   @Field(() => Int, { nullable: true }) defaultCurrency?: number;
 }
 
-@ObjectType("GatewayConfig", { description: "A merchant's account at the hosted gateway. The API secret is write-only." })
-export class GatewayConfigGql {
-  @Field(() => ID) id!: string;
-  @Field(() => ID) merchantId!: string;
-  @Field() name!: string;
-  @Field() upstreamMerchantId!: string;
-  @Field() createdAt!: Date;
-}
-
-@InputType("GatewayConfigInput")
-export class GatewayConfigInputGql {
-  @Field(() => ID, { nullable: true }) merchantId?: string;
-  @Field({ nullable: true }) name?: string;
-  @Field({ nullable: true }) upstreamMerchantId?: string;
-  @Field({ nullable: true, description: "Write-only; stored encrypted" }) apiSecret?: string;
-}
-
-@ObjectType("LinkConfig", { description: "A hosted payment-link page; a gateway-link key is bound to one." })
-export class LinkConfigGql {
-  @Field(() => ID) id!: string;
-  @Field(() => ID) merchantId!: string;
-  @Field() name!: string;
-  @Field() url!: string;
-  @Field(() => Int) currency!: number;
-  @Field() createdAt!: Date;
-}
-
-@InputType("LinkConfigInput")
-export class LinkConfigInputGql {
-  @Field(() => ID, { nullable: true }) merchantId?: string;
-  @Field({ nullable: true }) name?: string;
-  @Field({ nullable: true }) url?: string;
-  @Field(() => Int, { nullable: true }) currency?: number;
-}
-
 @ObjectType("ApiKey")
 export class ApiKeyGql {
   @Field(() => ID) id!: string;

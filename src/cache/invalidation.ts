@@ -5,6 +5,8 @@
  * it locally after commit. Missed notifications (a listener reconnecting) clear every cache; the caches' short
  * time-to-live bounds staleness even then.
  */
+import type { EntityManager as EM } from "@mikro-orm/postgresql";
+
 export const INVALIDATE_CHANNEL = "pqr_invalidate";
 export const NOTIFY_INVALIDATION_SQL = "select pg_notify(?, ?)";
 
@@ -42,4 +44,24 @@ export class Invalidations {
   clearAll(): void {
     for (const t of this.targets) t.clear();
   }
+}
+
+/**
+ * Commits `change` together with a NOTIFY that makes every process drop what it cached of `inv`, then
+ * drops it here too (after commit, so no request re-reads the old row in between and keeps it).
+ */
+export async function withInvalidation<T>(
+  em: { transactional<R>(fn: (em: EM) => Promise<R>): Promise<R> },
+  invalidations: Invalidations,
+  inv: Invalidation,
+  change: (em: EM) => Promise<T>,
+): Promise<T> {
+  const result = await em.transactional(async (tx) => {
+    const out = await change(tx);
+    await tx.flush();
+    await tx.execute(NOTIFY_INVALIDATION_SQL, [INVALIDATE_CHANNEL, invalidationPayload(inv)]);
+    return out;
+  });
+  invalidations.apply(inv);
+  return result;
 }

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { App } from "../app.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
 import { webhooksModule } from "../webhooks/index.js";
+import { gatewayModule } from "../gateway/index.js";
+import { linkModule } from "../gateway-link/index.js";
 import { demoLinkUrl, DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
 
 export interface DemoFile {
@@ -22,6 +24,8 @@ export interface DemoFile {
 export async function seedDemo(app: App): Promise<DemoFile> {
   const { config, admin } = app.core;
   const webhooks = app.module(webhooksModule).endpoints;
+  const gatewayConfigs = app.module(gatewayModule).configs;
+  const linkConfigs = app.module(linkModule).configs;
   const file = join(config.dataDir, "demo.json");
   const base = app.url;
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as DemoFile) : null;
@@ -30,15 +34,15 @@ export async function seedDemo(app: App): Promise<DemoFile> {
   if (previous?.ids && existing) {
     demo = { ...previous, baseUrl: base };
     // The port may differ from the last run: keep the tenant's URLs pointing at this process.
-    await admin.updateLinkConfig(previous.ids.linkConfig, { url: demoLinkUrl(base) });
+    await linkConfigs.update(previous.ids.linkConfig, { url: demoLinkUrl(base) });
     await webhooks.update(previous.ids.webhook, { url: `${base}/sim/inbox` });
   } else {
     const merchant = await admin.createMerchant({
       name: "Demo Coffee", accountType: "merchant", bakongAccountId: "demo_coffee@devb", merchantName: "Demo Coffee",
       merchantCity: "Phnom Penh", merchantId: "DEMO001", acquiringBank: "Dev Bank", merchantCategoryCode: "5814", defaultCurrency: 840,
     });
-    const gw = await admin.createGatewayConfig({ merchantId: merchant.id, name: "Demo gateway", upstreamMerchantId: DEMO_GATEWAY.merchantId, apiSecret: DEMO_GATEWAY.apiKey });
-    const link = await admin.createLinkConfig({ merchantId: merchant.id, name: "Demo payment link", url: demoLinkUrl(base), currency: 116 });
+    const gw = await gatewayConfigs.create({ merchantId: merchant.id, name: "Demo gateway", upstreamMerchantId: DEMO_GATEWAY.merchantId, apiSecret: DEMO_GATEWAY.apiKey });
+    const link = await linkConfigs.create({ merchantId: merchant.id, name: "Demo payment link", url: demoLinkUrl(base), currency: 116 });
     const qrKey = await admin.createApiKey({ merchantId: merchant.id, kind: "qr", label: "demo qr" });
     const gwKey = await admin.createApiKey({ merchantId: merchant.id, kind: "gateway", label: "demo gateway", gatewayConfigId: gw.id });
     const linkKey = await admin.createApiKey({ merchantId: merchant.id, kind: "gateway_link", label: "demo link", linkConfigId: link.id });

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/sql.js";
+import type { Orm } from "../db/orm.js";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { AdminService } from "../admin/admin-service.js";
@@ -14,6 +15,9 @@ import { chromiumMissing, LinkService } from "./link-service.js";
 import { linkExpirySweepJob, linkMonitorJob } from "./link-monitor.job.js";
 import { LinkResolver } from "./link.resolver.js";
 import { LINK_ROUTES } from "./link.routes.js";
+import { LinkConfig } from "./link-config.entity.js";
+import { LinkConfigs } from "./link-configs.js";
+import { LinkConfigResolver } from "./link-config.resolver.js";
 import { LINK_PAGE_PROTOCOLS } from "./link-protocol.js";
 
 export interface LinkModuleDeps {
@@ -23,7 +27,8 @@ export interface LinkModuleDeps {
   logger: Logger;
   store: TransactionStore;
   idempotency: Idempotency;
-  admin: Pick<AdminService, "linkConfig">;
+  orm: Orm;
+  admin: Pick<AdminService, "mustHaveMerchant" | "acceptKeyTarget">;
   auth: Pick<Authenticator, "issueClientToken">;
   /** Enqueue a one-off job: the page monitor runs wherever a worker takes it. */
   enqueue(name: string, data: Record<string, unknown>): Promise<void>;
@@ -31,6 +36,7 @@ export interface LinkModuleDeps {
 
 export interface LinkModule extends Module {
   service: LinkService;
+  configs: LinkConfigs;
   /** The headless browser that holds payment pages (tests read its page count). */
   pool: BrowserPool;
 }
@@ -41,7 +47,12 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const protocol = LINK_PAGE_PROTOCOLS[config.link.pageProtocol];
   const pool = new BrowserPool({ executablePath: config.link.chromiumPath, maxPages: config.link.maxMonitors + 20, logger });
   if (!pool.executableAvailable()) logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
-  const service = new LinkService(deps.store, deps.admin, deps.auth, pool, deps.clock, logger, {
+  const configs = new LinkConfigs(deps.orm, deps.admin);
+  deps.admin.acceptKeyTarget({
+    kind: "gateway_link", field: "linkConfigId", notFound: "Payment-link configuration not found for this merchant",
+    belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
+  });
+  const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
     openTimeoutMs: config.link.openTimeoutMs,
     protocol,
     // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
@@ -50,8 +61,9 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const simulator = config.simulators ? createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") }) : null;
   return {
     service,
+    configs,
     pool,
-    resolvers: [new LinkResolver(service, deps.idempotency)],
+    resolvers: [new LinkResolver(service, deps.idempotency), new LinkConfigResolver(configs)],
     jobs: [
       linkMonitorJob({ ...deps, maxMonitors: config.link.maxMonitors, openTimeoutMs: config.link.openTimeoutMs, protocol }, service, pool),
       linkExpirySweepJob(deps),
@@ -67,7 +79,8 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
 
 export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule> = {
   name: "gateway-link",
-  resolvers: [LinkResolver],
+  entities: [LinkConfig],
+  resolvers: [LinkResolver, LinkConfigResolver],
   routes: LINK_ROUTES,
   create: createLinkModule,
 };

@@ -4,7 +4,7 @@ import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 import type { Authenticator } from "../auth/keys.js";
-import type { AdminService } from "../admin/admin-service.js";
+import type { LinkConfigs } from "./link-configs.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { checkMeta, decimalFromNumber, NUMERIC_TO_CODE } from "../transactions/money.js";
@@ -33,7 +33,7 @@ export class LinkService {
 
   constructor(
     private readonly store: TransactionStore,
-    private readonly admin: Pick<AdminService, "linkConfig">,
+    private readonly configs: Pick<LinkConfigs, "get">,
     private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly pool: BrowserPool,
     private readonly clock: Clock,
@@ -42,7 +42,7 @@ export class LinkService {
   ) {}
 
   async generate(key: KeyPrincipal, input: { amount: unknown; currency: unknown; meta?: unknown; expiredAfter?: unknown }): Promise<LinkView> {
-    const link = key.linkConfigRef ? await this.admin.linkConfig(key.linkConfigRef) : null;
+    const link = key.linkConfigRef ? await this.configs.get(key.linkConfigRef) : null;
     if (link === null) throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [{ field: "x-api-key", message: "is not linked to a payment-link configuration" }]);
     const errors: FieldError[] = [];
     if (input.currency !== link.currency) errors.push({ field: "currency", message: `must be ${link.currency}, the currency configured for this key` });

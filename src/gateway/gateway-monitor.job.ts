@@ -3,6 +3,7 @@ import type { JobSpec } from "../jobs/scheduler.js";
 import type { TxRecord } from "../transactions/record.js";
 import { monitorJob, type CheckOutcome, type MonitorDeps, type MonitorPort } from "../transactions/monitor.js";
 import type { GatewayClient } from "./upstream-client.js";
+import type { GatewayConfigs } from "./gateway-configs.js";
 import type { TransitionRequest } from "../transactions/transition.js";
 
 /**
@@ -28,14 +29,18 @@ export function mapGatewayStatus(paymentStatus: string): Pick<TransitionRequest,
  * credentials of the configuration its key is linked to. A final status → SUCCESS or FAILED; a non-final
  * status that changed (e.g. the gateway starts reporting PENDING) → transaction.updated.
  */
-export function gatewayMonitorPort(admin: Pick<AdminService, "apiKey" | "gatewayCredentials">, client: GatewayClient): MonitorPort {
+export function gatewayMonitorPort(
+  admin: Pick<AdminService, "apiKey">,
+  configs: Pick<GatewayConfigs, "credentialsOf">,
+  client: GatewayClient,
+): MonitorPort {
   return {
     async check(txs) {
       const creds = new Map<string, Promise<{ merchantId: string; apiKey: string } | null>>();
       const credentialsOf = async (tx: TxRecord) => {
         const cfg = (await admin.apiKey(tx.apiKeyRef))?.gatewayConfigRef ?? null;
         if (cfg === null) return null;
-        if (!creds.has(cfg)) creds.set(cfg, admin.gatewayCredentials(cfg));
+        if (!creds.has(cfg)) creds.set(cfg, configs.credentialsOf(cfg));
         return creds.get(cfg) ?? null;
       };
       const answers = await Promise.all(txs.map(async (tx): Promise<[string, CheckOutcome]> => {
@@ -58,7 +63,8 @@ export function gatewayMonitorPort(admin: Pick<AdminService, "apiKey" | "gateway
 }
 
 export interface GatewayMonitorDeps extends MonitorDeps {
-  admin: Pick<AdminService, "apiKey" | "gatewayCredentials">;
+  admin: Pick<AdminService, "apiKey">;
+  configs: Pick<GatewayConfigs, "credentialsOf">;
   intervalMs: number;
 }
 
@@ -70,6 +76,6 @@ export function gatewayMonitorJob(deps: GatewayMonitorDeps, client: GatewayClien
     every: `${Math.max(1, Math.round(deps.intervalMs / 1000))} seconds`,
     recheckMs: deps.intervalMs,
     batch: 200,
-    port: gatewayMonitorPort(deps.admin, client),
+    port: gatewayMonitorPort(deps.admin, deps.configs, client),
   });
 }

@@ -4,7 +4,7 @@ import { AppError, type FieldError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 import type { Authenticator } from "../auth/keys.js";
-import type { AdminService } from "../admin/admin-service.js";
+import type { GatewayConfigs } from "./gateway-configs.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { checkMeta, decimalFromNumber, storableText, twoDecimals, UNSTORABLE } from "../transactions/money.js";
@@ -33,7 +33,7 @@ function optText(errors: FieldError[], field: string, v: unknown, max: number, p
 export class GatewayService {
   constructor(
     private readonly store: TransactionStore,
-    private readonly admin: Pick<AdminService, "gatewayCredentialsForUse">,
+    private readonly configs: Pick<GatewayConfigs, "credentialsForUse">,
     private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly client: GatewayClient,
     private readonly clock: Clock,
@@ -84,7 +84,7 @@ export class GatewayService {
 
   async generate(key: KeyPrincipal, input: GatewayGenerateInput) {
     const v = this.validate(input);
-    const creds = key.gatewayConfigRef ? await this.admin.gatewayCredentialsForUse(key.gatewayConfigRef) : null;
+    const creds = key.gatewayConfigRef ? await this.configs.credentialsForUse(key.gatewayConfigRef) : null;
     if (creds === null) throw new AppError("BAD_USER_INPUT", "This key has no merchant gateway configuration", [{ field: "x-api-key", message: "is not linked to a gateway configuration" }]);
     // Merchant-wide, so it covers this key's own orders too (the unique index backs it at insert).
     if (await this.orderIdTaken(key.merchantRef, v.orderId)) throw duplicate();

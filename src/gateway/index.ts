@@ -1,6 +1,9 @@
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/sql.js";
+import type { Orm } from "../db/orm.js";
+import type { SecretBox } from "../auth/secret-box.js";
+import type { Invalidations } from "../cache/invalidation.js";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { AdminService } from "../admin/admin-service.js";
@@ -15,6 +18,9 @@ import { gatewayMonitorJob } from "./gateway-monitor.job.js";
 import { GatewayResolver } from "./gateway.resolver.js";
 import { GATEWAY_ROUTES } from "./gateway.routes.js";
 import { GatewayService } from "./gateway-service.js";
+import { GatewayConfig } from "./gateway-config.entity.js";
+import { GatewayConfigs } from "./gateway-configs.js";
+import { GatewayConfigResolver } from "./gateway-config.resolver.js";
 
 export interface GatewayModuleDeps {
   config: Pick<Config, "gateway" | "upstreamTimeoutMs" | "simulators">;
@@ -25,12 +31,16 @@ export interface GatewayModuleDeps {
   logger: Logger;
   store: TransactionStore;
   idempotency: Idempotency;
-  admin: Pick<AdminService, "gatewayCredentialsForUse" | "apiKey" | "gatewayCredentials">;
+  orm: Orm;
+  box: SecretBox;
+  invalidations: Invalidations;
+  admin: Pick<AdminService, "apiKey" | "mustHaveMerchant" | "acceptKeyTarget">;
   auth: Pick<Authenticator, "issueClientToken">;
 }
 
 export interface GatewayModule extends Module {
   service: GatewayService;
+  configs: GatewayConfigs;
   simulator: GatewaySimulator | null;
 }
 
@@ -48,13 +58,19 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     timeoutMs: config.upstreamTimeoutMs,
     clock: () => clock.now(),
   });
-  const service = new GatewayService(deps.store, deps.admin, deps.auth, client, clock);
+  const configs = new GatewayConfigs(deps.orm, deps.box, deps.admin, deps.invalidations, () => clock.now().getTime());
+  deps.admin.acceptKeyTarget({
+    kind: "gateway", field: "gatewayConfigId", notFound: "Gateway configuration not found for this merchant",
+    belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
+  });
+  const service = new GatewayService(deps.store, configs, deps.auth, client, clock);
   const sim = simulator;
   return {
     service,
+    configs,
     simulator,
-    resolvers: [new GatewayResolver(service, deps.idempotency)],
-    jobs: [gatewayMonitorJob({ ...deps, intervalMs: config.gateway.monitorIntervalMs }, client)],
+    resolvers: [new GatewayResolver(service, deps.idempotency), new GatewayConfigResolver(configs)],
+    jobs: [gatewayMonitorJob({ ...deps, configs, intervalMs: config.gateway.monitorIntervalMs }, client)],
     mount(app) {
       if (sim === null) return;
       app.use("/sim/gateway-api", sim.api);
@@ -65,7 +81,8 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
 
 export const gatewayModule: ModuleDefinition<GatewayModuleDeps, GatewayModule> = {
   name: "gateway",
-  resolvers: [GatewayResolver],
+  entities: [GatewayConfig],
+  resolvers: [GatewayResolver, GatewayConfigResolver],
   routes: GATEWAY_ROUTES,
   create: createGatewayModule,
 };
