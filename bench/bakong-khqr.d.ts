@@ -31,7 +31,14 @@ declare module "bakong-khqr" {
     constructor(bakongAccountID: string, merchantName: string, merchantCity: string, optional?: OptionalData);
   }
   export class MerchantInfo extends IndividualInfo {
-    constructor(bakongAccountID: string, merchantName: string, merchantCity: string, merchantID: string, acquiringBank: string, optional?: OptionalData);
+    constructor(
+      bakongAccountID: string,
+      merchantName: string,
+      merchantCity: string,
+      merchantID: string,
+      acquiringBank: string,
+      optional?: OptionalData,
+    );
   }
   /** All values are strings or null; keys as the SDK names them (bakongAccountID, pointofInitiationMethod, …). */
   export type SdkDecoded = Record<string, string | null>;
@@ -41,7 +48,10 @@ declare module "bakong-khqr" {
     static decode(qr: string): KHQRResponse<SdkDecoded>;
     static verify(qr: string): { isValid: boolean };
   }
-  export const khqrData: { currency: { usd: 840; khr: 116 }; merchantType: { merchant: "merchant"; individual: "individual" } };
+  export const khqrData: {
+    currency: { usd: 840; khr: 116 };
+    merchantType: { merchant: "merchant"; individual: "individual" };
+  };
   const sdk: {
     BakongKHQR: typeof BakongKHQR;
     IndividualInfo: typeof IndividualInfo;

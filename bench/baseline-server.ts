@@ -6,8 +6,14 @@ import express from "express";
 import pg from "pg";
 import { BASELINE_APP_NAME } from "./db-probe.js";
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10), application_name: BASELINE_APP_NAME });
-await pool.query(`create table if not exists bench_baseline (id bigserial primary key, body jsonb not null, created_at timestamptz not null default now())`);
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.POOL_SIZE ?? 10),
+  application_name: BASELINE_APP_NAME,
+});
+await pool.query(
+  `create table if not exists bench_baseline (id bigserial primary key, body jsonb not null, created_at timestamptz not null default now())`,
+);
 
 const app = express();
 app.disable("x-powered-by");
@@ -15,7 +21,9 @@ app.use(express.json({ limit: "64kb" }));
 app.get("/healthz", (_req, res) => void res.json({ ok: true }));
 app.post("/insert", async (req, res) => {
   try {
-    const { rows } = await pool.query<{ id: string }>(`insert into bench_baseline (body) values ($1) returning id`, [JSON.stringify(req.body)]);
+    const { rows } = await pool.query<{ id: string }>(`insert into bench_baseline (body) values ($1) returning id`, [
+      JSON.stringify(req.body),
+    ]);
     res.json({ id: rows[0].id });
   } catch {
     res.status(500).json({ error: "insert failed" });

@@ -52,7 +52,10 @@ function fill(body: string): string {
 function check(spec: CannonSpec) {
   return (status: number, body: string): void => {
     const ok2xx = status >= 200 && status < 300;
-    const goodBody = spec.expect === "graphql" ? body.startsWith('{"data":{') && !body.includes('"errors":') : !body.startsWith('{"error":');
+    const goodBody =
+      spec.expect === "graphql"
+        ? body.startsWith('{"data":{') && !body.includes('"errors":')
+        : !body.startsWith('{"error":');
     if (ok2xx && !goodBody) badBodies++;
     if ((!ok2xx || !goodBody) && sample === undefined) sample = `${status} ${body.slice(0, 500)}`;
   };
@@ -62,21 +65,26 @@ async function run(spec: CannonSpec, measured: boolean) {
   return autocannon({
     url: spec.url,
     connections: spec.connections,
-    ...(measured && spec.amount !== undefined ? { amount: spec.amount } : { duration: measured ? spec.durationS : spec.warmupS }),
+    ...(measured && spec.amount !== undefined
+      ? { amount: spec.amount }
+      : { duration: measured ? spec.durationS : spec.warmupS }),
     timeout: 30,
-    requests: [{
-      method: "POST",
-      path: spec.path,
-      headers: { "content-type": "application/json", ...spec.headers },
-      setupRequest: (req: RawRequest) => ({ ...req, body: fill(spec.bodies[next++ % spec.bodies.length]) }),
-      onResponse: check(spec),
-    }],
+    requests: [
+      {
+        method: "POST",
+        path: spec.path,
+        headers: { "content-type": "application/json", ...spec.headers },
+        setupRequest: (req: RawRequest) => ({ ...req, body: fill(spec.bodies[next++ % spec.bodies.length]) }),
+        onResponse: check(spec),
+      },
+    ],
   });
 }
 
 async function main(): Promise<void> {
   const spec = JSON.parse(readFileSync(process.argv[2], "utf8")) as CannonSpec;
-  const count = (r: { statusCodeStats: Record<string, { count: number }> }) => Object.values(r.statusCodeStats).reduce((a, v) => a + Number(v.count), 0);
+  const count = (r: { statusCodeStats: Record<string, { count: number }> }) =>
+    Object.values(r.statusCodeStats).reduce((a, v) => a + Number(v.count), 0);
   const warmupRequests = spec.warmupS > 0 ? count(await run(spec, false)) : 0;
   sample = undefined;
   badBodies = 0;

@@ -77,12 +77,14 @@ function fixtures(now: number): { inputs: KhqrInput[]; sdkInfos: MerchantInfo[];
       expirationTimestamp: now + 3_600_000,
     };
     inputs.push(input);
-    sdkInfos.push(new sdk.MerchantInfo(input.bakongAccountId, input.merchantName, input.merchantCity, "1243546472", "DEVBKKHPXXX", {
-      currency: 840,
-      amount: Number(input.amount),
-      billNumber: input.billNumber,
-      expirationTimestamp: input.expirationTimestamp,
-    }));
+    sdkInfos.push(
+      new sdk.MerchantInfo(input.bakongAccountId, input.merchantName, input.merchantCity, "1243546472", "DEVBKKHPXXX", {
+        currency: 840,
+        amount: Number(input.amount),
+        billNumber: input.billNumber,
+        expirationTimestamp: input.expirationTimestamp,
+      }),
+    );
   }
   return { inputs, sdkInfos, qrs: inputs.map((x) => encodeKhqr(x).qr) };
 }
@@ -95,9 +97,21 @@ export async function benchCodec(): Promise<Row[]> {
     if (!sdk.BakongKHQR.verify(qr).isValid || !verifyKhqr(qr, now)) throw new Error(`fixture does not verify: ${qr}`);
   }
   const rows: Row[] = [
-    compare("encode", (i) => encodeKhqr(inputs[i]).qr.length, (i) => generator.generateMerchant(sdkInfos[i]).data?.qr.length ?? 0),
-    compare("decode", (i) => decodeKhqr(qrs[i]).status.code, (i) => sdk.BakongKHQR.decode(qrs[i]).status.code),
-    compare("verify", (i) => (verifyKhqr(qrs[i], now) ? 1 : 0), (i) => (sdk.BakongKHQR.verify(qrs[i]).isValid ? 1 : 0)),
+    compare(
+      "encode",
+      (i) => encodeKhqr(inputs[i]).qr.length,
+      (i) => generator.generateMerchant(sdkInfos[i]).data?.qr.length ?? 0,
+    ),
+    compare(
+      "decode",
+      (i) => decodeKhqr(qrs[i]).status.code,
+      (i) => sdk.BakongKHQR.decode(qrs[i]).status.code,
+    ),
+    compare(
+      "verify",
+      (i) => (verifyKhqr(qrs[i], now) ? 1 : 0),
+      (i) => (sdk.BakongKHQR.verify(qrs[i]).isValid ? 1 : 0),
+    ),
   ];
   if (sink === -1) console.log(sink);
   return rows;

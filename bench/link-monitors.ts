@@ -43,14 +43,21 @@ const MB = 1024;
 export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<LinkBenchResult> {
   const target = opts.target ?? 100;
   const log = opts.log ?? (() => undefined);
-  const sim = createLinkSimulator({ makeQr: (amount, currency) => `KHQR-${amount}-${currency}-${randomBytes(4).toString("hex")}` });
+  const sim = createLinkSimulator({
+    makeQr: (amount, currency) => `KHQR-${amount}-${currency}-${randomBytes(4).toString("hex")}`,
+  });
   const app = express();
   app.use(sim.router);
   app.use(sim.controls);
   const server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const pool = new BrowserPool({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", maxPages: target, extraArgs: opts.chromiumArgs, pageMode: opts.pageMode });
+  const pool = new BrowserPool({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    maxPages: target,
+    extraArgs: opts.chromiumArgs,
+    pageMode: opts.pageMode,
+  });
   const sessions: LinkSession[] = [];
   const fatal: string[] = [];
   try {
@@ -66,7 +73,13 @@ export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<Li
       while (next < target) {
         const i = next++;
         const started = performance.now();
-        const session = await openLinkSession(pool, { url: `${base}/sim/link/p/bench?currency=USD`, amount: `${1 + (i % 50)}.00`, currency: 840, timeoutMs: 60_000, protocol: simulatedLinkProtocol });
+        const session = await openLinkSession(pool, {
+          url: `${base}/sim/link/p/bench?currency=USD`,
+          amount: `${1 + (i % 50)}.00`,
+          currency: 840,
+          timeoutMs: 60_000,
+          protocol: simulatedLinkProtocol,
+        });
         openTimes.push(performance.now() - started);
         sessions.push(session);
         void watchFatal(session, fatal);
@@ -84,10 +97,15 @@ export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<Li
     const after = await pollCounts(base, sessions);
     const polling = sessions.filter((s) => (after.get(s.clientId) ?? 0) > (before.get(s.clientId) ?? 0)).length;
     const polls = [...after.values()].reduce((a, b) => a + b, 0) - [...before.values()].reduce((a, b) => a + b, 0);
-    log(`polling: ${polling}/${target} monitors polled during the ${holdMs} ms hold (${(polls / (holdMs / 1000)).toFixed(0)} polls/s); fatal errors: ${fatal.length}`);
-    if (polling < target || fatal.length > 0) throw new Error(`not every monitor kept polling (${polling}/${target}, fatal: ${fatal.slice(0, 3).join("; ")})`);
+    log(
+      `polling: ${polling}/${target} monitors polled during the ${holdMs} ms hold (${(polls / (holdMs / 1000)).toFixed(0)} polls/s); fatal errors: ${fatal.length}`,
+    );
+    if (polling < target || fatal.length > 0)
+      throw new Error(`not every monitor kept polling (${polling}/${target}, fatal: ${fatal.slice(0, 3).join("; ")})`);
     const node = memoryOf([process.pid]);
-    log(`total: ${fmt(total.pssKb)} PSS, ${fmt(total.rssKb)} RSS, ${total.processes} processes (node ${fmt(node.pssKb)} PSS, chromium ${fmt(total.pssKb - node.pssKb)} PSS)`);
+    log(
+      `total: ${fmt(total.pssKb)} PSS, ${fmt(total.rssKb)} RSS, ${total.processes} processes (node ${fmt(node.pssKb)} PSS, chromium ${fmt(total.pssKb - node.pssKb)} PSS)`,
+    );
 
     return {
       monitors: target,
@@ -105,7 +123,10 @@ export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<Li
 }
 
 /** The link-monitor section of `npm run bench`: 100 monitors (quick mode: 10, held 3 s). */
-export async function benchLinkMonitorsSection(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
+export async function benchLinkMonitorsSection(opts: {
+  quick: boolean;
+  log?: (line: string) => void;
+}): Promise<Section> {
   const target = opts.quick ? 10 : 100;
   const holdMs = opts.quick ? 3_000 : 10_000;
   const r = await benchLinkMonitors({ target, holdMs, log: opts.log });
@@ -116,7 +137,9 @@ export async function benchLinkMonitorsSection(opts: { quick: boolean; log?: (li
     notes: [
       `${target} payment-link sessions opened 4 at a time against the simulated page through one BrowserPool, all polling once a second, held ${holdMs / 1000} s; every one must keep polling with no fatal error.`,
       "PSS (proportional set size, /proc/<pid>/smaps_rollup) is the honest sum over this Node process and the whole Chromium tree; RSS counts shared pages once per process. Per monitor = PSS above the idle browser, divided by the monitors.",
-      ...(opts.quick ? ["Quick mode: 10 monitors, so the per-monitor figure carries the fixed costs of a small sample."] : ["Target: 100 monitors under 2 GiB PSS per worker (docs/decisions.md, \"Memory\")."]),
+      ...(opts.quick
+        ? ["Quick mode: 10 monitors, so the per-monitor figure carries the fixed costs of a small sample."]
+        : ['Target: 100 monitors under 2 GiB PSS per worker (docs/decisions.md, "Memory").']),
     ],
   };
 }
@@ -159,5 +182,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const chromiumArgs = argsFlag ? argsFlag.slice("--args=".length).split(/\s+/).filter(Boolean) : [];
   const pageMode = process.argv.includes("--window") ? "window" : "hidden";
   const result = await benchLinkMonitors({ target, chromiumArgs, pageMode, log: (line) => console.log(line) });
-  console.table([{ ...result, pageMode, chromiumArgs: chromiumArgs.join(" ") || "(defaults)", underTwoGiB: result.pssMb < 2048 }]);
+  console.table([
+    { ...result, pageMode, chromiumArgs: chromiumArgs.join(" ") || "(defaults)", underTwoGiB: result.pssMb < 2048 },
+  ]);
 }

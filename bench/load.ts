@@ -57,7 +57,10 @@ interface Servers {
 
 /** BENCH_SERVICE_ENV="QR_MONITOR_INTERVAL_MS=60000 DB_POOL_SIZE=20" adds or overrides the service's settings (experiments). */
 function serviceEnvOverrides(): Record<string, string> {
-  const pairs = (process.env.BENCH_SERVICE_ENV ?? "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2) as [string, string]);
+  const pairs = (process.env.BENCH_SERVICE_ENV ?? "")
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => kv.split("=", 2) as [string, string]);
   return Object.fromEntries(pairs.filter(([k, v]) => k && v !== undefined));
 }
 
@@ -66,24 +69,51 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
   const sim = `http://127.0.0.1:${simPort}`;
   const children: Child[] = [];
   try {
-    children.push(spawnNode(benchScript("sim-upstreams"), [], { PORT: String(simPort), NETWORK_TOKEN: "bench-network-token" }));
+    children.push(
+      spawnNode(benchScript("sim-upstreams"), [], { PORT: String(simPort), NETWORK_TOKEN: "bench-network-token" }),
+    );
     await waitReady(`${sim}/healthz`, children[0]);
     // Production settings with the simulators in their own process: nothing dev-only runs in the service.
-    const service = spawnNode(serviceMain(), ["serve"], {
-      NODE_ENV: "production", PORT: String(servicePort), HOST: "127.0.0.1", DATABASE_URL: dbUrl, DATA_DIR: dataDir, LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent",
-      ADMIN_TOKEN, SECRET_KEY: "bench-secret-key-0123456789-0123456789", SIMULATORS: "false", DEMO: "false", RATE_LIMIT_PER_MINUTE: "0",
-      DB_POOL_SIZE: String(POOL_SIZE), NETWORK_API_URL: `${sim}/sim/network-api`, NETWORK_API_TOKEN: "bench-network-token", GATEWAY_API_URL: `${sim}/sim/gateway-api`,
-      ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
-      ...serviceEnvOverrides(),
-    }, (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean));
+    const service = spawnNode(
+      serviceMain(),
+      ["serve"],
+      {
+        NODE_ENV: "production",
+        PORT: String(servicePort),
+        HOST: "127.0.0.1",
+        DATABASE_URL: dbUrl,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent",
+        ADMIN_TOKEN,
+        SECRET_KEY: "bench-secret-key-0123456789-0123456789",
+        SIMULATORS: "false",
+        DEMO: "false",
+        RATE_LIMIT_PER_MINUTE: "0",
+        DB_POOL_SIZE: String(POOL_SIZE),
+        NETWORK_API_URL: `${sim}/sim/network-api`,
+        NETWORK_API_TOKEN: "bench-network-token",
+        GATEWAY_API_URL: `${sim}/sim/gateway-api`,
+        ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+        ...serviceEnvOverrides(),
+      },
+      (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
+    );
     children.push(service);
-    const baseline = spawnNode(benchScript("baseline-server"), [], { PORT: String(baselinePort), DATABASE_URL: dbUrl, POOL_SIZE: String(POOL_SIZE) });
+    const baseline = spawnNode(benchScript("baseline-server"), [], {
+      PORT: String(baselinePort),
+      DATABASE_URL: dbUrl,
+      POOL_SIZE: String(POOL_SIZE),
+    });
     children.push(baseline);
     await waitReady(`http://127.0.0.1:${servicePort}/readyz`, service);
     await waitReady(`http://127.0.0.1:${baselinePort}/healthz`, baseline);
     return {
-      service: `http://127.0.0.1:${servicePort}`, baseline: `http://127.0.0.1:${baselinePort}`, sim,
-      pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number }, serviceChild: service, children,
+      service: `http://127.0.0.1:${servicePort}`,
+      baseline: `http://127.0.0.1:${baselinePort}`,
+      sim,
+      pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number },
+      serviceChild: service,
+      children,
     };
   } catch (err) {
     for (const c of children.reverse()) await c.stop();
@@ -101,32 +131,67 @@ export async function cannon(spec: CannonSpec, dir: string): Promise<CannonResul
 const failed = (r: CannonResult) => r.non2xx + r.errors + r.badBodies;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-function section(measured: Measured[], opts: { quick: boolean; durationS: number; repeat: number; load: string[] }): Section {
+function section(
+  measured: Measured[],
+  opts: { quick: boolean; durationS: number; repeat: number; load: string[] },
+): Section {
   const base = new Map(measured.filter((m) => m.target.server === "baseline").map((m) => [m.connections, m]));
   const med = (m: Measured, f: (r: Run) => number) => median(m.runs.map(f));
   const rows = measured.map((m) => {
     const b = base.get(m.connections);
     const rps = med(m, (r) => r.rps);
     // Each run against the baseline run of the same round (they ran minutes apart at most), then the median.
-    const ratio = b === undefined || m.target.server === "baseline" ? "" : `${(median(m.runs.map((r, i) => r.rps / b.runs[i].rps)) * 100).toFixed(0)}%`;
-    return [m.target.name, m.connections, Math.round(rps), med(m, (r) => r.p50), med(m, (r) => r.p99), round2(med(m, (r) => r.cpuMsPerReq)), round2(med(m, (r) => r.pgCpuMsPerReq)), m.runs.reduce((a, r) => a + failed(r), 0),
-      b === undefined || m.target.server === "baseline" ? "" : Math.round(med(b, (r) => r.rps)), ratio];
+    const ratio =
+      b === undefined || m.target.server === "baseline"
+        ? ""
+        : `${(median(m.runs.map((r, i) => r.rps / b.runs[i].rps)) * 100).toFixed(0)}%`;
+    return [
+      m.target.name,
+      m.connections,
+      Math.round(rps),
+      med(m, (r) => r.p50),
+      med(m, (r) => r.p99),
+      round2(med(m, (r) => r.cpuMsPerReq)),
+      round2(med(m, (r) => r.pgCpuMsPerReq)),
+      m.runs.reduce((a, r) => a + failed(r), 0),
+      b === undefined || m.target.server === "baseline" ? "" : Math.round(med(b, (r) => r.rps)),
+      ratio,
+    ];
   });
   const notes = [
     `autocannon in its own process, ${CONNECTIONS} connections for ${opts.durationS} s per target after a ${opts.quick ? 1 : 3} s warm-up${opts.repeat > 1 ? `; ${opts.repeat} alternating runs of each target, medians shown` : ""}${opts.quick ? " (quick mode: figures are a smoke test only)" : ""}.`,
     `Service: \`node dist/src/main.js serve\` (API + jobs in one process), NODE_ENV=production, LOG_LEVEL=${process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent"}, RATE_LIMIT_PER_MINUTE=0, DB_POOL_SIZE=${POOL_SIZE}, on a fresh pqr_bench_* PostgreSQL database. The three upstream simulators run in their own process (SIMULATORS=false in the service), so no /sim route or simulator work (e.g. the gateway's PNG per QR) is charged to the service.`,
     `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency (with several runs: the median of each run against the baseline run of its round).`,
     "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; PG CPU ms/req: the same for the PostgreSQL backends serving that process (the service's ORM, job and listener connections, or the baseline's pool). Both depend far less than req/s on what other processes leave over, so they are the steadier figures on a shared machine (still ±20% here).",
-    "Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); \"failed\" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.",
+    'Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); "failed" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.',
     "The check endpoints rotate through transactions created just before (200 QRs, 100 gateway transactions, a few gateway-link ones approved on the simulated page so their monitors end); between targets every pending transaction's next monitor check moves to its expiry, so no target inherits the previous one's monitoring backlog, and the tables are ANALYZEd (as autovacuum would within a minute; with statistics from before a generate target's growth, the md5 lookup of /qr/check scans all of the key's rows). The monitors themselves keep running, so a generate target includes the monitoring of what it creates.",
     `/gateway-link/generate-qr opens a real Chromium page per request and keeps it as the transaction's monitor for up to 180 s (LINK_MAX_MONITORS=100 per worker), so ${CONNECTIONS} connections for ${opts.durationS} s would only measure the monitor cap. It runs last, with a bounded number of requests at low concurrency (see its row), against a baseline at the same concurrency.`,
     ...opts.load,
   ];
   for (const m of measured) {
     const bad = m.runs.find((r) => failed(r) > 0);
-    if (bad) notes.push(`FAILED requests on ${m.target.name}: status codes ${JSON.stringify(bad.statusCodes)}, errors ${bad.errors}, timeouts ${bad.timeouts}, 2xx with a failing body check ${bad.badBodies}; sample: ${bad.sample ?? "(none)"}`);
+    if (bad)
+      notes.push(
+        `FAILED requests on ${m.target.name}: status codes ${JSON.stringify(bad.statusCodes)}, errors ${bad.errors}, timeouts ${bad.timeouts}, 2xx with a failing body check ${bad.badBodies}; sample: ${bad.sample ?? "(none)"}`,
+      );
   }
-  return { title: "Load: REST and GraphQL under sustained concurrency", columns: ["target", "conn.", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "PG CPU ms/req", "failed", "baseline req/s", "ours / baseline"], rows, notes };
+  return {
+    title: "Load: REST and GraphQL under sustained concurrency",
+    columns: [
+      "target",
+      "conn.",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "CPU ms/req",
+      "PG CPU ms/req",
+      "failed",
+      "baseline req/s",
+      "ours / baseline",
+    ],
+    rows,
+    notes,
+  };
 }
 
 export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
@@ -145,11 +210,17 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
     log(`service ${s.service}, baseline ${s.baseline}, simulators ${s.sim}`);
     const tenant = await createTenant(s.service, ADMIN_TOKEN, s.sim);
     const seeded = await seed(s.service, s.sim, tenant, { qr: 200, gateway: 100, link: opts.quick ? 2 : 4 });
-    log(`seeded ${seeded.md5s.length} QRs, ${seeded.gatewayIds.length} gateway and ${seeded.linkIds.length} gateway-link transactions`);
+    log(
+      `seeded ${seeded.md5s.length} QRs, ${seeded.gatewayIds.length} gateway and ${seeded.linkIds.length} gateway-link transactions`,
+    );
     const chosen = targets(tenant, seeded, link).filter((t) => !opts.only || opts.only.some((o) => t.name.includes(o)));
     const concurrencies = [...new Set(chosen.map((t) => t.connections ?? CONNECTIONS))];
     const plan = [...concurrencies.map((c) => baselineTarget(c)), ...chosen];
-    const measured: Measured[] = plan.map((target) => ({ target, connections: target.connections ?? CONNECTIONS, runs: [] }));
+    const measured: Measured[] = plan.map((target) => ({
+      target,
+      connections: target.connections ?? CONNECTIONS,
+      runs: [],
+    }));
     const dir = mkdtempSync(join(tmpdir(), "pqr-cannon-"));
     const probe = await DbProbe.open(db.url);
     try {
@@ -160,15 +231,32 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
           const pid = t.server === "baseline" ? s.pids.baseline : s.pids.service;
           const cpuBefore = cpuMs(pid);
           const pgBefore = await probe.backendCpu(t.server);
-          const result = await cannon({
-            url: t.server === "baseline" ? s.baseline : s.service, path: t.path, headers: t.headers, bodies: t.bodies, expect: t.expect,
-            connections: m.connections, durationS, amount: t.amount, warmupS: t.amount === undefined ? warmupS : 0,
-          }, dir);
+          const result = await cannon(
+            {
+              url: t.server === "baseline" ? s.baseline : s.service,
+              path: t.path,
+              headers: t.headers,
+              bodies: t.bodies,
+              expect: t.expect,
+              connections: m.connections,
+              durationS,
+              amount: t.amount,
+              warmupS: t.amount === undefined ? warmupS : 0,
+            },
+            dir,
+          );
           const answered = Math.max(1, result.requests + result.warmupRequests);
-          const run: Run = { ...result, cpuMsPerReq: (cpuMs(pid) - cpuBefore) / answered, pgCpuMsPerReq: cpuBetween(pgBefore, await probe.backendCpu(t.server)) / answered };
+          const run: Run = {
+            ...result,
+            cpuMsPerReq: (cpuMs(pid) - cpuBefore) / answered,
+            pgCpuMsPerReq: cpuBetween(pgBefore, await probe.backendCpu(t.server)) / answered,
+          };
           m.runs.push(run);
-          if (failed(run) > 0 && process.env.BENCH_SERVICE_LOG_LEVEL) log(`service output:\n${s.serviceChild.output().slice(-4000)}`);
-          log(`${t.name} @${m.connections}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, CPU ${round2(run.cpuMsPerReq)} + PG ${round2(run.pgCpuMsPerReq)} ms/req, failed ${failed(run)}`);
+          if (failed(run) > 0 && process.env.BENCH_SERVICE_LOG_LEVEL)
+            log(`service output:\n${s.serviceChild.output().slice(-4000)}`);
+          log(
+            `${t.name} @${m.connections}: ${Math.round(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, CPU ${round2(run.cpuMsPerReq)} + PG ${round2(run.pgCpuMsPerReq)} ms/req, failed ${failed(run)}`,
+          );
         }
       }
     } finally {
@@ -176,7 +264,14 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
       rmSync(dir, { recursive: true, force: true });
     }
     const loadAfter = loadavg()[0];
-    return [section(measured, { quick: opts.quick, durationS, repeat, load: [`1-minute load average before ${loadBefore.toFixed(2)}, after ${loadAfter.toFixed(2)}.`] })];
+    return [
+      section(measured, {
+        quick: opts.quick,
+        durationS,
+        repeat,
+        load: [`1-minute load average before ${loadBefore.toFixed(2)}, after ${loadAfter.toFixed(2)}.`],
+      }),
+    ];
   } finally {
     for (const c of (servers?.children ?? []).reverse()) await c.stop();
     await db.drop();

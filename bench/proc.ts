@@ -28,7 +28,10 @@ export interface Child {
 
 /** Starts `node <script> ...args` with the same Node binary as this process. */
 export function spawnNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-20_000);
@@ -62,8 +65,12 @@ export async function freePort(): Promise<number> {
 export async function waitReady(url: string, child: Child, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    if (child.proc.exitCode !== null) throw new Error(`process exited (${child.proc.exitCode}) before ${url} answered:\n${child.output()}`);
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (child.proc.exitCode !== null)
+      throw new Error(`process exited (${child.proc.exitCode}) before ${url} answered:\n${child.output()}`);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > until) throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${child.output()}`);
     await new Promise((r) => setTimeout(r, 200));

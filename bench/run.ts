@@ -24,7 +24,9 @@ function machine(loadBefore: number): string[] {
   ];
   // Judged at the start: by the end the bench's own processes are in the average.
   if (loadBefore > n / 2) {
-    lines.push(`- **The machine was shared**: other processes kept the load average above ${n / 2} (half the CPUs) before the run, so throughput figures are low and noisy; the CPU-per-request columns are the steadier ones.`);
+    lines.push(
+      `- **The machine was shared**: other processes kept the load average above ${n / 2} (half the CPUs) before the run, so throughput figures are low and noisy; the CPU-per-request columns are the steadier ones.`,
+    );
   }
   return lines;
 }
@@ -42,7 +44,12 @@ async function main(): Promise<void> {
       out = await fn();
     } catch (err) {
       process.exitCode = 1;
-      out = { title: `${name}: FAILED`, columns: ["section", "result"], rows: [[name, "failed"]], notes: [`Error: ${(err as Error).message}`] };
+      out = {
+        title: `${name}: FAILED`,
+        columns: ["section", "result"],
+        rows: [[name, "failed"]],
+        notes: [`Error: ${(err as Error).message}`],
+      };
     }
     for (const s of Array.isArray(out) ? out : [out]) {
       sections.push(s);
@@ -54,7 +61,8 @@ async function main(): Promise<void> {
   await run("load", () => benchLoad({ quick, log }));
   // The embedded rows beside the PostgreSQL ones of the same run.
   const postgres = new Map<string, number>();
-  for (const row of sections.find((x) => x.title.startsWith("Load:"))?.rows ?? []) postgres.set(String(row[0]), Number(row[2]));
+  for (const row of sections.find((x) => x.title.startsWith("Load:"))?.rows ?? [])
+    postgres.set(String(row[0]), Number(row[2]));
   await run("embedded load", () => benchEmbedded({ quick, log, postgres }));
   await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
   await run("events", () => benchEvents({ quick, log }));
@@ -62,7 +70,15 @@ async function main(): Promise<void> {
   console.error(`# done in ${Math.round((Date.now() - started) / 1000)} s`);
   if (quick) return;
   const out = fileURLToPath(new URL("../../bench/results.md", import.meta.url));
-  const doc = ["# Benchmark results", "", "Written by `npm run bench` (a full run).", "", ...machine(loadBefore), "", ...sections.map(toMarkdown)].join("\n");
+  const doc = [
+    "# Benchmark results",
+    "",
+    "Written by `npm run bench` (a full run).",
+    "",
+    ...machine(loadBefore),
+    "",
+    ...sections.map(toMarkdown),
+  ].join("\n");
   writeFileSync(out, doc);
   console.error(`wrote ${out}`);
 }

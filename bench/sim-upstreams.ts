@@ -10,7 +10,9 @@ import { simulatedQr } from "../src/simulators/upstream-qr.js";
 
 const network = createNetworkSimulator({ token: process.env.NETWORK_TOKEN ?? "sim-network-token" });
 const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
-const gateway = createGatewaySimulator({ makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116) });
+const gateway = createGatewaySimulator({
+  makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116),
+});
 const link = createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") });
 
 const app = express();

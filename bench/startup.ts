@@ -16,9 +16,17 @@ import { PROJECT_ROOT, baseEnv, freePort, startService, waitStartedLog } from ".
 import { loadNote, wallNow } from "./support/timing.js";
 
 type Command = "npm start" | "serve";
-type Mode = "embedded, first start (fresh DATA_DIR)" | "embedded, second start (same DATA_DIR)" | "PostgreSQL (fresh database)";
-const MODES: Mode[] = ["embedded, first start (fresh DATA_DIR)", "embedded, second start (same DATA_DIR)", "PostgreSQL (fresh database)"];
-const COMMANDS: Record<Command, string[]> = { "npm start": ["npm", "start"], serve: [process.execPath, "dist/src/main.js", "serve"] };
+type Mode =
+  "embedded, first start (fresh DATA_DIR)" | "embedded, second start (same DATA_DIR)" | "PostgreSQL (fresh database)";
+const MODES: Mode[] = [
+  "embedded, first start (fresh DATA_DIR)",
+  "embedded, second start (same DATA_DIR)",
+  "PostgreSQL (fresh database)",
+];
+const COMMANDS: Record<Command, string[]> = {
+  "npm start": ["npm", "start"],
+  serve: [process.execPath, "dist/src/main.js", "serve"],
+};
 
 interface Sample {
   readyMs: number;
@@ -28,7 +36,12 @@ interface Sample {
 
 /** One start: spawn, wait for /readyz 200 and the demo tenant, then SIGTERM and wait until every process is gone. */
 async function startOnce(command: Command, env: Record<string, string>): Promise<Sample> {
-  const s = await startService({ command: COMMANDS[command], env: { ...baseEnv(), ...env }, port: await freePort(), readyTimeoutMs: 180_000 });
+  const s = await startService({
+    command: COMMANDS[command],
+    env: { ...baseEnv(), ...env },
+    port: await freePort(),
+    readyTimeoutMs: 180_000,
+  });
   try {
     const seededMs = await waitStartedLog(s);
     return { readyMs: s.readyMs, seededMs };
@@ -43,12 +56,15 @@ function timeCommand(argv: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { cwd: PROJECT_ROOT, env: baseEnv(), stdio: "ignore" });
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve(wallNow() - t0) : reject(new Error(`${argv.join(" ")} exited with ${code}`))));
+    child.once("exit", (code) =>
+      code === 0 ? resolve(wallNow() - t0) : reject(new Error(`${argv.join(" ")} exited with ${code}`)),
+    );
   });
 }
 
 async function sampleRound(command: Command, samples: Map<string, Sample[]>): Promise<void> {
-  const add = (mode: Mode, s: Sample) => samples.set(`${mode}|${command}`, [...(samples.get(`${mode}|${command}`) ?? []), s]);
+  const add = (mode: Mode, s: Sample) =>
+    samples.set(`${mode}|${command}`, [...(samples.get(`${mode}|${command}`) ?? []), s]);
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
   try {
     add(MODES[0], await startOnce(command, { DATA_DIR: dataDir }));
@@ -85,7 +101,8 @@ export async function benchStartup(opts: { quick: boolean; log?: (line: string) 
   }
   const incremental = await incrementalBuildMs();
   const ready = (mode: Mode, c: Command) => (samples.get(`${mode}|${c}`) ?? []).map((s) => s.readyMs);
-  const seeded = (mode: Mode, c: Command) => (samples.get(`${mode}|${c}`) ?? []).flatMap((s) => (s.seededMs === null ? [] : [s.seededMs]));
+  const seeded = (mode: Mode, c: Command) =>
+    (samples.get(`${mode}|${c}`) ?? []).flatMap((s) => (s.seededMs === null ? [] : [s.seededMs]));
   const rows = MODES.map((m) => {
     const npm = median(ready(m, "npm start"));
     const serve = median(ready(m, "serve"));
@@ -93,7 +110,13 @@ export async function benchStartup(opts: { quick: boolean; log?: (line: string) 
   });
   return {
     title: "Start-up: spawn → first 200 of GET /readyz (seconds, median)",
-    columns: ["database", "`npm start`", "`node dist/src/main.js serve`", "difference (the build)", "serve → demo seeded"],
+    columns: [
+      "database",
+      "`npm start`",
+      "`node dist/src/main.js serve`",
+      "difference (the build)",
+      "serve → demo seeded",
+    ],
     rows,
     notes: [
       `Median of ${runs} runs per cell; each run spawns the command with the user's environment (no NODE_ENV, so demo mode and simulators are on, LOG_LEVEL info), polls /readyz every 10 ms, waits for the "service started" log line (written after the demo tenant is seeded, which happens after /readyz already answers 200), then SIGTERM.`,
@@ -113,7 +136,13 @@ export async function benchStartup(opts: { quick: boolean; log?: (line: string) 
 async function incrementalBuildMs(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "pqr-tsbuildinfo-"));
   const config = join(dir, "tsconfig.json");
-  writeFileSync(config, JSON.stringify({ extends: join(PROJECT_ROOT, "tsconfig.build.json"), compilerOptions: { incremental: true, tsBuildInfoFile: join(dir, "build.tsbuildinfo") } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      extends: join(PROJECT_ROOT, "tsconfig.build.json"),
+      compilerOptions: { incremental: true, tsBuildInfoFile: join(dir, "build.tsbuildinfo") },
+    }),
+  );
   const argv = [process.execPath, join(PROJECT_ROOT, "node_modules/typescript/bin/tsc"), "-b", config];
   try {
     await timeCommand(argv);
@@ -126,5 +155,12 @@ async function incrementalBuildMs(): Promise<number> {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const quick = process.argv.includes("--quick") || process.env.BENCH_QUICK === "1";
   const t0 = Date.now();
-  console.log(toMarkdown(await benchStartup({ quick, log: (line) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}`) })));
+  console.log(
+    toMarkdown(
+      await benchStartup({
+        quick,
+        log: (line) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}`),
+      }),
+    ),
+  );
 }

@@ -13,7 +13,11 @@ export interface BenchTenant {
 
 /** POST JSON; throws unless the answer is 2xx. */
 export async function postJson<T>(url: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`POST ${url} → ${res.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as T;
@@ -21,7 +25,11 @@ export async function postJson<T>(url: string, body: unknown, headers: Record<st
 
 export function adminClient(baseUrl: string, adminToken: string) {
   return async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
-    const json = await postJson<{ data?: T; errors?: { message: string }[] }>(`${baseUrl}/graphql`, { query, variables }, { authorization: `Bearer ${adminToken}` });
+    const json = await postJson<{ data?: T; errors?: { message: string }[] }>(
+      `${baseUrl}/graphql`,
+      { query, variables },
+      { authorization: `Bearer ${adminToken}` },
+    );
     if (json.errors?.length) throw new Error(`admin GraphQL error: ${json.errors.map((e) => e.message).join("; ")}`);
     return json.data as T;
   };
@@ -35,7 +43,18 @@ export async function createTenant(baseUrl: string, adminToken: string, simUrl: 
   const admin = adminClient(baseUrl, adminToken);
   const { createMerchant: m } = await admin<{ createMerchant: { id: string } }>(
     `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
-    { input: { name: "Bench Shop", accountType: "merchant", bakongAccountId: "bench_shop@devb", merchantName: "Bench Shop", merchantCity: "Phnom Penh", merchantId: "BS001", acquiringBank: "Dev Bank", defaultCurrency: 840 } },
+    {
+      input: {
+        name: "Bench Shop",
+        accountType: "merchant",
+        bakongAccountId: "bench_shop@devb",
+        merchantName: "Bench Shop",
+        merchantCity: "Phnom Penh",
+        merchantId: "BS001",
+        acquiringBank: "Dev Bank",
+        defaultCurrency: 840,
+      },
+    },
   );
   const upstream = { merchantId: `bench_${m.id.slice(-8)}`, apiKey: "bench-gateway-secret-0123456789" };
   await postJson(`${simUrl}/sim/gateway/merchants`, upstream);
@@ -48,12 +67,18 @@ export async function createTenant(baseUrl: string, adminToken: string, simUrl: 
     { input: { merchantId: m.id, name: "link", url: `${simUrl}/sim/link/p/bench-shop?currency=KHR`, currency: 116 } },
   );
   const key = async (kind: string, extra: Record<string, string>) =>
-    (await admin<{ createApiKey: { apiKey: string } }>(
-      `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey } }`,
-      { input: { merchantId: m.id, kind, ...extra } },
-    )).createApiKey.apiKey;
+    (
+      await admin<{ createApiKey: { apiKey: string } }>(
+        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey } }`,
+        { input: { merchantId: m.id, kind, ...extra } },
+      )
+    ).createApiKey.apiKey;
   return {
     merchantId: m.id,
-    keys: { qr: await key("qr", {}), gateway: await key("gateway", { gatewayConfigId: g.id }), gatewayLink: await key("gateway_link", { linkConfigId: l.id }) },
+    keys: {
+      qr: await key("qr", {}),
+      gateway: await key("gateway", { gatewayConfigId: g.id }),
+      gatewayLink: await key("gateway_link", { linkConfigId: l.id }),
+    },
   };
 }

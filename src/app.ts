@@ -44,7 +44,16 @@ import { linkModule } from "./gateway-link/index.js";
  * The modules of the service, in the order their resolvers, routes and HTTP handlers are assembled.
  * Adding an area is a folder with an index.ts and one line here (docs/architecture.md).
  */
-export const MODULES = [adminModule, opsModule, webhooksModule, eventsModule, transactionsModule, qrModule, gatewayModule, linkModule] as const;
+export const MODULES = [
+  adminModule,
+  opsModule,
+  webhooksModule,
+  eventsModule,
+  transactionsModule,
+  qrModule,
+  gatewayModule,
+  linkModule,
+] as const;
 
 /** What the ORM maps: every module's tables. */
 export const ENTITIES = MODULES.flatMap((m) => ("entities" in m ? (m.entities ?? []) : []));
@@ -115,7 +124,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config);
   // The data directory holds the embedded database and the demo secrets: checked before anything is written.
-  if (config.databaseUrl === null || config.adminToken === null || config.secretKey === null) checkDataDir(config.dataDir);
+  if (config.databaseUrl === null || config.adminToken === null || config.secretKey === null)
+    checkDataDir(config.dataDir);
   const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
 
   let embedded: EmbeddedDb | null = null;
@@ -123,10 +133,17 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
   const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
   if (dbUrl === null) {
-    if (role !== "serve") throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-    embedded = await startEmbeddedDb(config.dataDir, { onWarning: (msg, detail) => logger.warn(detail, msg) }).catch((err: unknown) => {
-      throw new StartupError(`The embedded database could not start in DATA_DIR ${config.dataDir} (${(err as Error).message}): point DATA_DIR at a writable directory, or set DATABASE_URL`, { cause: err });
-    });
+    if (role !== "serve")
+      throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
+    embedded = await startEmbeddedDb(config.dataDir, { onWarning: (msg, detail) => logger.warn(detail, msg) }).catch(
+      (err: unknown) => {
+        throw new StartupError(
+          `The embedded database could not start in DATA_DIR ${config.dataDir} (${(err as Error).message}): ` +
+            `point DATA_DIR at a writable directory, or set DATABASE_URL`,
+          { cause: err },
+        );
+      },
+    );
     dbUrl = embedded.url;
   }
   const connectUrl = dbUrl;
@@ -173,7 +190,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const scheduler = role === "api" ? null : jobs;
   const query = new TransactionQuery(db, store, clock);
   const core: Core = {
-    config, clock, logger, orm, db, bus, store, query, box, invalidations, auth, admin, metrics, baseUrl,
+    config,
+    clock,
+    logger,
+    orm,
+    db,
+    bus,
+    store,
+    query,
+    box,
+    invalidations,
+    auth,
+    admin,
+    metrics,
+    baseUrl,
     idempotency: new Idempotency(db, clock),
     enqueue: (name, data) => jobs.now(name, data),
     delivers: scheduler !== null,
@@ -196,7 +226,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // pino-http serialises every request into a child logger up front, whatever the level; at "silent" nothing
   // could ever be written, so it is not mounted (about 8% of a generate request's CPU).
   if (config.logLevel !== "silent") {
-    app.use(pinoHttp({ logger, autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/metrics" || (req.url ?? "").startsWith("/sim/") } }));
+    app.use(
+      pinoHttp({
+        logger,
+        autoLogging: {
+          ignore: (req) => req.url === "/healthz" || req.url === "/metrics" || (req.url ?? "").startsWith("/sim/"),
+        },
+      }),
+    );
   }
   app.use(metrics.middleware());
 
@@ -207,13 +244,21 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const ready = async () => {
     const checks: Record<string, boolean> = {};
     const details: Record<string, unknown> = {};
-    const probe = await db.probe().then(() => null, (err: unknown) => err);
+    const probe = await db.probe().then(
+      () => null,
+      (err: unknown) => err,
+    );
     checks.database = probe === null;
     if (probe !== null) details.database = `the write probe failed: ${sqlState(probe)}`;
     const statements = db.health.verdict();
     checks.statements = statements.ok;
     if (!statements.ok) details.statements = statements;
-    checks.migrations = checks.database && (await pendingMigrations(orm).then((n) => n === 0, () => false));
+    checks.migrations =
+      checks.database &&
+      (await pendingMigrations(orm).then(
+        (n) => n === 0,
+        () => false,
+      ));
     checks.jobs = scheduler === null || scheduler.running;
     checks.startup = startupDone;
     const ok = Object.values(checks).every(Boolean);
@@ -231,10 +276,16 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let edge: GraphQLEdge | null = null;
   for (const m of modules) m.mount?.(app);
   if (role !== "worker") {
-    if (config.rateLimit.perMinute > 0) app.use(["/qr", "/gateway", "/gateway-link", "/graphql"], new RateLimiter(config.rateLimit.perMinute).middleware());
+    if (config.rateLimit.perMinute > 0)
+      app.use(
+        ["/qr", "/gateway", "/gateway-link", "/graphql"],
+        new RateLimiter(config.rateLimit.perMinute).middleware(),
+      );
     const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
     edge = await createGraphQLEdge(await buildAppSchema(RESOLVER_CLASSES), server, {
-      auth, logger, container,
+      auth,
+      logger,
+      container,
       exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
       introspection: config.nodeEnv !== "production",
     });
@@ -262,7 +313,17 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     return stopping;
   };
   const module = <M extends Module>(definition: ModuleDefinition<never, M>): M => created.get(definition) as M;
-  return { core, module, server, url: baseUrl, role, embedded: embedded !== null, ready, startupDone: () => void (startupDone = true), stop };
+  return {
+    core,
+    module,
+    server,
+    url: baseUrl,
+    role,
+    embedded: embedded !== null,
+    ready,
+    startupDone: () => void (startupDone = true),
+    stop,
+  };
 }
 
 function sqlState(err: unknown): string {

@@ -59,14 +59,16 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   } catch {
     throw new ConfigError(`${name} must be a URL, got "${raw}"`);
   }
-  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
+  if (!protocols.includes(parsed.protocol))
+    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
   return raw.replace(/\/+$/, "");
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], dflt: T): T {
   const raw = str(env, name);
   if (raw === null) return dflt;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
   return raw as T;
 }
 
@@ -76,9 +78,13 @@ export function loadConfig(env: Env = process.env): Config {
   const networkUrl = url(env, "NETWORK_API_URL", ["http:", "https:"]);
   const gatewayUrl = url(env, "GATEWAY_API_URL", ["http:", "https:"]);
   const simulators = bool(env, "SIMULATORS", !production);
-  if (production && simulators) throw new ConfigError("SIMULATORS must be off when NODE_ENV=production (the /sim/* routes would let anyone mark payments paid)");
+  if (production && simulators)
+    throw new ConfigError(
+      "SIMULATORS must be off when NODE_ENV=production (the /sim/* routes would let anyone mark payments paid)",
+    );
   const adminToken = str(env, "ADMIN_TOKEN");
-  if (adminToken !== null && adminToken.length < 16) throw new ConfigError("ADMIN_TOKEN must be at least 16 characters");
+  if (adminToken !== null && adminToken.length < 16)
+    throw new ConfigError("ADMIN_TOKEN must be at least 16 characters");
   if (production && adminToken === null) throw new ConfigError("ADMIN_TOKEN is required when NODE_ENV=production");
   const secretKey = str(env, "SECRET_KEY");
   if (secretKey !== null && secretKey.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters");

@@ -1,7 +1,29 @@
-export type ErrorCode = "BAD_USER_INPUT" | "UNAUTHENTICATED" | "NOT_FOUND" | "CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_UNAVAILABLE" | "RATE_LIMITED" | "IDEMPOTENCY_CONFLICT" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "INTERNAL";
-export interface FieldError { field: string; message: string }
+export type ErrorCode =
+  | "BAD_USER_INPUT"
+  | "UNAUTHENTICATED"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "UPSTREAM_REJECTED"
+  | "UPSTREAM_UNAVAILABLE"
+  | "RATE_LIMITED"
+  | "IDEMPOTENCY_CONFLICT"
+  | "NOT_IMPLEMENTED"
+  | "SERVICE_UNAVAILABLE"
+  | "INTERNAL";
+export interface FieldError {
+  field: string;
+  message: string;
+}
 export class AppError extends Error {
-  constructor(readonly code: ErrorCode, message: string, readonly details: FieldError[] = [], readonly extra: Record<string, unknown> = {}) { super(message); this.name = "AppError"; }
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: FieldError[] = [],
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+  }
 }
 
 /**

@@ -13,7 +13,10 @@ import { randomBytes } from "node:crypto";
 /** Objects and arrays down to this depth (the root is 0) are annotated: meta sits at depth 1 to 3 in every document we read. */
 const ANNOTATE_DEPTH = 4;
 
-interface Source { text: string; minified: boolean }
+interface Source {
+  text: string;
+  minified: boolean;
+}
 const sources = new WeakMap<object, Source>();
 
 /** A per-process marker: a string value no client can forge, standing in for an exact text during JSON.stringify. */
@@ -131,7 +134,7 @@ function skipValue(text: string, i: number): number {
     }
     return i;
   }
-  for (let depth = 0; ; ) {
+  for (let depth = 0; ;) {
     const c = text.charCodeAt(i);
     if (Number.isNaN(c)) throw new Error("unexpected end");
     if (c === 34) {
@@ -149,7 +152,7 @@ export function minify(text: string): string {
   if (!/[ \n\r\t]/.test(text)) return text;
   let out = "";
   let from = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === 34) i = skipString(text, i);
     else if (c === 32 || c === 10 || c === 13 || c === 9) {

@@ -10,7 +10,13 @@ import { post, waitFor, AUTH } from "./support/app.js";
 /** `npm start` with nothing configured: the embedded database (PGlite), simulators and the demo tenant. */
 describe("zero-setup demo on the embedded database", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-embedded-"));
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "silent", QR_MONITOR_INTERVAL_MS: "500" });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "silent",
+    QR_MONITOR_INTERVAL_MS: "500",
+  });
   let app: App;
   let demo: DemoFile;
   let readyBeforeSeed: { status: number; body: { checks: Record<string, boolean> } };
@@ -29,7 +35,10 @@ describe("zero-setup demo on the embedded database", () => {
 
   it("is ready, and writes demo.json with DESIGN.md's fields", async () => {
     expect(app.embedded).toBe(true);
-    expect(readyBeforeSeed).toEqual({ status: 503, body: expect.objectContaining({ checks: expect.objectContaining({ startup: false, database: true }) }) });
+    expect(readyBeforeSeed).toEqual({
+      status: 503,
+      body: expect.objectContaining({ checks: expect.objectContaining({ startup: false, database: true }) }),
+    });
     expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
     const file = JSON.parse(readFileSync(join(dataDir, "demo.json"), "utf8")) as DemoFile;
     for (const k of ["baseUrl", "adminToken", "keys", "webhook", "simulators"]) expect(file).toHaveProperty(k);
@@ -39,11 +48,21 @@ describe("zero-setup demo on the embedded database", () => {
   });
 
   it("a QR goes through end to end: generate → pay → SUCCESS, and the inbox gets signed events", async () => {
-    const g = (await post(`${app.url}/qr/generate`, { amount: 2.5, currency: 840, expiredAfter: 60000 }, AUTH.qr(demo.keys.qr))).body as { data: { md5: string } };
+    const g = (
+      await post(`${app.url}/qr/generate`, { amount: 2.5, currency: 840, expiredAfter: 60000 }, AUTH.qr(demo.keys.qr))
+    ).body as { data: { md5: string } };
     await post(`${app.url}/sim/network/pay`, { md5: g.data.md5 });
-    await waitFor(async () => ((await post(`${app.url}/qr/check`, { md5: g.data.md5 }, AUTH.qr(demo.keys.qr))).body as { status: string }).status === "SUCCESS", 15_000);
+    await waitFor(
+      async () =>
+        ((await post(`${app.url}/qr/check`, { md5: g.data.md5 }, AUTH.qr(demo.keys.qr))).body as { status: string })
+          .status === "SUCCESS",
+      15_000,
+    );
     const inbox = await waitFor(async () => {
-      const list = (await (await fetch(`${app.url}/sim/inbox`)).json()) as { headers: Record<string, string>; body: string }[];
+      const list = (await (await fetch(`${app.url}/sim/inbox`)).json()) as {
+        headers: Record<string, string>;
+        body: string;
+      }[];
       return list.some((e) => JSON.parse(e.body).type === "payment.completed") ? list : null;
     }, 10_000);
     expect(inbox.every((e) => e.headers["x-signature"].startsWith("v1="))).toBe(true);

@@ -4,10 +4,14 @@
 import pg from "pg";
 
 export default async function globalSetup(): Promise<void> {
-  const admin = new pg.Client({ connectionString: process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" });
+  const admin = new pg.Client({
+    connectionString: process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
+  });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ datname: string }>("select datname from pg_database where datname like 'pqr_test_%'");
+    const { rows } = await admin.query<{ datname: string }>(
+      "select datname from pg_database where datname like 'pqr_test_%'",
+    );
     for (const { datname } of rows) {
       const created = parseInt(datname.split("_")[3] ?? "", 36);
       if (Number.isFinite(created) && Date.now() - created > 3600_000) {

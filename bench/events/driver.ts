@@ -42,7 +42,12 @@ async function commit(txId: string, step: Step): Promise<Commit> {
 }
 
 /** Open loop: transition i starts at t0 + i/rate whether or not earlier ones have finished. */
-async function atRate(ids: string[], rate: number, total: number, step: Step): Promise<{ commits: Commit[]; elapsedMs: number }> {
+async function atRate(
+  ids: string[],
+  rate: number,
+  total: number,
+  step: Step,
+): Promise<{ commits: Commit[]; elapsedMs: number }> {
   const commits: Commit[] = [];
   const inFlight: Promise<void>[] = [];
   const t0 = performance.now();
@@ -66,27 +71,37 @@ async function burst(ids: string[], step: Step, concurrency: number): Promise<Co
   return out;
 }
 
-serveRequests({
-  async init(req: Request) {
-    orm = await createOrm(req.dbUrl as string, (req.poolSize as number | undefined) ?? 4, ENTITIES);
-    store = new TransactionStore(new Db(orm), new EventBus(), systemClock, WEBHOOK_OUTBOX);
-    return true;
+serveRequests(
+  {
+    async init(req: Request) {
+      orm = await createOrm(req.dbUrl as string, (req.poolSize as number | undefined) ?? 4, ENTITIES);
+      store = new TransactionStore(new Db(orm), new EventBus(), systemClock, WEBHOOK_OUTBOX);
+      return true;
+    },
+    /** Issues `count` PENDING generic-QR transactions for one key (payment.created events); returns their ids. */
+    async create(req: Request) {
+      const ids: string[] = [];
+      const now = Date.now();
+      for (let i = 0; i < (req.count as number); i++) {
+        const { tx } = await theStore().create({
+          id: newId("txn"),
+          area: "qr",
+          merchantRef: req.merchantRef as string,
+          apiKeyRef: req.apiKeyRef as string,
+          status: "PENDING",
+          amount: "1.00",
+          currency: "USD",
+          meta: { bench: i },
+          expiresAt: new Date(now + 3600_000),
+        });
+        ids.push(tx.id);
+      }
+      return ids;
+    },
+    burst: (req: Request) => burst(req.ids as string[], req.step as Step, (req.concurrency as number | undefined) ?? 8),
+    run: (req: Request) => atRate(req.ids as string[], req.rate as number, req.total as number, req.step as Step),
   },
-  /** Issues `count` PENDING generic-QR transactions for one key (payment.created events); returns their ids. */
-  async create(req: Request) {
-    const ids: string[] = [];
-    const now = Date.now();
-    for (let i = 0; i < (req.count as number); i++) {
-      const { tx } = await theStore().create({
-        id: newId("txn"), area: "qr", merchantRef: req.merchantRef as string, apiKeyRef: req.apiKeyRef as string, status: "PENDING",
-        amount: "1.00", currency: "USD", meta: { bench: i }, expiresAt: new Date(now + 3600_000),
-      });
-      ids.push(tx.id);
-    }
-    return ids;
+  async () => {
+    await orm?.close();
   },
-  burst: (req: Request) => burst(req.ids as string[], req.step as Step, (req.concurrency as number | undefined) ?? 8),
-  run: (req: Request) => atRate(req.ids as string[], req.rate as number, req.total as number, req.step as Step),
-}, async () => {
-  await orm?.close();
-});
+);

@@ -58,7 +58,12 @@ class Arrivals {
 const expectedPairs = (commits: Commit[], audience: Map<string, number[]>) =>
   commits.flatMap(([evt, tx]) => (audience.get(tx) ?? []).map((sub) => [sub, evt] as const));
 
-async function drainUntil(hosts: Helper[], arrivals: Arrivals, pairs: (readonly [number, string])[], timeoutMs: number): Promise<number> {
+async function drainUntil(
+  hosts: Helper[],
+  arrivals: Arrivals,
+  pairs: (readonly [number, string])[],
+  timeoutMs: number,
+): Promise<number> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     for (const h of hosts) arrivals.add(await h.call<Receipt[]>("drain"));
@@ -88,7 +93,9 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
   const { driver, hosts, serverPid, log } = rig;
   const per = Math.ceil(plan.subs.length / hosts.length);
   const t0 = Date.now();
-  await Promise.all(hosts.map((h, i) => h.call("open", { url: rig.wsUrl, subs: plan.subs.slice(i * per, (i + 1) * per) })));
+  await Promise.all(
+    hosts.map((h, i) => h.call("open", { url: rig.wsUrl, subs: plan.subs.slice(i * per, (i + 1) * per) })),
+  );
   log(`  ${plan.subs.length} subscribers connected in ${Date.now() - t0} ms`);
 
   const arrivals = new Arrivals();
@@ -103,7 +110,12 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
   const hostsClock = new ProcessClock(hosts.map((h) => h.child.pid));
   await Promise.all(hosts.map((h) => h.call("resetLoopDelay")));
   const total = Math.round(plan.rate * plan.seconds);
-  const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", { ids: plan.runIds, rate: plan.rate, total, step: plan.step });
+  const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", {
+    ids: plan.runIds,
+    rate: plan.rate,
+    total,
+    step: plan.step,
+  });
   const serverUse = serverClock.read();
   const hostsUse = hostsClock.read();
   const loop = await scrapeLoopLag(rig.serverUrl);
@@ -119,7 +131,9 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
     latencies.push(at - (committedAt.get(evt) as number));
     duplicates += arrivals.count(sub, evt) - 1;
   }
-  const statuses = await Promise.all(hosts.map((h) => h.call<{ ended: number; errors: string[]; loopP99Ms: number; loopMaxMs: number }>("status")));
+  const statuses = await Promise.all(
+    hosts.map((h) => h.call<{ ended: number; errors: string[]; loopP99Ms: number; loopMaxMs: number }>("status")),
+  );
   for (const s of statuses) if (s.errors.length) log(`  subscriber errors: ${s.errors.join(" | ")}`);
   await Promise.all(hosts.map((h) => h.call("close")));
   return {
@@ -131,7 +145,11 @@ export async function runFanout(plan: FanoutPlan, rig: FanoutRig): Promise<Fanou
     latency: spread(latencies),
     commitMs: spread(commits.map((c) => c[3] - c[2])),
     server: { ...serverUse, loopP99Ms: loop.p99Ms, loopMaxMs: loop.maxMs },
-    hosts: { waitPct: hostsUse.waitPct, loopP99Ms: Math.max(...statuses.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...statuses.map((x) => x.loopMaxMs)) },
+    hosts: {
+      waitPct: hostsUse.waitPct,
+      loopP99Ms: Math.max(...statuses.map((x) => x.loopP99Ms)),
+      loopMaxMs: Math.max(...statuses.map((x) => x.loopMaxMs)),
+    },
     subscriberEnds: statuses.reduce((n, s) => n + s.ended, 0),
     pgRoundTrip,
   };

@@ -31,9 +31,20 @@ export class Rig {
       command: [process.execPath, "dist/src/main.js", role],
       port: await freePort(),
       env: {
-        ...baseEnv(), NODE_ENV: "production", DATABASE_URL: this.db.url, DATA_DIR: dataDir, LOG_LEVEL: "warn", ADMIN_TOKEN, SECRET_KEY,
-        SIMULATORS: "false", DEMO: "false", NETWORK_API_URL: "http://127.0.0.1:9", GATEWAY_API_URL: "http://127.0.0.1:9",
-        RATE_LIMIT_PER_MINUTE: "0", ...(process.env.BENCH_DB_POOL_SIZE ? { DB_POOL_SIZE: process.env.BENCH_DB_POOL_SIZE } : {}), ...env,
+        ...baseEnv(),
+        NODE_ENV: "production",
+        DATABASE_URL: this.db.url,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "warn",
+        ADMIN_TOKEN,
+        SECRET_KEY,
+        SIMULATORS: "false",
+        DEMO: "false",
+        NETWORK_API_URL: "http://127.0.0.1:9",
+        GATEWAY_API_URL: "http://127.0.0.1:9",
+        RATE_LIMIT_PER_MINUTE: "0",
+        ...(process.env.BENCH_DB_POOL_SIZE ? { DB_POOL_SIZE: process.env.BENCH_DB_POOL_SIZE } : {}),
+        ...env,
       },
     });
     this.services.push(s);

@@ -16,13 +16,18 @@ const STREAM = `subscription { transactionUpdates(area: qr) ${SELECTION} }`;
 const UPDATE = { event: "transaction.updated" as const };
 
 /** POST /qr/generate as a merchant's backend would: the transaction and its clientToken for the checkout page. */
-async function generate(baseUrl: string, key: BenchKey, count: number): Promise<{ transactionId: string; clientToken: string }[]> {
+async function generate(
+  baseUrl: string,
+  key: BenchKey,
+  count: number,
+): Promise<{ transactionId: string; clientToken: string }[]> {
   const out: { transactionId: string; clientToken: string }[] = [];
   let next = 0;
   const lane = async () => {
     while (next++ < count) {
       const res = await fetch(`${baseUrl}/qr/generate`, {
-        method: "POST", headers: { "content-type": "application/json", ...QR_AUTH(key.apiKey) },
+        method: "POST",
+        headers: { "content-type": "application/json", ...QR_AUTH(key.apiKey) },
         body: JSON.stringify({ amount: 1.5, currency: 840, expiredAfter: 3_600_000, meta: { bench: true } }),
       });
       if (res.status !== 200) throw new Error(`generate answered ${res.status}: ${await res.text()}`);
@@ -37,9 +42,22 @@ async function generate(baseUrl: string, key: BenchKey, count: number): Promise<
 async function perTransactionPlan(baseUrl: string, seconds: number): Promise<FanoutPlan> {
   const key = await createQrKey(baseUrl, await createMerchant(baseUrl, "Bench checkout"));
   const txs = await generate(baseUrl, key, SUBSCRIBERS);
-  const subs: SubSpec[] = txs.map((t, index) => ({ index, connectionParams: { clientToken: t.clientToken }, query: ONE, variables: { id: t.transactionId } }));
+  const subs: SubSpec[] = txs.map((t, index) => ({
+    index,
+    connectionParams: { clientToken: t.clientToken },
+    query: ONE,
+    variables: { id: t.transactionId },
+  }));
   const ids = txs.map((t) => t.transactionId);
-  return { subs, audience: new Map(ids.map((id, i) => [id, [i]])), warmIds: ids, runIds: ids, rate: RATE, seconds, step: UPDATE };
+  return {
+    subs,
+    audience: new Map(ids.map((id, i) => [id, [i]])),
+    warmIds: ids,
+    runIds: ids,
+    rate: RATE,
+    seconds,
+    step: UPDATE,
+  };
 }
 
 /** B: 100 merchants' keys, 10 listeners each on the key's stream (transactionUpdates); each event has 10 receivers. */
@@ -68,7 +86,18 @@ async function perKeyPlan(baseUrl: string, driver: Helper, seconds: number): Pro
 const pct = (v: number | null) => (v === null ? "?" : `${v.toFixed(0)}%`);
 
 function row(name: string, subs: number, r: FanoutResult): (string | number)[] {
-  return [name, subs, `${r.commits} (${r.achievedRate.toFixed(1)}/s)`, r.deliveries, r.lost, ms1(r.latency.p50), ms1(r.latency.p95), ms1(r.latency.p99), `< ${TARGET_P99_MS}`, ms1(r.latency.max)];
+  return [
+    name,
+    subs,
+    `${r.commits} (${r.achievedRate.toFixed(1)}/s)`,
+    r.deliveries,
+    r.lost,
+    ms1(r.latency.p50),
+    ms1(r.latency.p95),
+    ms1(r.latency.p99),
+    `< ${TARGET_P99_MS}`,
+    ms1(r.latency.max),
+  ];
 }
 
 /**
@@ -85,7 +114,15 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
     const driver = rig.helper("driver");
     await driver.call("init", { dbUrl: rig.db.url, poolSize: 4 });
     const hosts = [rig.helper("subscriber-host"), rig.helper("subscriber-host")];
-    const fr: FanoutRig = { driver, hosts, wsUrl: `${api.url.replace(/^http/, "ws")}/graphql`, serverPid: api.child.pid, serverUrl: api.url, dbUrl: rig.db.url, log };
+    const fr: FanoutRig = {
+      driver,
+      hosts,
+      wsUrl: `${api.url.replace(/^http/, "ws")}/graphql`,
+      serverPid: api.child.pid,
+      serverUrl: api.url,
+      dbUrl: rig.db.url,
+      log,
+    };
     const offsets = await Promise.all([driver, ...hosts].map((h) => h.clockOffset()));
     log("subscriptions A: transactionUpdated per transaction (clientToken)");
     const planA = await perTransactionPlan(api.url, seconds);
@@ -101,8 +138,22 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
     const met = (r: FanoutResult) => r.lost === 0 && r.duplicates === 0 && r.latency.p99 < TARGET_P99_MS;
     return {
       title: "Subscriptions: commit → subscriber (1 api instance, 1,000 graphql-ws subscribers)",
-      columns: ["scenario", "subscribers", "transitions (rate)", "deliveries", "lost", "p50 ms", "p95 ms", "p99 ms", "target p99 ms", "max ms"],
-      rows: [row("A: transactionUpdated, 1 per transaction", SUBSCRIBERS, a), row("B: transactionUpdates, 100 keys × 10", SUBSCRIBERS, b)],
+      columns: [
+        "scenario",
+        "subscribers",
+        "transitions (rate)",
+        "deliveries",
+        "lost",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "target p99 ms",
+        "max ms",
+      ],
+      rows: [
+        row("A: transactionUpdated, 1 per transaction", SUBSCRIBERS, a),
+        row("B: transactionUpdates, 100 keys × 10", SUBSCRIBERS, b),
+      ],
       notes: [
         `One \`node dist/src/main.js api\` instance (NODE_ENV=production, fresh PostgreSQL database); subscribers in 2 forked load-generator processes, one websocket each, authenticated in connection_init (A: the generate response's clientToken, as a checkout page; B: x-api-key + x-auth-type, as a merchant backend).`,
         `A separate process commits ${RATE} transitions/s for ${seconds} s (open loop) with the project's TransactionStore.transition (transaction.updated: conditional update + outbox row + pg_notify in one database transaction); the api instance learns of each only through LISTEN/NOTIFY. Latency = arrival in the subscriber's \`next\` − commit acknowledged in the committing process (wall clock, performance.timeOrigin + performance.now(); process clocks agree within ${skew.toFixed(2)} ms).`,

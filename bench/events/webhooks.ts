@@ -51,21 +51,45 @@ async function runHooks(workers: number, seconds: number, log: (s: string) => vo
     await driver.call("init", { dbUrl: rig.db.url, poolSize: 4 });
     const clock = await driver.clockOffset();
     const total = RATE * seconds;
-    const ids = await driver.call<string[]>("create", { merchantRef: key.merchantId, apiKeyRef: key.keyId, count: total });
+    const ids = await driver.call<string[]>("create", {
+      merchantRef: key.merchantId,
+      apiKeyRef: key.keyId,
+      count: total,
+    });
     await sleep(1000); // let the workers' listeners pass over the payment.created notifications
     const probe = await startPgProbe(rig.db.url);
     for (const w of ws) await scrapeLoopLag(w.url);
     const clock0 = new ProcessClock(ws.map((w) => w.child.pid));
-    const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", { ids, rate: RATE, total, step: { event: "payment.completed", to: "SUCCESS" } });
+    const { commits, elapsedMs } = await driver.call<{ commits: Commit[]; elapsedMs: number }>("run", {
+      ids,
+      rate: RATE,
+      total,
+      step: { event: "payment.completed", to: "SUCCESS" },
+    });
     const use = clock0.read();
     const loopP99Ms = Math.max(...(await Promise.all(ws.map((w) => scrapeLoopLag(w.url)))).map((l) => l.p99Ms));
     const pgRoundTrip = await probe.stop();
-    const missing = await waitAll(rx, commits.map((c) => c[0]), 30_000);
-    const latencies = commits.flatMap(([evt, , , committedAt]) => (rx.arrivals.has(evt) ? [(rx.arrivals.get(evt) as number[])[0] - committedAt] : []));
+    const missing = await waitAll(
+      rx,
+      commits.map((c) => c[0]),
+      30_000,
+    );
+    const latencies = commits.flatMap(([evt, , , committedAt]) =>
+      rx.arrivals.has(evt) ? [(rx.arrivals.get(evt) as number[])[0] - committedAt] : [],
+    );
     const duplicates = [...rx.arrivals.values()].reduce((n, l) => n + l.length - 1, 0);
     log(`  webhooks, ${workers} worker(s): p95 ${ms1(percentileOf(latencies, 95))} ms, missing ${missing}`);
-    return { commits: commits.length, achievedRate: commits.length / (elapsedMs / 1000), missing, duplicates, badSignatures: rx.badSignatures, latency: spread(latencies), workers: { ...use, loopP99Ms },
-      clockMs: Math.abs(clock.offsetMs) + clock.withinMs, pgRoundTrip };
+    return {
+      commits: commits.length,
+      achievedRate: commits.length / (elapsedMs / 1000),
+      missing,
+      duplicates,
+      badSignatures: rx.badSignatures,
+      latency: spread(latencies),
+      workers: { ...use, loopP99Ms },
+      clockMs: Math.abs(clock.offsetMs) + clock.withinMs,
+      pgRoundTrip,
+    };
   } finally {
     await rx.close();
     await rig.close();
@@ -77,7 +101,16 @@ const percentileOf = (xs: number[], p: number) => spread(xs)[p === 95 ? "p95" : 
 const pct = (v: number | null) => (v === null ? "?" : `${v.toFixed(0)}%`);
 
 function row(name: string, r: HookResult): (string | number)[] {
-  return [name, `${r.commits} (${r.achievedRate.toFixed(1)}/s)`, r.missing, ms1(r.latency.p50), ms1(r.latency.p95), `< ${TARGET_P95_MS}`, ms1(r.latency.p99), ms1(r.latency.max)];
+  return [
+    name,
+    `${r.commits} (${r.achievedRate.toFixed(1)}/s)`,
+    r.missing,
+    ms1(r.latency.p50),
+    ms1(r.latency.p95),
+    `< ${TARGET_P95_MS}`,
+    ms1(r.latency.p99),
+    ms1(r.latency.max),
+  ];
 }
 
 /** Signed webhook deliveries to a real local receiver, commit → receipt, with worker processes running the dispatcher. */

@@ -19,22 +19,46 @@ export interface BenchKey {
 }
 
 export async function createMerchant(baseUrl: string, name: string): Promise<string> {
-  const { createMerchant } = await admin<{ createMerchant: { id: string } }>(baseUrl, `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`, {
-    input: { name, accountType: "merchant", bakongAccountId: "bench_shop@devb", merchantName: name, merchantCity: "Phnom Penh", merchantId: "BENCH01", acquiringBank: "Dev Bank", defaultCurrency: 840 },
-  });
+  const { createMerchant } = await admin<{ createMerchant: { id: string } }>(
+    baseUrl,
+    `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
+    {
+      input: {
+        name,
+        accountType: "merchant",
+        bakongAccountId: "bench_shop@devb",
+        merchantName: name,
+        merchantCity: "Phnom Penh",
+        merchantId: "BENCH01",
+        acquiringBank: "Dev Bank",
+        defaultCurrency: 840,
+      },
+    },
+  );
   return createMerchant.id;
 }
 
 /** A generic-QR API key of the merchant. */
 export async function createQrKey(baseUrl: string, merchantId: string): Promise<BenchKey> {
   const { createApiKey } = await admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
-    baseUrl, `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`, { input: { merchantId, kind: "qr" } });
+    baseUrl,
+    `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
+    { input: { merchantId, kind: "qr" } },
+  );
   return { merchantId, keyId: createApiKey.key.id, apiKey: createApiKey.apiKey };
 }
 
-export async function createWebhookEndpoint(baseUrl: string, apiKeyId: string, url: string, events: string[]): Promise<{ id: string; secret: string }> {
-  const { createWebhookEndpoint } = await admin<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
-    baseUrl, `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret endpoint { id } } }`, { i: { apiKeyId, url, events } });
+export async function createWebhookEndpoint(
+  baseUrl: string,
+  apiKeyId: string,
+  url: string,
+  events: string[],
+): Promise<{ id: string; secret: string }> {
+  const { createWebhookEndpoint } = await admin<{
+    createWebhookEndpoint: { secret: string; endpoint: { id: string } };
+  }>(baseUrl, `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret endpoint { id } } }`, {
+    i: { apiKeyId, url, events },
+  });
   return { id: createWebhookEndpoint.endpoint.id, secret: createWebhookEndpoint.secret };
 }
 

@@ -43,6 +43,9 @@ export class ProcessClock {
       if (now.some((v) => v === null) || then.some((v) => v === null)) return null;
       return (now.reduce<number>((sum, v, i) => sum + (v as number) - (then[i] as number), 0) / secs) * 100;
     };
-    return { cpuPct: delta(this.pids.map(cpuSeconds), this.cpu0), waitPct: delta(this.pids.map(runQueueSeconds), this.wait0) };
+    return {
+      cpuPct: delta(this.pids.map(cpuSeconds), this.cpu0),
+      waitPct: delta(this.pids.map(runQueueSeconds), this.wait0),
+    };
   }
 }

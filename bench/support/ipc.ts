@@ -20,7 +20,10 @@ export class Helper {
   private readonly waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private readonly exited: Promise<number | null>;
 
-  private constructor(readonly child: ChildProcess, readonly name: string) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly name: string,
+  ) {
     child.on("message", (m: Reply) => {
       const w = this.waiting.get(m.rid);
       if (!w) return;
@@ -28,16 +31,21 @@ export class Helper {
       if (m.ok) w.resolve(m.result);
       else w.reject(new Error(`${name}: ${m.error}`));
     });
-    this.exited = new Promise((resolve) => child.once("exit", (code) => {
-      for (const w of this.waiting.values()) w.reject(new Error(`${name} exited (code ${code})`));
-      this.waiting.clear();
-      resolve(code);
-    }));
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code) => {
+        for (const w of this.waiting.values()) w.reject(new Error(`${name} exited (code ${code})`));
+        this.waiting.clear();
+        resolve(code);
+      }),
+    );
   }
 
   /** Forks a compiled helper module (an absolute path under dist/bench). */
   static start(modulePath: string, name: string): Helper {
-    const child = fork(modulePath, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], env: { ...process.env, NODE_OPTIONS: "" } });
+    const child = fork(modulePath, [], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: { ...process.env, NODE_OPTIONS: "" },
+    });
     return new Helper(child, name);
   }
 
@@ -75,7 +83,10 @@ export class Helper {
 }
 
 /** The helper side: answers requests with `handlers[op]`; `clock` and `exit` are built in. */
-export function serveRequests(handlers: Record<string, (req: Request) => Promise<unknown> | unknown>, onExit: () => Promise<void> = async () => undefined): void {
+export function serveRequests(
+  handlers: Record<string, (req: Request) => Promise<unknown> | unknown>,
+  onExit: () => Promise<void> = async () => undefined,
+): void {
   process.on("message", (req: Request) => {
     void (async () => {
       if (req.op === "clock") return send({ rid: req.rid, ok: true, result: wallNow() });

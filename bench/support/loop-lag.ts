@@ -4,6 +4,7 @@
  */
 export async function scrapeLoopLag(baseUrl: string): Promise<{ p99Ms: number; maxMs: number }> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const gauge = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text)?.[1] ?? NaN) * 1000;
+  const gauge = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text)?.[1] ?? NaN) * 1000;
   return { p99Ms: gauge("nodejs_eventloop_lag_p99_seconds"), maxMs: gauge("nodejs_eventloop_lag_max_seconds") };
 }

@@ -26,7 +26,10 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
     req.on("end", () => {
       const at = wallNow();
       const id = String(req.headers["x-event-id"]);
-      if (!signed(secret(), String(req.headers["x-timestamp"]), String(req.headers["x-signature"]), Buffer.concat(chunks))) rx.badSignatures++;
+      if (
+        !signed(secret(), String(req.headers["x-timestamp"]), String(req.headers["x-signature"]), Buffer.concat(chunks))
+      )
+        rx.badSignatures++;
       const list = rx.arrivals.get(id);
       if (list) list.push(at);
       else rx.arrivals.set(id, [at]);
@@ -36,9 +39,10 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   rx.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/payments`;
-  rx.close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  rx.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return rx;
 }

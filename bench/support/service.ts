@@ -43,7 +43,19 @@ export interface ServiceSpec {
 /** The environment a bench child starts from: ours, minus what would change the service's mode. */
 export function baseEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };
-  for (const k of ["DATABASE_URL", "NODE_OPTIONS", "PORT", "DATA_DIR", "DEMO", "SIMULATORS", "NODE_ENV", "LOG_LEVEL", "ADMIN_TOKEN", "SECRET_KEY"]) delete env[k];
+  for (const k of [
+    "DATABASE_URL",
+    "NODE_OPTIONS",
+    "PORT",
+    "DATA_DIR",
+    "DEMO",
+    "SIMULATORS",
+    "NODE_ENV",
+    "LOG_LEVEL",
+    "ADMIN_TOKEN",
+    "SECRET_KEY",
+  ])
+    delete env[k];
   return env;
 }
 
@@ -54,7 +66,12 @@ export function baseEnv(): Record<string, string | undefined> {
 export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
   const started = wallNow();
   const [cmd, ...args] = spec.command;
-  const child = spawn(cmd, args, { cwd: PROJECT_ROOT, env: { ...spec.env, PORT: String(spec.port) }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(cmd, args, {
+    cwd: PROJECT_ROOT,
+    env: { ...spec.env, PORT: String(spec.port) },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let startedLogMs: number | null = null;
   const keep = (chunk: Buffer) => {
@@ -69,7 +86,10 @@ export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
   const deadline = started + (spec.readyTimeoutMs ?? 120_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited with code ${child.exitCode} before ready:\n${out}`);
-    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (wallNow() > deadline) {
       await stop();
@@ -78,7 +98,16 @@ export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
     await sleep(10);
   }
   const readyMs = wallNow() - started;
-  return { child, url, readyMs, get startedLogMs() { return startedLogMs; }, stop, output: () => out };
+  return {
+    child,
+    url,
+    readyMs,
+    get startedLogMs() {
+      return startedLogMs;
+    },
+    stop,
+    output: () => out,
+  };
 }
 
 /** Waits (up to `timeoutMs`) for the "service started" log line; demo seeding runs after /readyz is up. */

@@ -19,7 +19,13 @@ export interface Spread {
 }
 
 export function spread(xs: number[]): Spread {
-  return { n: xs.length, p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), max: xs.length ? Math.max(...xs) : NaN };
+  return {
+    n: xs.length,
+    p50: percentile(xs, 50),
+    p95: percentile(xs, 95),
+    p99: percentile(xs, 99),
+    max: xs.length ? Math.max(...xs) : NaN,
+  };
 }
 
 /** Milliseconds to one decimal, for table cells. */

@@ -87,10 +87,15 @@ export class AdminService {
   }
 
   private applyMerchant(m: Merchant, input: MerchantInput, creating: boolean): void {
-    const merged = { ...m, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as Merchant;
+    const merged = {
+      ...m,
+      ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)),
+    } as Merchant;
     const c = new Checker();
-    if (merged.accountType !== "individual" && merged.accountType !== "merchant") c.fail("accountType", "must be individual or merchant");
-    if (merged.defaultCurrency !== 116 && merged.defaultCurrency !== 840) c.fail("defaultCurrency", "must be 116 (KHR) or 840 (USD)");
+    if (merged.accountType !== "individual" && merged.accountType !== "merchant")
+      c.fail("accountType", "must be individual or merchant");
+    if (merged.defaultCurrency !== 116 && merged.defaultCurrency !== 840)
+      c.fail("defaultCurrency", "must be 116 (KHR) or 840 (USD)");
     for (const e of validateMerchantAccount(merged)) c.fail(e.field, e.message);
     c.done(creating ? "Invalid merchant" : "Invalid merchant update");
     Object.assign(m, merged);
@@ -110,20 +115,30 @@ export class AdminService {
   }
 
   /** Creates a key and returns its plaintext once. A gateway key needs a gateway config, a link key a link config, of the same merchant. */
-  async createApiKey(input: { merchantId: string; kind: KeyKind; label?: string; gatewayConfigId?: string | null; linkConfigId?: string | null }): Promise<{ key: ApiKey; plain: string }> {
+  async createApiKey(input: {
+    merchantId: string;
+    kind: KeyKind;
+    label?: string;
+    gatewayConfigId?: string | null;
+    linkConfigId?: string | null;
+  }): Promise<{ key: ApiKey; plain: string }> {
     const em = this.em();
     const c = new Checker();
     if (!["qr", "gateway", "gateway_link"].includes(input.kind)) c.fail("kind", "must be qr, gateway or gateway_link");
     c.text("label", input.label, { max: 100 });
-    if (input.kind === "gateway" && !input.gatewayConfigId) c.fail("gatewayConfigId", "is required for a gateway key (create a gateway configuration first)");
-    if (input.kind === "gateway_link" && !input.linkConfigId) c.fail("linkConfigId", "is required for a gateway-link key (create a payment-link configuration first)");
+    if (input.kind === "gateway" && !input.gatewayConfigId)
+      c.fail("gatewayConfigId", "is required for a gateway key (create a gateway configuration first)");
+    if (input.kind === "gateway_link" && !input.linkConfigId)
+      c.fail("linkConfigId", "is required for a gateway-link key (create a payment-link configuration first)");
     if (input.kind !== "gateway" && input.gatewayConfigId) c.fail("gatewayConfigId", "only applies to gateway keys");
-    if (input.kind !== "gateway_link" && input.linkConfigId) c.fail("linkConfigId", "only applies to gateway-link keys");
+    if (input.kind !== "gateway_link" && input.linkConfigId)
+      c.fail("linkConfigId", "only applies to gateway-link keys");
     c.done("Invalid API key request");
     await this.mustHaveMerchant(input.merchantId);
     for (const t of this.keyTargets) {
       const id = input[t.field];
-      if (id && !(await t.belongsTo(id, input.merchantId))) throw new AppError("BAD_USER_INPUT", t.notFound, [{ field: t.field, message: "not found for this merchant" }]);
+      if (id && !(await t.belongsTo(id, input.merchantId)))
+        throw new AppError("BAD_USER_INPUT", t.notFound, [{ field: t.field, message: "not found for this merchant" }]);
     }
     const generated = generateKey(input.kind);
     const key = Object.assign(new ApiKey(), {

@@ -5,7 +5,11 @@ export enum KeyKindGql {
   gateway = "gateway",
   gateway_link = "gateway_link",
 }
-registerEnumType(KeyKindGql, { name: "KeyKind", description: "qr → /qr (x-auth-type api-key); gateway → /gateway (api-gateway); gateway_link → /gateway-link (api-gateway-link)" });
+registerEnumType(KeyKindGql, {
+  name: "KeyKind",
+  description:
+    "qr → /qr (x-auth-type api-key); gateway → /gateway (api-gateway); gateway_link → /gateway-link (api-gateway-link)",
+});
 
 @ObjectType("Merchant")
 export class MerchantGql {
@@ -68,14 +72,21 @@ export class ApiKeyInputGql {
 export class MerchantFieldRuleGql {
   @Field() field!: string;
   @Field() label!: string;
-  @Field(() => [String], { description: "Account types for which the field is required (empty: optional)" }) requiredFor!: string[];
+  @Field(() => [String], { description: "Account types for which the field is required (empty: optional)" })
+  requiredFor!: string[];
   @Field(() => Int) maxLength!: number;
-  @Field(() => String, { nullable: true, description: "JavaScript regular expression source the whole value must match" }) pattern!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "JavaScript regular expression source the whole value must match",
+  })
+  pattern!: string | null;
   @Field(() => String, { nullable: true }) patternMessage!: string | null;
   @Field() help!: string;
 }
 
-@ObjectType("MerchantGroupRule", { description: "A limit on several fields together (each costs its length plus perFieldOverhead)" })
+@ObjectType("MerchantGroupRule", {
+  description: "A limit on several fields together (each costs its length plus perFieldOverhead)",
+})
 export class MerchantGroupRuleGql {
   @Field(() => [String]) fields!: string[];
   @Field(() => [String]) appliesTo!: string[];

@@ -3,17 +3,54 @@ import { join } from "node:path";
 
 /** `npm run admin -- <command> [--field value ...]`: operator commands over the admin GraphQL API of a running service. */
 const COMMANDS: Record<string, { doc: string; query: string; input?: boolean; args?: string[] }> = {
-  merchants: { doc: "list merchants", query: "query { merchants { id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank defaultCurrency } }" },
-  "merchant:create": { doc: "--name --accountType individual|merchant --bakongAccountId --merchantName --merchantCity [--merchantId --acquiringBank --merchantCategoryCode --defaultCurrency 116|840]", query: "mutation($input: MerchantInput!) { createMerchant(input: $input) { id name } }", input: true },
-  "gateway-config:create": { doc: "--merchantId --name --upstreamMerchantId --apiSecret", query: "mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id name upstreamMerchantId } }", input: true },
-  "gateway-configs": { doc: "list hosted-gateway configurations", query: "query { gatewayConfigs { id merchantId name upstreamMerchantId } }" },
-  "link-config:create": { doc: "--merchantId --name --url --currency 116|840", query: "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id name url currency } }", input: true },
-  "link-configs": { doc: "list payment-link configurations", query: "query { linkConfigs { id merchantId name url currency } }" },
-  "key:create": { doc: "--merchantId --kind qr|gateway|gateway_link [--label --gatewayConfigId --linkConfigId]", query: "mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id kind prefix } } }", input: true },
+  merchants: {
+    doc: "list merchants",
+    query:
+      "query { merchants { id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank defaultCurrency } }",
+  },
+  "merchant:create": {
+    doc:
+      "--name --accountType individual|merchant --bakongAccountId --merchantName --merchantCity " +
+      "[--merchantId --acquiringBank --merchantCategoryCode --defaultCurrency 116|840]",
+    query: "mutation($input: MerchantInput!) { createMerchant(input: $input) { id name } }",
+    input: true,
+  },
+  "gateway-config:create": {
+    doc: "--merchantId --name --upstreamMerchantId --apiSecret",
+    query:
+      "mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id name upstreamMerchantId } }",
+    input: true,
+  },
+  "gateway-configs": {
+    doc: "list hosted-gateway configurations",
+    query: "query { gatewayConfigs { id merchantId name upstreamMerchantId } }",
+  },
+  "link-config:create": {
+    doc: "--merchantId --name --url --currency 116|840",
+    query: "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id name url currency } }",
+    input: true,
+  },
+  "link-configs": {
+    doc: "list payment-link configurations",
+    query: "query { linkConfigs { id merchantId name url currency } }",
+  },
+  "key:create": {
+    doc: "--merchantId --kind qr|gateway|gateway_link [--label --gatewayConfigId --linkConfigId]",
+    query: "mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id kind prefix } } }",
+    input: true,
+  },
   "key:revoke": { doc: "--id", query: "mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }", args: ["id"] },
   keys: { doc: "list API keys", query: "query { apiKeys { id merchantId kind label prefix lastUsedAt revokedAt } }" },
-  "webhook:create": { doc: "--apiKeyId --url [--events payment.completed,payment.failed]", query: "mutation($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret endpoint { id url events enabled } } }", input: true },
-  webhooks: { doc: "list webhook endpoints", query: "query { webhookEndpoints { id apiKeyId url events enabled disabledReason } }" },
+  "webhook:create": {
+    doc: "--apiKeyId --url [--events payment.completed,payment.failed]",
+    query:
+      "mutation($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret endpoint { id url events enabled } } }",
+    input: true,
+  },
+  webhooks: {
+    doc: "list webhook endpoints",
+    query: "query { webhookEndpoints { id apiKeyId url events enabled disabledReason } }",
+  },
 };
 
 function parseFlags(args: string[]): Record<string, unknown> {
@@ -25,7 +62,11 @@ function parseFlags(args: string[]): Record<string, unknown> {
     const value = args[i + 1];
     if (value === undefined) throw new Error(`--${name} needs a value`);
     i++;
-    out[name] = /^(defaultCurrency|currency)$/.test(name) ? Number(value) : name === "events" ? value.split(",").filter(Boolean) : value;
+    out[name] = /^(defaultCurrency|currency)$/.test(name)
+      ? Number(value)
+      : name === "events"
+        ? value.split(",").filter(Boolean)
+        : value;
   }
   return out;
 }
@@ -34,12 +75,17 @@ export async function runAdminCli(argv: string[], env: Record<string, string | u
   const [command, ...rest] = argv;
   const cmd = command ? COMMANDS[command] : undefined;
   if (!cmd) {
-    console.log("usage: npm run admin -- <command> [--flag value ...]\nenvironment: PQR_URL (default from DATA_DIR/demo.json or http://127.0.0.1:4000), ADMIN_TOKEN (default from DATA_DIR/demo.json)\n");
+    console.log(
+      "usage: npm run admin -- <command> [--flag value ...]\nenvironment: PQR_URL (default from " +
+        "DATA_DIR/demo.json or http://127.0.0.1:4000), ADMIN_TOKEN (default from DATA_DIR/demo.json)\n",
+    );
     for (const [name, c] of Object.entries(COMMANDS)) console.log(`  ${name.padEnd(22)} ${c.doc}`);
     return command === undefined || command === "help" ? 0 : 2;
   }
   const demoFile = join(env.DATA_DIR ?? "./data", "demo.json");
-  const demo = existsSync(demoFile) ? (JSON.parse(readFileSync(demoFile, "utf8")) as { baseUrl?: string; adminToken?: string }) : {};
+  const demo = existsSync(demoFile)
+    ? (JSON.parse(readFileSync(demoFile, "utf8")) as { baseUrl?: string; adminToken?: string })
+    : {};
   const baseUrl = env.PQR_URL ?? demo.baseUrl ?? `http://127.0.0.1:${env.PORT ?? 4000}`;
   const token = env.ADMIN_TOKEN ?? demo.adminToken;
   if (!token) {
@@ -59,7 +105,10 @@ export async function runAdminCli(argv: string[], env: Record<string, string | u
     headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
     body: JSON.stringify({ query: cmd.query, variables }),
   });
-  const json = (await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { details?: unknown } }[] };
+  const json = (await res.json()) as {
+    data?: unknown;
+    errors?: { message: string; extensions?: { details?: unknown } }[];
+  };
   if (json.errors?.length) {
     for (const e of json.errors) console.error(`error: ${e.message}`);
     return 1;

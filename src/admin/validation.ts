@@ -8,7 +8,11 @@ export class Checker {
     this.errors.push({ field, message });
   }
 
-  text(field: string, value: unknown, opts: { required?: boolean; max: number; pattern?: RegExp; patternMessage?: string }): string | null {
+  text(
+    field: string,
+    value: unknown,
+    opts: { required?: boolean; max: number; pattern?: RegExp; patternMessage?: string },
+  ): string | null {
     if (value === undefined || value === null || value === "") {
       if (opts.required) this.fail(field, "is required");
       return null;
@@ -18,12 +22,18 @@ export class Checker {
       return null;
     }
     if (value.length > opts.max) this.fail(field, `must be at most ${opts.max} characters`);
-    else if (opts.pattern && !opts.pattern.test(value)) this.fail(field, opts.patternMessage ?? "has an invalid format");
+    else if (opts.pattern && !opts.pattern.test(value))
+      this.fail(field, opts.patternMessage ?? "has an invalid format");
     return value;
   }
 
   done(message = "Invalid input"): void {
-    if (this.errors.length > 0) throw new AppError("BAD_USER_INPUT", `${message}: ${this.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`, this.errors);
+    if (this.errors.length > 0)
+      throw new AppError(
+        "BAD_USER_INPUT",
+        `${message}: ${this.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
+        this.errors,
+      );
   }
 }
 

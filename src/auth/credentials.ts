@@ -8,13 +8,26 @@ function one(v: string | string[] | undefined): string | undefined {
 export function credentialsFromHeaders(headers: HeaderBag): { apiKey?: string; authType?: string; bearer?: string } {
   const auth = one(headers.authorization);
   const bearer = auth !== undefined && /^bearer /i.test(auth) ? auth.slice(7).trim() : undefined;
-  return { apiKey: one(headers["x-api-key"])?.trim(), authType: one(headers["x-auth-type"])?.trim().toLowerCase(), bearer };
+  return {
+    apiKey: one(headers["x-api-key"])?.trim(),
+    authType: one(headers["x-auth-type"])?.trim().toLowerCase(),
+    bearer,
+  };
 }
 
 /** The same pairs in a graphql-ws `connection_init` payload (any key case; clientToken allowed). */
-export function credentialsFromConnectionParams(params: Record<string, unknown> | undefined): { apiKey?: string; authType?: string; bearer?: string; clientToken?: string } {
+export function credentialsFromConnectionParams(params: Record<string, unknown> | undefined): {
+  apiKey?: string;
+  authType?: string;
+  bearer?: string;
+  clientToken?: string;
+} {
   const lower: Record<string, string> = {};
   for (const [k, v] of Object.entries(params ?? {})) if (typeof v === "string") lower[k.toLowerCase()] = v;
-  const fromHeaders = credentialsFromHeaders({ "x-api-key": lower["x-api-key"] ?? lower.apikey, "x-auth-type": lower["x-auth-type"] ?? lower.authtype, authorization: lower.authorization });
+  const fromHeaders = credentialsFromHeaders({
+    "x-api-key": lower["x-api-key"] ?? lower.apikey,
+    "x-auth-type": lower["x-auth-type"] ?? lower.authtype,
+    authorization: lower.authorization,
+  });
   return { ...fromHeaders, clientToken: lower.clienttoken };
 }

@@ -48,7 +48,12 @@ export class Authenticator {
     });
   }
 
-  async fromCredentials(creds: { apiKey?: string; authType?: string; bearer?: string; clientToken?: string }): Promise<Principal> {
+  async fromCredentials(creds: {
+    apiKey?: string;
+    authType?: string;
+    bearer?: string;
+    clientToken?: string;
+  }): Promise<Principal> {
     if (creds.bearer !== undefined && creds.bearer !== "") {
       if (this.isAdminToken(creds.bearer)) return { type: "admin" };
       const client = this.verifyClientToken(creds.bearer);

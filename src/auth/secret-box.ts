@@ -1,4 +1,13 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createSecretKey,
+  randomBytes,
+  timingSafeEqual,
+  type KeyObject,
+} from "node:crypto";
 
 /**
  * Encrypts stored secrets (gateway API secrets, webhook signing secrets) with AES-256-GCM under a key

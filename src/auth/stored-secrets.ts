@@ -6,8 +6,12 @@ import { randomBytes } from "node:crypto";
  * ADMIN_TOKEN and SECRET_KEY when the environment gives none (development/demo only): generated once and
  * kept in DATA_DIR/secrets.json, so a restart keeps the same tokens and can still decrypt stored secrets.
  */
-export function loadOrCreateSecrets(dataDir: string, given: { adminToken: string | null; secretKey: string | null }): { adminToken: string; secretKey: string } {
-  if (given.adminToken !== null && given.secretKey !== null) return { adminToken: given.adminToken, secretKey: given.secretKey };
+export function loadOrCreateSecrets(
+  dataDir: string,
+  given: { adminToken: string | null; secretKey: string | null },
+): { adminToken: string; secretKey: string } {
+  if (given.adminToken !== null && given.secretKey !== null)
+    return { adminToken: given.adminToken, secretKey: given.secretKey };
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, "secrets.json");
   let stored: { adminToken?: string; secretKey?: string } = {};

@@ -1,6 +1,7 @@
 /**
  * Cross-process invalidation of the in-process caches (API key → principal, merchant accounts, gateway
- * credentials). The change that makes an entry stale (revoking a key, editing a merchant or a gateway configuration) sends `pg_notify` in its own database
+ * credentials). The change that makes an entry stale (revoking a key, editing a merchant or a gateway
+ * configuration) sends `pg_notify` in its own database
  * transaction, so every process hears of it on commit (events/event-listener.ts listens), and applies
  * it locally after commit. Missed notifications (a listener reconnecting) clear every cache; the caches' short
  * time-to-live bounds staleness even then.

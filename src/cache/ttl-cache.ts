@@ -20,12 +20,14 @@ export class TtlCache<V> {
     const pending = this.loading.get(key);
     if (pending !== undefined) return pending;
     const epoch = this.epoch;
-    const loaded = load().then((value) => {
-      if (value !== null && epoch === this.epoch) this.keep(key, value);
-      return value;
-    }).finally(() => {
-      if (this.loading.get(key) === loaded) this.loading.delete(key);
-    });
+    const loaded = load()
+      .then((value) => {
+        if (value !== null && epoch === this.epoch) this.keep(key, value);
+        return value;
+      })
+      .finally(() => {
+        if (this.loading.get(key) === loaded) this.loading.delete(key);
+      });
     this.loading.set(key, loaded);
     return loaded;
   }

@@ -26,7 +26,9 @@ function graphqlWsDir(): string {
 }
 
 // The admin token lives in sessionStorage, so script injection is the threat that matters: only our own scripts run.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /** The web dashboard at /dashboard: static assets, the vendored graphql-ws client and the runtime config. */
 export function dashboardRouter(opts: DashboardOptions): Router {

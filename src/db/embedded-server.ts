@@ -271,7 +271,11 @@ export class EmbeddedServer {
     if (conn.statements.size > 0) {
       const names = [...conn.statements];
       conn.statements.clear();
-      this.enqueue({ conn: null, messages: names.map((n) => frame("C", [Buffer.from("S"), cstr(n)])).concat(frame("S", [])), open: false });
+      this.enqueue({
+        conn: null,
+        messages: names.map((n) => frame("C", [Buffer.from("S"), cstr(n)])).concat(frame("S", [])),
+        open: false,
+      });
     }
   }
 
@@ -283,7 +287,9 @@ export class EmbeddedServer {
         if (this.midExtended) await this.db.execProtocolRaw(frame("S", []), { syncToFs: false });
         if (this.db.isInTransaction()) await this.db.execProtocolRaw(frame("Q", [cstr("ROLLBACK")]));
       })
-      .catch((err: unknown) => this.opts.onWarning?.("embedded database: rollback after a closed connection failed", { err: String(err) }));
+      .catch((err: unknown) =>
+        this.opts.onWarning?.("embedded database: rollback after a closed connection failed", { err: String(err) }),
+      );
     this.midExtended = false;
     this.owner = null;
     void this.drain();

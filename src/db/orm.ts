@@ -9,7 +9,11 @@ export type Orm = MikroORM;
 
 /** One ORM per process; every request and job forks its own EntityManager from it. */
 /** `entities`: what the modules declare (app.ts ENTITIES). */
-export async function createOrm(url: string, poolSize: number, entities: (new (...args: never[]) => object)[]): Promise<Orm> {
+export async function createOrm(
+  url: string,
+  poolSize: number,
+  entities: (new (...args: never[]) => object)[],
+): Promise<Orm> {
   // `json` columns (meta, outbox payloads, idempotent responses) keep the text as written; reading it with
   // its exact text remembered is what returns meta exactly as sent (src/exact-json.ts). jsonb is unchanged.
   pg.types.setTypeParser(pg.types.builtins.JSON, parseExact);
@@ -19,7 +23,14 @@ export async function createOrm(url: string, poolSize: number, entities: (new (.
     entities,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, silent: true, snapshot: false, transactional: true, allOrNothing: true, tableName: "schema_migration" },
+    migrations: {
+      migrationsList: MIGRATIONS,
+      silent: true,
+      snapshot: false,
+      transactional: true,
+      allOrNothing: true,
+      tableName: "schema_migration",
+    },
     pool: { min: 0, max: poolSize },
     debug: false,
     allowGlobalContext: false,

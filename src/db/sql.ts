@@ -30,7 +30,9 @@ function runner(client: pg.Pool | pg.PoolClient, health: StatementHealth): Query
   return async <T>(sql: string, params: unknown[] = [], name?: string) => {
     refuseNul(params);
     try {
-      const rows = (await client.query({ text: toNumbered(sql), values: params, ...(name === undefined ? {} : { name }) })).rows as T[];
+      const rows = (
+        await client.query({ text: toNumbered(sql), values: params, ...(name === undefined ? {} : { name }) })
+      ).rows as T[];
       health.succeeded();
       return rows;
     } catch (err) {
@@ -47,7 +49,8 @@ function runner(client: pg.Pool | pg.PoolClient, health: StatementHealth): Query
 function refuseNul(params: unknown[]): void {
   for (const p of params) {
     if (Array.isArray(p)) refuseNul(p);
-    else if (typeof p === "string" && p.includes("\u0000")) throw new AppError("BAD_USER_INPUT", "Text must not contain NUL characters (U+0000)");
+    else if (typeof p === "string" && p.includes("\u0000"))
+      throw new AppError("BAD_USER_INPUT", "Text must not contain NUL characters (U+0000)");
   }
 }
 
@@ -76,10 +79,13 @@ export class Db {
    * real work needs and a `select 1` does not: per-connection prepared statements and a writable session.
    */
   async probe(): Promise<void> {
-    await (await this.native()).query({ text: "update idempotency_key set key = key where false", name: "pqr_ready_probe" });
+    await (
+      await this.native()
+    ).query({ text: "update idempotency_key set key = key where false", name: "pqr_ready_probe" });
   }
 
-  query: Query = async <T>(sql: string, params: unknown[] = [], name?: string) => runner(await this.native(), this.health)<T>(sql, params, name);
+  query: Query = async <T>(sql: string, params: unknown[] = [], name?: string) =>
+    runner(await this.native(), this.health)<T>(sql, params, name);
 
   /** One database transaction; everything `fn` runs through `q` commits or rolls back together. */
   async transaction<T>(fn: (q: Query) => Promise<T>): Promise<T> {

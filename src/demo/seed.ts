@@ -38,24 +38,59 @@ export async function seedDemo(app: App): Promise<DemoFile> {
     await webhooks.update(previous.ids.webhook, { url: `${base}/sim/inbox` });
   } else {
     const merchant = await admin.createMerchant({
-      name: "Demo Coffee", accountType: "merchant", bakongAccountId: "demo_coffee@devb", merchantName: "Demo Coffee",
-      merchantCity: "Phnom Penh", merchantId: "DEMO001", acquiringBank: "Dev Bank", merchantCategoryCode: "5814", defaultCurrency: 840,
+      name: "Demo Coffee",
+      accountType: "merchant",
+      bakongAccountId: "demo_coffee@devb",
+      merchantName: "Demo Coffee",
+      merchantCity: "Phnom Penh",
+      merchantId: "DEMO001",
+      acquiringBank: "Dev Bank",
+      merchantCategoryCode: "5814",
+      defaultCurrency: 840,
     });
-    const gw = await gatewayConfigs.create({ merchantId: merchant.id, name: "Demo gateway", upstreamMerchantId: DEMO_GATEWAY.merchantId, apiSecret: DEMO_GATEWAY.apiKey });
-    const link = await linkConfigs.create({ merchantId: merchant.id, name: "Demo payment link", url: demoLinkUrl(base), currency: 116 });
+    const gw = await gatewayConfigs.create({
+      merchantId: merchant.id,
+      name: "Demo gateway",
+      upstreamMerchantId: DEMO_GATEWAY.merchantId,
+      apiSecret: DEMO_GATEWAY.apiKey,
+    });
+    const link = await linkConfigs.create({
+      merchantId: merchant.id,
+      name: "Demo payment link",
+      url: demoLinkUrl(base),
+      currency: 116,
+    });
     const qrKey = await admin.createApiKey({ merchantId: merchant.id, kind: "qr", label: "demo qr" });
-    const gwKey = await admin.createApiKey({ merchantId: merchant.id, kind: "gateway", label: "demo gateway", gatewayConfigId: gw.id });
-    const linkKey = await admin.createApiKey({ merchantId: merchant.id, kind: "gateway_link", label: "demo link", linkConfigId: link.id });
+    const gwKey = await admin.createApiKey({
+      merchantId: merchant.id,
+      kind: "gateway",
+      label: "demo gateway",
+      gatewayConfigId: gw.id,
+    });
+    const linkKey = await admin.createApiKey({
+      merchantId: merchant.id,
+      kind: "gateway_link",
+      label: "demo link",
+      linkConfigId: link.id,
+    });
     const secret = WebhookEndpointService.newSecret();
     const endpoints = [];
-    for (const key of [qrKey, gwKey, linkKey]) endpoints.push(await webhooks.create({ apiKeyId: key.key.id, url: `${base}/sim/inbox`, secret }));
+    for (const key of [qrKey, gwKey, linkKey])
+      endpoints.push(await webhooks.create({ apiKeyId: key.key.id, url: `${base}/sim/inbox`, secret }));
     demo = {
       baseUrl: base,
       adminToken: "",
       keys: { qr: qrKey.plain, gateway: gwKey.plain, gatewayLink: linkKey.plain },
       webhook: { url: `${base}/sim/inbox`, secret },
       simulators: { network: `${base}/sim/network-api`, gateway: `${base}/sim/gateway-api`, link: demoLinkUrl(base) },
-      ids: { merchant: merchant.id, qrKey: qrKey.key.id, gatewayKey: gwKey.key.id, linkKey: linkKey.key.id, linkConfig: link.id, webhook: endpoints[0].endpoint.id },
+      ids: {
+        merchant: merchant.id,
+        qrKey: qrKey.key.id,
+        gatewayKey: gwKey.key.id,
+        linkKey: linkKey.key.id,
+        linkConfig: link.id,
+        webhook: endpoints[0].endpoint.id,
+      },
     };
   }
   demo.adminToken = app.core.auth.adminTokenForDemo();

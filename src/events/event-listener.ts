@@ -119,7 +119,10 @@ export class EventListener {
       if (events.length < REPLAY_PAGE) return;
       after = events[events.length - 1].seq;
     }
-    this.logger.warn({ after }, "event listener catch-up stopped after its page limit; older events reach subscribers only by lastEventId replay");
+    this.logger.warn(
+      { after },
+      "event listener catch-up stopped after its page limit; older events reach subscribers only by lastEventId replay",
+    );
   }
 
   private deliver(eventId: string): void {

@@ -28,7 +28,11 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
       return;
     }
     if (this.queue.length >= this.limit) {
-      this.fail(Object.assign(new Error("Subscriber too slow: reconnect with lastEventId to replay"), { code: "RATE_LIMITED" }) as unknown as AppError);
+      this.fail(
+        Object.assign(new Error("Subscriber too slow: reconnect with lastEventId to replay"), {
+          code: "RATE_LIMITED",
+        }) as unknown as AppError,
+      );
       return;
     }
     this.queue.push(item);

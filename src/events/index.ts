@@ -27,7 +27,10 @@ export interface EventsModuleDeps {
  */
 export function createEventsModule(deps: EventsModuleDeps): Module {
   const live = new LiveEvents(deps.store, deps.bus, deps.query);
-  const listener = deps.listenUrl === null ? null : new EventListener(deps.listenUrl, deps.store, deps.bus, deps.logger, deps.invalidations);
+  const listener =
+    deps.listenUrl === null
+      ? null
+      : new EventListener(deps.listenUrl, deps.store, deps.bus, deps.logger, deps.invalidations);
   return {
     resolvers: [new SubscriptionsResolver(live)],
     async start() {

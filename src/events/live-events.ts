@@ -33,8 +33,10 @@ export class LiveEvents {
   }
 
   async open(p: Principal, f: LiveFilter): Promise<EventStream<StoredEvent>> {
-    if (p.type === "anonymous") throw new AppError("UNAUTHENTICATED", "An API key, client token or admin token is required");
-    if (p.type === "client" && f.transactionId === undefined) throw new AppError("UNAUTHENTICATED", "A client token can only follow its own transaction");
+    if (p.type === "anonymous")
+      throw new AppError("UNAUTHENTICATED", "An API key, client token or admin token is required");
+    if (p.type === "client" && f.transactionId === undefined)
+      throw new AppError("UNAUTHENTICATED", "A client token can only follow its own transaction");
     let terminalNow = false;
     if (f.transactionId !== undefined) {
       // Scoped lookup, expired on read: another key's transaction is found exactly like a missing one.
@@ -43,7 +45,10 @@ export class LiveEvents {
       terminalNow = TERMINAL.includes(tx.status as TxStatus);
     }
     const matches = (e: StoredEvent) =>
-      this.visible(p, e) && (f.transactionId === undefined || e.transactionId === f.transactionId) && (f.area === undefined || e.area === f.area) && (f.status === undefined || e.status === f.status);
+      this.visible(p, e) &&
+      (f.transactionId === undefined || e.transactionId === f.transactionId) &&
+      (f.area === undefined || e.area === f.area) &&
+      (f.status === undefined || e.status === f.status);
 
     const stream = new EventStream<StoredEvent>();
     const buffered: StoredEvent[] = [];
@@ -57,17 +62,27 @@ export class LiveEvents {
       stream.push(e);
       if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
     };
-    stream.onClose(this.bus.subscribe((e) => {
-      if (!matches(e)) return;
-      if (replaying) buffered.push(e);
-      else emit(e);
-    }));
+    stream.onClose(
+      this.bus.subscribe((e) => {
+        if (!matches(e)) return;
+        if (replaying) buffered.push(e);
+        else emit(e);
+      }),
+    );
 
     let replay: StoredEvent[] = [];
     if (f.lastEventId !== undefined) {
       const from = await this.store.eventById(f.lastEventId);
-      if (from === null || !this.visible(p, from)) throw new AppError("NOT_FOUND", "lastEventId is not an event you can see");
-      replay = await this.store.eventsSince(f.transactionId !== undefined ? { transactionId: f.transactionId, afterSeq: from.seq } : p.type === "key" ? { apiKeyRef: p.keyId, afterSeq: from.seq } : { afterSeq: from.seq, all: true }, 1000);
+      if (from === null || !this.visible(p, from))
+        throw new AppError("NOT_FOUND", "lastEventId is not an event you can see");
+      replay = await this.store.eventsSince(
+        f.transactionId !== undefined
+          ? { transactionId: f.transactionId, afterSeq: from.seq }
+          : p.type === "key"
+            ? { apiKeyRef: p.keyId, afterSeq: from.seq }
+            : { afterSeq: from.seq, all: true },
+        1000,
+      );
       replay = replay.filter(matches);
     } else if (terminalNow && f.transactionId !== undefined) {
       // Already finished: send its current state (the terminal event), then complete.

@@ -5,7 +5,11 @@ import type { StoredEvent } from "./event-bus.js";
 import type { LiveEvents } from "./live-events.js";
 import { AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "../transactions/transaction.types.js";
 
-type Data = SubscribeResolverData<unknown, { transactionId?: string; area?: string; status?: string; lastEventId?: string }, GqlContext>;
+type Data = SubscribeResolverData<
+  unknown,
+  { transactionId?: string; area?: string; status?: string; lastEventId?: string },
+  GqlContext
+>;
 
 /** This app's live events, from the resolver instance its events module registered. */
 const live = (ctx: GqlContext): LiveEvents => ctx.container.get(SubscriptionsResolver).live;
@@ -16,8 +20,11 @@ export class SubscriptionsResolver {
   constructor(readonly live: LiveEvents) {}
 
   @Subscription(() => TransactionEventGql, {
-    description: "Every change of one transaction. A terminal transaction sends its final state, then completes. Pass lastEventId to replay what you missed.",
-    subscribe: ({ args, context }: Data) => live(context).open(context.principal, { transactionId: args.transactionId, lastEventId: args.lastEventId }),
+    description:
+      "Every change of one transaction. A terminal transaction sends its final state, then completes. Pass " +
+      "lastEventId to replay what you missed.",
+    subscribe: ({ args, context }: Data) =>
+      live(context).open(context.principal, { transactionId: args.transactionId, lastEventId: args.lastEventId }),
   })
   transactionUpdated(
     @Root() event: StoredEvent,
@@ -29,8 +36,10 @@ export class SubscriptionsResolver {
   }
 
   @Subscription(() => TransactionEventGql, {
-    description: "Every change of all of the caller's transactions (all transactions for the admin token), optionally filtered",
-    subscribe: ({ args, context }: Data) => live(context).open(context.principal, { area: args.area, status: args.status, lastEventId: args.lastEventId }),
+    description:
+      "Every change of all of the caller's transactions (all transactions for the admin token), optionally filtered",
+    subscribe: ({ args, context }: Data) =>
+      live(context).open(context.principal, { area: args.area, status: args.status, lastEventId: args.lastEventId }),
   })
   transactionUpdates(
     @Root() event: StoredEvent,

@@ -6,7 +6,15 @@
 
 import { accessSync, constants } from "node:fs";
 import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
-import { blockResourceTypes, createHiddenTarget, killProcessGroup, launchChromium, removeProfile, type BlockedResourceType, type LaunchedChromium } from "./chromium.js";
+import {
+  blockResourceTypes,
+  createHiddenTarget,
+  killProcessGroup,
+  launchChromium,
+  removeProfile,
+  type BlockedResourceType,
+  type LaunchedChromium,
+} from "./chromium.js";
 
 export { DEFAULT_CHROMIUM_ARGS, type BlockedResourceType } from "./chromium.js";
 
@@ -35,11 +43,16 @@ export interface BrowserPoolOptions {
   logger?: PoolLogger;
 }
 
-export type BrowserPoolErrorCode = "POOL_FULL" | "POOL_CLOSED" | "LAUNCH_FAILED" | "BROWSER_GONE" | "PAGE_CRASHED" | "PAGE_FAILED";
+export type BrowserPoolErrorCode =
+  "POOL_FULL" | "POOL_CLOSED" | "LAUNCH_FAILED" | "BROWSER_GONE" | "PAGE_CRASHED" | "PAGE_FAILED";
 
 export class BrowserPoolError extends Error {
   override readonly name = "BrowserPoolError";
-  constructor(readonly code: BrowserPoolErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: BrowserPoolErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -64,7 +77,11 @@ export interface BrowserPoolStats {
   pid: number | null;
 }
 
-interface Waiter { resolve: () => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
 interface LiveBrowser extends LaunchedChromium {
   leases: Set<AbortController>;
   cleanup: Promise<void> | null;
@@ -98,7 +115,8 @@ export class BrowserPool {
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: BrowserPoolOptions) {
-    if (!Number.isInteger(options.maxPages) || options.maxPages < 1) throw new RangeError("maxPages must be a positive integer");
+    if (!Number.isInteger(options.maxPages) || options.maxPages < 1)
+      throw new RangeError("maxPages must be a positive integer");
   }
 
   /** Leases a fresh page in its own context; rejects with POOL_FULL after `timeoutMs` without a slot. */
@@ -109,7 +127,9 @@ export class BrowserPool {
       return await this.openLease();
     } catch (err) {
       this.freeSlot();
-      throw err instanceof BrowserPoolError ? err : new BrowserPoolError("PAGE_FAILED", `could not open a page: ${message(err)}`, { cause: err });
+      throw err instanceof BrowserPoolError
+        ? err
+        : new BrowserPoolError("PAGE_FAILED", `could not open a page: ${message(err)}`, { cause: err });
     }
   }
 
@@ -130,10 +150,16 @@ export class BrowserPool {
     }
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
-        resolve, reject,
+        resolve,
+        reject,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          reject(new BrowserPoolError("POOL_FULL", `no free browser page within ${timeoutMs} ms (cap ${this.options.maxPages})`));
+          reject(
+            new BrowserPoolError(
+              "POOL_FULL",
+              `no free browser page within ${timeoutMs} ms (cap ${this.options.maxPages})`,
+            ),
+          );
         }, timeoutMs),
       };
       this.waiters.push(waiter);
@@ -167,9 +193,12 @@ export class BrowserPool {
     };
     try {
       const page = await this.newPage(live, context);
-      page.once("error", (err: Error) => controller.abort(new BrowserPoolError("PAGE_CRASHED", `page crashed: ${err.message}`, { cause: err })));
+      page.once("error", (err: Error) =>
+        controller.abort(new BrowserPoolError("PAGE_CRASHED", `page crashed: ${err.message}`, { cause: err })),
+      );
       await blockResourceTypes(page, this.options.blockedResourceTypes);
-      if (this.closing || !live.browser.connected) throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
+      if (this.closing || !live.browser.connected)
+        throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
       return { page, context, signal: controller.signal, release };
     } catch (err) {
       released = Promise.resolve();
@@ -196,16 +225,26 @@ export class BrowserPool {
 
   private ensureBrowser(): Promise<LiveBrowser> {
     if (this.live?.browser.connected) return Promise.resolve(this.live);
-    this.launching ??= this.launch().finally(() => { this.launching = null; });
+    this.launching ??= this.launch().finally(() => {
+      this.launching = null;
+    });
     return this.launching;
   }
 
   private async launch(): Promise<LiveBrowser> {
     let launched: LaunchedChromium;
     try {
-      launched = await launchChromium(this.options.executablePath, this.options.extraArgs ?? [], this.options.launchTimeoutMs ?? 30_000);
+      launched = await launchChromium(
+        this.options.executablePath,
+        this.options.extraArgs ?? [],
+        this.options.launchTimeoutMs ?? 30_000,
+      );
     } catch (err) {
-      throw new BrowserPoolError("LAUNCH_FAILED", `could not launch Chromium at ${this.options.executablePath}: ${message(err)}`, { cause: err });
+      throw new BrowserPoolError(
+        "LAUNCH_FAILED",
+        `could not launch Chromium at ${this.options.executablePath}: ${message(err)}`,
+        { cause: err },
+      );
     }
     this.launches += 1;
     const live: LiveBrowser = { ...launched, leases: new Set(), cleanup: null, hiddenUnsupported: false };
@@ -230,7 +269,11 @@ export class BrowserPool {
     const reason = this.closing
       ? new BrowserPoolError("POOL_CLOSED", "browser pool closed")
       : new BrowserPoolError("BROWSER_GONE", `chromium (pid ${live.pid ?? "?"}) disconnected`);
-    if (!this.closing) this.options.logger?.warn({ pid: live.pid, leases: live.leases.size }, "chromium disconnected; the next acquire relaunches it");
+    if (!this.closing)
+      this.options.logger?.warn(
+        { pid: live.pid, leases: live.leases.size },
+        "chromium disconnected; the next acquire relaunches it",
+      );
     for (const lease of live.leases) lease.abort(reason);
     live.leases.clear();
     killProcessGroup(live.pid);

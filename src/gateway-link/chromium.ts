@@ -7,8 +7,14 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from "puppeteer-core";
 
 export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
-  "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--disable-quic",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-dev-shm-usage",
+  "--disable-quic",
   // Chromium 156 preloads a WebUI omnibox popup (a ~48 MB renderer) for every browser context;
   // a monitor never types in an omnibox. Puppeteer merges this with its own --disable-features.
   "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup",
@@ -24,7 +30,11 @@ export interface LaunchedChromium {
   userDataDir: string;
 }
 
-export async function launchChromium(executablePath: string, extraArgs: readonly string[], timeoutMs: number): Promise<LaunchedChromium> {
+export async function launchChromium(
+  executablePath: string,
+  extraArgs: readonly string[],
+  timeoutMs: number,
+): Promise<LaunchedChromium> {
   const userDataDir = await mkdtemp(join(tmpdir(), "pqr-chromium-"));
   try {
     const browser = await puppeteer.launch({
@@ -34,7 +44,9 @@ export async function launchChromium(executablePath: string, extraArgs: readonly
       // A pipe, not a WebSocket: Chromium exits by itself when this process dies, even by SIGKILL.
       pipe: true,
       // The application owns shutdown (BrowserPool.close()); puppeteer must not trap signals.
-      handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
       timeout: timeoutMs,
       args: [...DEFAULT_CHROMIUM_ARGS, ...extraArgs],
     });
@@ -66,18 +78,28 @@ export function removeProfile(userDataDir: string): Promise<void> {
  * mouse input. It lives as long as `session`, which must therefore outlive the page.
  */
 export async function createHiddenTarget(session: CDPSession, context: BrowserContext): Promise<Page> {
-  await session.send("Target.createTarget", { url: "about:blank", browserContextId: context.id, hidden: true, background: true });
+  await session.send("Target.createTarget", {
+    url: "about:blank",
+    browserContextId: context.id,
+    hidden: true,
+    background: true,
+  });
   // Typed "other" (not "page"); it is the only target of this fresh context.
   const target = await context.waitForTarget((t) => t.type() === "other" || t.type() === "page", { timeout: 10_000 });
   return target.asPage();
 }
 
 /** Fails the unneeded resource types inside Chromium; only those requests pause, not the page's API calls. */
-export async function blockResourceTypes(page: Page, types: readonly BlockedResourceType[] = DEFAULT_BLOCKED): Promise<void> {
+export async function blockResourceTypes(
+  page: Page,
+  types: readonly BlockedResourceType[] = DEFAULT_BLOCKED,
+): Promise<void> {
   if (types.length === 0) return;
   const cdp = await page.createCDPSession();
   cdp.on("Fetch.requestPaused", (event) => {
-    cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" }).catch(() => undefined);
+    cdp
+      .send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
+      .catch(() => undefined);
   });
   const patterns: Array<{ urlPattern: string; resourceType: BlockedResourceType | "Other"; requestStage: "Request" }> =
     types.map((resourceType) => ({ urlPattern: "*", resourceType, requestStage: "Request" }));

@@ -45,11 +45,18 @@ export interface LinkModule extends Module {
 export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const { config, logger } = deps;
   const protocol = LINK_PAGE_PROTOCOLS[config.link.pageProtocol];
-  const pool = new BrowserPool({ executablePath: config.link.chromiumPath, maxPages: config.link.maxMonitors + 20, logger });
-  if (!pool.executableAvailable()) logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
+  const pool = new BrowserPool({
+    executablePath: config.link.chromiumPath,
+    maxPages: config.link.maxMonitors + 20,
+    logger,
+  });
+  if (!pool.executableAvailable())
+    logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
   const configs = new LinkConfigs(deps.orm, deps.admin);
   deps.admin.acceptKeyTarget({
-    kind: "gateway_link", field: "linkConfigId", notFound: "Payment-link configuration not found for this merchant",
+    kind: "gateway_link",
+    field: "linkConfigId",
+    notFound: "Payment-link configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
   const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
@@ -58,14 +65,20 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
     startMonitor: (transactionId) => deps.enqueue("link.monitor", { transactionId }),
   });
-  const simulator = config.simulators ? createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") }) : null;
+  const simulator = config.simulators
+    ? createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") })
+    : null;
   return {
     service,
     configs,
     pool,
     resolvers: [new LinkResolver(service, deps.idempotency), new LinkConfigResolver(configs)],
     jobs: [
-      linkMonitorJob({ ...deps, maxMonitors: config.link.maxMonitors, openTimeoutMs: config.link.openTimeoutMs, protocol }, service, pool),
+      linkMonitorJob(
+        { ...deps, maxMonitors: config.link.maxMonitors, openTimeoutMs: config.link.openTimeoutMs, protocol },
+        service,
+        pool,
+      ),
       linkExpirySweepJob(deps),
     ],
     mount(app) {

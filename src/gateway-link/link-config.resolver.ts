@@ -21,7 +21,14 @@ export class LinkConfigInputGql {
   @Field(() => Int, { nullable: true }) currency?: number;
 }
 
-const toLinkGql = (l: LinkConfig): LinkConfigGql => ({ id: l.id, merchantId: l.merchantRef, name: l.name, url: l.url, currency: l.currency, createdAt: l.createdAt });
+const toLinkGql = (l: LinkConfig): LinkConfigGql => ({
+  id: l.id,
+  merchantId: l.merchantRef,
+  name: l.name,
+  url: l.url,
+  currency: l.currency,
+  createdAt: l.createdAt,
+});
 
 /** Operator API (ADMIN_TOKEN) for payment-link configurations. */
 @Resolver()
@@ -29,15 +36,28 @@ export class LinkConfigResolver {
   constructor(private readonly configs: LinkConfigs) {}
 
   @Query(() => [LinkConfigGql])
-  async linkConfigs(@Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined, @Ctx() ctx: GqlContext): Promise<LinkConfigGql[]> {
+  async linkConfigs(
+    @Arg("merchantId", () => ID, { nullable: true }) merchantId: string | undefined,
+    @Ctx() ctx: GqlContext,
+  ): Promise<LinkConfigGql[]> {
     requireAdmin(ctx);
     return (await this.configs.list(merchantId)).map(toLinkGql);
   }
 
   @Mutation(() => LinkConfigGql)
-  async createLinkConfig(@Arg("input", () => LinkConfigInputGql) input: LinkConfigInputGql, @Ctx() ctx: GqlContext): Promise<LinkConfigGql> {
+  async createLinkConfig(
+    @Arg("input", () => LinkConfigInputGql) input: LinkConfigInputGql,
+    @Ctx() ctx: GqlContext,
+  ): Promise<LinkConfigGql> {
     requireAdmin(ctx);
-    return toLinkGql(await this.configs.create({ merchantId: input.merchantId ?? "", name: input.name ?? "", url: input.url ?? "", currency: input.currency ?? 0 }));
+    return toLinkGql(
+      await this.configs.create({
+        merchantId: input.merchantId ?? "",
+        name: input.name ?? "",
+        url: input.url ?? "",
+        currency: input.currency ?? 0,
+      }),
+    );
   }
 
   @Mutation(() => LinkConfigGql)

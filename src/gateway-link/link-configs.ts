@@ -24,7 +24,12 @@ export class LinkConfigs {
     if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");
     c.done("Invalid payment-link configuration");
     await this.merchants.mustHaveMerchant(input.merchantId);
-    const l = Object.assign(new LinkConfig(), { merchantRef: input.merchantId, name: input.name, url: input.url, currency: input.currency as 116 | 840 });
+    const l = Object.assign(new LinkConfig(), {
+      merchantRef: input.merchantId,
+      name: input.name,
+      url: input.url,
+      currency: input.currency as 116 | 840,
+    });
     await this.em().persist(l).flush();
     return l;
   }

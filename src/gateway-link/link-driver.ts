@@ -4,7 +4,13 @@
 
 import { ProtocolError, TimeoutError, type Page } from "puppeteer-core";
 import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
-import { PageTraffic, PageTrafficError, UNAVAILABLE_STATUSES, type LinkEvent, type WatchOptions } from "./page-traffic.js";
+import {
+  PageTraffic,
+  PageTrafficError,
+  UNAVAILABLE_STATUSES,
+  type LinkEvent,
+  type WatchOptions,
+} from "./page-traffic.js";
 import type { LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
 
 export type { LinkEvent, WatchOptions };
@@ -18,7 +24,11 @@ export class LinkDriverError extends Error {
    * 429/502/503/504, unreadable answers): an outage to wait out, not a failure of this payment.
    */
   readonly unavailable: boolean;
-  constructor(readonly kind: LinkDriverErrorKind, message: string, options?: { cause?: unknown; unavailable?: boolean }) {
+  constructor(
+    readonly kind: LinkDriverErrorKind,
+    message: string,
+    options?: { cause?: unknown; unavailable?: boolean },
+  ) {
     super(message, options);
     this.unavailable = options?.unavailable ?? kind === "timeout";
   }
@@ -65,7 +75,9 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
     async interact(page, protocol, remainingMs) {
       const amount = await page.waitForSelector(protocol.amountSelector, { timeout: remainingMs() });
       if (!amount) throw new LinkDriverError("page_error", "the payment page has no amount field");
-      await amount.evaluate((el) => { if (el instanceof HTMLInputElement) el.value = ""; });
+      await amount.evaluate((el) => {
+        if (el instanceof HTMLInputElement) el.value = "";
+      });
       await amount.type(options.amount);
       await amount.dispose();
       const button = await page.waitForSelector(protocol.payButtonSelector, { timeout: remainingMs() });
@@ -92,7 +104,8 @@ export function resumeLinkSession(pool: BrowserPool, options: ResumeLinkOptions)
   if (target === null) return Promise.reject(new LinkDriverError("page_error", "this payment page cannot be resumed"));
   return startSession(pool, options, target, {
     interact: async () => undefined,
-    verify: (info) => (info.clientId === options.clientId ? null : `resumed client ${info.clientId}, expected ${options.clientId}`),
+    verify: (info) =>
+      info.clientId === options.clientId ? null : `resumed client ${info.clientId}, expected ${options.clientId}`,
   });
 }
 
@@ -102,10 +115,16 @@ interface Steps {
   verify(info: LinkSessionInfo): string | null;
 }
 
-async function startSession(pool: BrowserPool, options: CommonOptions, target: string, steps: Steps): Promise<LinkSession> {
+async function startSession(
+  pool: BrowserPool,
+  options: CommonOptions,
+  target: string,
+  steps: Steps,
+): Promise<LinkSession> {
   const protocol = options.protocol;
   const origin = new URL(options.url).origin;
-  if (new URL(target).origin !== origin) throw new LinkDriverError("page_error", "refusing to open a URL outside the configured link's origin");
+  if (new URL(target).origin !== origin)
+    throw new LinkDriverError("page_error", "refusing to open a URL outside the configured link's origin");
   const deadline = Date.now() + options.timeoutMs;
   const remainingMs = () => Math.max(1, deadline - Date.now());
 
@@ -121,7 +140,9 @@ async function startSession(pool: BrowserPool, options: CommonOptions, target: s
       const response = await lease.page.goto(target, { waitUntil: "domcontentloaded", timeout: remainingMs() });
       if (!response?.ok()) {
         const status = response?.status();
-        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status ?? "nothing"}`, { unavailable: status === undefined || UNAVAILABLE_STATUSES.has(status) });
+        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status ?? "nothing"}`, {
+          unavailable: status === undefined || UNAVAILABLE_STATUSES.has(status),
+        });
       }
       await steps.interact(lease.page, protocol, remainingMs);
       return traffic.session;
@@ -146,7 +167,10 @@ async function withinDeadline<T>(deadline: number, signal: AbortSignal, work: ()
     return await Promise.race([
       running,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new LinkDriverError("timeout", "no QR from the payment page in time")), Math.max(0, deadline - Date.now()));
+        timer = setTimeout(
+          () => reject(new LinkDriverError("timeout", "no QR from the payment page in time")),
+          Math.max(0, deadline - Date.now()),
+        );
       }),
       new Promise<never>((_, reject) => {
         onAbort = () => reject(signal.reason);
@@ -164,16 +188,26 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
   if (err instanceof LinkDriverError) return err;
   if (signal?.aborted) {
     const reason: unknown = signal.reason;
-    return new LinkDriverError("browser_error", reason instanceof Error ? reason.message : "the browser page went away", { cause: reason });
+    return new LinkDriverError(
+      "browser_error",
+      reason instanceof Error ? reason.message : "the browser page went away",
+      { cause: reason },
+    );
   }
   if (err instanceof BrowserPoolError) {
     return new LinkDriverError(err.code === "POOL_FULL" ? "timeout" : "browser_error", err.message, { cause: err });
   }
-  if (err instanceof TimeoutError) return new LinkDriverError("timeout", `payment page too slow: ${err.message}`, { cause: err });
-  if (err instanceof PageTrafficError) return new LinkDriverError("page_error", err.message, { cause: err, unavailable: err.unavailable });
+  if (err instanceof TimeoutError)
+    return new LinkDriverError("timeout", `payment page too slow: ${err.message}`, { cause: err });
+  if (err instanceof PageTrafficError)
+    return new LinkDriverError("page_error", err.message, { cause: err, unavailable: err.unavailable });
   // Navigation that never reached the site (refused, reset, DNS, …) is an outage of the page.
-  if (err instanceof Error && /net::ERR_/.test(err.message)) return new LinkDriverError("page_error", err.message, { cause: err, unavailable: true });
-  if (err instanceof ProtocolError || (err instanceof Error && /Target closed|Session closed|Connection closed/i.test(err.message))) {
+  if (err instanceof Error && /net::ERR_/.test(err.message))
+    return new LinkDriverError("page_error", err.message, { cause: err, unavailable: true });
+  if (
+    err instanceof ProtocolError ||
+    (err instanceof Error && /Target closed|Session closed|Connection closed/i.test(err.message))
+  ) {
     return new LinkDriverError("browser_error", err.message, { cause: err });
   }
   return new LinkDriverError("page_error", err instanceof Error ? err.message : String(err), { cause: err });

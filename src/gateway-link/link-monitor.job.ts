@@ -36,10 +36,19 @@ export interface LinkMonitorDeps {
   protocol: LinkPageProtocol;
 }
 
-export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: BrowserPool): JobSpec<{ transactionId: string }> {
+export function linkMonitorJob(
+  deps: LinkMonitorDeps,
+  link: LinkService,
+  pool: BrowserPool,
+): JobSpec<{ transactionId: string }> {
   const { store, clock, logger } = deps;
 
-  async function follow(txId: string, session: LinkSession, deadline: number, job: Job<{ transactionId: string }>): Promise<Outcome> {
+  async function follow(
+    txId: string,
+    session: LinkSession,
+    deadline: number,
+    job: Job<{ transactionId: string }>,
+  ): Promise<Outcome> {
     const it = session.events[Symbol.asyncIterator]();
     let pending: Promise<IteratorResult<LinkEvent>> | null = null;
     let lastTouch = Date.now();
@@ -59,21 +68,42 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
         const r = await Promise.race([pending, new Promise<null>((res) => setTimeout(() => res(null), TICK_MS))]);
         if (r === null) continue;
         pending = null;
-        if (r.done) return awaitingReceipt ? { kind: "done" } : { kind: "lost", message: "the page session ended", unavailable: false };
+        if (r.done)
+          return awaitingReceipt
+            ? { kind: "done" }
+            : { kind: "lost", message: "the page session ended", unavailable: false };
         const e = r.value;
         if (e.type === "scanned") {
-          await store.transition({ id: txId, event: "payment.scanned", upstream: { scannedAt: clock.now().toISOString() } });
+          await store.transition({
+            id: txId,
+            event: "payment.scanned",
+            upstream: { scannedAt: clock.now().toISOString() },
+          });
         } else if (e.type === "approved") {
-          const done = await store.transition({ id: txId, to: "SUCCESS", event: "payment.completed", receiptUrl: e.receiptUrl ?? null, upstream: { approvedAt: clock.now().toISOString() } });
-          if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null) return { kind: "done" };
+          const done = await store.transition({
+            id: txId,
+            to: "SUCCESS",
+            event: "payment.completed",
+            receiptUrl: e.receiptUrl ?? null,
+            upstream: { approvedAt: clock.now().toISOString() },
+          });
+          if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null)
+            return { kind: "done" };
           awaitingReceipt = true;
           continue;
         } else if (e.type === "receipt") {
           // The one visible change a SUCCESS still takes (transition.ts): transaction.updated with the receipt.
-          await store.transition({ id: txId, event: "transaction.updated", receiptUrl: e.receiptUrl, upstream: { receiptAt: clock.now().toISOString() } });
+          await store.transition({
+            id: txId,
+            event: "transaction.updated",
+            receiptUrl: e.receiptUrl,
+            upstream: { receiptAt: clock.now().toISOString() },
+          });
           return { kind: "done" };
         } else if (e.type === "error" && e.fatal) {
-          return awaitingReceipt ? { kind: "done" } : { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
+          return awaitingReceipt
+            ? { kind: "done" }
+            : { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
         }
         if (awaitingReceipt) continue;
         const now = await store.get(txId);
@@ -97,7 +127,7 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
       let lastError = "";
       // Only failures of the payment itself count towards FAILED; outages of the page's site are waited out.
       let failures = 0;
-      for (let reopenings = 0; failures <= RESUME_ATTEMPTS; ) {
+      for (let reopenings = 0; failures <= RESUME_ATTEMPTS;) {
         if (clock.now().getTime() >= deadline) {
           await store.transition({ id: transactionId, to: "EXPIRED", event: "payment.expired" });
           return;
@@ -105,7 +135,12 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
         await job.touch().catch(() => undefined);
         if (session === null) {
           const url = (tx.upstream.linkUrl as string | undefined) ?? "";
-          session = await resumeLinkSession(pool, { url, clientId: tx.clientId as string, timeoutMs: deps.openTimeoutMs, protocol: deps.protocol }).catch((err: Error) => {
+          session = await resumeLinkSession(pool, {
+            url,
+            clientId: tx.clientId as string,
+            timeoutMs: deps.openTimeoutMs,
+            protocol: deps.protocol,
+          }).catch((err: Error) => {
             lastError = err.message;
             if (!(err instanceof LinkDriverError && err.unavailable)) failures++;
             return null;
@@ -122,11 +157,19 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
         if (outcome.kind === "done") return;
         lastError = outcome.message;
         if (!outcome.unavailable) failures++;
-        logger.warn({ tx: transactionId, failures, unavailable: outcome.unavailable, error: lastError }, "payment page lost; resuming");
+        logger.warn(
+          { tx: transactionId, failures, unavailable: outcome.unavailable, error: lastError },
+          "payment page lost; resuming",
+        );
         tx = (await store.get(transactionId)) ?? tx;
         if (tx.status !== "PENDING") return;
       }
-      await store.transition({ id: transactionId, to: "FAILED", event: "payment.failed", upstream: { failure: { message: `monitoring failed: ${lastError}` } } });
+      await store.transition({
+        id: transactionId,
+        to: "FAILED",
+        event: "payment.failed",
+        upstream: { failure: { message: `monitoring failed: ${lastError}` } },
+      });
     },
   };
 }
@@ -137,5 +180,13 @@ export function linkMonitorJob(deps: LinkMonitorDeps, link: LinkService, pool: B
  * transaction's next check is its expiry.
  */
 export function linkExpirySweepJob(deps: MonitorDeps): JobSpec {
-  return monitorJob(deps, { name: "link.expire", area: "gateway_link", every: "1 second", recheckMs: LINK_LIFETIME_MS, batch: 500, port: null, lockLifetimeMs: 30_000 });
+  return monitorJob(deps, {
+    name: "link.expire",
+    area: "gateway_link",
+    every: "1 second",
+    recheckMs: LINK_LIFETIME_MS,
+    batch: 500,
+    port: null,
+    lockLifetimeMs: 30_000,
+  });
 }

@@ -38,41 +38,94 @@ export class LinkService {
     private readonly pool: BrowserPool,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly opts: { openTimeoutMs: number; protocol: LinkPageProtocol; startMonitor: (transactionId: string) => Promise<void> },
+    private readonly opts: {
+      openTimeoutMs: number;
+      protocol: LinkPageProtocol;
+      startMonitor: (transactionId: string) => Promise<void>;
+    },
   ) {}
 
-  async generate(key: KeyPrincipal, input: { amount: unknown; currency: unknown; meta?: unknown; expiredAfter?: unknown }): Promise<LinkView> {
+  async generate(
+    key: KeyPrincipal,
+    input: { amount: unknown; currency: unknown; meta?: unknown; expiredAfter?: unknown },
+  ): Promise<LinkView> {
     const link = key.linkConfigRef ? await this.configs.get(key.linkConfigRef) : null;
-    if (link === null) throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [{ field: "x-api-key", message: "is not linked to a payment-link configuration" }]);
+    if (link === null)
+      throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [
+        { field: "x-api-key", message: "is not linked to a payment-link configuration" },
+      ]);
     const errors: FieldError[] = [];
-    if (input.currency !== link.currency) errors.push({ field: "currency", message: `must be ${link.currency}, the currency configured for this key` });
+    if (input.currency !== link.currency)
+      errors.push({ field: "currency", message: `must be ${link.currency}, the currency configured for this key` });
     const amount = decimalFromNumber(input.amount, "amount", link.currency === 116 ? 0 : 2, errors);
     if (input.expiredAfter !== undefined && input.expiredAfter !== null && input.expiredAfter !== LINK_LIFETIME_MS) {
       errors.push({ field: "expiredAfter", message: `is fixed: omit it or send exactly ${LINK_LIFETIME_MS}` });
     }
     const meta = checkMeta(input.meta, "meta", errors);
-    if (errors.length > 0 || amount === null) throw new AppError("BAD_USER_INPUT", `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`, errors);
+    if (errors.length > 0 || amount === null)
+      throw new AppError(
+        "BAD_USER_INPUT",
+        `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
+        errors,
+      );
 
-    if (!this.pool.executableAvailable()) throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));
+    if (!this.pool.executableAvailable())
+      throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
     const request = { amount: input.amount as number, currency: link.currency, meta };
     let session: LinkSession;
     try {
-      session = await openLinkSession(this.pool, { url: link.url, amount, currency: link.currency, timeoutMs: this.opts.openTimeoutMs, protocol: this.opts.protocol });
+      session = await openLinkSession(this.pool, {
+        url: link.url,
+        amount,
+        currency: link.currency,
+        timeoutMs: this.opts.openTimeoutMs,
+        protocol: this.opts.protocol,
+      });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
       // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).
-      await this.store.create({ id, area: "gateway_link", merchantRef: key.merchantRef, apiKeyRef: key.keyId, status: "PENDING", amount, currency: NUMERIC_TO_CODE[link.currency], meta, request, expiresAt });
-      await this.store.transition({ id, to: "FAILED", event: "payment.failed", upstream: { failure: { message: "the payment page did not produce a QR" } } });
-      throw new AppError("UPSTREAM_UNAVAILABLE", "The payment page did not produce a QR in time", [], { transactionId: id });
+      await this.store.create({
+        id,
+        area: "gateway_link",
+        merchantRef: key.merchantRef,
+        apiKeyRef: key.keyId,
+        status: "PENDING",
+        amount,
+        currency: NUMERIC_TO_CODE[link.currency],
+        meta,
+        request,
+        expiresAt,
+      });
+      await this.store.transition({
+        id,
+        to: "FAILED",
+        event: "payment.failed",
+        upstream: { failure: { message: "the payment page did not produce a QR" } },
+      });
+      throw new AppError("UPSTREAM_UNAVAILABLE", "The payment page did not produce a QR in time", [], {
+        transactionId: id,
+      });
     }
     let tx: TxRecord;
     try {
       ({ tx } = await this.store.create({
-        id, area: "gateway_link", merchantRef: key.merchantRef, apiKeyRef: key.keyId, status: "PENDING", amount, currency: NUMERIC_TO_CODE[link.currency],
-        qr: session.qr, clientId: session.clientId, meta, request, upstream: { linkUrl: link.url }, expiresAt, nextCheckAt: expiresAt,
+        id,
+        area: "gateway_link",
+        merchantRef: key.merchantRef,
+        apiKeyRef: key.keyId,
+        status: "PENDING",
+        amount,
+        currency: NUMERIC_TO_CODE[link.currency],
+        qr: session.qr,
+        clientId: session.clientId,
+        meta,
+        request,
+        upstream: { linkUrl: link.url },
+        expiresAt,
+        nextCheckAt: expiresAt,
       }));
     } catch (err) {
       await session.close();
@@ -90,7 +143,9 @@ export class LinkService {
 
   async check(key: KeyPrincipal, transactionId: unknown): Promise<LinkView> {
     if (typeof transactionId !== "string" || transactionId.length === 0 || transactionId.length > 100) {
-      throw new AppError("BAD_USER_INPUT", "transactionId is required", [{ field: "transactionId", message: "must be a non-empty string" }]);
+      throw new AppError("BAD_USER_INPUT", "transactionId is required", [
+        { field: "transactionId", message: "must be a non-empty string" },
+      ]);
     }
     const tx = await this.store.findForKey(key.keyId, { id: transactionId, area: "gateway_link" });
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
@@ -114,5 +169,8 @@ export class LinkService {
 
 /** The one sentence an operator needs when the gateway-link area has no browser. */
 export function chromiumMissing(path: string): string {
-  return `The gateway-link area needs Chromium and there is no executable at ${path}: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH`;
+  return (
+    `The gateway-link area needs Chromium and there is no executable at ${path}: install it (Debian: ` +
+    `apt-get install chromium) or set CHROMIUM_PATH`
+  );
 }

@@ -6,7 +6,16 @@
  * (or their plurals), or when the whole name is one of TARGET_NAMES. Known fields never match.
  */
 const TARGET_WORDS: ReadonlySet<string> = new Set(["url", "urls", "uri", "uris", "link", "links", "href", "hrefs"]);
-const TARGET_NAMES: ReadonlySet<string> = new Set(["target", "redirect", "redirectto", "destination", "endpoint", "host", "hostname", "domain"]);
+const TARGET_NAMES: ReadonlySet<string> = new Set([
+  "target",
+  "redirect",
+  "redirectto",
+  "destination",
+  "endpoint",
+  "host",
+  "hostname",
+  "domain",
+]);
 
 export function namesTarget(field: string): boolean {
   const words = field

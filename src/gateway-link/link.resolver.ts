@@ -12,14 +12,26 @@ export class LinkResolver {
     private readonly idempotency: Idempotency,
   ) {}
 
-  @Mutation(() => GatewayLinkTransactionGql, { description: "Obtain a KHQR from the key's payment-link page; expires exactly 180 s after issue" })
-  async generateGatewayLinkQr(@Arg("input", () => GenerateGatewayLinkQrInput) input: GenerateGatewayLinkQrInput, @Ctx() ctx: GqlContext): Promise<GatewayLinkTransactionGql> {
+  @Mutation(() => GatewayLinkTransactionGql, {
+    description: "Obtain a KHQR from the key's payment-link page; expires exactly 180 s after issue",
+  })
+  async generateGatewayLinkQr(
+    @Arg("input", () => GenerateGatewayLinkQrInput) input: GenerateGatewayLinkQrInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<GatewayLinkTransactionGql> {
     const key = requireKey(ctx, "gateway_link");
-    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayLinkQr", input, () => this.link.generate(key, input));
+    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayLinkQr", input, () =>
+      this.link.generate(key, input),
+    );
   }
 
-  @Query(() => GatewayLinkTransactionGql, { description: "Local state only: never contacts the gateway or opens a browser" })
-  async gatewayLinkTransaction(@Arg("transactionId", () => ID) transactionId: string, @Ctx() ctx: GqlContext): Promise<GatewayLinkTransactionGql> {
+  @Query(() => GatewayLinkTransactionGql, {
+    description: "Local state only: never contacts the gateway or opens a browser",
+  })
+  async gatewayLinkTransaction(
+    @Arg("transactionId", () => ID) transactionId: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<GatewayLinkTransactionGql> {
     return this.link.check(requireKey(ctx, "gateway_link"), transactionId);
   }
 }

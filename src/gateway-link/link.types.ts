@@ -4,8 +4,10 @@ import { GraphQLJSONObject } from "graphql-scalars";
 @InputType("GenerateGatewayLinkQrInput", { description: "The link URL is fixed by the API key; it cannot be sent" })
 export class GenerateGatewayLinkQrInput {
   @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" }) amount!: number;
-  @Field(() => Int, { description: "Must equal the key's configured currency: 116 (KHR) or 840 (USD)" }) currency!: number;
-  @Field(() => GraphQLJSONObject, { nullable: true, description: "Optional; echoed in requestData and webhooks" }) meta?: Record<string, unknown>;
+  @Field(() => Int, { description: "Must equal the key's configured currency: 116 (KHR) or 840 (USD)" })
+  currency!: number;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: "Optional; echoed in requestData and webhooks" })
+  meta?: Record<string, unknown>;
   @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" }) expiredAfter?: number;
 }
 
@@ -29,7 +31,9 @@ export class GatewayLinkTransactionGql {
   @Field({ description: "PENDING, SUCCESS, EXPIRED or FAILED" }) status!: string;
   @Field(() => GatewayLinkRequestDataGql) requestData!: GatewayLinkRequestDataGql;
   @Field(() => GatewayLinkDataGql) data!: GatewayLinkDataGql;
-  @Field(() => String, { nullable: true, description: "On SUCCESS, when the gateway provides one" }) receiptUrl?: string;
-  @Field(() => Boolean, { nullable: true, description: "True once the payer's app has scanned the QR" }) scanned?: boolean;
+  @Field(() => String, { nullable: true, description: "On SUCCESS, when the gateway provides one" })
+  receiptUrl?: string;
+  @Field(() => Boolean, { nullable: true, description: "True once the payer's app has scanned the QR" })
+  scanned?: boolean;
   @Field(() => String, { nullable: true, description: "generate only" }) clientToken?: string;
 }

@@ -15,7 +15,9 @@ export type LinkEvent =
   /** The receipt of an approval that came without one (the page keeps polling until it has it). */
   | { type: "receipt"; receiptUrl: string }
   | {
-      type: "error"; message: string; fatal: boolean;
+      type: "error";
+      message: string;
+      fatal: boolean;
       /**
        * The page's site could not be reached or did not answer usably (network errors, HTTP 429/502/503/504,
        * unreadable answers, no polls): an outage, worth resuming after. False when the page answered a
@@ -29,7 +31,10 @@ export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503,
 
 /** An error of the page's traffic that says whether it was an outage (see LinkEvent `unavailable`). */
 export class PageTrafficError extends Error {
-  constructor(message: string, readonly unavailable: boolean) {
+  constructor(
+    message: string,
+    readonly unavailable: boolean,
+  ) {
     super(message);
   }
 }
@@ -65,7 +70,9 @@ export class PageTraffic {
   ) {
     this.maxFailures = watch.maxConsecutiveFailures ?? 5;
     this.stallMs = watch.stallMs ?? 15_000;
-    this.session = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
+    this.session = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
     this.session.catch(() => undefined); // the opener may have failed first and never read it
     lease.page.on("response", this.onResponse);
     lease.page.on("requestfailed", this.onRequestFailed);
@@ -119,7 +126,12 @@ export class PageTraffic {
     } catch {
       body = undefined;
     }
-    if (!response.ok()) return this.callFailed(call, `${call} answered HTTP ${response.status()}${errorText(body)}`, UNAVAILABLE_STATUSES.has(response.status()));
+    if (!response.ok())
+      return this.callFailed(
+        call,
+        `${call} answered HTTP ${response.status()}${errorText(body)}`,
+        UNAVAILABLE_STATUSES.has(response.status()),
+      );
     if (call === "status") {
       const status = this.protocol.parseStatus(body);
       if (!status) return this.callFailed(call, "unreadable status answer", true);
@@ -147,7 +159,8 @@ export class PageTraffic {
     this.failures += 1;
     this.runUnavailable &&= unavailable;
     this.armStall();
-    if (this.failures >= this.maxFailures) this.fatal(`the payment page's API failed ${this.failures} times in a row; last: ${reason}`, this.runUnavailable);
+    if (this.failures >= this.maxFailures)
+      this.fatal(`the payment page's API failed ${this.failures} times in a row; last: ${reason}`, this.runUnavailable);
     else if (this.failures === 1) this.events.push({ type: "error", message: reason, fatal: false });
   }
 
@@ -183,7 +196,10 @@ export class PageTraffic {
 
   private armStall(): void {
     clearTimeout(this.stallTimer);
-    this.stallTimer = setTimeout(() => this.fatal(`the payment page sent no status poll for ${this.stallMs} ms`, true), this.stallMs);
+    this.stallTimer = setTimeout(
+      () => this.fatal(`the payment page sent no status poll for ${this.stallMs} ms`, true),
+      this.stallMs,
+    );
     this.stallTimer.unref();
   }
 
@@ -203,5 +219,7 @@ export class PageTraffic {
 function errorText(body: unknown): string {
   if (typeof body !== "object" || body === null || !("error" in body)) return "";
   const error = body.error;
-  return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? `: ${error.message}` : "";
+  return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? `: ${error.message}`
+    : "";
 }

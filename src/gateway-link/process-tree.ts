@@ -24,7 +24,13 @@ export function readProc(pid: number): ProcInfo | null {
   // "pid (comm) state ppid pgrp ..."; comm may itself contain spaces and parentheses.
   const close = stat.lastIndexOf(")");
   const fields = stat.slice(close + 2).split(" ");
-  return { pid, comm: stat.slice(stat.indexOf("(") + 1, close), state: fields[0] ?? "?", ppid: Number(fields[1]), pgid: Number(fields[2]) };
+  return {
+    pid,
+    comm: stat.slice(stat.indexOf("(") + 1, close),
+    state: fields[0] ?? "?",
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+  };
 }
 
 export function listProcs(): ProcInfo[] {

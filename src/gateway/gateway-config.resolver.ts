@@ -3,7 +3,9 @@ import { requireAdmin, type GqlContext } from "../graphql/context.js";
 import type { GatewayConfig } from "./gateway-config.entity.js";
 import type { GatewayConfigs } from "./gateway-configs.js";
 
-@ObjectType("GatewayConfig", { description: "A merchant's account at the hosted gateway. The API secret is write-only." })
+@ObjectType("GatewayConfig", {
+  description: "A merchant's account at the hosted gateway. The API secret is write-only.",
+})
 export class GatewayConfigGql {
   @Field(() => ID) id!: string;
   @Field(() => ID) merchantId!: string;
@@ -21,7 +23,11 @@ export class GatewayConfigInputGql {
 }
 
 const toGatewayGql = (g: GatewayConfig): GatewayConfigGql => ({
-  id: g.id, merchantId: g.merchantRef, name: g.name, upstreamMerchantId: g.upstreamMerchantId, createdAt: g.createdAt,
+  id: g.id,
+  merchantId: g.merchantRef,
+  name: g.name,
+  upstreamMerchantId: g.upstreamMerchantId,
+  createdAt: g.createdAt,
 });
 
 /** Operator API (ADMIN_TOKEN) for the hosted gateway's merchant configurations. */
@@ -39,11 +45,19 @@ export class GatewayConfigResolver {
   }
 
   @Mutation(() => GatewayConfigGql)
-  async createGatewayConfig(@Arg("input", () => GatewayConfigInputGql) input: GatewayConfigInputGql, @Ctx() ctx: GqlContext): Promise<GatewayConfigGql> {
+  async createGatewayConfig(
+    @Arg("input", () => GatewayConfigInputGql) input: GatewayConfigInputGql,
+    @Ctx() ctx: GqlContext,
+  ): Promise<GatewayConfigGql> {
     requireAdmin(ctx);
-    return toGatewayGql(await this.configs.create({
-      merchantId: input.merchantId ?? "", name: input.name ?? "", upstreamMerchantId: input.upstreamMerchantId ?? "", apiSecret: input.apiSecret ?? "",
-    }));
+    return toGatewayGql(
+      await this.configs.create({
+        merchantId: input.merchantId ?? "",
+        name: input.name ?? "",
+        upstreamMerchantId: input.upstreamMerchantId ?? "",
+        apiSecret: input.apiSecret ?? "",
+      }),
+    );
   }
 
   @Mutation(() => GatewayConfigGql)

@@ -37,7 +37,12 @@ export class GatewayConfigs {
     return this.orm.em.fork();
   }
 
-  async create(input: { merchantId: string; name: string; upstreamMerchantId: string; apiSecret: string }): Promise<GatewayConfig> {
+  async create(input: {
+    merchantId: string;
+    name: string;
+    upstreamMerchantId: string;
+    apiSecret: string;
+  }): Promise<GatewayConfig> {
     const c = new Checker();
     c.text("name", input.name, { required: true, max: 100 });
     c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 });
@@ -54,16 +59,21 @@ export class GatewayConfigs {
     return g;
   }
 
-  async update(id: string, input: { name?: string; upstreamMerchantId?: string; apiSecret?: string }): Promise<GatewayConfig> {
+  async update(
+    id: string,
+    input: { name?: string; upstreamMerchantId?: string; apiSecret?: string },
+  ): Promise<GatewayConfig> {
     return withInvalidation(this.em(), this.invalidations, { kind: "gateway_config", id }, async (em) => {
       const g = await em.findOne(GatewayConfig, { id });
       if (g === null) throw new AppError("NOT_FOUND", "Gateway configuration not found");
       const c = new Checker();
       if (input.name !== undefined) g.name = c.text("name", input.name, { required: true, max: 100 }) ?? g.name;
       if (input.upstreamMerchantId !== undefined) {
-        g.upstreamMerchantId = c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
+        g.upstreamMerchantId =
+          c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 }) ?? g.upstreamMerchantId;
       }
-      const secret = input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
+      const secret =
+        input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
       c.done("Invalid gateway configuration");
       if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
       return g;
@@ -71,7 +81,9 @@ export class GatewayConfigs {
   }
 
   async list(merchantId?: string): Promise<GatewayConfig[]> {
-    return this.em().find(GatewayConfig, merchantId ? { merchantRef: merchantId } : {}, { orderBy: { createdAt: "asc" } });
+    return this.em().find(GatewayConfig, merchantId ? { merchantRef: merchantId } : {}, {
+      orderBy: { createdAt: "asc" },
+    });
   }
 
   /** Whether a configuration of this merchant exists (a gateway key is linked to one). */

@@ -43,20 +43,26 @@ export function gatewayMonitorPort(
         if (!creds.has(cfg)) creds.set(cfg, configs.credentialsOf(cfg));
         return creds.get(cfg) ?? null;
       };
-      const answers = await Promise.all(txs.map(async (tx): Promise<[string, CheckOutcome]> => {
-        try {
-          const cred = await credentialsOf(tx);
-          if (!cred) return [tx.id, { kind: "fault", error: "the key has no gateway configuration" }];
-          const r = await client.checkTransaction(cred, tx.orderId as string);
-          const mapped = mapGatewayStatus(r.paymentStatus);
-          const upstream = { gatewayStatus: { code: r.statusCode, message: r.message }, paymentStatus: r.paymentStatus };
-          if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
-          if (r.paymentStatus !== tx.upstream.paymentStatus) return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];
-          return [tx.id, { kind: "unchanged" }];
-        } catch (err) {
-          return [tx.id, { kind: "fault", error: (err as Error).message }];
-        }
-      }));
+      const answers = await Promise.all(
+        txs.map(async (tx): Promise<[string, CheckOutcome]> => {
+          try {
+            const cred = await credentialsOf(tx);
+            if (!cred) return [tx.id, { kind: "fault", error: "the key has no gateway configuration" }];
+            const r = await client.checkTransaction(cred, tx.orderId as string);
+            const mapped = mapGatewayStatus(r.paymentStatus);
+            const upstream = {
+              gatewayStatus: { code: r.statusCode, message: r.message },
+              paymentStatus: r.paymentStatus,
+            };
+            if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
+            if (r.paymentStatus !== tx.upstream.paymentStatus)
+              return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];
+            return [tx.id, { kind: "unchanged" }];
+          } catch (err) {
+            return [tx.id, { kind: "fault", error: (err as Error).message }];
+          }
+        }),
+      );
       return new Map(answers);
     },
   };

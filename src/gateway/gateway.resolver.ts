@@ -13,12 +13,19 @@ export class GatewayResolver {
   ) {}
 
   @Mutation(() => GatewayQrGql, { description: "Issue a dynamic QR through the hosted gateway (status CHECKOUT)" })
-  async generateGatewayQr(@Arg("input", () => GenerateGatewayQrInput) input: GenerateGatewayQrInput, @Ctx() ctx: GqlContext): Promise<GatewayQrGql> {
+  async generateGatewayQr(
+    @Arg("input", () => GenerateGatewayQrInput) input: GenerateGatewayQrInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<GatewayQrGql> {
     const key = requireKey(ctx, "gateway");
-    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayQr", input, () => this.gateway.generate(key, input));
+    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayQr", input, () =>
+      this.gateway.generate(key, input),
+    );
   }
 
-  @Query(() => GatewayTransactionStatusGql, { description: "One of this key's gateway transactions, by transactionId or orderId (exactly one)" })
+  @Query(() => GatewayTransactionStatusGql, {
+    description: "One of this key's gateway transactions, by transactionId or orderId (exactly one)",
+  })
   async gatewayTransaction(
     @Arg("transactionId", () => ID, { nullable: true }) transactionId: string | undefined,
     @Arg("orderId", () => String, { nullable: true }) orderId: string | undefined,

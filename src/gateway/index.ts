@@ -50,7 +50,9 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   let simulator: GatewaySimulator | null = null;
   if (config.simulators) {
     const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
-    simulator = createGatewaySimulator({ makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116) });
+    simulator = createGatewaySimulator({
+      makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116),
+    });
     simulator.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);
   }
   const client = createGatewayClient({
@@ -60,7 +62,9 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   });
   const configs = new GatewayConfigs(deps.orm, deps.box, deps.admin, deps.invalidations, () => clock.now().getTime());
   deps.admin.acceptKeyTarget({
-    kind: "gateway", field: "gatewayConfigId", notFound: "Gateway configuration not found for this merchant",
+    kind: "gateway",
+    field: "gatewayConfigId",
+    notFound: "Gateway configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
   const service = new GatewayService(deps.store, configs, deps.auth, client, clock);

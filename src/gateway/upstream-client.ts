@@ -50,7 +50,14 @@ export interface GatewayGenerateResult {
   status: GatewayStatus;
 }
 
-export const GATEWAY_PAYMENT_STATUSES = ["APPROVED", "PRE-AUTH", "PENDING", "DECLINED", "REFUNDED", "CANCELLED"] as const;
+export const GATEWAY_PAYMENT_STATUSES = [
+  "APPROVED",
+  "PRE-AUTH",
+  "PENDING",
+  "DECLINED",
+  "REFUNDED",
+  "CANCELLED",
+] as const;
 export type GatewayPaymentStatus = (typeof GATEWAY_PAYMENT_STATUSES)[number] | "NOT_FOUND";
 
 export interface GatewayCheckResult {
@@ -77,12 +84,19 @@ const CHECK_PATH = "/api/payment-gateway/v1/payments/check-transaction-2";
 const CHECK_NOT_FOUND = "6";
 const CHECK_TRANSIENT = new Set(["11", "429"]);
 /** payment_status_code → payment_status, for answers that carry only the number. */
-const STATUS_BY_CODE: Record<number, GatewayPaymentStatus> = { 0: "APPROVED", 2: "PENDING", 3: "DECLINED", 4: "REFUNDED", 7: "CANCELLED" };
+const STATUS_BY_CODE: Record<number, GatewayPaymentStatus> = {
+  0: "APPROVED",
+  2: "PENDING",
+  3: "DECLINED",
+  4: "REFUNDED",
+  7: "CANCELLED",
+};
 
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const clock = options.clock ?? (() => new Date());
-  const send = (path: string, body: Record<string, unknown>) => post(`${baseUrl}${path}`, path, body, options.timeoutMs);
+  const send = (path: string, body: Record<string, unknown>) =>
+    post(`${baseUrl}${path}`, path, body, options.timeoutMs);
 
   return {
     async generateQr(cred, req) {
@@ -93,10 +107,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const status = gatewayStatus(GENERATE_PATH, answer);
       // The QR API documents "0"; "00" is the gateway's success code elsewhere, never a refusal.
       if (status.code !== "0" && status.code !== "00") {
-        throw new AppError("UPSTREAM_REJECTED", `gateway refused generate-qr: ${status.message} (code ${status.code})`, [], {
-          upstream: "gateway",
-          gatewayStatus: status,
-        });
+        throw new AppError(
+          "UPSTREAM_REJECTED",
+          `gateway refused generate-qr: ${status.message} (code ${status.code})`,
+          [],
+          {
+            upstream: "gateway",
+            gatewayStatus: status,
+          },
+        );
       }
       return readGenerated(answer, status);
     },
@@ -110,14 +129,22 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       if (status.code === "00" || status.code === "0") {
         return { paymentStatus: readPaymentStatus(answer), statusCode: status.code, message: status.message, raw };
       }
-      if (status.code === CHECK_NOT_FOUND) return { paymentStatus: "NOT_FOUND", statusCode: status.code, message: status.message, raw };
+      if (status.code === CHECK_NOT_FOUND)
+        return { paymentStatus: "NOT_FOUND", statusCode: status.code, message: status.message, raw };
       if (CHECK_TRANSIENT.has(status.code)) {
-        throw fault(CHECK_PATH, `gateway busy: ${status.message} (code ${status.code})`, "UPSTREAM_ERROR", { gatewayStatus: status });
+        throw fault(CHECK_PATH, `gateway busy: ${status.message} (code ${status.code})`, "UPSTREAM_ERROR", {
+          gatewayStatus: status,
+        });
       }
-      throw new AppError("UPSTREAM_REJECTED", `gateway refused check-transaction: ${status.message} (code ${status.code})`, [], {
-        upstream: "gateway",
-        gatewayStatus: status,
-      });
+      throw new AppError(
+        "UPSTREAM_REJECTED",
+        `gateway refused check-transaction: ${status.message} (code ${status.code})`,
+        [],
+        {
+          upstream: "gateway",
+          gatewayStatus: status,
+        },
+      );
     },
   };
 }
@@ -139,11 +166,16 @@ export function canonicalAmount(amount: string): string | null {
 
 // --- Requests -----------------------------------------------------------------------------
 
-function generateFields(cred: GatewayCredentials, req: GatewayGenerateRequest, reqTime: string): GenerateQrHashInput & { amount: string } {
+function generateFields(
+  cred: GatewayCredentials,
+  req: GatewayGenerateRequest,
+  reqTime: string,
+): GenerateQrHashInput & { amount: string } {
   const details = [...checkTranId(req.tranId)];
   const amount = canonicalAmount(req.amount);
   if (amount === null) details.push({ field: "amount", message: "must be a decimal with at most 2 fraction digits" });
-  if (req.currency !== "USD" && req.currency !== "KHR") details.push({ field: "currency", message: "must be USD or KHR" });
+  if (req.currency !== "USD" && req.currency !== "KHR")
+    details.push({ field: "currency", message: "must be USD or KHR" });
   if (!Number.isInteger(req.lifetimeMinutes) || req.lifetimeMinutes < 1) {
     details.push({ field: "lifetimeMinutes", message: "must be a positive whole number of minutes" });
   }
@@ -153,7 +185,9 @@ function generateFields(cred: GatewayCredentials, req: GatewayGenerateRequest, r
   }
   assertValid(details);
 
-  const items = req.items?.length ? base64(JSON.stringify(req.items.map(({ name, quantity, price }) => ({ name, quantity, price })))) : undefined;
+  const items = req.items?.length
+    ? base64(JSON.stringify(req.items.map(({ name, quantity, price }) => ({ name, quantity, price }))))
+    : undefined;
   const fields: GenerateQrHashInput & { amount: string } = {
     req_time: reqTime,
     merchant_id: cred.merchantId,
@@ -210,9 +244,14 @@ async function post(url: string, path: string, body: Record<string, unknown>, ti
     text = await res.text();
   } catch (err) {
     const name = property(err, "name");
-    if (name === "TimeoutError" || name === "AbortError") throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
+    if (name === "TimeoutError" || name === "AbortError")
+      throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
     const cause = isRecord(err) ? err.cause : undefined;
-    throw fault(path, `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`, "CONNECTION");
+    throw fault(
+      path,
+      `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`,
+      "CONNECTION",
+    );
   }
   try {
     return { httpStatus: res.status, body: JSON.parse(text) as unknown };
@@ -225,9 +264,11 @@ async function post(url: string, path: string, body: Record<string, unknown>, ti
 
 /** Every answer, success or refusal (the gateway refuses with 200, 400 or 403), carries `status`. */
 function gatewayStatus(path: string, answer: Answer): GatewayStatus {
-  if (answer.httpStatus >= 500) throw fault(path, `HTTP ${answer.httpStatus}`, "HTTP_STATUS", { httpStatus: answer.httpStatus });
+  if (answer.httpStatus >= 500)
+    throw fault(path, `HTTP ${answer.httpStatus}`, "HTTP_STATUS", { httpStatus: answer.httpStatus });
   const status = isRecord(answer.body) ? answer.body.status : undefined;
-  const code = isRecord(status) && (typeof status.code === "string" || Number.isInteger(status.code)) ? String(status.code) : null;
+  const code =
+    isRecord(status) && (typeof status.code === "string" || Number.isInteger(status.code)) ? String(status.code) : null;
   if (code === null || !isRecord(status) || (status.message !== undefined && typeof status.message !== "string")) {
     const what = answer.body === undefined ? "the answer is not JSON" : "the answer has no status {code, message}";
     throw fault(path, `${what} (HTTP ${answer.httpStatus})`, "BAD_RESPONSE", { httpStatus: answer.httpStatus });
@@ -239,9 +280,23 @@ function readGenerated(answer: Answer, status: GatewayStatus): GatewayGenerateRe
   const b = answer.body as Record<string, unknown>;
   const texts = [b.qrString, b.abapay_deeplink, b.app_store, b.play_store, b.currency];
   const image = b.qrImage;
-  const imageOk = image === undefined || image === null || image === "" || (typeof image === "string" && image.startsWith("data:image/"));
-  if (answer.httpStatus !== 200 || !texts.every((t) => typeof t === "string") || b.qrString === "" || typeof b.amount !== "number" || !imageOk) {
-    throw fault(GENERATE_PATH, "a successful answer without qrString/qrImage/abapay_deeplink/app_store/play_store/amount/currency", "BAD_RESPONSE");
+  const imageOk =
+    image === undefined ||
+    image === null ||
+    image === "" ||
+    (typeof image === "string" && image.startsWith("data:image/"));
+  if (
+    answer.httpStatus !== 200 ||
+    !texts.every((t) => typeof t === "string") ||
+    b.qrString === "" ||
+    typeof b.amount !== "number" ||
+    !imageOk
+  ) {
+    throw fault(
+      GENERATE_PATH,
+      "a successful answer without qrString/qrImage/abapay_deeplink/app_store/play_store/amount/currency",
+      "BAD_RESPONSE",
+    );
   }
   return {
     qrString: b.qrString as string,
@@ -260,7 +315,11 @@ function readPaymentStatus(answer: Answer): GatewayPaymentStatus {
   if (answer.httpStatus === 200 && isRecord(data)) {
     const named = typeof data.payment_status === "string" ? data.payment_status.toUpperCase() : undefined;
     if (named && (GATEWAY_PAYMENT_STATUSES as readonly string[]).includes(named)) return named as GatewayPaymentStatus;
-    if (named === undefined && typeof data.payment_status_code === "number" && STATUS_BY_CODE[data.payment_status_code]) {
+    if (
+      named === undefined &&
+      typeof data.payment_status_code === "number" &&
+      STATUS_BY_CODE[data.payment_status_code]
+    ) {
       return STATUS_BY_CODE[data.payment_status_code];
     }
   }
@@ -272,7 +331,12 @@ function readPaymentStatus(answer: Answer): GatewayPaymentStatus {
 type FaultReason = "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UPSTREAM_ERROR";
 
 function fault(path: string, what: string, reason: FaultReason, extra: Record<string, unknown> = {}): AppError {
-  return new AppError("UPSTREAM_UNAVAILABLE", `gateway API ${path}: ${what}`, [], { upstream: "gateway", endpoint: path, reason, ...extra });
+  return new AppError("UPSTREAM_UNAVAILABLE", `gateway API ${path}: ${what}`, [], {
+    upstream: "gateway",
+    endpoint: path,
+    reason,
+    ...extra,
+  });
 }
 
 /** Duck-typed on purpose: fetch's errors come from another realm under some runners, so instanceof fails. */

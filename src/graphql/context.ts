@@ -12,7 +12,11 @@ export interface GqlContext {
   idempotencyKey?: string;
 }
 
-const KIND_HEADER: Record<KeyKind, string> = { qr: "api-key", gateway: "api-gateway", gateway_link: "api-gateway-link" };
+const KIND_HEADER: Record<KeyKind, string> = {
+  qr: "api-key",
+  gateway: "api-gateway",
+  gateway_link: "api-gateway-link",
+};
 
 /** Resolvers call these first: authorise, then one service call (STYLE.md §2). */
 export function requireKey(ctx: GqlContext, kind: KeyKind): KeyPrincipal {
@@ -24,5 +28,6 @@ export function requireKey(ctx: GqlContext, kind: KeyKind): KeyPrincipal {
 }
 
 export function requireAdmin(ctx: GqlContext): void {
-  if (ctx.principal.type !== "admin") throw new AppError("UNAUTHENTICATED", "The admin token is required (Authorization: Bearer <ADMIN_TOKEN>)");
+  if (ctx.principal.type !== "admin")
+    throw new AppError("UNAUTHENTICATED", "The admin token is required (Authorization: Bearer <ADMIN_TOKEN>)");
 }

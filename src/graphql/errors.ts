@@ -26,8 +26,15 @@ const KNOWN = new Set(Object.keys(HTTP_STATUS));
  * kept, so Apollo Client's persisted-query link still recognises "PersistedQueryNotFound".
  */
 const REQUEST_ERROR_CODES = new Set([
-  "GRAPHQL_VALIDATION_FAILED", "GRAPHQL_PARSE_FAILED", "BAD_USER_INPUT", "BAD_REQUEST", "OPERATION_RESOLUTION_FAILURE",
-  "PERSISTED_QUERY_NOT_FOUND", "PERSISTED_QUERY_NOT_SUPPORTED", "INTROSPECTION_DISABLED", "MAX_RECURSIVE_SELECTIONS_EXCEEDED",
+  "GRAPHQL_VALIDATION_FAILED",
+  "GRAPHQL_PARSE_FAILED",
+  "BAD_USER_INPUT",
+  "BAD_REQUEST",
+  "OPERATION_RESOLUTION_FAILURE",
+  "PERSISTED_QUERY_NOT_FOUND",
+  "PERSISTED_QUERY_NOT_SUPPORTED",
+  "INTROSPECTION_DISABLED",
+  "MAX_RECURSIVE_SELECTIONS_EXCEEDED",
 ]);
 
 /**
@@ -54,7 +61,11 @@ function fieldFromMessage(message: string): FieldError | null {
  * One translation from thrown values to `extensions.code` (DESIGN.md "Errors"). Unknown errors become
  * INTERNAL with a generic message: no stack traces or SQL leave the process.
  */
-export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, exposeInternals: boolean): GraphQLFormattedError {
+export function formatGraphQLError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  exposeInternals: boolean,
+): GraphQLFormattedError {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof AppError) {
     return {
@@ -67,18 +78,40 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
   const code = formatted.extensions?.code;
   if (typeof code === "string" && REQUEST_ERROR_CODES.has(code)) {
     const detail = fieldFromMessage(formatted.message);
-    return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: detail ? [detail] : [] } };
+    return {
+      message: formatted.message,
+      locations: formatted.locations,
+      extensions: { code: "BAD_USER_INPUT", details: detail ? [detail] : [] },
+    };
   }
   // graphql-js's own request errors (e.g. "Too many errors processing variables") carry no code of their own
   // (Apollo fills in INTERNAL_SERVER_ERROR), no path and no original error: they are about the request, not
   // a failure while resolving it.
-  if ((code === undefined || code === "INTERNAL_SERVER_ERROR") && error instanceof GraphQLError && error.originalError === undefined && error.path === undefined) {
-    return { message: formatted.message, locations: formatted.locations, extensions: { code: "BAD_USER_INPUT", details: [] } };
+  if (
+    (code === undefined || code === "INTERNAL_SERVER_ERROR") &&
+    error instanceof GraphQLError &&
+    error.originalError === undefined &&
+    error.path === undefined
+  ) {
+    return {
+      message: formatted.message,
+      locations: formatted.locations,
+      extensions: { code: "BAD_USER_INPUT", details: [] },
+    };
   }
   if (typeof code === "string" && KNOWN.has(code) && code !== "INTERNAL") {
-    return { message: formatted.message, path: formatted.path, extensions: { code, details: formatted.extensions?.details ?? [] } };
+    return {
+      message: formatted.message,
+      path: formatted.path,
+      extensions: { code, details: formatted.extensions?.details ?? [] },
+    };
   }
-  if (databaseUnavailable(original)) return { message: UNAVAILABLE_MESSAGE, path: formatted.path, extensions: { code: "SERVICE_UNAVAILABLE", details: [] } };
+  if (databaseUnavailable(original))
+    return {
+      message: UNAVAILABLE_MESSAGE,
+      path: formatted.path,
+      extensions: { code: "SERVICE_UNAVAILABLE", details: [] },
+    };
   return {
     message: exposeInternals ? formatted.message : "Internal error",
     path: formatted.path,

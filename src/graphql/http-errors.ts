@@ -10,8 +10,10 @@ export const graphqlBodyErrors: ErrorRequestHandler = (err: { type?: string; sta
   let message: string;
   if (err?.type === "entity.too.large") [status, message] = [413, "Request body is larger than 64kb"];
   else if (err?.type === "entity.parse.failed") [status, message] = [400, "Request body is not valid JSON"];
-  else if (err?.type === "encoding.unsupported" || err?.type === "charset.unsupported") [status, message] = [400, "Unsupported body encoding"];
-  else if (typeof err?.status === "number" && err.status >= 400 && err.status < 500) [status, message] = [400, "Malformed request"];
+  else if (err?.type === "encoding.unsupported" || err?.type === "charset.unsupported")
+    [status, message] = [400, "Unsupported body encoding"];
+  else if (typeof err?.status === "number" && err.status >= 400 && err.status < 500)
+    [status, message] = [400, "Malformed request"];
   else return next(err);
   res.status(status).json({ errors: [{ message, extensions: { code: "BAD_USER_INPUT", details: [] } }] });
 };

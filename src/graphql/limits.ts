@@ -1,4 +1,11 @@
-import { GraphQLError, Kind, type ASTVisitor, type ValidationContext, type SelectionSetNode, type FragmentDefinitionNode } from "graphql";
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type ValidationContext,
+  type SelectionSetNode,
+  type FragmentDefinitionNode,
+} from "graphql";
 
 /**
  * Depth and breadth limits, so a single document cannot make the server do unbounded work
@@ -7,7 +14,8 @@ import { GraphQLError, Kind, type ASTVisitor, type ValidationContext, type Selec
 export function limitsRule(maxDepth: number, maxFields: number) {
   return (context: ValidationContext): ASTVisitor => {
     const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const def of context.getDocument().definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+    for (const def of context.getDocument().definitions)
+      if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
     const measure = (set: SelectionSetNode, depth: number, seen: Set<string>): { depth: number; fields: number } => {
       let deepest = depth;
       let fields = 0;
@@ -38,8 +46,20 @@ export function limitsRule(maxDepth: number, maxFields: number) {
     return {
       OperationDefinition(node) {
         const { depth, fields } = measure(node.selectionSet, 1, new Set());
-        if (depth > maxDepth) context.reportError(new GraphQLError(`Query is nested ${depth} levels deep; the limit is ${maxDepth}`, { nodes: [node], extensions: { code: "BAD_USER_INPUT" } }));
-        if (fields > maxFields) context.reportError(new GraphQLError(`Query selects more than ${maxFields} fields; the limit is ${maxFields}`, { nodes: [node], extensions: { code: "BAD_USER_INPUT" } }));
+        if (depth > maxDepth)
+          context.reportError(
+            new GraphQLError(`Query is nested ${depth} levels deep; the limit is ${maxDepth}`, {
+              nodes: [node],
+              extensions: { code: "BAD_USER_INPUT" },
+            }),
+          );
+        if (fields > maxFields)
+          context.reportError(
+            new GraphQLError(`Query selects more than ${maxFields} fields; the limit is ${maxFields}`, {
+              nodes: [node],
+              extensions: { code: "BAD_USER_INPUT" },
+            }),
+          );
       },
     };
   };

@@ -21,7 +21,8 @@ export function documentNesting(query: string): number {
         i += 2;
       } else {
         i++;
-        while (i < n && query.charCodeAt(i) !== 34 && query.charCodeAt(i) !== 10) i += query.charCodeAt(i) === 92 ? 2 : 1;
+        while (i < n && query.charCodeAt(i) !== 34 && query.charCodeAt(i) !== 10)
+          i += query.charCodeAt(i) === 92 ? 2 : 1;
       }
     } else if (c === 123 || c === 91 || c === 40) {
       if (++depth > max) max = depth;

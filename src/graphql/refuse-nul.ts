@@ -57,7 +57,9 @@ export const RefuseNul: MiddlewareFn = ({ args, info }, next) => {
       const path = nulPath(args[def.name], def.type, def.name);
       if (path === null) continue;
       const field = path.startsWith("input.") ? path.slice(6) : path;
-      throw new AppError("BAD_USER_INPUT", `${field} must not contain NUL characters (U+0000)`, [{ field, message: "must not contain NUL characters (U+0000)" }]);
+      throw new AppError("BAD_USER_INPUT", `${field} must not contain NUL characters (U+0000)`, [
+        { field, message: "must not contain NUL characters (U+0000)" },
+      ]);
     }
   }
   return next();

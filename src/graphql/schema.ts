@@ -20,7 +20,9 @@ export function buildAppSchema(resolvers: ClassOf[]): Promise<GraphQLSchema> {
       // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql's own resolver list type
       resolvers: resolvers as unknown as NonEmptyArray<Function>,
       container: ({ context }: { context: GqlContext }) => context.container,
-      validate: false, emitSchemaFile: false, globalMiddlewares: [RefuseNul],
+      validate: false,
+      emitSchemaFile: false,
+      globalMiddlewares: [RefuseNul],
       // type-graphql insists on a PubSub; our subscriptions bring their own streams (events/live-events.ts).
       pubSub: createPubSub(),
     });

@@ -74,7 +74,8 @@ export class Scheduler {
   /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
-    for (const spec of this.specs) if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
+    for (const spec of this.specs)
+      if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
     this.started = true;
   }
 
@@ -92,7 +93,9 @@ export class Scheduler {
     if (this.started) {
       this.started = false;
       // Releases the locks of running jobs so another worker takes them over at once.
-      await this.agenda.stop().catch((err: Error) => this.opts.logger.warn({ err: err.message }, "scheduler stop failed"));
+      await this.agenda
+        .stop()
+        .catch((err: Error) => this.opts.logger.warn({ err: err.message }, "scheduler stop failed"));
     } else {
       await this.agenda.ready.catch(() => undefined);
       await this.agenda.stop().catch(() => undefined);

@@ -1,10 +1,43 @@
 // The KHQR field rules, applied to the slots the reader filled (see slots.ts).
 
 import { E } from "./errors.js";
-import { isAccountIdForm, isAmount, isDigits, isSupportedCurrency, LANGUAGE_PREFERENCE_LENGTH, MAX, MAX_FRACTION_DIGITS, TIMESTAMP_DIGITS } from "./rules.js";
 import {
-  at, has, lastScan, len, S_ACCOUNT_ID, S_ACQUIRING_BANK, S_AMOUNT, S_BILL, S_CITY, S_CITY_ALT, S_COUNTRY, S_CREATED, S_CURRENCY, S_EXPIRES,
-  S_LANGUAGE, S_LANGUAGE_TEMPLATE, S_MCC, S_MOBILE, S_NAME, S_NAME_ALT, S_PFI, S_POI, S_PURPOSE, S_STORE, S_SUB01, S_TERMINAL,
+  isAccountIdForm,
+  isAmount,
+  isDigits,
+  isSupportedCurrency,
+  LANGUAGE_PREFERENCE_LENGTH,
+  MAX,
+  MAX_FRACTION_DIGITS,
+  TIMESTAMP_DIGITS,
+} from "./rules.js";
+import {
+  at,
+  has,
+  lastScan,
+  len,
+  S_ACCOUNT_ID,
+  S_ACQUIRING_BANK,
+  S_AMOUNT,
+  S_BILL,
+  S_CITY,
+  S_CITY_ALT,
+  S_COUNTRY,
+  S_CREATED,
+  S_CURRENCY,
+  S_EXPIRES,
+  S_LANGUAGE,
+  S_LANGUAGE_TEMPLATE,
+  S_MCC,
+  S_MOBILE,
+  S_NAME,
+  S_NAME_ALT,
+  S_PFI,
+  S_POI,
+  S_PURPOSE,
+  S_STORE,
+  S_SUB01,
+  S_TERMINAL,
 } from "./slots.js";
 
 /** Two-character value equal to the char codes a, b. */

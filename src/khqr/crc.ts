@@ -49,7 +49,10 @@ function crc16Utf8(s: string, start: number, end: number, crc: number): number {
       const low = i + 1 < end ? s.charCodeAt(i + 1) : 0;
       if (c <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
         const cp = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
-        crc = step(step(step(step(crc, 0xf0 | (cp >> 18)), 0x80 | ((cp >> 12) & 0x3f)), 0x80 | ((cp >> 6) & 0x3f)), 0x80 | (cp & 0x3f));
+        crc = step(
+          step(step(step(crc, 0xf0 | (cp >> 18)), 0x80 | ((cp >> 12) & 0x3f)), 0x80 | ((cp >> 6) & 0x3f)),
+          0x80 | (cp & 0x3f),
+        );
         i++;
         continue;
       }

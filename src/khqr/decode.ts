@@ -23,7 +23,10 @@ export function decodeKhqr(qr: string): KhqrDecodeResult {
   }
   const s = typeof qr === "string" ? qr : "";
   return {
-    status: code === 0 ? { code: 0, errorCode: null, message: null } : { code: 1, errorCode: code, message: khqrErrorMessage(code) },
+    status:
+      code === 0
+        ? { code: 0, errorCode: null, message: null }
+        : { code: 1, errorCode: code, message: khqrErrorMessage(code) },
     data: readData(s),
   };
 }

@@ -33,23 +33,38 @@ function build(x: KhqrInput): string {
   const amountText = opt(x.amount);
   const amount = amountText === undefined ? null : formatKhqrAmount(amountText, x.currency);
   let s = amount === null ? "000201010211" : "000201010212";
-  s += x.accountType === "merchant"
-    ? writeTlv("30", writeTlv("00", x.bakongAccountId) + sub("01", opt(x.merchantId)) + sub("02", opt(x.acquiringBank)))
-    : writeTlv("29", writeTlv("00", x.bakongAccountId) + sub("01", opt(x.accountInformation)) + sub("02", opt(x.acquiringBank)));
+  s +=
+    x.accountType === "merchant"
+      ? writeTlv(
+          "30",
+          writeTlv("00", x.bakongAccountId) + sub("01", opt(x.merchantId)) + sub("02", opt(x.acquiringBank)),
+        )
+      : writeTlv(
+          "29",
+          writeTlv("00", x.bakongAccountId) + sub("01", opt(x.accountInformation)) + sub("02", opt(x.acquiringBank)),
+        );
   s += "5204" + (opt(x.merchantCategoryCode) ?? "5999");
   s += x.currency === 116 ? "5303116" : "5303840";
   if (amount !== null) s += writeTlv("54", amount);
   s += "5802KH" + writeTlv("59", x.merchantName) + writeTlv("60", x.merchantCity);
-  const additional = sub("01", opt(x.billNumber)) + sub("02", opt(x.mobileNumber)) + sub("03", opt(x.storeLabel)) +
-    sub("07", opt(x.terminalLabel)) + sub("08", opt(x.purposeOfTransaction));
+  const additional =
+    sub("01", opt(x.billNumber)) +
+    sub("02", opt(x.mobileNumber)) +
+    sub("03", opt(x.storeLabel)) +
+    sub("07", opt(x.terminalLabel)) +
+    sub("08", opt(x.purposeOfTransaction));
   if (additional !== "") s += writeTlv("62", additional);
   const lang = x.alternateLanguage;
   if (lang !== undefined && lang !== null) {
-    s += writeTlv("64", writeTlv("00", lang.languagePreference) + writeTlv("01", lang.merchantName) + sub("02", opt(lang.merchantCity)));
+    s += writeTlv(
+      "64",
+      writeTlv("00", lang.languagePreference) + writeTlv("01", lang.merchantName) + sub("02", opt(lang.merchantCity)),
+    );
   }
   const created = x.creationTimestamp;
   const expires = x.expirationTimestamp;
-  const timestamps = (created == null ? "" : writeTlv("00", String(created))) + (expires == null ? "" : writeTlv("01", String(expires)));
+  const timestamps =
+    (created == null ? "" : writeTlv("00", String(created))) + (expires == null ? "" : writeTlv("01", String(expires)));
   if (timestamps !== "") s += writeTlv("99", timestamps);
   s += "6304";
   return s + crcToHex(crc16(s));

@@ -41,9 +41,18 @@ export const KHQR_ERRORS = {
   TAG_NOT_IN_ORDER: { code: 36, message: "Tag is not in order" },
   LANGUAGE_PREFERENCE_REQUIRED: { code: 37, message: "Language Preference cannot be null or empty" },
   LANGUAGE_PREFERENCE_LENGTH_INVALID: { code: 38, message: "Language Preference Length is invalid" },
-  MERCHANT_NAME_ALTERNATE_LANGUAGE_REQUIRED: { code: 39, message: "Merchant Name Alternate Language cannot be null or empty" },
-  MERCHANT_NAME_ALTERNATE_LANGUAGE_LENGTH_INVALID: { code: 40, message: "Merchant Name Alternate Language Length is invalid" },
-  MERCHANT_CITY_ALTERNATE_LANGUAGE_LENGTH_INVALID: { code: 41, message: "Merchant City Alternate Language Length is invalid" },
+  MERCHANT_NAME_ALTERNATE_LANGUAGE_REQUIRED: {
+    code: 39,
+    message: "Merchant Name Alternate Language cannot be null or empty",
+  },
+  MERCHANT_NAME_ALTERNATE_LANGUAGE_LENGTH_INVALID: {
+    code: 40,
+    message: "Merchant Name Alternate Language Length is invalid",
+  },
+  MERCHANT_CITY_ALTERNATE_LANGUAGE_LENGTH_INVALID: {
+    code: 41,
+    message: "Merchant City Alternate Language Length is invalid",
+  },
   PURPOSE_OF_TRANSACTION_LENGTH_INVALID: { code: 42, message: "Purpose of Transaction Length is invalid" },
   UPI_ACCOUNT_INFORMATION_LENGTH_INVALID: { code: 43, message: "Upi Account Information Length is invalid" },
   UPI_ACCOUNT_INFORMATION_INVALID_CURRENCY: { code: 44, message: "Upi Account Information Length does not accept USD" },

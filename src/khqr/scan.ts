@@ -6,8 +6,33 @@ import { checkFields } from "./check-fields.js";
 import { crc16, readHex4 } from "./crc.js";
 import { E } from "./errors.js";
 import {
-  at, lastScan, S_ACCOUNT, S_ACCOUNT_ID, S_ACQUIRING_BANK, S_BILL, S_CITY, S_CITY_ALT, S_COUNTRY, S_CREATED, S_CRC, S_CURRENCY, S_EXPIRES,
-  S_LANGUAGE, S_LANGUAGE_TEMPLATE, S_MCC, S_MOBILE, S_NAME, S_NAME_ALT, S_PFI, S_POI, S_PURPOSE, S_STORE, S_SUB01, S_TAG99, S_TERMINAL, S_AMOUNT,
+  at,
+  lastScan,
+  S_ACCOUNT,
+  S_ACCOUNT_ID,
+  S_ACQUIRING_BANK,
+  S_BILL,
+  S_CITY,
+  S_CITY_ALT,
+  S_COUNTRY,
+  S_CREATED,
+  S_CRC,
+  S_CURRENCY,
+  S_EXPIRES,
+  S_LANGUAGE,
+  S_LANGUAGE_TEMPLATE,
+  S_MCC,
+  S_MOBILE,
+  S_NAME,
+  S_NAME_ALT,
+  S_PFI,
+  S_POI,
+  S_PURPOSE,
+  S_STORE,
+  S_SUB01,
+  S_TAG99,
+  S_TERMINAL,
+  S_AMOUNT,
 } from "./slots.js";
 import { isTemplateId, isWellFormed, readTlv } from "./tlv.js";
 
@@ -84,7 +109,9 @@ function readTemplate(s: string, start: number, end: number, kind: number): bool
  */
 function classifyTag99(s: string): void {
   const poi = at[2 * S_POI];
-  const dynamic = at[2 * S_AMOUNT] >= 0 || (poi >= 0 && at[2 * S_POI + 1] - poi === 2 && s.charCodeAt(poi) === 49 && s.charCodeAt(poi + 1) === 50);
+  const dynamic =
+    at[2 * S_AMOUNT] >= 0 ||
+    (poi >= 0 && at[2 * S_POI + 1] - poi === 2 && s.charCodeAt(poi) === 49 && s.charCodeAt(poi + 1) === 50);
   if (dynamic) {
     at[2 * S_TAG99] = -1;
   } else {

@@ -39,7 +39,6 @@ export const at = new Int32Array(SLOTS * 2);
  */
 export const lastScan = { merchantTag: 0, expiresAt: -1 };
 
-
 export function has(slot: number): boolean {
   return at[2 * slot] >= 0;
 }

@@ -22,7 +22,14 @@ function isAbsent(v: unknown): v is undefined | null | "" {
  * requiredCode is used when a required value is absent (or of the wrong type), lengthCode when
  * it is too long (or, for an optional value, of the wrong type).
  */
-function text(out: Errors, field: string, v: unknown, max: number, lengthCode: number, requiredCode = 0): string | undefined {
+function text(
+  out: Errors,
+  field: string,
+  v: unknown,
+  max: number,
+  lengthCode: number,
+  requiredCode = 0,
+): string | undefined {
   if (isAbsent(v)) {
     if (requiredCode !== 0) add(out, field, requiredCode);
     return undefined;
@@ -63,20 +70,45 @@ export function validateKhqrInput(input: Partial<KhqrInput>): KhqrFieldError[] {
 function checkAccount(out: Errors, x: Partial<KhqrInput>): void {
   const type = x.accountType;
   if (type !== "individual" && type !== "merchant") add(out, "accountType", E.MERCHANT_TYPE_REQUIRED);
-  const id = text(out, "bakongAccountId", x.bakongAccountId, MAX.ACCOUNT_ID, E.ACCOUNT_ID_LENGTH, E.ACCOUNT_ID_REQUIRED);
+  const id = text(
+    out,
+    "bakongAccountId",
+    x.bakongAccountId,
+    MAX.ACCOUNT_ID,
+    E.ACCOUNT_ID_LENGTH,
+    E.ACCOUNT_ID_REQUIRED,
+  );
   if (id !== undefined && !isAccountIdForm(id, 0, id.length)) add(out, "bakongAccountId", E.ACCOUNT_ID_INVALID);
   let sub01: string | undefined;
   let bank: string | undefined;
   if (type === "merchant") {
     sub01 = text(out, "merchantId", x.merchantId, MAX.MERCHANT_ID, E.MERCHANT_ID_LENGTH, E.MERCHANT_ID_REQUIRED);
-    bank = text(out, "acquiringBank", x.acquiringBank, MAX.ACQUIRING_BANK, E.ACQUIRING_BANK_LENGTH, E.ACQUIRING_BANK_REQUIRED);
+    bank = text(
+      out,
+      "acquiringBank",
+      x.acquiringBank,
+      MAX.ACQUIRING_BANK,
+      E.ACQUIRING_BANK_LENGTH,
+      E.ACQUIRING_BANK_REQUIRED,
+    );
   } else {
-    sub01 = text(out, "accountInformation", x.accountInformation, MAX.ACCOUNT_INFORMATION, E.ACCOUNT_INFORMATION_LENGTH);
+    sub01 = text(
+      out,
+      "accountInformation",
+      x.accountInformation,
+      MAX.ACCOUNT_INFORMATION,
+      E.ACCOUNT_INFORMATION_LENGTH,
+    );
     bank = text(out, "acquiringBank", x.acquiringBank, MAX.ACQUIRING_BANK, E.ACQUIRING_BANK_LENGTH);
   }
   // Each part may fit while tag 29/30 as a whole does not (3 × (4 + 32) > 99).
   if (id !== undefined && templateSize(id, sub01, bank) > MAX.TEMPLATE) {
-    add(out, "merchantAccountInformation", E.KHQR_INVALID, "Account id, merchant id/account information and acquiring bank exceed 99 characters together (tag 29/30)");
+    add(
+      out,
+      "merchantAccountInformation",
+      E.KHQR_INVALID,
+      "Account id, merchant id/account information and acquiring bank exceed 99 characters together (tag 29/30)",
+    );
   }
 }
 
@@ -110,7 +142,12 @@ function checkAdditionalData(out: Errors, x: Partial<KhqrInput>): void {
   ];
   // Five values of up to 25 fit one by one but not together (5 × 29 > 99).
   if (templateSize(...parts) > MAX.TEMPLATE) {
-    add(out, "additionalData", E.KHQR_INVALID, "Bill number, mobile number, store label, terminal label and purpose exceed 99 characters together (tag 62)");
+    add(
+      out,
+      "additionalData",
+      E.KHQR_INVALID,
+      "Bill number, mobile number, store label, terminal label and purpose exceed 99 characters together (tag 62)",
+    );
   }
 }
 
@@ -121,18 +158,35 @@ function checkAlternateLanguage(out: Errors, lang: unknown): void {
     return;
   }
   const l = lang as Record<string, unknown>;
-  const pref = text(out, "alternateLanguage.languagePreference", l.languagePreference, LANGUAGE_PREFERENCE_LENGTH, E.LANGUAGE_PREFERENCE_LENGTH, E.LANGUAGE_PREFERENCE_REQUIRED);
-  if (pref !== undefined && pref.length !== LANGUAGE_PREFERENCE_LENGTH) add(out, "alternateLanguage.languagePreference", E.LANGUAGE_PREFERENCE_LENGTH);
+  const pref = text(
+    out,
+    "alternateLanguage.languagePreference",
+    l.languagePreference,
+    LANGUAGE_PREFERENCE_LENGTH,
+    E.LANGUAGE_PREFERENCE_LENGTH,
+    E.LANGUAGE_PREFERENCE_REQUIRED,
+  );
+  if (pref !== undefined && pref.length !== LANGUAGE_PREFERENCE_LENGTH)
+    add(out, "alternateLanguage.languagePreference", E.LANGUAGE_PREFERENCE_LENGTH);
   text(out, "alternateLanguage.merchantName", l.merchantName, MAX.NAME_ALT, E.NAME_ALT_LENGTH, E.NAME_ALT_REQUIRED);
   text(out, "alternateLanguage.merchantCity", l.merchantCity, MAX.CITY_ALT, E.CITY_ALT_LENGTH);
 }
 
 function isTimestamp(v: unknown): v is number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 10 ** (TIMESTAMP_DIGITS - 1) && v < 10 ** TIMESTAMP_DIGITS;
+  return (
+    typeof v === "number" && Number.isSafeInteger(v) && v >= 10 ** (TIMESTAMP_DIGITS - 1) && v < 10 ** TIMESTAMP_DIGITS
+  );
 }
 
 /** A 13-digit ms timestamp, or undefined (absent or reported as broken). */
-function timestamp(out: Errors, field: string, v: unknown, required: boolean, requiredMessage?: string, badMessage?: string): number | undefined {
+function timestamp(
+  out: Errors,
+  field: string,
+  v: unknown,
+  required: boolean,
+  requiredMessage?: string,
+  badMessage?: string,
+): number | undefined {
   if (v === undefined || v === null) {
     if (required) add(out, field, E.EXPIRATION_REQUIRED, requiredMessage);
     return undefined;
@@ -147,7 +201,15 @@ function timestamp(out: Errors, field: string, v: unknown, required: boolean, re
 // The SDK reads the clock for the creation time; this codec has no clock, so the caller passes
 // it, and it gets the expiration's codes (45 required, 49 malformed) with its own messages.
 function checkTimestamps(out: Errors, x: Partial<KhqrInput>, hasAmount: boolean): void {
-  const created = timestamp(out, "creationTimestamp", x.creationTimestamp, hasAmount, "Creation timestamp is required for dynamic KHQR", "Creation timestamp must be a 13-digit integer (ms)");
+  const created = timestamp(
+    out,
+    "creationTimestamp",
+    x.creationTimestamp,
+    hasAmount,
+    "Creation timestamp is required for dynamic KHQR",
+    "Creation timestamp must be a 13-digit integer (ms)",
+  );
   const expires = timestamp(out, "expirationTimestamp", x.expirationTimestamp, hasAmount);
-  if (created !== undefined && expires !== undefined && expires < created) add(out, "expirationTimestamp", E.EXPIRATION_IN_THE_PAST);
+  if (created !== undefined && expires !== undefined && expires < created)
+    add(out, "expirationTimestamp", E.EXPIRATION_IN_THE_PAST);
 }

@@ -12,10 +12,30 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  readonly jobLag = new Gauge({ name: "job_lag_seconds", help: "How late the last run of each job started after it was due", labelNames: ["job"], registers: [this.registry] });
-  readonly jobRuns = new Counter({ name: "job_runs_total", help: "Job runs by outcome", labelNames: ["job", "outcome"], registers: [this.registry] });
-  readonly webhookAttempts = new Counter({ name: "webhook_attempts_total", help: "Webhook delivery attempts by outcome", labelNames: ["outcome"], registers: [this.registry] });
-  readonly transitions = new Counter({ name: "transaction_transitions_total", help: "Committed transaction events by type", labelNames: ["area", "type"], registers: [this.registry] });
+  readonly jobLag = new Gauge({
+    name: "job_lag_seconds",
+    help: "How late the last run of each job started after it was due",
+    labelNames: ["job"],
+    registers: [this.registry],
+  });
+  readonly jobRuns = new Counter({
+    name: "job_runs_total",
+    help: "Job runs by outcome",
+    labelNames: ["job", "outcome"],
+    registers: [this.registry],
+  });
+  readonly webhookAttempts = new Counter({
+    name: "webhook_attempts_total",
+    help: "Webhook delivery attempts by outcome",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  readonly transitions = new Counter({
+    name: "transaction_transitions_total",
+    help: "Committed transaction events by type",
+    labelNames: ["area", "type"],
+    registers: [this.registry],
+  });
 
   constructor(db: Db) {
     collectDefaultMetrics({ register: this.registry });
@@ -25,7 +45,11 @@ export class Metrics {
       labelNames: ["area", "status"],
       registers: [this.registry],
       async collect() {
-        const rows = await db.query<{ area: string; status: string; n: string }>(`select area, status, count(*)::text as n from "transaction" group by area, status`).catch(() => []);
+        const rows = await db
+          .query<{ area: string; status: string; n: string }>(
+            `select area, status, count(*)::text as n from "transaction" group by area, status`,
+          )
+          .catch(() => []);
         this.reset();
         for (const r of rows) this.set({ area: r.area, status: r.status }, Number(r.n));
       },
@@ -37,7 +61,10 @@ export class Metrics {
     return (req, res, next) => {
       const end = this.httpDuration.startTimer();
       res.on("finish", () => {
-        const route = (req.route?.path as string | undefined) ?? (req.baseUrl || (req.path.startsWith("/sim") ? "/sim" : req.path.startsWith("/dashboard") ? "/dashboard" : "other"));
+        const route =
+          (req.route?.path as string | undefined) ??
+          (req.baseUrl ||
+            (req.path.startsWith("/sim") ? "/sim" : req.path.startsWith("/dashboard") ? "/dashboard" : "other"));
         end({ method: req.method, route, status: String(res.statusCode) });
       });
       next();

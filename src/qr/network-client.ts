@@ -101,9 +101,14 @@ async function post(url: string, path: string, body: unknown, token: string, tim
     return { status: res.status, text: await res.text() };
   } catch (err) {
     const name = property(err, "name");
-    if (name === "TimeoutError" || name === "AbortError") throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
+    if (name === "TimeoutError" || name === "AbortError")
+      throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
     const cause = isRecord(err) ? err.cause : undefined;
-    throw fault(path, `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`, "CONNECTION");
+    throw fault(
+      path,
+      `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`,
+      "CONNECTION",
+    );
   }
 }
 
@@ -172,7 +177,10 @@ function readListItems(data: unknown, asked: string[]): Map<string, NetworkResul
     const message = typeof item.message === "string" ? item.message : "";
     switch (item.status) {
       case "SUCCESS":
-        results.set(md5, paidFrom(LIST_PATH, item.data ?? item.transaction ?? (typeof item.hash === "string" ? item : undefined)));
+        results.set(
+          md5,
+          paidFrom(LIST_PATH, item.data ?? item.transaction ?? (typeof item.hash === "string" ? item : undefined)),
+        );
         break;
       // A static QR cannot be followed by md5; we only issue dynamic ones, so such an answer
       // leaves the transaction pending until it expires (see docs/decisions-upstreams.md).
@@ -258,7 +266,9 @@ function envelopeExtra(envelope: Envelope): Record<string, unknown> {
 
 function assertMd5s(md5s: string[]): void {
   const details = md5s.flatMap((md5, i) =>
-    typeof md5 === "string" && MD5.test(md5) ? [] : [{ field: md5s.length === 1 ? "md5" : `md5s[${i}]`, message: "must be 32 hexadecimal characters" }],
+    typeof md5 === "string" && MD5.test(md5)
+      ? []
+      : [{ field: md5s.length === 1 ? "md5" : `md5s[${i}]`, message: "must be 32 hexadecimal characters" }],
   );
   if (details.length > 0) throw new AppError("BAD_USER_INPUT", "invalid md5", details);
 }

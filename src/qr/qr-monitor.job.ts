@@ -15,12 +15,23 @@ export function networkMonitorPort(client: NetworkClient): MonitorPort {
         const r = results.get(tx.md5 as string);
         if (r?.kind === "paid") {
           const payment = {
-            hash: r.hash, fromAccountId: r.fromAccountId, toAccountId: r.toAccountId, amount: r.amount, currency: r.currency,
-            acknowledgedDateMs: r.acknowledgedDateMs, createdDateMs: r.createdDateMs,
+            hash: r.hash,
+            fromAccountId: r.fromAccountId,
+            toAccountId: r.toAccountId,
+            amount: r.amount,
+            currency: r.currency,
+            acknowledgedDateMs: r.acknowledgedDateMs,
+            createdDateMs: r.createdDateMs,
           };
-          out.set(tx.id, { kind: "transition", change: { to: "SUCCESS", event: "payment.completed", upstream: { payment } } });
+          out.set(tx.id, {
+            kind: "transition",
+            change: { to: "SUCCESS", event: "payment.completed", upstream: { payment } },
+          });
         } else if (r?.kind === "failed") {
-          out.set(tx.id, { kind: "transition", change: { to: "FAILED", event: "payment.failed", upstream: { failure: { message: r.message } } } });
+          out.set(tx.id, {
+            kind: "transition",
+            change: { to: "FAILED", event: "payment.failed", upstream: { failure: { message: r.message } } },
+          });
         }
       }
       return out;

@@ -13,7 +13,10 @@ export class QrResolver {
   ) {}
 
   @Mutation(() => QrTransactionGql, { description: "Issue a dynamic KHQR for the key's merchant (status PENDING)" })
-  async generateQr(@Arg("input", () => GenerateQrInput) input: GenerateQrInput, @Ctx() ctx: GqlContext): Promise<QrTransactionGql> {
+  async generateQr(
+    @Arg("input", () => GenerateQrInput) input: GenerateQrInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<QrTransactionGql> {
     const key = requireKey(ctx, "qr");
     return this.idempotency.run(key, ctx.idempotencyKey, "generateQr", input, () => this.qr.generate(key, input));
   }

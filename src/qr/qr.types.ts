@@ -6,7 +6,8 @@ export class GenerateQrInput {
   @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" }) amount!: number;
   @Field(() => Int, { description: "840 = USD, 116 = KHR" }) currency!: number;
   @Field(() => Float, { description: "Milliseconds until expiry (10 000 to 86 400 000)" }) expiredAfter!: number;
-  @Field(() => GraphQLJSONObject, { nullable: true, description: "Returned unchanged, and in webhooks (≤ 4 KiB)" }) meta?: Record<string, unknown>;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: "Returned unchanged, and in webhooks (≤ 4 KiB)" })
+  meta?: Record<string, unknown>;
 }
 
 @ObjectType("QrRequestData")
@@ -30,7 +31,11 @@ export class QrTransactionGql {
   @Field({ description: "PENDING, SUCCESS, EXPIRED or FAILED" }) status!: string;
   @Field(() => QrRequestDataGql) requestData!: QrRequestDataGql;
   @Field(() => QrDataGql) data!: QrDataGql;
-  @Field(() => String, { nullable: true, description: "Read-only token a browser may use to subscribe to this one transaction (generate only)" }) clientToken?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "Read-only token a browser may use to subscribe to this one transaction (generate only)",
+  })
+  clientToken?: string;
 }
 
 @ObjectType("DecodeStatus")
@@ -43,5 +48,6 @@ export class DecodeStatusGql {
 @ObjectType("DecodeResult")
 export class DecodeResultGql {
   @Field(() => DecodeStatusGql) status!: DecodeStatusGql;
-  @Field(() => GraphQLJSONObject, { description: "Decoded fields (all strings); empty or partial on failure" }) data!: Record<string, unknown>;
+  @Field(() => GraphQLJSONObject, { description: "Decoded fields (all strings); empty or partial on failure" })
+  data!: Record<string, unknown>;
 }

@@ -1,4 +1,13 @@
-import { isInputObjectType, isListType, isNonNullType, typeFromAST, type DocumentNode, type GraphQLInputType, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
+import {
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  typeFromAST,
+  type DocumentNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
 
 /** What a route's body may hold: field name → GraphQL input type. */
 export type BodyFields = ReadonlyMap<string, GraphQLInputType>;
@@ -27,7 +36,11 @@ export function bodyFields(schema: GraphQLSchema, document: DocumentNode, bodyVa
  * to `ignored`, with its value. Values the types cannot hold (a string where an object belongs) are left
  * for GraphQL to refuse.
  */
-export function dropUnknown(body: Record<string, unknown>, fields: BodyFields, ignored: { path: string[]; value: unknown }[]): Record<string, unknown> {
+export function dropUnknown(
+  body: Record<string, unknown>,
+  fields: BodyFields,
+  ignored: { path: string[]; value: unknown }[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(body)) {
     const type = fields.get(key);
@@ -37,24 +50,35 @@ export function dropUnknown(body: Record<string, unknown>, fields: BodyFields, i
   return out;
 }
 
-function keepKnown(value: unknown, type: GraphQLInputType, path: string[], ignored: { path: string[]; value: unknown }[]): unknown {
+function keepKnown(
+  value: unknown,
+  type: GraphQLInputType,
+  path: string[],
+  ignored: { path: string[]; value: unknown }[],
+): unknown {
   const t = isNonNullType(type) ? type.ofType : type;
   if (isListType(t)) {
-    return Array.isArray(value) ? value.map((v, i) => keepKnown(v, t.ofType, [...path, String(i)], ignored)) : keepKnown(value, t.ofType, path, ignored);
+    return Array.isArray(value)
+      ? value.map((v, i) => keepKnown(v, t.ofType, [...path, String(i)], ignored))
+      : keepKnown(value, t.ofType, path, ignored);
   }
   if (!isInputObjectType(t) || value === null || typeof value !== "object" || Array.isArray(value)) return value;
   const known = t.getFields();
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
-    if (Object.prototype.hasOwnProperty.call(known, key)) out[key] = keepKnown(v, known[key].type, [...path, key], ignored);
+    if (Object.prototype.hasOwnProperty.call(known, key))
+      out[key] = keepKnown(v, known[key].type, [...path, key], ignored);
     else ignored.push({ path: [...path, key], value: v });
   }
   return out;
 }
 
 /** Paths of every key at or under the dropped fields that `refused` matches (a field naming a target, …). */
-export function refusedFields(ignored: { path: string[]; value: unknown }[], refused: (key: string) => boolean): string[] {
+export function refusedFields(
+  ignored: { path: string[]; value: unknown }[],
+  refused: (key: string) => boolean,
+): string[] {
   const out: string[] = [];
   const stack = ignored.map((i) => ({ path: i.path, value: i.value }));
   for (let seen = 0; stack.length > 0 && seen < 10_000; seen++) {
@@ -75,7 +99,11 @@ export function refusedFields(ignored: { path: string[]; value: unknown }[], ref
  * A lone surrogate half (valid in a JSON key, not in UTF-8) is named as U+FFFD, as a decoder would show it.
  */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const encodeSegment = (s: string) => encodeURIComponent(s.replace(LONE_SURROGATE, "\ufffd")).replace(/[.!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const encodeSegment = (s: string) =>
+  encodeURIComponent(s.replace(LONE_SURROGATE, "\ufffd")).replace(
+    /[.!'()*~]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 
 export const IGNORED_FIELDS_HEADER = "x-ignored-fields";
 export const IGNORED_FIELDS_MAX = 1024;
@@ -92,7 +120,8 @@ export function ignoredFieldsHeader(paths: string[][]): string | null {
     const next = value === "" ? names[i] : `${value},${names[i]}`;
     const rest = names.length - i - 1;
     // Room is kept for the "+N" item whenever more names follow.
-    if (next.length + (rest > 0 ? `,+${rest}`.length : 0) > IGNORED_FIELDS_MAX) return value === "" ? `+${names.length}` : `${value},+${names.length - i}`;
+    if (next.length + (rest > 0 ? `,+${rest}`.length : 0) > IGNORED_FIELDS_MAX)
+      return value === "" ? `+${names.length}` : `${value},+${names.length - i}`;
     value = next;
   }
   return value;

@@ -13,9 +13,14 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     return;
   }
   const [status, reason, message] =
-    err.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large", "Request headers are too large"]
-      : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "Request Timeout", "The request was not received in time"]
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "Request headers are too large"]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "The request was not received in time"]
         : [400, "Bad Request", "Malformed HTTP request"];
   const body = JSON.stringify({ error: { code: "BAD_USER_INPUT", message, details: [] } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ` +
+      `${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

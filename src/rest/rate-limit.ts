@@ -12,7 +12,10 @@ export class RateLimiter {
   private readonly capacity: number;
   private readonly perMs: number;
 
-  constructor(perMinute: number, private readonly now: () => number = Date.now) {
+  constructor(
+    perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.capacity = Math.max(10, Math.ceil(perMinute / 4));
     this.perMs = perMinute / 60_000;
   }

@@ -10,7 +10,14 @@ import { bodyFields, dropUnknown, ignoredFieldsHeader, IGNORED_FIELDS_HEADER, re
 
 export const BODY_LIMIT = "64kb";
 
-export function sendError(res: Response, status: number, code: ErrorCode | string, message: string, details: FieldError[] = [], extra: Record<string, unknown> = {}): void {
+export function sendError(
+  res: Response,
+  status: number,
+  code: ErrorCode | string,
+  message: string,
+  details: FieldError[] = [],
+  extra: Record<string, unknown> = {},
+): void {
   res.status(status).json({ error: { code, message, details, ...extra } });
 }
 
@@ -49,7 +56,9 @@ export function jsonBody(): express.RequestHandler[] {
   return [
     (req, res, next) => {
       if (req.method === "POST" && !req.is("application/json")) {
-        sendError(res, 400, "BAD_USER_INPUT", "Content-Type must be application/json", [{ field: "content-type", message: "must be application/json" }]);
+        sendError(res, 400, "BAD_USER_INPUT", "Content-Type must be application/json", [
+          { field: "content-type", message: "must be application/json" },
+        ]);
         return;
       }
       next();
@@ -59,10 +68,14 @@ export function jsonBody(): express.RequestHandler[] {
 }
 
 export const bodyErrors: ErrorRequestHandler = (err: { type?: string; status?: number }, _req, res, next) => {
-  if (err?.type === "entity.too.large") return sendError(res, 413, "BAD_USER_INPUT", `Request body is larger than ${BODY_LIMIT}`);
-  if (err?.type === "entity.parse.failed") return sendError(res, 400, "BAD_USER_INPUT", "Request body is not valid JSON");
-  if (err?.type === "encoding.unsupported" || err?.type === "charset.unsupported") return sendError(res, 400, "BAD_USER_INPUT", "Unsupported body encoding");
-  if (typeof err?.status === "number" && err.status >= 400 && err.status < 500) return sendError(res, err.status, "BAD_USER_INPUT", "Malformed request");
+  if (err?.type === "entity.too.large")
+    return sendError(res, 413, "BAD_USER_INPUT", `Request body is larger than ${BODY_LIMIT}`);
+  if (err?.type === "entity.parse.failed")
+    return sendError(res, 400, "BAD_USER_INPUT", "Request body is not valid JSON");
+  if (err?.type === "encoding.unsupported" || err?.type === "charset.unsupported")
+    return sendError(res, 400, "BAD_USER_INPUT", "Unsupported body encoding");
+  if (typeof err?.status === "number" && err.status >= 400 && err.status < 500)
+    return sendError(res, err.status, "BAD_USER_INPUT", "Malformed request");
   next(err);
 };
 
@@ -90,7 +103,8 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         return sendError(res, 400, "BAD_USER_INPUT", "Request body must be a JSON object");
       }
-      if (document === null || fields === null) return sendError(res, 501, "NOT_IMPLEMENTED", `${route.path} is not implemented yet`);
+      if (document === null || fields === null)
+        return sendError(res, 501, "NOT_IMPLEMENTED", `${route.path} is not implemented yet`);
       // Legacy integrators send fields the contract does not know: ignored and named in a header, never refused
       // (GraphQL itself stays strict), except where the route refuses them (a gateway-link target).
       const ignored: { path: string[]; value: unknown }[] = [];
@@ -100,11 +114,21 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
       const refused = route.refuseUnknown ? refusedFields(ignored, route.refuseUnknown.test) : [];
       if (refused.length > 0 && route.refuseUnknown) {
         const details = refused.map((field) => ({ field, message: route.refuseUnknown?.message ?? "is not accepted" }));
-        return sendError(res, 400, "BAD_USER_INPUT", `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`, details);
+        return sendError(
+          res,
+          400,
+          "BAD_USER_INPUT",
+          `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`,
+          details,
+        );
       }
       const { data, errors } = await edge.run(document, route.variables(known), ctx);
       if (errors && errors.length > 0) {
-        const { code = "INTERNAL", details = [], ...extra } = (errors[0].extensions ?? {}) as { code?: string; details?: FieldError[] } & Record<string, unknown>;
+        const {
+          code = "INTERNAL",
+          details = [],
+          ...extra
+        } = (errors[0].extensions ?? {}) as { code?: string; details?: FieldError[] } & Record<string, unknown>;
         return sendError(res, httpStatusFor(code), code, errors[0].message, details, extra);
       }
       sendJson(res, 200, route.shape((data ?? {}) as Record<string, unknown>));

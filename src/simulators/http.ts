@@ -46,7 +46,11 @@ export function requireString(
   return value;
 }
 
-export function optionalString(body: Record<string, unknown>, field: string, details: FieldError[]): string | undefined {
+export function optionalString(
+  body: Record<string, unknown>,
+  field: string,
+  details: FieldError[],
+): string | undefined {
   const value = body[field];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value.length === 0) {
@@ -69,7 +73,12 @@ export function requireOneOf<T extends string>(
 }
 
 /** Optional whole number of milliseconds (fault delays). */
-export function optionalMs(body: Record<string, unknown>, field: string, details: FieldError[], max = 600_000): number | undefined {
+export function optionalMs(
+  body: Record<string, unknown>,
+  field: string,
+  details: FieldError[],
+  max = 600_000,
+): number | undefined {
   const value = body[field];
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > max) {
@@ -84,7 +93,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-export interface FaultState<M extends string> { mode: M; slowMs: number; variant: "text" | "json" }
+export interface FaultState<M extends string> {
+  mode: M;
+  slowMs: number;
+  variant: "text" | "json";
+}
 
 /** `POST <path> {mode, slowMs?, variant?}`: the fault-injection control every simulator shares. */
 export function faultControl<M extends string>(modes: readonly M[], state: { fault: FaultState<M> }): RequestHandler {
@@ -93,7 +106,8 @@ export function faultControl<M extends string>(modes: readonly M[], state: { fau
     const body = bodyRecord(req.body, details);
     const mode = requireOneOf(body, "mode", modes, details);
     const slowMs = optionalMs(body, "slowMs", details);
-    const variant = body.variant === undefined ? "text" : requireOneOf(body, "variant", ["text", "json"] as const, details);
+    const variant =
+      body.variant === undefined ? "text" : requireOneOf(body, "variant", ["text", "json"] as const, details);
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid fault request", details);
     state.fault = { mode, slowMs: slowMs ?? state.fault.slowMs, variant };
     res.json(state.fault);

@@ -19,7 +19,11 @@ export class WebhookInbox {
     r.post("/sim/inbox", express.raw({ type: () => true, limit: "1mb" }), (req, res) => {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
-      this.entries.push({ receivedAt: new Date().toISOString(), headers, body: Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "" });
+      this.entries.push({
+        receivedAt: new Date().toISOString(),
+        headers,
+        body: Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "",
+      });
       if (this.entries.length > this.max) this.entries.shift();
       res.status(204).end();
     });

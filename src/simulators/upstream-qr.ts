@@ -5,8 +5,16 @@ export function simulatedQr(account: string, name: string) {
   return (amount: string, currency: 116 | 840): string => {
     const now = Date.now();
     return encodeKhqr({
-      accountType: "merchant", bakongAccountId: account, merchantName: name, merchantCity: "Phnom Penh", merchantId: "SIM0001",
-      acquiringBank: "Simulated Bank", currency, amount, creationTimestamp: now, expirationTimestamp: now + 3600_000,
+      accountType: "merchant",
+      bakongAccountId: account,
+      merchantName: name,
+      merchantCity: "Phnom Penh",
+      merchantId: "SIM0001",
+      acquiringBank: "Simulated Bank",
+      currency,
+      amount,
+      creationTimestamp: now,
+      expirationTimestamp: now + 3600_000,
     }).qr;
   };
 }

@@ -9,7 +9,14 @@ import type { Area } from "./transaction.entity.js";
  * With `nextCheck`, the lease is the next check itself, never later than the expiry: a monitor that finds
  * nothing new has nothing more to write (the generic QR monitor's common case).
  */
-export async function claimDue(db: Db, area: Area, now: Date, leaseUntil: Date, limit: number, opts: { nextCheck?: boolean } = {}): Promise<TxRecord[]> {
+export async function claimDue(
+  db: Db,
+  area: Area,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  opts: { nextCheck?: boolean } = {},
+): Promise<TxRecord[]> {
   const rows = await db.query(
     `with due as (
        select id from "transaction"

@@ -26,9 +26,19 @@ export function decimalFromNumber(n: unknown, field: string, maxDecimals: number
   const shortest = String(n).includes("e") ? text : String(n);
   // Below 1e-6 the shortest form is exponential (1e-7, 5e-324) and has more than 6 decimals; toFixed(20)
   // would round the tiniest of them to "0", so they are counted from the exponent form instead.
-  const decimals = String(n).includes("e-") ? Infinity : shortest.includes(".") ? shortest.length - shortest.indexOf(".") - 1 : 0;
+  const decimals = String(n).includes("e-")
+    ? Infinity
+    : shortest.includes(".")
+      ? shortest.length - shortest.indexOf(".") - 1
+      : 0;
   if (decimals > maxDecimals) {
-    errors.push({ field, message: maxDecimals === 0 ? "must be a whole number for this currency" : `must have at most ${maxDecimals} decimal places` });
+    errors.push({
+      field,
+      message:
+        maxDecimals === 0
+          ? "must be a whole number for this currency"
+          : `must have at most ${maxDecimals} decimal places`,
+    });
     return null;
   }
   return shortest;

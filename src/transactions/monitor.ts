@@ -68,11 +68,14 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
     async run() {
       for (let round = 0; round < (spec.rounds ?? 1); round++) {
         const now = clock.now();
-        const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + spec.recheckMs), spec.batch, { nextCheck: true });
+        const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + spec.recheckMs), spec.batch, {
+          nextCheck: true,
+        });
         if (claimed.length === 0) return;
         const live: TxRecord[] = [];
         for (const tx of claimed) {
-          if (tx.expiresAt.getTime() <= now.getTime()) await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
+          if (tx.expiresAt.getTime() <= now.getTime())
+            await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
           else live.push(tx);
         }
         if (live.length > 0 && spec.port !== null) await record(live, await ask(spec.port, live));
@@ -110,7 +113,10 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
     for (const [wait, ids] of backoff) await scheduleNext(db, ids, new Date(now + wait), true);
     if (backoff.size > 0) {
       const count = [...backoff.values()].reduce((n, ids) => n + ids.length, 0);
-      logger.warn({ monitor: spec.name, err: lastError, count, backoffMs: Math.max(...backoff.keys()) }, `${spec.name}: upstream check failed; backing off`);
+      logger.warn(
+        { monitor: spec.name, err: lastError, count, backoffMs: Math.max(...backoff.keys()) },
+        `${spec.name}: upstream check failed; backing off`,
+      );
     }
     await scheduleNext(db, recovered, new Date(now + spec.recheckMs), false);
   }

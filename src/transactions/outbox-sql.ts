@@ -50,7 +50,8 @@ export function outboxForRowSql(fanout: OutboxFanout | null): string {
   return `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status,
     ?::text as ev_id, ?::text as ev_type, ?::json as payload, ?::timestamptz as created_at),
   ${outboxCtes("s0", fanout)}
-  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at, ${outboxCounts(fanout)} from ev`;
+  select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at,
+    ${outboxCounts(fanout)} from ev`;
 }
 
 export function outboxParams(eventId: string, type: EventType, payload: Json, now: Date): unknown[] {

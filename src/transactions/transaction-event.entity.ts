@@ -1,8 +1,21 @@
 import { Entity, PrimaryKey, Property } from "@mikro-orm/decorators/legacy";
 import type { Json } from "./transaction.entity.js";
 
-export type EventType = "payment.created" | "payment.scanned" | "payment.completed" | "payment.failed" | "payment.expired" | "transaction.updated";
-export const EVENT_TYPES: readonly EventType[] = ["payment.created", "payment.scanned", "payment.completed", "payment.failed", "payment.expired", "transaction.updated"];
+export type EventType =
+  | "payment.created"
+  | "payment.scanned"
+  | "payment.completed"
+  | "payment.failed"
+  | "payment.expired"
+  | "transaction.updated";
+export const EVENT_TYPES: readonly EventType[] = [
+  "payment.created",
+  "payment.scanned",
+  "payment.completed",
+  "payment.failed",
+  "payment.expired",
+  "transaction.updated",
+];
 
 /** The outbox: one row per visible change, written in the same database transaction as the change. */
 @Entity({ tableName: "transaction_event" })

@@ -38,11 +38,20 @@ export function encodeCursor(p: Position): string {
 export function decodeCursor(cursor: string): Position {
   try {
     const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && TIMESTAMP_TEXT.test(v[0])) return { c: v[0], i: v[1] };
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === "string" &&
+      typeof v[1] === "string" &&
+      TIMESTAMP_TEXT.test(v[0])
+    )
+      return { c: v[0], i: v[1] };
   } catch {
     /* falls through to the error below */
   }
-  throw new AppError("BAD_USER_INPUT", "Invalid cursor", [{ field: "after", message: "is not a cursor this API returned" }]);
+  throw new AppError("BAD_USER_INPUT", "Invalid cursor", [
+    { field: "after", message: "is not a cursor this API returned" },
+  ]);
 }
 
 /** `%`, `_` and `\` are literal in a search prefix. */
@@ -61,9 +70,15 @@ export class TransactionQuery {
     private readonly clock: Clock,
   ) {}
 
-  async page(p: Principal, args: { first: number; after?: string; filter?: TransactionFilter }): Promise<TransactionPage> {
+  async page(
+    p: Principal,
+    args: { first: number; after?: string; filter?: TransactionFilter },
+  ): Promise<TransactionPage> {
     const first = args.first;
-    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError("BAD_USER_INPUT", `first must be 1 to ${MAX_PAGE}`, [{ field: "first", message: `must be a whole number from 1 to ${MAX_PAGE}` }]);
+    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
+      throw new AppError("BAD_USER_INPUT", `first must be 1 to ${MAX_PAGE}`, [
+        { field: "first", message: `must be a whole number from 1 to ${MAX_PAGE}` },
+      ]);
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (sql: string, ...values: unknown[]) => {
@@ -83,7 +98,11 @@ export class TransactionQuery {
     );
     const page = rows.slice(0, first);
     const out: TransactionPage["rows"] = [];
-    for (const r of page) out.push({ cursor: encodeCursor({ c: String(r.created_at_text), i: String(r.id) }), tx: await this.store.expireIfDue(rowToTx(r)) });
+    for (const r of page)
+      out.push({
+        cursor: encodeCursor({ c: String(r.created_at_text), i: String(r.id) }),
+        tx: await this.store.expireIfDue(rowToTx(r)),
+      });
     return { rows: out, hasNextPage: rows.length > first };
   }
 
@@ -95,9 +114,10 @@ export class TransactionQuery {
   async one(p: Principal, id: string): Promise<TxRecord | null> {
     if (p.type === "anonymous") throw unauthenticated();
     if (p.type === "client" && id !== p.transactionId) return null;
-    const rows = p.type === "key"
-      ? await this.db.query(`select * from "transaction" where id = ? and api_key_ref = ?`, [id, p.keyId])
-      : await this.db.query(`select * from "transaction" where id = ?`, [id]);
+    const rows =
+      p.type === "key"
+        ? await this.db.query(`select * from "transaction" where id = ? and api_key_ref = ?`, [id, p.keyId])
+        : await this.db.query(`select * from "transaction" where id = ?`, [id]);
     return rows.length === 0 ? null : this.store.expireIfDue(rowToTx(rows[0]));
   }
 
@@ -112,13 +132,17 @@ export class TransactionQuery {
     if (f.area !== undefined && f.area !== null) add("area = ?", f.area);
     // Status as reads show it: a non-terminal row past its expiry counts as EXPIRED (it is expired on read).
     if (f.status === "PENDING" || f.status === "CHECKOUT") add("status = ? and expires_at > ?", f.status, now);
-    else if (f.status === "EXPIRED") add("(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and expires_at <= ?))", now);
+    else if (f.status === "EXPIRED")
+      add("(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and expires_at <= ?))", now);
     else if (f.status !== undefined && f.status !== null) add("status = ?", f.status);
     if (f.createdFrom instanceof Date) add("created_at >= ?", f.createdFrom);
     if (f.createdTo instanceof Date) add("created_at < ?", f.createdTo);
     const s = f.search?.trim();
     if (s) {
-      if (s.length > 100) throw new AppError("BAD_USER_INPUT", "search is too long", [{ field: "filter.search", message: "must be at most 100 characters" }]);
+      if (s.length > 100)
+        throw new AppError("BAD_USER_INPUT", "search is too long", [
+          { field: "filter.search", message: "must be at most 100 characters" },
+        ]);
       add("(id like ? or order_id like ? or md5 like ?)", likePrefix(s), likePrefix(s), likePrefix(s.toLowerCase()));
     }
   }

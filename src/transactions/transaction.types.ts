@@ -24,7 +24,9 @@ export class GatewayStatusGql {
   @Field() message!: string;
 }
 
-@ObjectType("TransactionSnapshot", { description: "A transaction as events, webhooks and subscriptions show it (all areas)" })
+@ObjectType("TransactionSnapshot", {
+  description: "A transaction as events, webhooks and subscriptions show it (all areas)",
+})
 export class TransactionSnapshotGql {
   @Field(() => ID) transactionId!: string;
   @Field(() => AreaGql) area!: AreaGql;
@@ -36,14 +38,20 @@ export class TransactionSnapshotGql {
   @Field(() => String, { nullable: true }) clientId?: string;
   @Field(() => String, { nullable: true }) receiptUrl?: string;
   @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus?: GatewayStatusGql;
-  @Field(() => GraphQLJSONObject, { nullable: true, description: "What the upstream reported about the payment (payer, hash, time)" }) payment?: Record<string, unknown>;
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: "What the upstream reported about the payment (payer, hash, time)",
+  })
+  payment?: Record<string, unknown>;
   @Field() expiredAt!: string;
   @Field() createdAt!: string;
   @Field() updatedAt!: string;
   @Field(() => String, { nullable: true }) completedAt?: string;
 }
 
-@ObjectType("TransactionEvent", { description: "One committed change (the outbox row); the same id as the webhook delivery's" })
+@ObjectType("TransactionEvent", {
+  description: "One committed change (the outbox row); the same id as the webhook delivery's",
+})
 export class TransactionEventGql {
   @Field(() => ID) id!: string;
   @Field() type!: string;

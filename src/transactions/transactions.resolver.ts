@@ -4,7 +4,12 @@ import type { GqlContext } from "../graphql/context.js";
 import type { TransactionQuery } from "./transaction-query.js";
 import type { TransactionStore } from "./transition.js";
 import { TransactionEventGql, toEventGql } from "./transaction.types.js";
-import { TransactionConnectionGql, TransactionFilterGql, TransactionGql, toTransactionGql } from "./transactions.types.js";
+import {
+  TransactionConnectionGql,
+  TransactionFilterGql,
+  TransactionGql,
+  toTransactionGql,
+} from "./transactions.types.js";
 
 /**
  * Read queries over all three areas (the dashboard's live table and detail view; usable by any client).
@@ -28,7 +33,12 @@ export class TransactionsResolver {
     const edges = page.rows.map((r) => ({ cursor: r.cursor, node: toTransactionGql(r.tx) }));
     return {
       edges,
-      pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+      pageInfo: {
+        hasNextPage: page.hasNextPage,
+        hasPreviousPage: false,
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
+      },
     };
   }
 

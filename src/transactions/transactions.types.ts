@@ -20,7 +20,11 @@ export class TransactionGql {
   @Field(() => String, { nullable: true }) receiptUrl!: string | null;
   @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus!: GatewayStatusGql | null;
   @Field(() => GraphQLJSONObject) meta!: Record<string, unknown>;
-  @Field({ description: "meta as the exact JSON text that was sent (key order, number text), for clients whose JSON parser reorders keys" }) metaJson!: string;
+  @Field({
+    description:
+      "meta as the exact JSON text that was sent (key order, number text), for clients whose JSON parser reorders keys",
+  })
+  metaJson!: string;
   @Field() expiredAt!: Date;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
@@ -29,10 +33,25 @@ export class TransactionGql {
 
 export function toTransactionGql(tx: TxRecord): TransactionGql {
   return {
-    id: tx.id, area: tx.area as AreaGql, status: tx.status as TxStatusGql, amount: tx.amount, currency: tx.currency,
-    merchantId: tx.merchantRef, apiKeyId: tx.apiKeyRef, orderId: tx.orderId, md5: tx.md5, clientId: tx.clientId, qr: tx.qr,
-    receiptUrl: tx.receiptUrl, gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null, meta: tx.meta, metaJson: stringifyExact(tx.meta),
-    expiredAt: tx.expiresAt, createdAt: tx.createdAt, updatedAt: tx.updatedAt, completedAt: tx.completedAt,
+    id: tx.id,
+    area: tx.area as AreaGql,
+    status: tx.status as TxStatusGql,
+    amount: tx.amount,
+    currency: tx.currency,
+    merchantId: tx.merchantRef,
+    apiKeyId: tx.apiKeyRef,
+    orderId: tx.orderId,
+    md5: tx.md5,
+    clientId: tx.clientId,
+    qr: tx.qr,
+    receiptUrl: tx.receiptUrl,
+    gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null,
+    meta: tx.meta,
+    metaJson: stringifyExact(tx.meta),
+    expiredAt: tx.expiresAt,
+    createdAt: tx.createdAt,
+    updatedAt: tx.updatedAt,
+    completedAt: tx.completedAt,
   };
 }
 
@@ -59,8 +78,13 @@ export class TransactionConnectionGql {
 @InputType("TransactionFilter")
 export class TransactionFilterGql {
   @Field(() => AreaGql, { nullable: true }) area?: AreaGql;
-  @Field(() => TxStatusGql, { nullable: true, description: "As reads show it: a pending transaction past its expiry counts as EXPIRED" }) status?: TxStatusGql;
+  @Field(() => TxStatusGql, {
+    nullable: true,
+    description: "As reads show it: a pending transaction past its expiry counts as EXPIRED",
+  })
+  status?: TxStatusGql;
   @Field(() => Date, { nullable: true, description: "Created at or after this instant" }) createdFrom?: Date;
   @Field(() => Date, { nullable: true, description: "Created before this instant (exclusive)" }) createdTo?: Date;
-  @Field(() => String, { nullable: true, description: "orderId, md5 or transactionId: exact, or a prefix of one" }) search?: string;
+  @Field(() => String, { nullable: true, description: "orderId, md5 or transactionId: exact, or a prefix of one" })
+  search?: string;
 }

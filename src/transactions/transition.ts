@@ -5,7 +5,15 @@ import type { EventSink, StoredEvent } from "./stored-event.js";
 import { rowToTx, snapshot, type TxRecord } from "./record.js";
 import type { EventType } from "./transaction-event.entity.js";
 import { TERMINAL, type Json, type TxStatus } from "./transaction.entity.js";
-import { NOTIFY_CHANNEL, outboxCounts, outboxCtes, outboxForRowSql, outboxParams, rowToEvent, type OutboxFanout } from "./outbox-sql.js";
+import {
+  NOTIFY_CHANNEL,
+  outboxCounts,
+  outboxCtes,
+  outboxForRowSql,
+  outboxParams,
+  rowToEvent,
+  type OutboxFanout,
+} from "./outbox-sql.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
 import { stringifyExact } from "../exact-json.js";
 
@@ -66,7 +74,8 @@ const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currenc
  * so the text is constant and prepared once per connection whatever the batch size.
  */
 const createManySql = (fanout: OutboxFanout | null) => `with input as (
-    select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+    select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[],
+      ?::text[], ?::text[], ?::text[],
       ?::json[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::json[], ?::int[])
       as i(id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
         expires_at, created_at, next_check_at, ev_id, payload, ord)),
@@ -107,14 +116,32 @@ const TRANSITION_SQL = `update "transaction" set
  * decimals. A test pins that this equals the row read back.
  */
 function newRecord(input: NewTransaction, now: Date): TxRecord {
-  if (!AMOUNT_RE.test(input.amount)) throw new Error(`amount ${input.amount} is not an exact decimal with at most 2 decimals`);
+  if (!AMOUNT_RE.test(input.amount))
+    throw new Error(`amount ${input.amount} is not an exact decimal with at most 2 decimals`);
   const [whole, fraction = ""] = input.amount.split(".");
   return {
-    id: input.id, area: input.area, merchantRef: input.merchantRef, apiKeyRef: input.apiKeyRef, status: input.status,
-    amount: `${whole.replace(/^0+(?=\d)/, "")}.${fraction.padEnd(2, "0")}`, currency: input.currency,
-    orderId: input.orderId ?? null, md5: input.md5 ?? null, clientId: input.clientId ?? null, qr: input.qr ?? null,
-    meta: input.meta ?? {}, request: input.request ?? {}, upstream: input.upstream ?? {}, receiptUrl: null,
-    expiresAt: input.expiresAt, createdAt: now, updatedAt: now, completedAt: null, nextCheckAt: input.nextCheckAt ?? null, checkFailures: 0, version: 1,
+    id: input.id,
+    area: input.area,
+    merchantRef: input.merchantRef,
+    apiKeyRef: input.apiKeyRef,
+    status: input.status,
+    amount: `${whole.replace(/^0+(?=\d)/, "")}.${fraction.padEnd(2, "0")}`,
+    currency: input.currency,
+    orderId: input.orderId ?? null,
+    md5: input.md5 ?? null,
+    clientId: input.clientId ?? null,
+    qr: input.qr ?? null,
+    meta: input.meta ?? {},
+    request: input.request ?? {},
+    upstream: input.upstream ?? {},
+    receiptUrl: null,
+    expiresAt: input.expiresAt,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+    nextCheckAt: input.nextCheckAt ?? null,
+    checkFailures: 0,
+    version: 1,
   };
 }
 
@@ -142,15 +169,25 @@ export class TransactionStore {
   private readonly outboxForRowSql: string;
 
   /** Concurrent creates, grouped into shared statements (db/batcher.ts). */
-  private readonly creates = new Batcher<PendingCreate, StoredEvent>((items) => this.createMany(items), { ...CREATE_BATCH, refused: refusedByDatabase });
+  private readonly creates = new Batcher<PendingCreate, StoredEvent>((items) => this.createMany(items), {
+    ...CREATE_BATCH,
+    refused: refusedByDatabase,
+  });
 
   async create(input: NewTransaction): Promise<{ tx: TxRecord; event: StoredEvent }> {
     const now = this.clock.now();
     const draft = newRecord(input, now);
     const eventId = newId("evt");
     const pending: StoredEvent = {
-      seq: "", id: eventId, transactionId: draft.id, apiKeyRef: draft.apiKeyRef, area: draft.area, type: "payment.created", status: draft.status,
-      payload: { transaction: snapshot(draft), meta: draft.meta }, createdAt: now,
+      seq: "",
+      id: eventId,
+      transactionId: draft.id,
+      apiKeyRef: draft.apiKeyRef,
+      area: draft.area,
+      type: "payment.created",
+      status: draft.status,
+      payload: { transaction: snapshot(draft), meta: draft.meta },
+      createdAt: now,
     };
     const event = await this.committing(eventId, () => this.creates.add({ draft, event: pending }));
     this.bus.publish(event);
@@ -159,13 +196,33 @@ export class TransactionStore {
 
   private async createMany(items: PendingCreate[]): Promise<StoredEvent[]> {
     const col = <T>(f: (p: PendingCreate, i: number) => T) => items.map(f);
-    const rows = await this.db.query<{ id: string; seq: string; deliveries: number }>(this.createManySql, [
-      col((p) => p.draft.id), col((p) => p.draft.area), col((p) => p.draft.merchantRef), col((p) => p.draft.apiKeyRef), col((p) => p.draft.status),
-      col((p) => p.draft.amount), col((p) => p.draft.currency), col((p) => p.draft.orderId), col((p) => p.draft.md5), col((p) => p.draft.clientId),
-      col((p) => p.draft.qr), col((p) => stringifyExact(p.draft.meta)), col((p) => JSON.stringify(p.draft.request)), col((p) => JSON.stringify(p.draft.upstream)),
-      col((p) => p.draft.expiresAt), col((p) => p.draft.createdAt), col((p) => p.draft.nextCheckAt), col((p) => p.event.id),
-      col((p) => stringifyExact(p.event.payload)), col((_, i) => i), NOTIFY_CHANNEL,
-    ], "pqr_create_many");
+    const rows = await this.db.query<{ id: string; seq: string; deliveries: number }>(
+      this.createManySql,
+      [
+        col((p) => p.draft.id),
+        col((p) => p.draft.area),
+        col((p) => p.draft.merchantRef),
+        col((p) => p.draft.apiKeyRef),
+        col((p) => p.draft.status),
+        col((p) => p.draft.amount),
+        col((p) => p.draft.currency),
+        col((p) => p.draft.orderId),
+        col((p) => p.draft.md5),
+        col((p) => p.draft.clientId),
+        col((p) => p.draft.qr),
+        col((p) => stringifyExact(p.draft.meta)),
+        col((p) => JSON.stringify(p.draft.request)),
+        col((p) => JSON.stringify(p.draft.upstream)),
+        col((p) => p.draft.expiresAt),
+        col((p) => p.draft.createdAt),
+        col((p) => p.draft.nextCheckAt),
+        col((p) => p.event.id),
+        col((p) => stringifyExact(p.event.payload)),
+        col((_, i) => i),
+        NOTIFY_CHANNEL,
+      ],
+      "pqr_create_many",
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return items.map((p) => {
       const row = byId.get(p.event.id);
@@ -177,15 +234,32 @@ export class TransactionStore {
   async transition(req: TransitionRequest): Promise<TransitionResult> {
     const now = this.clock.now();
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
-    const lateReceipt = req.to === undefined && req.event === "transaction.updated" && typeof req.receiptUrl === "string";
+    const lateReceipt =
+      req.to === undefined && req.event === "transaction.updated" && typeof req.receiptUrl === "string";
     const eventId = newId("evt");
-    const result = await this.committing(eventId, () => this.db.transaction(async (q) => {
-      const rows = await q(TRANSITION_SQL,
-        [req.to ?? null, JSON.stringify(req.upstream ?? {}), req.receiptUrl ?? null, req.clientId ?? null, now, terminal, now, terminal, req.id, lateReceipt], "pqr_transition");
-      if (rows.length === 0) return null;
-      const tx = rowToTx(rows[0]);
-      return { tx, event: await this.writeEvent(q, tx, eventId, req.event, now) };
-    }));
+    const result = await this.committing(eventId, () =>
+      this.db.transaction(async (q) => {
+        const rows = await q(
+          TRANSITION_SQL,
+          [
+            req.to ?? null,
+            JSON.stringify(req.upstream ?? {}),
+            req.receiptUrl ?? null,
+            req.clientId ?? null,
+            now,
+            terminal,
+            now,
+            terminal,
+            req.id,
+            lateReceipt,
+          ],
+          "pqr_transition",
+        );
+        if (rows.length === 0) return null;
+        const tx = rowToTx(rows[0]);
+        return { tx, event: await this.writeEvent(q, tx, eventId, req.event, now) };
+      }),
+    );
     if (result === null) this.bus.notCommittingLocally(eventId);
     if (result === null) {
       const current = await this.get(req.id);
@@ -206,8 +280,12 @@ export class TransactionStore {
    * missing one. A non-terminal transaction past its expiry is expired here, so no read ever shows it
    * pending after expiry, even with no worker running.
    */
-  async findForKey(apiKeyRef: string, by: { id?: string; md5?: string; orderId?: string; area: TxRecord["area"] }): Promise<TxRecord | null> {
-    const [col, val] = by.id !== undefined ? ["id", by.id] : by.md5 !== undefined ? ["md5", by.md5] : ["order_id", by.orderId];
+  async findForKey(
+    apiKeyRef: string,
+    by: { id?: string; md5?: string; orderId?: string; area: TxRecord["area"] },
+  ): Promise<TxRecord | null> {
+    const [col, val] =
+      by.id !== undefined ? ["id", by.id] : by.md5 !== undefined ? ["md5", by.md5] : ["order_id", by.orderId];
     const rows = await this.db.query(
       `select * from "transaction" where ${col} = ? and api_key_ref = ? and area = ? order by created_at desc limit 1`,
       [val, apiKeyRef, by.area],
@@ -216,7 +294,10 @@ export class TransactionStore {
   }
 
   async orderIdExists(merchantRef: string, orderId: string): Promise<boolean> {
-    const rows = await this.db.query(`select 1 from "transaction" where merchant_ref = ? and order_id = ? and area = 'gateway'`, [merchantRef, orderId]);
+    const rows = await this.db.query(
+      `select 1 from "transaction" where merchant_ref = ? and order_id = ? and area = 'gateway'`,
+      [merchantRef, orderId],
+    );
     return rows.length > 0;
   }
 
@@ -225,8 +306,16 @@ export class TransactionStore {
     return (await this.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" })).tx;
   }
 
-  async eventsSince(filter: { transactionId?: string; apiKeyRef?: string; all?: true; afterSeq: string }, limit = 500): Promise<StoredEvent[]> {
-    const [where, param] = filter.transactionId !== undefined ? ["transaction_ref = ?", filter.transactionId] : filter.apiKeyRef !== undefined ? ["api_key_ref = ?", filter.apiKeyRef] : ["?::text is null", null];
+  async eventsSince(
+    filter: { transactionId?: string; apiKeyRef?: string; all?: true; afterSeq: string },
+    limit = 500,
+  ): Promise<StoredEvent[]> {
+    const [where, param] =
+      filter.transactionId !== undefined
+        ? ["transaction_ref = ?", filter.transactionId]
+        : filter.apiKeyRef !== undefined
+          ? ["api_key_ref = ?", filter.apiKeyRef]
+          : ["?::text is null", null];
     const rows = await this.db.query(
       `select * from transaction_event where ${where} and seq > ?::bigint order by seq limit ?`,
       [param, filter.afterSeq, limit],
@@ -240,7 +329,10 @@ export class TransactionStore {
   }
 
   async eventsAfter(afterSeq: string, limit: number): Promise<StoredEvent[]> {
-    const rows = await this.db.query(`select * from transaction_event where seq > ?::bigint order by seq limit ?`, [afterSeq, limit]);
+    const rows = await this.db.query(`select * from transaction_event where seq > ?::bigint order by seq limit ?`, [
+      afterSeq,
+      limit,
+    ]);
     return rows.map((r) => rowToEvent(r));
   }
 
@@ -252,13 +344,20 @@ export class TransactionStore {
   /** Several outbox rows in one query, in sequence order (what the listener was notified of meanwhile). */
   async eventsByIds(ids: string[]): Promise<StoredEvent[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query(`select * from transaction_event where id in (${ids.map(() => "?").join(",")}) order by seq`, ids);
+    const rows = await this.db.query(
+      `select * from transaction_event where id in (${ids.map(() => "?").join(",")}) order by seq`,
+      ids,
+    );
     return rows.map((r) => rowToEvent(r));
   }
 
   private async writeEvent(q: Query, tx: TxRecord, eventId: string, type: EventType, now: Date): Promise<StoredEvent> {
     const payload = { transaction: snapshot(tx), meta: tx.meta };
-    const rows = await q(this.outboxForRowSql, [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(eventId, type, payload, now), NOTIFY_CHANNEL], "pqr_outbox");
+    const rows = await q(
+      this.outboxForRowSql,
+      [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(eventId, type, payload, now), NOTIFY_CHANNEL],
+      "pqr_outbox",
+    );
     return rowToEvent(rows[0]);
   }
 
@@ -273,7 +372,10 @@ export class TransactionStore {
       return await write();
     } catch (err) {
       this.bus.notCommittingLocally(eventId);
-      void this.eventById(eventId).then((e) => e && this.bus.publish(e), () => undefined);
+      void this.eventById(eventId).then(
+        (e) => e && this.bus.publish(e),
+        () => undefined,
+      );
       throw err;
     }
   }

@@ -103,14 +103,26 @@ export class WebhookDispatcher {
     );
     for (const d of rows) {
       if (d.enabled === false) {
-        await this.db.query(`update webhook_delivery set state = 'failed', last_error = 'endpoint disabled' where id = ?`, [d.id]);
+        await this.db.query(
+          `update webhook_delivery set state = 'failed', last_error = 'endpoint disabled' where id = ?`,
+          [d.id],
+        );
         continue;
       }
       const claimed: Claimed = {
-        id: d.id as string, attempts: Number(d.attempts), createdAt: toDate(d.created_at), eventId: d.event_ref as string,
-        eventType: d.type as string, eventCreatedAt: toDate(d.event_created_at), payload: d.payload, endpointId: d.endpoint_ref as string,
-        url: d.url as string, secretEnc: d.secret_enc as string, previousSecretEnc: (d.previous_secret_enc as string | null) ?? null,
-        previousSecretExpiresAt: toDateOrNull(d.previous_secret_expires_at), failingSince: toDateOrNull(d.failing_since),
+        id: d.id as string,
+        attempts: Number(d.attempts),
+        createdAt: toDate(d.created_at),
+        eventId: d.event_ref as string,
+        eventType: d.type as string,
+        eventCreatedAt: toDate(d.event_created_at),
+        payload: d.payload,
+        endpointId: d.endpoint_ref as string,
+        url: d.url as string,
+        secretEnc: d.secret_enc as string,
+        previousSecretEnc: (d.previous_secret_enc as string | null) ?? null,
+        previousSecretExpiresAt: toDateOrNull(d.previous_secret_expires_at),
+        failingSince: toDateOrNull(d.failing_since),
       };
       this.inFlight++;
       void this.send(claimed).finally(() => this.inFlight--);
@@ -129,7 +141,8 @@ export class WebhookDispatcher {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      if (!this.opts.allowPrivateUrls && (await resolvesToPrivate(c.url))) throw new Error("refused: the URL resolves to a private address");
+      if (!this.opts.allowPrivateUrls && (await resolvesToPrivate(c.url)))
+        throw new Error("refused: the URL resolves to a private address");
       const res = await fetch(c.url, {
         method: "POST",
         redirect: "manual",
@@ -149,10 +162,15 @@ export class WebhookDispatcher {
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
-      error = e.name === "TimeoutError" ? `timeout after ${this.opts.timeoutMs} ms` : (e.cause?.code ?? e.message).slice(0, 300);
+      error =
+        e.name === "TimeoutError"
+          ? `timeout after ${this.opts.timeoutMs} ms`
+          : (e.cause?.code ?? e.message).slice(0, 300);
     }
     const latencyMs = Math.round(performance.now() - started);
-    await this.record(c, status, error, latencyMs).catch((err) => this.logger.error({ err, delivery: c.id }, "could not record webhook attempt"));
+    await this.record(c, status, error, latencyMs).catch((err) =>
+      this.logger.error({ err, delivery: c.id }, "could not record webhook attempt"),
+    );
   }
 
   private async record(c: Claimed, status: number | null, error: string | null, latencyMs: number): Promise<void> {
@@ -165,27 +183,34 @@ export class WebhookDispatcher {
         `with attempt as (
            insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error) values (?,?,?,?,null)),
          delivery as (
-           update webhook_delivery set state = 'delivered', attempts = ?, delivered_at = ?, last_status_code = ?, last_error = null, next_attempt_at = null where id = ?)
+           update webhook_delivery set state = 'delivered', attempts = ?, delivered_at = ?, last_status_code = ?,
+             last_error = null, next_attempt_at = null where id = ?)
          update webhook_endpoint set failing_since = null where id = ? and failing_since is not null`,
         [c.id, now, status, latencyMs, attempts, now, status, c.id, c.endpointId],
       );
       return;
     }
     await this.db.transaction(async (q) => {
-      await q(`insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error) values (?,?,?,?,?)`, [c.id, now, status, latencyMs, error]);
+      await q(
+        `insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error) values (?,?,?,?,?)`,
+        [c.id, now, status, latencyMs, error],
+      );
       const next = new Date(now.getTime() + retryDelayMs(attempts));
       const giveUp = next.getTime() - c.createdAt.getTime() > this.opts.retryForMs;
       await q(
         `update webhook_delivery set state = ?, attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ? where id = ?`,
         [giveUp ? "failed" : "pending", attempts, status, error, giveUp ? null : next, c.id],
       );
-      await q(`update webhook_endpoint set failing_since = coalesce(failing_since, ?) where id = ?`, [now, c.endpointId]);
+      await q(`update webhook_endpoint set failing_since = coalesce(failing_since, ?) where id = ?`, [
+        now,
+        c.endpointId,
+      ]);
       const failingSince = c.failingSince ?? now;
       if (now.getTime() - failingSince.getTime() >= this.opts.disableAfterMs) {
-        await q(
-          `update webhook_endpoint set enabled = false, disabled_reason = ? where id = ? and enabled`,
-          [`disabled automatically at ${now.toISOString()}: every delivery failed since ${failingSince.toISOString()} (last: ${error})`, c.endpointId],
-        );
+        await q(`update webhook_endpoint set enabled = false, disabled_reason = ? where id = ? and enabled`, [
+          `disabled automatically at ${now.toISOString()}: every delivery failed since ${failingSince.toISOString()} (last: ${error})`,
+          c.endpointId,
+        ]);
       }
     });
     this.logger.info({ delivery: c.id, endpoint: c.endpointId, attempts, error }, "webhook attempt failed");

@@ -47,16 +47,34 @@ export class WebhookEndpointService {
       const problem = checkWebhookUrl(url, this.allowPrivateUrls);
       if (problem) details.push({ field: "url", message: problem });
     }
-    for (const e of events ?? []) if (!(EVENT_TYPES as readonly string[]).includes(e)) details.push({ field: "events", message: `unknown event kind "${e}"; known: ${EVENT_TYPES.join(", ")}` });
-    if (details.length) throw new AppError("BAD_USER_INPUT", `Invalid webhook endpoint: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`, details);
+    for (const e of events ?? [])
+      if (!(EVENT_TYPES as readonly string[]).includes(e))
+        details.push({ field: "events", message: `unknown event kind "${e}"; known: ${EVENT_TYPES.join(", ")}` });
+    if (details.length)
+      throw new AppError(
+        "BAD_USER_INPUT",
+        `Invalid webhook endpoint: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`,
+        details,
+      );
   }
 
-  async create(input: { apiKeyId: string; url: string; events?: string[]; secret?: string }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  async create(input: {
+    apiKeyId: string;
+    url: string;
+    events?: string[];
+    secret?: string;
+  }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     this.validate(input.url, input.events);
     const em = this.orm.em.fork();
-    if ((await em.findOne(ApiKey, { id: input.apiKeyId })) === null) throw new AppError("BAD_USER_INPUT", "API key not found", [{ field: "apiKeyId", message: "not found" }]);
+    if ((await em.findOne(ApiKey, { id: input.apiKeyId })) === null)
+      throw new AppError("BAD_USER_INPUT", "API key not found", [{ field: "apiKeyId", message: "not found" }]);
     const secret = input.secret ?? WebhookEndpointService.newSecret();
-    const endpoint = Object.assign(new WebhookEndpoint(), { apiKeyRef: input.apiKeyId, url: input.url, events: [...new Set(input.events ?? [])], secretEnc: this.box.encrypt(secret) });
+    const endpoint = Object.assign(new WebhookEndpoint(), {
+      apiKeyRef: input.apiKeyId,
+      url: input.url,
+      events: [...new Set(input.events ?? [])],
+      secretEnc: this.box.encrypt(secret),
+    });
     await em.persist(endpoint).flush();
     return { endpoint, secret };
   }
@@ -82,31 +100,50 @@ export class WebhookEndpointService {
   /** A new secret; the old one keeps signing (a second v1= value) until the overlap ends. */
   async rotateSecret(id: string, overlapMinutes: number): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     if (!Number.isInteger(overlapMinutes) || overlapMinutes < 0 || overlapMinutes > 7 * 24 * 60) {
-      throw new AppError("BAD_USER_INPUT", "overlapMinutes must be 0 to 10080", [{ field: "overlapMinutes", message: "must be a whole number from 0 to 10080" }]);
+      throw new AppError("BAD_USER_INPUT", "overlapMinutes must be 0 to 10080", [
+        { field: "overlapMinutes", message: "must be a whole number from 0 to 10080" },
+      ]);
     }
     const em = this.orm.em.fork();
     const ep = await em.findOne(WebhookEndpoint, { id });
     if (ep === null) throw new AppError("NOT_FOUND", "Webhook endpoint not found");
     const secret = WebhookEndpointService.newSecret();
     ep.previousSecretEnc = overlapMinutes > 0 ? ep.secretEnc : null;
-    ep.previousSecretExpiresAt = overlapMinutes > 0 ? new Date(this.clock.now().getTime() + overlapMinutes * 60_000) : null;
+    ep.previousSecretExpiresAt =
+      overlapMinutes > 0 ? new Date(this.clock.now().getTime() + overlapMinutes * 60_000) : null;
     ep.secretEnc = this.box.encrypt(secret);
     await em.flush();
     return { endpoint: ep, secret };
   }
 
   async list(apiKeyId?: string): Promise<WebhookEndpoint[]> {
-    return this.orm.em.fork().find(WebhookEndpoint, apiKeyId ? { apiKeyRef: apiKeyId } : {}, { orderBy: { createdAt: "asc" } });
+    return this.orm.em
+      .fork()
+      .find(WebhookEndpoint, apiKeyId ? { apiKeyRef: apiKeyId } : {}, { orderBy: { createdAt: "asc" } });
   }
 
   /** The secrets that sign a delivery now: the current one, plus the previous one during its overlap. */
-  activeSecrets(ep: { secretEnc: string; previousSecretEnc: string | null; previousSecretExpiresAt: Date | null }): string[] {
+  activeSecrets(ep: {
+    secretEnc: string;
+    previousSecretEnc: string | null;
+    previousSecretExpiresAt: Date | null;
+  }): string[] {
     const out = [this.box.decrypt(ep.secretEnc)];
-    if (ep.previousSecretEnc && ep.previousSecretExpiresAt && ep.previousSecretExpiresAt.getTime() > this.clock.now().getTime()) out.push(this.box.decrypt(ep.previousSecretEnc));
+    if (
+      ep.previousSecretEnc &&
+      ep.previousSecretExpiresAt &&
+      ep.previousSecretExpiresAt.getTime() > this.clock.now().getTime()
+    )
+      out.push(this.box.decrypt(ep.previousSecretEnc));
     return out;
   }
 
-  async deliveries(filter: { endpointId?: string; eventId?: string; transactionId?: string; first: number }): Promise<DeliveryView[]> {
+  async deliveries(filter: {
+    endpointId?: string;
+    eventId?: string;
+    transactionId?: string;
+    first: number;
+  }): Promise<DeliveryView[]> {
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (sql: string, value: string | undefined) => {
@@ -141,9 +178,14 @@ export class WebhookEndpointService {
       lastError: (r.last_error as string | null) ?? null,
       deliveredAt: toDateOrNull(r.delivered_at),
       createdAt: toDate(r.created_at),
-      log: attempts.filter((a) => a.delivery_ref === r.id).map((a) => ({
-        attemptedAt: toDate(a.attempted_at), statusCode: (a.status_code as number | null) ?? null, latencyMs: Number(a.latency_ms), error: (a.error as string | null) ?? null,
-      })),
+      log: attempts
+        .filter((a) => a.delivery_ref === r.id)
+        .map((a) => ({
+          attemptedAt: toDate(a.attempted_at),
+          statusCode: (a.status_code as number | null) ?? null,
+          latencyMs: Number(a.latency_ms),
+          error: (a.error as string | null) ?? null,
+        })),
     }));
   }
 
@@ -156,8 +198,10 @@ export class WebhookEndpointService {
     );
     if (ok.length === 0) throw new AppError("NOT_FOUND", "No such event for this endpoint");
     await this.db.query(
-      `insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at) values (?,?,?,'pending',0,?,?)
-       on conflict (event_ref, endpoint_ref) do update set state = 'pending', next_attempt_at = excluded.next_attempt_at, created_at = excluded.created_at`,
+      `insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at) values
+        (?,?,?,'pending',0,?,?)
+       on conflict (event_ref, endpoint_ref) do update set state = 'pending', next_attempt_at =
+         excluded.next_attempt_at, created_at = excluded.created_at`,
       [newId("whd"), eventId, endpointId, now, now],
     );
     const [view] = await this.deliveries({ eventId, endpointId, first: 1 });

@@ -36,8 +36,16 @@ export interface WebhooksModule extends Module {
 /** Signed webhooks: endpoints per API key, at-least-once delivery with retries, the delivery log. */
 export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
   const { config, logger } = deps;
-  const endpoints = new WebhookEndpointService(deps.orm, deps.db, deps.box, deps.clock, config.webhooks.allowPrivateUrls);
-  const dispatcher = deps.delivers ? new WebhookDispatcher(deps.db, endpoints, deps.clock, logger, deps.metrics, config.webhooks) : null;
+  const endpoints = new WebhookEndpointService(
+    deps.orm,
+    deps.db,
+    deps.box,
+    deps.clock,
+    config.webhooks.allowPrivateUrls,
+  );
+  const dispatcher = deps.delivers
+    ? new WebhookDispatcher(deps.db, endpoints, deps.clock, logger, deps.metrics, config.webhooks)
+    : null;
   const inbox = config.simulators ? new WebhookInbox() : null;
   return {
     endpoints,
@@ -45,11 +53,15 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
     resolvers: [new WebhooksResolver(endpoints, dispatcher), new TransactionDeliveriesResolver(endpoints)],
     // Committed events in this process are delivered at once; the recurring job picks up retries and events
     // committed by other processes.
-    jobs: dispatcher === null ? [] : [{ name: "webhooks.dispatch", every: "1 second", lockLifetimeMs: 30_000, run: () => dispatcher.kick() }],
+    jobs:
+      dispatcher === null
+        ? []
+        : [{ name: "webhooks.dispatch", every: "1 second", lockLifetimeMs: 30_000, run: () => dispatcher.kick() }],
     // An event known to have no delivery rows (no matching endpoint) needs no pass: under load that was one
     // claim query per committed event.
     onEvent(e) {
-      if (dispatcher !== null && e.deliveries !== 0) void dispatcher.kick().catch((err: unknown) => logger.warn({ err }, "webhook dispatch failed"));
+      if (dispatcher !== null && e.deliveries !== 0)
+        void dispatcher.kick().catch((err: unknown) => logger.warn({ err }, "webhook dispatch failed"));
     },
     mount(app) {
       if (inbox !== null) app.use(inbox.router());

@@ -23,7 +23,13 @@ export interface VerifyWebhookInput {
  * For receivers: true when the delivery was signed with `secret` and its timestamp is within the tolerance
  * (default 5 minutes, which stops replays of old deliveries). Pass the raw body exactly as received.
  */
-export function verifyWebhook({ secret, headers, rawBody, toleranceSeconds = 300, now = Math.floor(Date.now() / 1000) }: VerifyWebhookInput): boolean {
+export function verifyWebhook({
+  secret,
+  headers,
+  rawBody,
+  toleranceSeconds = 300,
+  now = Math.floor(Date.now() / 1000),
+}: VerifyWebhookInput): boolean {
   const get = (name: string) => {
     const v = headers[name] ?? headers[name.toLowerCase()];
     return Array.isArray(v) ? v[0] : v;

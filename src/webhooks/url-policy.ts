@@ -5,7 +5,15 @@ import { isIP } from "node:net";
 export function isPrivateAddress(ip: string): boolean {
   if (isIP(ip) === 4) {
     const [a, b] = ip.split(".").map(Number);
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+    return (
+      a === 10 ||
+      a === 127 ||
+      a === 0 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
   }
   const v = ip.toLowerCase();
   if (v.startsWith("::ffff:")) return isPrivateAddress(v.slice(7));
@@ -23,7 +31,8 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): string | nu
   if (u.username || u.password) return "must not contain credentials";
   if (!allowPrivate) {
     const host = u.hostname.replace(/^\[|\]$/g, "");
-    if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host))) return "must not point at a loopback or private address";
+    if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host)))
+      return "must not point at a loopback or private address";
   }
   return null;
 }

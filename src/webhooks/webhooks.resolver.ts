@@ -1,4 +1,17 @@
-import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from "type-graphql";
+import {
+  Arg,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  InputType,
+  Int,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+} from "type-graphql";
 import { requireAdmin, type GqlContext } from "../graphql/context.js";
 import type { WebhookEndpoint } from "./webhook-endpoint.entity.js";
 import type { DeliveryView, WebhookEndpointService } from "./endpoint-service.js";
@@ -12,9 +25,14 @@ export class WebhookEndpointGql {
   @Field() url!: string;
   @Field(() => [String], { description: "Event kinds delivered; empty means all" }) events!: string[];
   @Field() enabled!: boolean;
-  @Field(() => String, { nullable: true, description: "Why it was disabled (by the operator, or automatically after continuous failures)" }) disabledReason!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "Why it was disabled (by the operator, or automatically after continuous failures)",
+  })
+  disabledReason!: string | null;
   @Field(() => Date, { nullable: true }) failingSince!: Date | null;
-  @Field(() => Date, { nullable: true, description: "Until when the previous secret still signs (rotation overlap)" }) previousSecretExpiresAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: "Until when the previous secret still signs (rotation overlap)" })
+  previousSecretExpiresAt!: Date | null;
   @Field() createdAt!: Date;
 }
 
@@ -58,8 +76,15 @@ export class WebhookDeliveryGql {
 }
 
 export const toEndpointGql = (e: WebhookEndpoint): WebhookEndpointGql => ({
-  id: e.id, apiKeyId: e.apiKeyRef, url: e.url, events: e.events, enabled: e.enabled, disabledReason: e.disabledReason,
-  failingSince: e.failingSince, previousSecretExpiresAt: e.previousSecretExpiresAt, createdAt: e.createdAt,
+  id: e.id,
+  apiKeyId: e.apiKeyRef,
+  url: e.url,
+  events: e.events,
+  enabled: e.enabled,
+  disabledReason: e.disabledReason,
+  failingSince: e.failingSince,
+  previousSecretExpiresAt: e.previousSecretExpiresAt,
+  createdAt: e.createdAt,
 });
 
 /** Operator API for webhook endpoints and their delivery log. */
@@ -71,26 +96,48 @@ export class WebhooksResolver {
   ) {}
 
   @Query(() => [WebhookEndpointGql])
-  async webhookEndpoints(@Arg("apiKeyId", () => ID, { nullable: true }) apiKeyId: string | undefined, @Ctx() ctx: GqlContext): Promise<WebhookEndpointGql[]> {
+  async webhookEndpoints(
+    @Arg("apiKeyId", () => ID, { nullable: true }) apiKeyId: string | undefined,
+    @Ctx() ctx: GqlContext,
+  ): Promise<WebhookEndpointGql[]> {
     requireAdmin(ctx);
     return (await this.webhooks.list(apiKeyId)).map(toEndpointGql);
   }
 
   @Mutation(() => WebhookEndpointWithSecretGql)
-  async createWebhookEndpoint(@Arg("input", () => WebhookEndpointInputGql) input: WebhookEndpointInputGql, @Ctx() ctx: GqlContext): Promise<WebhookEndpointWithSecretGql> {
+  async createWebhookEndpoint(
+    @Arg("input", () => WebhookEndpointInputGql) input: WebhookEndpointInputGql,
+    @Ctx() ctx: GqlContext,
+  ): Promise<WebhookEndpointWithSecretGql> {
     requireAdmin(ctx);
-    const { endpoint, secret } = await this.webhooks.create({ apiKeyId: input.apiKeyId ?? "", url: input.url ?? "", events: input.events });
+    const { endpoint, secret } = await this.webhooks.create({
+      apiKeyId: input.apiKeyId ?? "",
+      url: input.url ?? "",
+      events: input.events,
+    });
     return { secret, endpoint: toEndpointGql(endpoint) };
   }
 
   @Mutation(() => WebhookEndpointGql)
-  async updateWebhookEndpoint(@Arg("id", () => ID) id: string, @Arg("input", () => WebhookEndpointInputGql) input: WebhookEndpointInputGql, @Ctx() ctx: GqlContext): Promise<WebhookEndpointGql> {
+  async updateWebhookEndpoint(
+    @Arg("id", () => ID) id: string,
+    @Arg("input", () => WebhookEndpointInputGql) input: WebhookEndpointInputGql,
+    @Ctx() ctx: GqlContext,
+  ): Promise<WebhookEndpointGql> {
     requireAdmin(ctx);
-    return toEndpointGql(await this.webhooks.update(id, { url: input.url, events: input.events, enabled: input.enabled }));
+    return toEndpointGql(
+      await this.webhooks.update(id, { url: input.url, events: input.events, enabled: input.enabled }),
+    );
   }
 
-  @Mutation(() => WebhookEndpointWithSecretGql, { description: "New secret; the old one keeps signing (a second v1= value) for overlapMinutes" })
-  async rotateWebhookSecret(@Arg("id", () => ID) id: string, @Arg("overlapMinutes", () => Int, { defaultValue: 1440 }) overlapMinutes: number, @Ctx() ctx: GqlContext): Promise<WebhookEndpointWithSecretGql> {
+  @Mutation(() => WebhookEndpointWithSecretGql, {
+    description: "New secret; the old one keeps signing (a second v1= value) for overlapMinutes",
+  })
+  async rotateWebhookSecret(
+    @Arg("id", () => ID) id: string,
+    @Arg("overlapMinutes", () => Int, { defaultValue: 1440 }) overlapMinutes: number,
+    @Ctx() ctx: GqlContext,
+  ): Promise<WebhookEndpointWithSecretGql> {
     requireAdmin(ctx);
     const { endpoint, secret } = await this.webhooks.rotateSecret(id, overlapMinutes);
     return { secret, endpoint: toEndpointGql(endpoint) };
@@ -109,7 +156,11 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => WebhookDeliveryGql)
-  async redeliverWebhook(@Arg("eventId", () => ID) eventId: string, @Arg("endpointId", () => ID) endpointId: string, @Ctx() ctx: GqlContext): Promise<DeliveryView> {
+  async redeliverWebhook(
+    @Arg("eventId", () => ID) eventId: string,
+    @Arg("endpointId", () => ID) endpointId: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<DeliveryView> {
     requireAdmin(ctx);
     const view = await this.webhooks.redeliver(eventId, endpointId);
     void this.dispatcher?.kick();
@@ -122,8 +173,14 @@ export class WebhooksResolver {
 export class TransactionDeliveriesResolver {
   constructor(private readonly webhooks: WebhookEndpointService) {}
 
-  @FieldResolver(() => [WebhookDeliveryGql], { description: "Deliveries of this transaction's events, newest first (empty for a clientToken)" })
-  async webhookDeliveries(@Root() tx: TransactionGql, @Arg("first", () => Int, { defaultValue: 50 }) first: number, @Ctx() ctx: GqlContext): Promise<DeliveryView[]> {
+  @FieldResolver(() => [WebhookDeliveryGql], {
+    description: "Deliveries of this transaction's events, newest first (empty for a clientToken)",
+  })
+  async webhookDeliveries(
+    @Root() tx: TransactionGql,
+    @Arg("first", () => Int, { defaultValue: 50 }) first: number,
+    @Ctx() ctx: GqlContext,
+  ): Promise<DeliveryView[]> {
     // The endpoints belong to the key that created the transaction, so a key sees only its own deliveries.
     if (ctx.principal.type !== "admin" && ctx.principal.type !== "key") return [];
     return this.webhooks.deliveries({ transactionId: tx.id, first });

@@ -15,7 +15,13 @@ describe("cached keys, merchants and gateway credentials across processes", () =
     a = await startTestApp({}, { role: "api" });
     // Agenda creates its tables in the background after start; a second process doing the same at that moment
     // can fail on PostgreSQL's catalog (concurrent CREATE … IF NOT EXISTS). Its last index means it is done.
-    await waitFor(async () => (await a.app.core.db.query<{ ok: boolean }>(`select to_regclass('agenda_logs_job_name_idx') is not null as ok`))[0].ok, 30_000);
+    await waitFor(
+      async () =>
+        (
+          await a.app.core.db.query<{ ok: boolean }>(`select to_regclass('agenda_logs_job_name_idx') is not null as ok`)
+        )[0].ok,
+      30_000,
+    );
     b = await startTestApp({}, { role: "api", dbUrl: a.dbUrl });
     tenant = await createTenant(a);
   });
@@ -25,9 +31,14 @@ describe("cached keys, merchants and gateway credentials across processes", () =
   });
 
   const newQrKey = async () =>
-    (await a.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
-      `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`, { input: { merchantId: tenant.merchantId, kind: "qr" } })).createApiKey;
-  const generate = (app: TestApp, key: string) => post(`${app.url}/qr/generate`, { amount: 1.5, currency: 840, expiredAfter: 60_000 }, AUTH.qr(key));
+    (
+      await a.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
+        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
+        { input: { merchantId: tenant.merchantId, kind: "qr" } },
+      )
+    ).createApiKey;
+  const generate = (app: TestApp, key: string) =>
+    post(`${app.url}/qr/generate`, { amount: 1.5, currency: 840, expiredAfter: 60_000 }, AUTH.qr(key));
 
   it("a key revoked through process B stops working in process A at once", async () => {
     const key = await newQrKey();
@@ -47,11 +58,21 @@ describe("cached keys, merchants and gateway credentials across processes", () =
 
   it("gateway credentials changed through process B are used by process A at once", async () => {
     let n = 0;
-    const gw = () => post(`${a.url}/gateway/generate-qr`, { qrData: { orderId: `kc-${Date.now().toString(36)}-${n++}`, amount: 1.25, currency: "USD" } }, AUTH.gateway(tenant.keys.gateway));
+    const gw = () =>
+      post(
+        `${a.url}/gateway/generate-qr`,
+        { qrData: { orderId: `kc-${Date.now().toString(36)}-${n++}`, amount: 1.25, currency: "USD" } },
+        AUTH.gateway(tenant.keys.gateway),
+      );
     expect((await gw()).status).toBe(400); // the simulated gateway does not know the tenant's upstream merchant yet; A has read the config
-    expect((await post(`${a.url}/sim/gateway/merchants`, { merchantId: "kc_merchant", apiKey: "kc-secret-0123456789" })).status).toBeLessThan(300);
-    await b.admin(`mutation($id: ID!, $input: GatewayConfigInput!) { updateGatewayConfig(id: $id, input: $input) { id } }`,
-      { id: tenant.gatewayConfigId, input: { upstreamMerchantId: "kc_merchant", apiSecret: "kc-secret-0123456789" } });
+    expect(
+      (await post(`${a.url}/sim/gateway/merchants`, { merchantId: "kc_merchant", apiKey: "kc-secret-0123456789" }))
+        .status,
+    ).toBeLessThan(300);
+    await b.admin(
+      `mutation($id: ID!, $input: GatewayConfigInput!) { updateGatewayConfig(id: $id, input: $input) { id } }`,
+      { id: tenant.gatewayConfigId, input: { upstreamMerchantId: "kc_merchant", apiSecret: "kc-secret-0123456789" } },
+    );
     await waitFor(async () => (await gw()).status === 200, 2000, 20);
   });
 
@@ -59,7 +80,15 @@ describe("cached keys, merchants and gateway credentials across processes", () =
     const name = (qr: string) => (decodeKhqr(qr).data as { merchantName?: string }).merchantName;
     const first = await generate(a, tenant.keys.qr);
     expect(name((first.body as { data: { qr: string } }).data.qr)).toBe("Test Shop");
-    await b.admin(`mutation($id: ID!, $input: MerchantInput!) { updateMerchant(id: $id, input: $input) { id } }`, { id: tenant.merchantId, input: { merchantName: "Renamed Shop" } });
-    await waitFor(async () => name(((await generate(a, tenant.keys.qr)).body as { data: { qr: string } }).data.qr) === "Renamed Shop", 2000, 20);
+    await b.admin(`mutation($id: ID!, $input: MerchantInput!) { updateMerchant(id: $id, input: $input) { id } }`, {
+      id: tenant.merchantId,
+      input: { merchantName: "Renamed Shop" },
+    });
+    await waitFor(
+      async () =>
+        name(((await generate(a, tenant.keys.qr)).body as { data: { qr: string } }).data.qr) === "Renamed Shop",
+      2000,
+      20,
+    );
   });
 });

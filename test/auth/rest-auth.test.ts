@@ -15,7 +15,14 @@ describe("API key authentication on every REST path", () => {
 
   it("covers the contract's eight paths", () => {
     expect(ROUTES.map((r) => r.path).sort()).toEqual([
-      "/gateway-link/check", "/gateway-link/generate-qr", "/gateway/check-status", "/gateway/generate-qr", "/qr/check", "/qr/decode", "/qr/generate", "/qr/verify",
+      "/gateway-link/check",
+      "/gateway-link/generate-qr",
+      "/gateway/check-status",
+      "/gateway/generate-qr",
+      "/qr/check",
+      "/qr/decode",
+      "/qr/generate",
+      "/qr/verify",
     ]);
   });
 
@@ -29,7 +36,14 @@ describe("API key authentication on every REST path", () => {
         { "x-auth-type": right("")["x-auth-type"] },
         right("pqr_qr_not-a-real-key"),
         right(""),
-        { "x-api-key": route.kind === "qr" ? tenant.keys.qr : route.kind === "gateway" ? tenant.keys.gateway : tenant.keys.gatewayLink },
+        {
+          "x-api-key":
+            route.kind === "qr"
+              ? tenant.keys.qr
+              : route.kind === "gateway"
+                ? tenant.keys.gateway
+                : tenant.keys.gatewayLink,
+        },
         wrongKind,
         sameKeyWrongType,
       ];
@@ -42,18 +56,32 @@ describe("API key authentication on every REST path", () => {
   }
 
   it("GraphQL answers UNAUTHENTICATED for an operation without the right key", async () => {
-    const res = await post(`${t.url}/graphql`, { query: "mutation { createMerchant(input: {name: \"x\"}) { id } }" }, AUTH.qr(tenant.keys.qr));
-    expect((res.body as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe("UNAUTHENTICATED");
+    const res = await post(
+      `${t.url}/graphql`,
+      { query: 'mutation { createMerchant(input: {name: "x"}) { id } }' },
+      AUTH.qr(tenant.keys.qr),
+    );
+    expect((res.body as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe(
+      "UNAUTHENTICATED",
+    );
   });
 
   it("a wrong admin token is refused", async () => {
-    const res = await post(`${t.url}/graphql`, { query: "{ merchants { id } }" }, { authorization: "Bearer not-the-token-0000000" });
-    expect((res.body as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe("UNAUTHENTICATED");
+    const res = await post(
+      `${t.url}/graphql`,
+      { query: "{ merchants { id } }" },
+      { authorization: "Bearer not-the-token-0000000" },
+    );
+    expect((res.body as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe(
+      "UNAUTHENTICATED",
+    );
   });
 
   it("a revoked key stops working at once", async () => {
     const { createApiKey } = await t.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
-      `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`, { input: { merchantId: tenant.merchantId, kind: "qr" } });
+      `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
+      { input: { merchantId: tenant.merchantId, kind: "qr" } },
+    );
     const before = await post(`${t.url}/qr/verify`, { qrData: "x" }, AUTH.qr(createApiKey.apiKey));
     expect(before.status).not.toBe(401);
     await t.admin(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: createApiKey.key.id });

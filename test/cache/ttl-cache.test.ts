@@ -22,7 +22,11 @@ describe("TtlCache", () => {
       await new Promise((r) => setTimeout(r, 20));
       return "v";
     };
-    expect(await Promise.all([cache.get("k", slow), cache.get("k", slow), cache.get("k", slow)])).toEqual(["v", "v", "v"]);
+    expect(await Promise.all([cache.get("k", slow), cache.get("k", slow), cache.get("k", slow)])).toEqual([
+      "v",
+      "v",
+      "v",
+    ]);
     expect(loads).toBe(1);
     let nulls = 0;
     const missing = async () => (nulls++, null);

@@ -68,12 +68,22 @@ describe("dashboard in real headless Chromium", () => {
   it("creates a merchant, showing the KHQR rules inline as you type", async () => {
     await open("#/merchants");
     const f = await form("New merchant");
-    await fillForm(f, { name: "Dash Shop", bakongAccountId: "no-at-sign", merchantName: "A name far too long for KHQR tag 59" });
+    await fillForm(f, {
+      name: "Dash Shop",
+      bakongAccountId: "no-at-sign",
+      merchantName: "A name far too long for KHQR tag 59",
+    });
     await waitForText(page, '[data-field="bakongAccountId"] .error', "must look like name@bank");
     await waitForText(page, '[data-field="merchantName"] .error', "at most 25 characters");
     expect(await page.$eval('[name="bakongAccountId"]', (e) => e.getAttribute("aria-invalid"))).toBe("true");
     expect(await textOf(page, '[data-field="merchantId"] .help')).toMatch(/required/);
-    await fillForm(f, { bakongAccountId: "dash_shop@devb", merchantName: "Dash Shop", merchantCity: "Phnom Penh", merchantId: "DS001", acquiringBank: "Dev Bank" });
+    await fillForm(f, {
+      bakongAccountId: "dash_shop@devb",
+      merchantName: "Dash Shop",
+      merchantCity: "Phnom Penh",
+      merchantId: "DS001",
+      acquiringBank: "Dev Bank",
+    });
     expect(await textOf(page, '[data-field="bakongAccountId"] .error')).toBe("");
     await click('form[aria-label="New merchant"] button[type=submit]');
     await waitForText(page, "pqr-merchants table", "dash_shop@devb");
@@ -82,7 +92,11 @@ describe("dashboard in real headless Chromium", () => {
 
   it("creates a payment-link configuration pointing at the link simulator, and a gateway-link key shown once with a copy button", async () => {
     await open("#/configs");
-    await fillForm(await form("New payment-link configuration"), { name: "Dash link", url: `${t.url}/sim/link/p/dash-shop?currency=KHR`, currency: "116" });
+    await fillForm(await form("New payment-link configuration"), {
+      name: "Dash link",
+      url: `${t.url}/sim/link/p/dash-shop?currency=KHR`,
+      currency: "116",
+    });
     await click('form[aria-label="New payment-link configuration"] button[type=submit]');
     await waitForText(page, "pqr-configs .link table", "/sim/link/p/dash-shop");
     await screenshot(page, "configs-desktop");
@@ -103,7 +117,7 @@ describe("dashboard in real headless Chromium", () => {
     await fillForm(await form("New API key"), { kind: "qr", label: "spare" });
     await click('form[aria-label="New API key"] button[type=submit]');
     await waitForText(page, "pqr-keys table", "spare");
-    const revoke = 'pqr-keys tbody tr:first-child button.danger';
+    const revoke = "pqr-keys tbody tr:first-child button.danger";
     await click(revoke);
     await waitForText(page, revoke, "Confirm revoke");
     await click(revoke);
@@ -122,7 +136,11 @@ describe("dashboard in real headless Chromium", () => {
   it("shows a payment generated over REST in the live table without reload; Approve (demo) turns it SUCCESS in the detail and the table", async () => {
     await open("#/transactions");
     await waitForText(page, ".live-state", "Live");
-    const res = await post(`${t.url}/gateway-link/generate-qr`, { amount: 5000, currency: 116, meta: { table: 4 } }, AUTH.gatewayLink(linkKey));
+    const res = await post(
+      `${t.url}/gateway-link/generate-qr`,
+      { amount: 5000, currency: 116, meta: { table: 4 } },
+      AUTH.gatewayLink(linkKey),
+    );
     expect(res.status).toBe(200);
     txId = (res.body as { transactionId: string }).transactionId;
     await page.waitForSelector(`tr[data-id="${txId}"][data-status="PENDING"]`, { timeout: 10_000 });
@@ -152,7 +170,10 @@ describe("dashboard in real headless Chromium", () => {
     await page.waitForSelector(`tr[data-id="${txId}"]`);
     expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
     await detail.bringToFront();
-    await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, { timeout: 10_000, polling: 100 });
+    await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, {
+      timeout: 10_000,
+      polling: 100,
+    });
     await screenshot(detail, "transaction-detail-desktop");
     await detail.close();
     await page.bringToFront();
@@ -179,7 +200,14 @@ describe("dashboard in real headless Chromium", () => {
 
   it("is usable at phone width (screenshots of every page)", async () => {
     await page.setViewport(VIEWPORTS.phone);
-    for (const [hash, name] of [["#/transactions", "transactions"], ["#/merchants", "merchants"], ["#/configs", "configs"], ["#/keys", "keys"], ["#/webhooks", "webhooks"], [`#/transactions/${txId}`, "transaction-detail"]]) {
+    for (const [hash, name] of [
+      ["#/transactions", "transactions"],
+      ["#/merchants", "merchants"],
+      ["#/configs", "configs"],
+      ["#/keys", "keys"],
+      ["#/webhooks", "webhooks"],
+      [`#/transactions/${txId}`, "transaction-detail"],
+    ]) {
       await open(hash);
       await page.waitForNetworkIdle({ idleTime: 150, timeout: 5000 }).catch(() => undefined);
       // Nothing wider than the screen: tables turn into cards.

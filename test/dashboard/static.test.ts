@@ -5,7 +5,12 @@ describe("dashboard assets and runtime config", () => {
   let t: TestApp;
   beforeAll(async () => {
     // A production-like upstream setup: no simulators, so no demo buttons.
-    t = await startTestApp({ SIMULATORS: "false", DEMO: "false", NETWORK_API_URL: "http://127.0.0.1:9/network", GATEWAY_API_URL: "http://127.0.0.1:9/gateway" });
+    t = await startTestApp({
+      SIMULATORS: "false",
+      DEMO: "false",
+      NETWORK_API_URL: "http://127.0.0.1:9/network",
+      GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
+    });
   });
   afterAll(async () => t?.stop());
 
@@ -21,7 +26,12 @@ describe("dashboard assets and runtime config", () => {
 
   it("tells the dashboard that the simulators are off (the demo buttons stay hidden)", async () => {
     const res = await fetch(`${t.url}/dashboard/config.json`);
-    expect(await res.json()).toEqual({ simulators: false, graphqlPath: "/graphql", inboxUrl: null, linkSimulatorUrl: null });
+    expect(await res.json()).toEqual({
+      simulators: false,
+      graphqlPath: "/graphql",
+      inboxUrl: null,
+      linkSimulatorUrl: null,
+    });
     expect((await fetch(`${t.url}/sim/link/approve`, { method: "POST" })).status).toBe(404);
   });
 

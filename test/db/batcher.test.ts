@@ -51,7 +51,12 @@ describe("Batcher: concurrent writes share statements", () => {
     const w = gatedWrite((items) => (items.includes(3) ? refused : undefined));
     const b = new Batcher(w.write, { lanes: 1, maxBatch: 10, refused: refusedByDatabase });
     const first = b.add(1);
-    const rest = [2, 3, 4].map((i) => b.add(i).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })));
+    const rest = [2, 3, 4].map((i) =>
+      b.add(i).then(
+        (v) => ({ ok: v }),
+        (e: Error) => ({ err: e.message }),
+      ),
+    );
     for (let i = 0; i < 5; i++) await w.openAll();
     await first;
     expect(await Promise.all(rest)).toEqual([{ ok: 20 }, { err: "duplicate key" }, { ok: 40 }]);
@@ -67,7 +72,10 @@ describe("Batcher: concurrent writes share statements", () => {
     await w.openAll();
     await w.openAll();
     await first;
-    expect(await Promise.all(rest)).toEqual(["Connection terminated unexpectedly", "Connection terminated unexpectedly"]);
+    expect(await Promise.all(rest)).toEqual([
+      "Connection terminated unexpectedly",
+      "Connection terminated unexpectedly",
+    ]);
     expect(w.batches).toEqual([[1], [2, 3]]);
   });
 

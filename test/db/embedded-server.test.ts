@@ -36,7 +36,8 @@ describe("embedded database server", () => {
 
   it("gives each connection its own prepared-statement names (the same name, two texts, at once)", async () => {
     const [a, b] = [await connect(), await connect()];
-    const run = (c: pg.Client, n: number) => c.query({ name: "same_name", text: `select $1::int + ${n} as v`, values: [1] });
+    const run = (c: pg.Client, n: number) =>
+      c.query({ name: "same_name", text: `select $1::int + ${n} as v`, values: [1] });
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => run(i % 2 ? a : b, i % 2 ? 100 : 200)));
     expect(results.map((r) => r.rows[0].v)).toEqual(Array.from({ length: 40 }, (_, i) => (i % 2 ? 101 : 201)));
   });
@@ -44,7 +45,9 @@ describe("embedded database server", () => {
   it("runs a connection's extended-protocol sequence whole: 64 parameterised queries on 8 connections all get their own answers", async () => {
     const pool = new pg.Pool({ connectionString: url, max: 8 });
     try {
-      const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => pool.query("select $1::text as v, $2::int as n", [`q${i}`, i])));
+      const answers = await Promise.all(
+        Array.from({ length: 64 }, (_, i) => pool.query("select $1::text as v, $2::int as n", [`q${i}`, i])),
+      );
       expect(answers.map((r) => r.rows[0])).toEqual(Array.from({ length: 64 }, (_, i) => ({ v: `q${i}`, n: i })));
     } finally {
       await pool.end();

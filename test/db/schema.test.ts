@@ -18,11 +18,17 @@ describe("migrations", () => {
   });
 
   it("create every column the entities map (the hand-written SQL matches the code)", async () => {
-    const rows = await orm.em.fork().execute<{ table_name: string; column_name: string }[]>(`select table_name, column_name from information_schema.columns where table_schema = 'public'`);
+    const rows = await orm.em
+      .fork()
+      .execute<{ table_name: string; column_name: string }[]>(
+        `select table_name, column_name from information_schema.columns where table_schema = 'public'`,
+      );
     const have = new Set(rows.map((r) => `${r.table_name}.${r.column_name}`));
     const missing: string[] = [];
     for (const meta of Object.values(orm.getMetadata().getAll())) {
-      for (const prop of Object.values(meta.properties) as { fieldNames?: string[] }[]) for (const f of prop.fieldNames ?? []) if (!have.has(`${meta.tableName}.${f}`)) missing.push(`${meta.tableName}.${f}`);
+      for (const prop of Object.values(meta.properties) as { fieldNames?: string[] }[])
+        for (const f of prop.fieldNames ?? [])
+          if (!have.has(`${meta.tableName}.${f}`)) missing.push(`${meta.tableName}.${f}`);
     }
     expect(missing).toEqual([]);
   });

@@ -13,7 +13,13 @@ describe("databaseUnavailable: which database failures are worth a retry", () =>
   });
   afterAll(async () => db?.drop());
 
-  const failure = async (f: () => Promise<unknown>) => f().then(() => { throw new Error("expected a failure"); }, (e: unknown) => e);
+  const failure = async (f: () => Promise<unknown>) =>
+    f().then(
+      () => {
+        throw new Error("expected a failure");
+      },
+      (e: unknown) => e,
+    );
 
   it("a server that is not listening", async () => {
     const closed = await new Promise<number>((resolve) => {

@@ -5,10 +5,27 @@ import type { TransactionStore } from "../../src/transactions/transition.js";
 import type { TransactionQuery } from "../../src/transactions/transaction-query.js";
 import type { KeyPrincipal } from "../../src/auth/principal.js";
 
-const key: KeyPrincipal = { type: "key", keyId: "key_a", merchantRef: "m", kind: "qr", gatewayConfigRef: null, linkConfigRef: null };
+const key: KeyPrincipal = {
+  type: "key",
+  keyId: "key_a",
+  merchantRef: "m",
+  kind: "qr",
+  gatewayConfigRef: null,
+  linkConfigRef: null,
+};
 
 function event(seq: number, transactionId: string): StoredEvent {
-  return { seq: String(seq), id: `evt_${seq}`, transactionId, apiKeyRef: "key_a", area: "qr", type: "payment.created", status: "PENDING", payload: {}, createdAt: new Date() };
+  return {
+    seq: String(seq),
+    id: `evt_${seq}`,
+    transactionId,
+    apiKeyRef: "key_a",
+    area: "qr",
+    type: "payment.created",
+    status: "PENDING",
+    payload: {},
+    createdAt: new Date(),
+  };
 }
 
 describe("live events for one subscriber", () => {
@@ -22,7 +39,9 @@ describe("live events for one subscriber", () => {
     bus.publish(event(42, "txn_b"));
     bus.publish(event(41, "txn_a"));
     bus.publish(event(43, "txn_c"));
-    const got = [(await stream.next()).value, (await stream.next()).value, (await stream.next()).value].map((e) => (e as StoredEvent).id);
+    const got = [(await stream.next()).value, (await stream.next()).value, (await stream.next()).value].map(
+      (e) => (e as StoredEvent).id,
+    );
     expect(got).toEqual(["evt_42", "evt_41", "evt_43"]);
     await stream.return();
   });

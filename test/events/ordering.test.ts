@@ -29,7 +29,11 @@ class HeldDb extends Db {
 describe("event order across committers", () => {
   let t: TestApp;
   let tenant: Tenant;
-  const gen = async () => ((await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 120000 }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string }).transactionId;
+  const gen = async () =>
+    (
+      (await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 120000 }, AUTH.qr(tenant.keys.qr)))
+        .body as { transactionId: string }
+    ).transactionId;
   beforeAll(async () => {
     t = await startTestApp({}, { role: "api" });
     tenant = await createTenant(t);
@@ -38,23 +42,41 @@ describe("event order across committers", () => {
 
   /** A key's stream, live once it has seen an event (transitions of `ping` are sent until one arrives). */
   const liveKeyStream = async (ping: string) => {
-    const { sub } = subscribe<Update>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`);
-    await waitFor(async () => {
-      await t.app.core.store.transition({ id: ping, event: "transaction.updated", upstream: { ping: Date.now() } });
-      return sub.events.length > 0;
-    }, 10_000, 300);
+    const { sub } = subscribe<Update>(
+      t.url,
+      AUTH.qr(tenant.keys.qr),
+      `subscription { transactionUpdates(area: qr) { id transaction { transactionId } } }`,
+    );
+    await waitFor(
+      async () => {
+        await t.app.core.store.transition({ id: ping, event: "transaction.updated", upstream: { ping: Date.now() } });
+        return sub.events.length > 0;
+      },
+      10_000,
+      300,
+    );
     return sub;
   };
-  const received = (sub: Awaited<ReturnType<typeof liveKeyStream>>, eventId: string | undefined) => sub.events.some((e) => e.transactionUpdates.id === eventId);
+  const received = (sub: Awaited<ReturnType<typeof liveKeyStream>>, eventId: string | undefined) =>
+    sub.events.some((e) => e.transactionUpdates.id === eventId);
 
   /**
    * Another process (its own store and bus: this instance learns of it only through NOTIFY) takes the lower
    * sequence number for x and is slow to commit; meanwhile y commits here with a higher one and reaches the
    * stream. `whileHeld` runs before x commits. Returns x's event, numbered below y's.
    */
-  const commitOutOfOrder = async (x: string, y: string, sub: Awaited<ReturnType<typeof liveKeyStream>>, whileHeld = async () => {}) => {
+  const commitOutOfOrder = async (
+    x: string,
+    y: string,
+    sub: Awaited<ReturnType<typeof liveKeyStream>>,
+    whileHeld = async () => {},
+  ) => {
     const held = new HeldDb(t.app.core.orm);
-    const slow = new TransactionStore(held, new EventBus(), systemClock, WEBHOOK_OUTBOX).transition({ id: x, event: "transaction.updated", upstream: { slow: true } });
+    const slow = new TransactionStore(held, new EventBus(), systemClock, WEBHOOK_OUTBOX).transition({
+      id: x,
+      event: "transaction.updated",
+      upstream: { slow: true },
+    });
     await held.reached;
     const fast = await t.app.core.store.transition({ id: y, event: "transaction.updated", upstream: { fast: true } });
     await waitFor(async () => received(sub, fast.event?.id), 5000, 20);

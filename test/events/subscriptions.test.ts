@@ -3,17 +3,40 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startTestApp, createTenant, post, waitFor, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import {
+  startTestApp,
+  createTenant,
+  post,
+  waitFor,
+  AUTH,
+  ADMIN_TOKEN,
+  type TestApp,
+  type Tenant,
+} from "../support/app.js";
 import { subscribe } from "../support/ws.js";
 
 const ONE = `subscription($id: ID!, $last: ID) { transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { transactionId status } meta } }`;
-type One = { transactionUpdated: { id: string; type: string; transaction: { transactionId: string; status: string }; meta: Record<string, unknown> } };
+type One = {
+  transactionUpdated: {
+    id: string;
+    type: string;
+    transaction: { transactionId: string; status: string };
+    meta: Record<string, unknown>;
+  };
+};
 
 describe("GraphQL subscriptions", () => {
   let t: TestApp;
   let tenant: Tenant;
   let other: Tenant;
-  const gen = async () => (await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 120000, meta: { k: "v" } }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string; data: { md5: string }; clientToken: string };
+  const gen = async () =>
+    (
+      await post(
+        `${t.url}/qr/generate`,
+        { amount: 1, currency: 840, expiredAfter: 120000, meta: { k: "v" } },
+        AUTH.qr(tenant.keys.qr),
+      )
+    ).body as { transactionId: string; data: { md5: string }; clientToken: string };
   beforeAll(async () => {
     t = await startTestApp({}, { role: "api" });
     tenant = await createTenant(t);
@@ -25,8 +48,21 @@ describe("GraphQL subscriptions", () => {
     // Process B: a real worker process (the built service) on the same database.
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-worker-"));
     const worker: ChildProcess = spawn(process.execPath, ["dist/src/main.js", "worker"], {
-      env: { ...process.env, NODE_OPTIONS: "", DATABASE_URL: t.dbUrl, PORT: "0", LOG_LEVEL: "warn", DATA_DIR: dataDir, ADMIN_TOKEN, SECRET_KEY: "test-secret-key-0123456789-0123456789",
-        SIMULATORS: "true", DEMO: "false", NETWORK_API_URL: `${t.url}/sim/network-api`, NETWORK_API_TOKEN: "sim-network-token", QR_MONITOR_INTERVAL_MS: "500" },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: "",
+        DATABASE_URL: t.dbUrl,
+        PORT: "0",
+        LOG_LEVEL: "warn",
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN,
+        SECRET_KEY: "test-secret-key-0123456789-0123456789",
+        SIMULATORS: "true",
+        DEMO: "false",
+        NETWORK_API_URL: `${t.url}/sim/network-api`,
+        NETWORK_API_TOKEN: "sim-network-token",
+        QR_MONITOR_INTERVAL_MS: "500",
+      },
       stdio: ["ignore", "inherit", "inherit"],
     });
     try {
@@ -35,8 +71,15 @@ describe("GraphQL subscriptions", () => {
       await new Promise((r) => setTimeout(r, 500));
       await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
       // When the worker commits SUCCESS, A hears it through LISTEN/NOTIFY.
-      const seen = await waitFor(async () => sub.events.find((e) => e.transactionUpdated.transaction.status === "SUCCESS"), 20_000, 20);
-      const [row] = await t.app.core.db.query<{ created_at: string }>(`select created_at from transaction_event where id = ?`, [seen.transactionUpdated.id]);
+      const seen = await waitFor(
+        async () => sub.events.find((e) => e.transactionUpdated.transaction.status === "SUCCESS"),
+        20_000,
+        20,
+      );
+      const [row] = await t.app.core.db.query<{ created_at: string }>(
+        `select created_at from transaction_event where id = ?`,
+        [seen.transactionUpdated.id],
+      );
       const committed = Date.parse(row.created_at.replace(" ", "T").replace(/\+00$/, "Z"));
       expect(Date.now() - committed).toBeLessThan(1000);
       expect(seen.transactionUpdated.meta).toEqual({ k: "v" });
@@ -61,7 +104,9 @@ describe("GraphQL subscriptions", () => {
   });
 
   it("an invalid key is rejected at connection_init", async () => {
-    const { sub } = subscribe<One>(t.url, { "x-api-key": "pqr_qr_nope", "x-auth-type": "api-key" }, ONE, { id: "txn_x" });
+    const { sub } = subscribe<One>(t.url, { "x-api-key": "pqr_qr_nope", "x-auth-type": "api-key" }, ONE, {
+      id: "txn_x",
+    });
     await sub.done;
     expect(sub.error).toMatchObject({ code: 4403 });
   });
@@ -79,7 +124,10 @@ describe("GraphQL subscriptions", () => {
 
   it("a reconnecting client passes its last event id and receives what it missed", async () => {
     const g = await gen();
-    const [created] = await t.app.core.db.query<{ id: string }>(`select id from transaction_event where transaction_ref = ? order by seq limit 1`, [g.transactionId]);
+    const [created] = await t.app.core.db.query<{ id: string }>(
+      `select id from transaction_event where transaction_ref = ? order by seq limit 1`,
+      [g.transactionId],
+    );
     await t.app.core.store.transition({ id: g.transactionId, event: "transaction.updated", upstream: { note: 1 } });
     await t.app.core.store.transition({ id: g.transactionId, to: "SUCCESS", event: "payment.completed" });
     const { sub } = subscribe<One>(t.url, AUTH.qr(tenant.keys.qr), ONE, { id: g.transactionId, last: created.id });
@@ -88,7 +136,11 @@ describe("GraphQL subscriptions", () => {
   });
 
   it("transactionUpdates streams only the caller's own transactions", async () => {
-    const mine = subscribe<{ transactionUpdates: { transaction: { transactionId: string } } }>(t.url, AUTH.qr(tenant.keys.qr), `subscription { transactionUpdates(area: qr) { transaction { transactionId } } }`);
+    const mine = subscribe<{ transactionUpdates: { transaction: { transactionId: string } } }>(
+      t.url,
+      AUTH.qr(tenant.keys.qr),
+      `subscription { transactionUpdates(area: qr) { transaction { transactionId } } }`,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const g = await gen();
     await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(other.keys.qr));

@@ -26,86 +26,160 @@ async function freePort(): Promise<number> {
 }
 
 describe(`the embedded default under ${Math.round(SOAK_MS / 60_000)} minutes of mixed use`, () => {
-  it("answers every request, stays truthfully ready, and a QR paid at the end reaches SUCCESS", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "pqr-soak-"));
-    const port = await freePort();
-    const env: Record<string, string | undefined> = { ...process.env, NODE_OPTIONS: "", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn" };
-    delete env.DATABASE_URL;
-    delete env.NODE_ENV;
-    const child = spawn(process.execPath, ["dist/src/main.js", "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
-    child.stderr.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
-    const url = `http://127.0.0.1:${port}`;
-    try {
-      await waitFor(() => fetch(`${url}/readyz`).then((r) => r.ok, () => false), 120_000, 250);
-      expect(existsSync(join(dataDir, "demo.json"))).toBe(true);
-      const demo = JSON.parse(readFileSync(join(dataDir, "demo.json"), "utf8")) as { keys: { qr: string; gateway: string; gatewayLink: string }; adminToken: string };
-      const qrAuth = AUTH.qr(demo.keys.qr);
-      // Issued now, paid only after the soak.
-      const first = (await post(`${url}/qr/generate`, { amount: 7.77, currency: 840, expiredAfter: 3_600_000 }, qrAuth)).body as { data: { md5: string } };
-
-      const counts = new Map<string, number>();
-      const bad: string[] = [];
-      const note = (what: string, r: { status: number; body: unknown }) => {
-        const k = `${what} ${r.status}`;
-        counts.set(k, (counts.get(k) ?? 0) + 1);
-        if (r.status >= 500 || r.status === 0) bad.push(`${k}: ${JSON.stringify(r.body).slice(0, 200)}`);
+  it(
+    "answers every request, stays truthfully ready, and a QR paid at the end reaches SUCCESS",
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), "pqr-soak-"));
+      const port = await freePort();
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        NODE_OPTIONS: "",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "warn",
       };
-      const md5s: string[] = [first.data.md5];
-      const gateways: string[] = [];
-      const until = Date.now() + SOAK_MS;
-      let n = 0;
-      const client = async (c: number) => {
-        while (Date.now() < until && bad.length < 20) {
-          const i = n++;
-          const pick = i % 20;
-          if (pick < 8) {
-            const r = await post(`${url}/qr/generate`, { amount: 1 + (i % 50) / 10, currency: i % 2 ? 840 : 116, expiredAfter: i % 3 ? 600_000 : 10_000, meta: { i, c } }, { ...qrAuth, ...(i % 7 === 0 ? { "idempotency-key": `soak-${i % 50}-${c}` } : {}) });
-            if (r.status === 409 || r.status === 400) note("qr/generate (idempotent replay)", r);
-            else note("qr/generate", r);
-            const md5 = (r.body as { data?: { md5?: string } }).data?.md5;
-            if (md5) md5s.push(md5);
-            if (md5 && i % 3 === 0) note("sim pay", await post(`${url}/sim/network/pay`, { md5 }));
-          } else if (pick < 12) {
-            note("qr/check", await post(`${url}/qr/check`, { md5: md5s[i % md5s.length] }, qrAuth));
-          } else if (pick < 14) {
-            const r = await post(`${url}/gateway/generate-qr`, { qrData: { orderId: `soak-${i}-${c}`, amount: 2, currency: "USD", lifetime: 10 } }, AUTH.gateway(demo.keys.gateway));
-            note("gateway/generate-qr", r);
-            const id = (r.body as { transactionId?: string }).transactionId;
-            if (id) {
-              gateways.push(id);
-              if (i % 2 === 0) note("sim gateway pay", await post(`${url}/sim/gateway/pay`, { tranId: `soak-${i}-${c}`, outcome: i % 4 ? "APPROVED" : "DECLINED" }));
+      delete env.DATABASE_URL;
+      delete env.NODE_ENV;
+      const child = spawn(process.execPath, ["dist/src/main.js", "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      child.stdout.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+      child.stderr.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+      const url = `http://127.0.0.1:${port}`;
+      try {
+        await waitFor(
+          () =>
+            fetch(`${url}/readyz`).then(
+              (r) => r.ok,
+              () => false,
+            ),
+          120_000,
+          250,
+        );
+        expect(existsSync(join(dataDir, "demo.json"))).toBe(true);
+        const demo = JSON.parse(readFileSync(join(dataDir, "demo.json"), "utf8")) as {
+          keys: { qr: string; gateway: string; gatewayLink: string };
+          adminToken: string;
+        };
+        const qrAuth = AUTH.qr(demo.keys.qr);
+        // Issued now, paid only after the soak.
+        const first = (
+          await post(`${url}/qr/generate`, { amount: 7.77, currency: 840, expiredAfter: 3_600_000 }, qrAuth)
+        ).body as { data: { md5: string } };
+
+        const counts = new Map<string, number>();
+        const bad: string[] = [];
+        const note = (what: string, r: { status: number; body: unknown }) => {
+          const k = `${what} ${r.status}`;
+          counts.set(k, (counts.get(k) ?? 0) + 1);
+          if (r.status >= 500 || r.status === 0) bad.push(`${k}: ${JSON.stringify(r.body).slice(0, 200)}`);
+        };
+        const md5s: string[] = [first.data.md5];
+        const gateways: string[] = [];
+        const until = Date.now() + SOAK_MS;
+        let n = 0;
+        const client = async (c: number) => {
+          while (Date.now() < until && bad.length < 20) {
+            const i = n++;
+            const pick = i % 20;
+            if (pick < 8) {
+              const r = await post(
+                `${url}/qr/generate`,
+                {
+                  amount: 1 + (i % 50) / 10,
+                  currency: i % 2 ? 840 : 116,
+                  expiredAfter: i % 3 ? 600_000 : 10_000,
+                  meta: { i, c },
+                },
+                { ...qrAuth, ...(i % 7 === 0 ? { "idempotency-key": `soak-${i % 50}-${c}` } : {}) },
+              );
+              if (r.status === 409 || r.status === 400) note("qr/generate (idempotent replay)", r);
+              else note("qr/generate", r);
+              const md5 = (r.body as { data?: { md5?: string } }).data?.md5;
+              if (md5) md5s.push(md5);
+              if (md5 && i % 3 === 0) note("sim pay", await post(`${url}/sim/network/pay`, { md5 }));
+            } else if (pick < 12) {
+              note("qr/check", await post(`${url}/qr/check`, { md5: md5s[i % md5s.length] }, qrAuth));
+            } else if (pick < 14) {
+              const r = await post(
+                `${url}/gateway/generate-qr`,
+                { qrData: { orderId: `soak-${i}-${c}`, amount: 2, currency: "USD", lifetime: 10 } },
+                AUTH.gateway(demo.keys.gateway),
+              );
+              note("gateway/generate-qr", r);
+              const id = (r.body as { transactionId?: string }).transactionId;
+              if (id) {
+                gateways.push(id);
+                if (i % 2 === 0)
+                  note(
+                    "sim gateway pay",
+                    await post(`${url}/sim/gateway/pay`, {
+                      tranId: `soak-${i}-${c}`,
+                      outcome: i % 4 ? "APPROVED" : "DECLINED",
+                    }),
+                  );
+              }
+            } else if (pick < 15 && gateways.length > 0) {
+              note(
+                "gateway/check-status",
+                await post(
+                  `${url}/gateway/check-status`,
+                  { transactionId: gateways[i % gateways.length] },
+                  AUTH.gateway(demo.keys.gateway),
+                ),
+              );
+            } else if (pick < 17) {
+              note(
+                "graphql transactions",
+                await post(
+                  `${url}/graphql`,
+                  { query: "{ transactions(first: 20) { edges { node { id status } } } }" },
+                  qrAuth,
+                ),
+              );
+            } else if (pick < 18) {
+              note(
+                "admin",
+                await post(
+                  `${url}/graphql`,
+                  {
+                    query:
+                      "{ transactions(first: 20) { edges { node { id status } } } webhookDeliveries(first: 20) { id state } }",
+                  },
+                  { authorization: `Bearer ${demo.adminToken}` },
+                ),
+              );
+            } else {
+              const r = await fetch(`${url}/readyz`);
+              note("readyz", { status: r.status, body: await r.json() });
             }
-          } else if (pick < 15 && gateways.length > 0) {
-            note("gateway/check-status", await post(`${url}/gateway/check-status`, { transactionId: gateways[i % gateways.length] }, AUTH.gateway(demo.keys.gateway)));
-          } else if (pick < 17) {
-            note("graphql transactions", await post(`${url}/graphql`, { query: "{ transactions(first: 20) { edges { node { id status } } } }" }, qrAuth));
-          } else if (pick < 18) {
-            note("admin", await post(`${url}/graphql`, { query: "{ transactions(first: 20) { edges { node { id status } } } webhookDeliveries(first: 20) { id state } }" }, { authorization: `Bearer ${demo.adminToken}` }));
-          } else {
-            const r = await fetch(`${url}/readyz`);
-            note("readyz", { status: r.status, body: await r.json() });
           }
-        }
-      };
-      await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-      expect(bad).toEqual([]);
-      expect([...counts.keys()].filter((k) => k.startsWith("readyz") && !k.endsWith(" 200"))).toEqual([]);
-      expect(counts.get("qr/generate 200") ?? 0).toBeGreaterThan(100);
+        };
+        await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+        expect(bad).toEqual([]);
+        expect([...counts.keys()].filter((k) => k.startsWith("readyz") && !k.endsWith(" 200"))).toEqual([]);
+        expect(counts.get("qr/generate 200") ?? 0).toBeGreaterThan(100);
 
-      await post(`${url}/sim/network/pay`, { md5: first.data.md5 });
-      await waitFor(async () => ((await post(`${url}/qr/check`, { md5: first.data.md5 }, qrAuth)).body as { status: string }).status === "SUCCESS", 30_000, 500);
-      const inbox = (await (await fetch(`${url}/sim/inbox`)).json()) as { body: string }[];
-      expect(inbox.some((e) => e.body.includes(first.data.md5) && e.body.includes("payment.completed"))).toBe(true);
-      expect((await fetch(`${url}/readyz`)).status).toBe(200);
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- service output (last part) ---\n${output.slice(-3000)}`);
-    } finally {
-      child.kill("SIGTERM");
-      await new Promise((r) => setTimeout(r, 1000));
-      child.kill("SIGKILL");
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, SOAK_MS + 300_000);
+        await post(`${url}/sim/network/pay`, { md5: first.data.md5 });
+        await waitFor(
+          async () =>
+            ((await post(`${url}/qr/check`, { md5: first.data.md5 }, qrAuth)).body as { status: string }).status ===
+            "SUCCESS",
+          30_000,
+          500,
+        );
+        const inbox = (await (await fetch(`${url}/sim/inbox`)).json()) as { body: string }[];
+        expect(inbox.some((e) => e.body.includes(first.data.md5) && e.body.includes("payment.completed"))).toBe(true);
+        expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n--- service output (last part) ---\n${output.slice(-3000)}`);
+      } finally {
+        child.kill("SIGTERM");
+        await new Promise((r) => setTimeout(r, 1000));
+        child.kill("SIGKILL");
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    SOAK_MS + 300_000,
+  );
 });

@@ -6,16 +6,25 @@ import { join } from "node:path";
 import pg from "pg";
 
 export default async function globalSetup(): Promise<void> {
-  const admin = new pg.Client({ connectionString: process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" });
+  const admin = new pg.Client({
+    connectionString: process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
+  });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ datname: string }>("select datname from pg_database where datname like 'pqr_faults_%'");
+    const { rows } = await admin.query<{ datname: string }>(
+      "select datname from pg_database where datname like 'pqr_faults_%'",
+    );
     for (const { datname } of rows) {
       const created = parseInt(datname.split("_")[3] ?? "", 36);
-      if (Number.isFinite(created) && Date.now() - created > 3600_000) await admin.query(`drop database if exists "${datname}" with (force)`).catch(() => undefined);
+      if (Number.isFinite(created) && Date.now() - created > 3600_000)
+        await admin.query(`drop database if exists "${datname}" with (force)`).catch(() => undefined);
     }
   } finally {
     await admin.end();
   }
-  execFileSync(process.execPath, [join(process.cwd(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { stdio: "inherit" });
+  execFileSync(
+    process.execPath,
+    [join(process.cwd(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+    { stdio: "inherit" },
+  );
 }

@@ -4,7 +4,17 @@ import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster
 import { createFaultsDatabase } from "./support/db.js";
 import { startUpstreams, type Upstreams } from "./support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
-import { createTenant, dbClient, generateGateway, generateLink, generateQr, scan, settle, type Tenant, type Tracked } from "./support/tenant.js";
+import {
+  createTenant,
+  dbClient,
+  generateGateway,
+  generateLink,
+  generateQr,
+  scan,
+  settle,
+  type Tenant,
+  type Tracked,
+} from "./support/tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
 
 /**
@@ -36,123 +46,147 @@ describe("kill -9 of a worker, of Chromium", () => {
     await db?.drop();
   });
 
-  it("mid-monitoring in all three areas at once: a fresh worker finishes every payment, the link monitors resume", () => withLogs(cluster, async () => {
-    const a = await cluster.add("worker-a", "worker");
-    // Outcomes the test will drive: generic QR paid / failed / left to expire, gateway approved / declined, link approved / broken.
-    const expiring = await Promise.all([1, 2, 3].map(() => generateQr(api.url, tenant, "EXPIRED", 45_000)));
-    const qrs = await Promise.all([...Array(6).fill("SUCCESS"), ...Array(3).fill("FAILED")].map((o) => generateQr(api.url, tenant, o)));
-    const gws = await Promise.all([...Array(4).fill("SUCCESS"), ...Array(2).fill("FAILED")].map((o) => generateGateway(api.url, tenant, o)));
-    const links: Tracked[] = [];
-    for (const o of ["SUCCESS", "SUCCESS", "FAILED"] as const) links.push(await generateLink(api.url, tenant, o));
-    txs.push(...expiring, ...qrs, ...gws, ...links);
-    await scan(ups, links[1]);
+  it("mid-monitoring in all three areas at once: a fresh worker finishes every payment, the link monitors resume", () =>
+    withLogs(cluster, async () => {
+      const a = await cluster.add("worker-a", "worker");
+      // Outcomes the test will drive: generic QR paid / failed / left to expire, gateway approved / declined, link approved / broken.
+      const expiring = await Promise.all([1, 2, 3].map(() => generateQr(api.url, tenant, "EXPIRED", 45_000)));
+      const qrs = await Promise.all(
+        [...Array(6).fill("SUCCESS"), ...Array(3).fill("FAILED")].map((o) => generateQr(api.url, tenant, o)),
+      );
+      const gws = await Promise.all(
+        [...Array(4).fill("SUCCESS"), ...Array(2).fill("FAILED")].map((o) => generateGateway(api.url, tenant, o)),
+      );
+      const links: Tracked[] = [];
+      for (const o of ["SUCCESS", "SUCCESS", "FAILED"] as const) links.push(await generateLink(api.url, tenant, o));
+      txs.push(...expiring, ...qrs, ...gws, ...links);
+      await scan(ups, links[1]);
 
-    // Worker A holds the link pages (its own Chromium) once the api process's 5 s hand-over has passed.
-    await sleep(7000);
-    expect(a.descendants().length).toBeGreaterThan(0);
-    const before = await fetchPolls(ups, links);
-    await sleep(2500);
-    const after = await fetchPolls(ups, links);
-    expect(after.every((n, i) => n > before[i])).toBe(true);
+      // Worker A holds the link pages (its own Chromium) once the api process's 5 s hand-over has passed.
+      await sleep(7000);
+      expect(a.descendants().length).toBeGreaterThan(0);
+      const before = await fetchPolls(ups, links);
+      await sleep(2500);
+      const after = await fetchPolls(ups, links);
+      expect(after.every((n, i) => n > before[i])).toBe(true);
 
-    // The upstream answers now take 8 s; pay while A's next checks are on the wire, and kill A then.
-    await ups.fault("network", "slow", 8000);
-    await ups.fault("gateway", "slow", 8000);
-    const qrCalls = ups.network.waitArrivals(1, 15_000);
-    const gwCalls = ups.gateway.waitArrivals(gws.length, 15_000);
-    for (const t of [...qrs, ...gws]) await settle(ups, t);
-    await Promise.all([qrCalls, gwCalls]);
-    const resumesBefore = ups.link.calls("resume");
-    await a.kill9();
-    await ups.fault("network", "ok");
-    await ups.fault("gateway", "ok");
+      // The upstream answers now take 8 s; pay while A's next checks are on the wire, and kill A then.
+      await ups.fault("network", "slow", 8000);
+      await ups.fault("gateway", "slow", 8000);
+      const qrCalls = ups.network.waitArrivals(1, 15_000);
+      const gwCalls = ups.gateway.waitArrivals(gws.length, 15_000);
+      for (const t of [...qrs, ...gws]) await settle(ups, t);
+      await Promise.all([qrCalls, gwCalls]);
+      const resumesBefore = ups.link.calls("resume");
+      await a.kill9();
+      await ups.fault("network", "ok");
+      await ups.fault("gateway", "ok");
 
-    // Nothing was lost in the kill: the paid ones are not terminal yet (their answers died with A).
-    const mid = await dbClient(db.url);
-    const { rows } = await mid.query<{ n: string }>(`select count(*)::text as n from "transaction" where id = any($1) and status in ('SUCCESS','FAILED')`, [[...qrs, ...gws].map((t) => t.id)]);
-    await mid.end();
-    expect(Number(rows[0].n)).toBeLessThan(qrs.length + gws.length);
+      // Nothing was lost in the kill: the paid ones are not terminal yet (their answers died with A).
+      const mid = await dbClient(db.url);
+      const { rows } = await mid.query<{ n: string }>(
+        `select count(*)::text as n from "transaction" where id = any($1) and status in ('SUCCESS','FAILED')`,
+        [[...qrs, ...gws].map((t) => t.id)],
+      );
+      await mid.end();
+      expect(Number(rows[0].n)).toBeLessThan(qrs.length + gws.length);
 
-    // Approve one link payment while no monitor runs at all; the resumed page must read it.
-    await settle(ups, links[0]);
-    const killedAt = Date.now();
-    const b = await cluster.add("worker-b", "worker");
-    // The link monitors' Agenda locks (30 s) run out, worker B takes the jobs and reopens the pages by clientId.
-    while (ups.link.calls("resume") < resumesBefore + links.length && Date.now() - killedAt < 90_000) await sleep(250);
-    expect(ups.link.calls("resume")).toBeGreaterThanOrEqual(resumesBefore + links.length);
-    const takeoverS = Math.round((Date.now() - killedAt) / 1000);
-    expect(b.descendants().length).toBeGreaterThan(0);
-    await settle(ups, links[1]);
-    await settle(ups, links[2]);
+      // Approve one link payment while no monitor runs at all; the resumed page must read it.
+      await settle(ups, links[0]);
+      const killedAt = Date.now();
+      const b = await cluster.add("worker-b", "worker");
+      // The link monitors' Agenda locks (30 s) run out, worker B takes the jobs and reopens the pages by clientId.
+      while (ups.link.calls("resume") < resumesBefore + links.length && Date.now() - killedAt < 90_000)
+        await sleep(250);
+      expect(ups.link.calls("resume")).toBeGreaterThanOrEqual(resumesBefore + links.length);
+      const takeoverS = Math.round((Date.now() - killedAt) / 1000);
+      expect(b.descendants().length).toBeGreaterThan(0);
+      await settle(ups, links[1]);
+      await settle(ups, links[2]);
 
-    await waitTerminal(db.url, txs, 180_000);
-    txs.push(await probe(cluster.processes, api, ups, tenant, db.url));
-    await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 90_000);
-    const summary = await assertInvariants(db.url, [tenant], txs, receiver);
-    console.log(`worker kill: link pages resumed ${takeoverS} s after the kill, all terminal ${Math.round((Date.now() - killedAt) / 1000)} s after it; ${JSON.stringify(summary)}`);
-  }));
+      await waitTerminal(db.url, txs, 180_000);
+      txs.push(await probe(cluster.processes, api, ups, tenant, db.url));
+      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 90_000);
+      const summary = await assertInvariants(db.url, [tenant], txs, receiver);
+      console.log(
+        `worker kill: link pages resumed ${takeoverS} s after the kill, all terminal ${Math.round((Date.now() - killedAt) / 1000)} s after it; ${JSON.stringify(summary)}`,
+      );
+    }));
 
-  it("between a transition and its webhook delivery: the delivery is made after the restart (issue 6)", () => withLogs(cluster, async () => {
-    const b = cluster.get("worker-b");
-    const tx = await generateQr(api.url, tenant, "SUCCESS");
-    txs.push(tx);
-    // The receiver takes the payment.completed delivery and never answers: the transition is committed,
-    // the delivery is on the wire and not acknowledged when the worker dies.
-    receiver.hold = (d) => d.transactionId === tx.id && d.type === "payment.completed";
-    await settle(ups, tx);
-    const until = Date.now() + 30_000;
-    while (!receiver.deliveries.some((d) => d.transactionId === tx.id && d.type === "payment.completed") && Date.now() < until) await sleep(50);
-    await b.kill9();
-    receiver.dropHeld();
-    receiver.hold = null;
+  it("between a transition and its webhook delivery: the delivery is made after the restart (issue 6)", () =>
+    withLogs(cluster, async () => {
+      const b = cluster.get("worker-b");
+      const tx = await generateQr(api.url, tenant, "SUCCESS");
+      txs.push(tx);
+      // The receiver takes the payment.completed delivery and never answers: the transition is committed,
+      // the delivery is on the wire and not acknowledged when the worker dies.
+      receiver.hold = (d) => d.transactionId === tx.id && d.type === "payment.completed";
+      await settle(ups, tx);
+      const until = Date.now() + 30_000;
+      while (
+        !receiver.deliveries.some((d) => d.transactionId === tx.id && d.type === "payment.completed") &&
+        Date.now() < until
+      )
+        await sleep(50);
+      await b.kill9();
+      receiver.dropHeld();
+      receiver.hold = null;
 
-    const c = await dbClient(db.url);
-    const { rows } = await c.query<{ status: string; state: string; attempts: number }>(
-      `select t.status, d.state, d.attempts from "transaction" t join transaction_event e on e.transaction_ref = t.id and e.type = 'payment.completed'
-       join webhook_delivery d on d.event_ref = e.id where t.id = $1`, [tx.id]);
-    await c.end();
-    expect(rows).toEqual([{ status: "SUCCESS", state: "pending", attempts: 0 }]);
+      const c = await dbClient(db.url);
+      const { rows } = await c.query<{ status: string; state: string; attempts: number }>(
+        `select t.status, d.state, d.attempts from "transaction" t join transaction_event e on e.transaction_ref = t.id and e.type = 'payment.completed'
+       join webhook_delivery d on d.event_ref = e.id where t.id = $1`,
+        [tx.id],
+      );
+      await c.end();
+      expect(rows).toEqual([{ status: "SUCCESS", state: "pending", attempts: 0 }]);
 
-    await b.start();
-    await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
-    txs.push(await probe(cluster.processes, api, ups, tenant, db.url));
-    await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
-    const summary = await assertInvariants(db.url, [tenant], txs, receiver);
-    expect(receiver.deliveries.filter((d) => d.transactionId === tx.id && d.type === "payment.completed").length).toBe(2);
-    console.log(`kill between transition and delivery: ${JSON.stringify(summary)}`);
-  }));
+      await b.start();
+      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
+      txs.push(await probe(cluster.processes, api, ups, tenant, db.url));
+      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
+      const summary = await assertInvariants(db.url, [tenant], txs, receiver);
+      expect(
+        receiver.deliveries.filter((d) => d.transactionId === tx.id && d.type === "payment.completed").length,
+      ).toBe(2);
+      console.log(`kill between transition and delivery: ${JSON.stringify(summary)}`);
+    }));
 
-  it("Chromium killed mid-monitor: the pool relaunches it and the monitors resume their pages", () => withLogs(cluster, async () => {
-    const b = cluster.get("worker-b");
-    const links = [await generateLink(api.url, tenant, "SUCCESS"), await generateLink(api.url, tenant, "SUCCESS")];
-    txs.push(...links);
-    await scan(ups, links[0]);
-    // Past the api process's hand-over: worker B's own Chromium holds both pages.
-    const until = Date.now() + 30_000;
-    const browsers = () => b.descendants().filter((pid) => /chrom/i.test(readComm(pid)) && readPpid(pid) === b.pid);
-    while (browsers().length === 0 && Date.now() < until) await sleep(200);
-    await sleep(7000);
-    const before = await fetchPolls(ups, links);
-    await sleep(2500);
-    expect((await fetchPolls(ups, links)).every((n, i) => n > before[i])).toBe(true);
-    const [chromium] = browsers();
-    expect(chromium).toBeDefined();
-    const resumesBefore = ups.link.calls("resume");
-    process.kill(chromium, "SIGKILL");
+  it("Chromium killed mid-monitor: the pool relaunches it and the monitors resume their pages", () =>
+    withLogs(cluster, async () => {
+      const b = cluster.get("worker-b");
+      const links = [await generateLink(api.url, tenant, "SUCCESS"), await generateLink(api.url, tenant, "SUCCESS")];
+      txs.push(...links);
+      await scan(ups, links[0]);
+      // Past the api process's hand-over: worker B's own Chromium holds both pages.
+      const until = Date.now() + 30_000;
+      const browsers = () => b.descendants().filter((pid) => /chrom/i.test(readComm(pid)) && readPpid(pid) === b.pid);
+      while (browsers().length === 0 && Date.now() < until) await sleep(200);
+      await sleep(7000);
+      const before = await fetchPolls(ups, links);
+      await sleep(2500);
+      expect((await fetchPolls(ups, links)).every((n, i) => n > before[i])).toBe(true);
+      const [chromium] = browsers();
+      expect(chromium).toBeDefined();
+      const resumesBefore = ups.link.calls("resume");
+      process.kill(chromium, "SIGKILL");
 
-    const killedAt = Date.now();
-    while (ups.link.calls("resume") < resumesBefore + links.length && Date.now() - killedAt < 60_000) await sleep(200);
-    expect(ups.link.calls("resume")).toBeGreaterThanOrEqual(resumesBefore + links.length);
-    const relaunched = browsers();
-    expect(relaunched.length).toBe(1);
-    expect(relaunched[0]).not.toBe(chromium);
-    for (const l of links) await settle(ups, l);
-    await waitTerminal(db.url, txs, 60_000);
-    await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
-    const summary = await assertInvariants(db.url, [tenant], txs, receiver);
-    expect(b.grep(/chromium disconnected/).length).toBeGreaterThan(0);
-    console.log(`chromium kill: pages resumed ${Math.round((Date.now() - killedAt) / 1000)} s after the kill; ${JSON.stringify(summary)}`);
-  }));
+      const killedAt = Date.now();
+      while (ups.link.calls("resume") < resumesBefore + links.length && Date.now() - killedAt < 60_000)
+        await sleep(200);
+      expect(ups.link.calls("resume")).toBeGreaterThanOrEqual(resumesBefore + links.length);
+      const relaunched = browsers();
+      expect(relaunched.length).toBe(1);
+      expect(relaunched[0]).not.toBe(chromium);
+      for (const l of links) await settle(ups, l);
+      await waitTerminal(db.url, txs, 60_000);
+      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
+      const summary = await assertInvariants(db.url, [tenant], txs, receiver);
+      expect(b.grep(/chromium disconnected/).length).toBeGreaterThan(0);
+      console.log(
+        `chromium kill: pages resumed ${Math.round((Date.now() - killedAt) / 1000)} s after the kill; ${JSON.stringify(summary)}`,
+      );
+    }));
 });
 
 function readComm(pid: number): string {
@@ -173,8 +207,10 @@ function readPpid(pid: number): number {
 }
 
 async function fetchPolls(ups: Upstreams, links: Tracked[]): Promise<number[]> {
-  return Promise.all(links.map(async (l) => {
-    const res = await fetch(`${ups.link.controlBase}/sim/link/clients/${l.clientId}`);
-    return ((await res.json()) as { polls: number }).polls;
-  }));
+  return Promise.all(
+    links.map(async (l) => {
+      const res = await fetch(`${ups.link.controlBase}/sim/link/clients/${l.clientId}`);
+      return ((await res.json()) as { polls: number }).polls;
+    }),
+  );
 }

@@ -4,7 +4,15 @@ import { ADMIN_TOKEN, sleep } from "./support/cluster.js";
 import { createFaultsDatabase, FULL } from "./support/db.js";
 import { startUpstreams, type Upstreams } from "./support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
-import { createTenant, dbClient, generateGateway, generateQr, settle, type Tenant, type Tracked } from "./support/tenant.js";
+import {
+  createTenant,
+  dbClient,
+  generateGateway,
+  generateQr,
+  settle,
+  type Tenant,
+  type Tracked,
+} from "./support/tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
 
 const DOWN_MS = 10 * 60_000;
@@ -27,7 +35,10 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
     db = await createFaultsDatabase();
     ups = await startUpstreams();
     receiver = await startReceiver();
-    t = await startTestApp({ SIMULATORS: "false", ...ups.env, ADMIN_TOKEN, LOG_LEVEL: "silent", WEBHOOK_TIMEOUT_MS: "3000" }, { role: "serve", dbUrl: db.url });
+    t = await startTestApp(
+      { SIMULATORS: "false", ...ups.env, ADMIN_TOKEN, LOG_LEVEL: "silent", WEBHOOK_TIMEOUT_MS: "3000" },
+      { role: "serve", dbUrl: db.url },
+    );
     tenant = await createTenant(t.url, ups, receiver, "Hook Shop");
   });
 
@@ -48,7 +59,9 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
     }
   }
 
-  async function attemptLog(): Promise<{ delivery: string; state: string; fails: number; oks: number; errors: string[] }[]> {
+  async function attemptLog(): Promise<
+    { delivery: string; state: string; fails: number; oks: number; errors: string[] }[]
+  > {
     const c = await dbClient(db.url);
     try {
       const { rows } = await c.query<{ id: string; state: string; fails: string; oks: string; errors: string[] }>(
@@ -56,53 +69,72 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
            (select count(*) from webhook_attempt a where a.delivery_ref = d.id and (a.status_code is null or a.status_code not between 200 and 299))::text as fails,
            (select count(*) from webhook_attempt a where a.delivery_ref = d.id and a.status_code between 200 and 299)::text as oks,
            (select coalesce(array_agg(distinct a.error), '{}') from webhook_attempt a where a.delivery_ref = d.id and a.error is not null) as errors
-         from webhook_delivery d`);
-      return rows.map((r) => ({ delivery: r.id, state: r.state, fails: Number(r.fails), oks: Number(r.oks), errors: r.errors }));
+         from webhook_delivery d`,
+      );
+      return rows.map((r) => ({
+        delivery: r.id,
+        state: r.state,
+        fails: Number(r.fails),
+        oks: Number(r.oks),
+        errors: r.errors,
+      }));
     } finally {
       await c.end();
     }
   }
 
-  it("every event is delivered after it comes back, every attempt is logged, none is acknowledged twice", async () => {
-    await receiver.down();
-    const txs: Tracked[] = [];
-    for (const o of ["SUCCESS", "SUCCESS", "SUCCESS", "FAILED", "FAILED"] as const) txs.push(await generateQr(t.url, tenant, o));
-    for (const o of ["SUCCESS", "FAILED"] as const) txs.push(await generateGateway(t.url, tenant, o));
-    for (const tx of txs) await settle(ups, tx);
-    await waitTerminal(db.url, txs, 30_000);
+  it(
+    "every event is delivered after it comes back, every attempt is logged, none is acknowledged twice",
+    async () => {
+      await receiver.down();
+      const txs: Tracked[] = [];
+      for (const o of ["SUCCESS", "SUCCESS", "SUCCESS", "FAILED", "FAILED"] as const)
+        txs.push(await generateQr(t.url, tenant, o));
+      for (const o of ["SUCCESS", "FAILED"] as const) txs.push(await generateGateway(t.url, tenant, o));
+      for (const tx of txs) await settle(ups, tx);
+      await waitTerminal(db.url, txs, 30_000);
 
-    const downSince = Date.now();
-    await passTime(DOWN_MS);
-    const during = await attemptLog();
-    // One delivery per event (one endpoint per key): created, terminal, and a gateway's transaction.updated
-    // when its first check saw PENDING before the payer acted.
-    const c = await dbClient(db.url);
-    const { rows } = await c.query<{ n: string }>(`select count(*)::text as n from transaction_event`);
-    await c.end();
-    expect(during.length).toBe(Number(rows[0].n));
-    expect(during.length).toBeGreaterThanOrEqual(txs.length * 2);
-    expect(receiver.deliveries).toHaveLength(0);
-    // Backoff 5 s, 10 s, 20 s, … over 10 minutes: at least 6 failed attempts each, every one logged with its error.
-    expect(during.filter((d) => d.state !== "pending" || d.oks !== 0 || d.fails < 6 || !d.errors.every((e) => /ECONNREFUSED/.test(e)))).toEqual([]);
+      const downSince = Date.now();
+      await passTime(DOWN_MS);
+      const during = await attemptLog();
+      // One delivery per event (one endpoint per key): created, terminal, and a gateway's transaction.updated
+      // when its first check saw PENDING before the payer acted.
+      const c = await dbClient(db.url);
+      const { rows } = await c.query<{ n: string }>(`select count(*)::text as n from transaction_event`);
+      await c.end();
+      expect(during.length).toBe(Number(rows[0].n));
+      expect(during.length).toBeGreaterThanOrEqual(txs.length * 2);
+      expect(receiver.deliveries).toHaveLength(0);
+      // Backoff 5 s, 10 s, 20 s, … over 10 minutes: at least 6 failed attempts each, every one logged with its error.
+      expect(
+        during.filter(
+          (d) => d.state !== "pending" || d.oks !== 0 || d.fails < 6 || !d.errors.every((e) => /ECONNREFUSED/.test(e)),
+        ),
+      ).toEqual([]);
 
-    await receiver.up();
-    const upAt = Date.now();
-    // The next attempt of each delivery is at most one backoff step (≤ 640 s × 1.2) away.
-    const until = Date.now() + (FULL ? 20 * 60_000 : 120_000);
-    while ((await attemptLog()).some((d) => d.state !== "delivered") && Date.now() < until) await passTime(FULL ? 10_000 : 60_000);
-    await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 10_000);
-    // Answers normally again: a fresh payment end to end, its webhooks delivered at once.
-    txs.push(await probe([], t, ups, tenant, db.url));
-    await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 15_000);
+      await receiver.up();
+      const upAt = Date.now();
+      // The next attempt of each delivery is at most one backoff step (≤ 640 s × 1.2) away.
+      const until = Date.now() + (FULL ? 20 * 60_000 : 120_000);
+      while ((await attemptLog()).some((d) => d.state !== "delivered") && Date.now() < until)
+        await passTime(FULL ? 10_000 : 60_000);
+      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 10_000);
+      // Answers normally again: a fresh payment end to end, its webhooks delivered at once.
+      txs.push(await probe([], t, ups, tenant, db.url));
+      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 15_000);
 
-    const summary = await assertInvariants(db.url, [tenant], txs, receiver);
-    const after = await attemptLog();
-    // At least once, and here (no crash) exactly once: one acknowledged attempt per delivery, each event received once.
-    expect(after.filter((d) => d.oks !== 1)).toEqual([]);
-    const counts = new Map<string, number>();
-    for (const d of receiver.deliveries) counts.set(d.eventId, (counts.get(d.eventId) ?? 0) + 1);
-    expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    console.log(`receiver down ${FULL ? `${Math.round((upAt - downSince) / 1000)} s real` : "10 min (clock)"}: delivered ${Math.round((Date.now() - upAt) / 1000)} s after it came back; `
-      + `failed attempts per delivery ${Math.min(...after.map((d) => d.fails))}–${Math.max(...after.map((d) => d.fails))}; ${JSON.stringify(summary)}`);
-  }, FULL ? 40 * 60_000 : 10 * 60_000);
+      const summary = await assertInvariants(db.url, [tenant], txs, receiver);
+      const after = await attemptLog();
+      // At least once, and here (no crash) exactly once: one acknowledged attempt per delivery, each event received once.
+      expect(after.filter((d) => d.oks !== 1)).toEqual([]);
+      const counts = new Map<string, number>();
+      for (const d of receiver.deliveries) counts.set(d.eventId, (counts.get(d.eventId) ?? 0) + 1);
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+      console.log(
+        `receiver down ${FULL ? `${Math.round((upAt - downSince) / 1000)} s real` : "10 min (clock)"}: delivered ${Math.round((Date.now() - upAt) / 1000)} s after it came back; ` +
+          `failed attempts per delivery ${Math.min(...after.map((d) => d.fails))}–${Math.max(...after.map((d) => d.fails))}; ${JSON.stringify(summary)}`,
+      );
+    },
+    FULL ? 40 * 60_000 : 10 * 60_000,
+  );
 });

@@ -4,7 +4,18 @@ import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster
 import { createFaultsDatabase, FULL } from "./support/db.js";
 import { startUpstreams, type Upstreams } from "./support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
-import { AUTH, createTenant, dbClient, generateGateway, generateLink, generateQr, settle, type Outcome, type Tenant, type Tracked } from "./support/tenant.js";
+import {
+  AUTH,
+  createTenant,
+  dbClient,
+  generateGateway,
+  generateLink,
+  generateQr,
+  settle,
+  type Outcome,
+  type Tenant,
+  type Tracked,
+} from "./support/tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
 
 const PER_TENANT = FULL ? { qr: 60, gateway: 20, link: 3 } : { qr: 24, gateway: 8, link: 2 };
@@ -33,7 +44,10 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
     apis = [await cluster.add("api-1", "api"), await cluster.add("api-2", "api")];
     await cluster.add("worker-1", "worker");
     await cluster.add("worker-2", "worker");
-    tenants = [await createTenant(apis[0].url, ups, receiver, "Scale Shop A"), await createTenant(apis[1].url, ups, receiver, "Scale Shop B")];
+    tenants = [
+      await createTenant(apis[0].url, ups, receiver, "Scale Shop A"),
+      await createTenant(apis[1].url, ups, receiver, "Scale Shop B"),
+    ];
   });
 
   afterAll(async () => {
@@ -43,69 +57,92 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
     await db?.drop();
   });
 
-  it("every client sees every event of its own transactions and none of others'; all end as the payer chose", () => withLogs(cluster, async () => {
-    const subs: { api: string; keyId: string; sub: Sub<Ev>; close(): void }[] = [];
-    for (const api of apis) {
-      for (const t of tenants) {
-        for (const kind of ["qr", "gateway", "link"] as const) {
-          const { sub } = subscribe<Ev>(api.url, AUTH[kind](t.keys[kind]), ALL);
-          subs.push({ api: api.name, keyId: t.keyIds[kind], sub, close: () => sub.close() });
+  it("every client sees every event of its own transactions and none of others'; all end as the payer chose", () =>
+    withLogs(cluster, async () => {
+      const subs: { api: string; keyId: string; sub: Sub<Ev>; close(): void }[] = [];
+      for (const api of apis) {
+        for (const t of tenants) {
+          for (const kind of ["qr", "gateway", "link"] as const) {
+            const { sub } = subscribe<Ev>(api.url, AUTH[kind](t.keys[kind]), ALL);
+            subs.push({ api: api.name, keyId: t.keyIds[kind], sub, close: () => sub.close() });
+          }
         }
       }
-    }
-    await sleep(1500); // every subscription is open before the first event
+      await sleep(1500); // every subscription is open before the first event
 
-    const txs: Tracked[] = [];
-    const started = Date.now();
-    const outcome = (i: number): Outcome => (i % 4 === 3 ? "FAILED" : "SUCCESS");
-    // Load through both api processes at once, alternating; the payer settles each right after issue.
-    const lanes = tenants.flatMap((t) => apis.map((api, ai) => async () => {
-      const mine = (n: number) => (ai === 0 ? Math.ceil(n / 2) : Math.floor(n / 2)); // each tenant's count split over the two api processes
-      for (let i = 0; i < mine(PER_TENANT.qr); i++) {
-        const tx = await generateQr(api.url, t, outcome(i));
-        txs.push(tx);
-        await settle(ups, tx);
+      const txs: Tracked[] = [];
+      const started = Date.now();
+      const outcome = (i: number): Outcome => (i % 4 === 3 ? "FAILED" : "SUCCESS");
+      // Load through both api processes at once, alternating; the payer settles each right after issue.
+      const lanes = tenants.flatMap((t) =>
+        apis.map((api, ai) => async () => {
+          const mine = (n: number) => (ai === 0 ? Math.ceil(n / 2) : Math.floor(n / 2)); // each tenant's count split over the two api processes
+          for (let i = 0; i < mine(PER_TENANT.qr); i++) {
+            const tx = await generateQr(api.url, t, outcome(i));
+            txs.push(tx);
+            await settle(ups, tx);
+          }
+          for (let i = 0; i < mine(PER_TENANT.gateway); i++) {
+            const tx = await generateGateway(api.url, t, outcome(i));
+            txs.push(tx);
+            await settle(ups, tx);
+          }
+        }),
+      );
+      await Promise.all(lanes.map((f) => f()));
+      const links: Tracked[] = [];
+      for (const [i, t] of tenants.entries()) {
+        for (let j = 0; j < PER_TENANT.link; j++)
+          links.push(await generateLink(apis[(i + j) % 2].url, t, j === 0 ? "SUCCESS" : "FAILED"));
       }
-      for (let i = 0; i < mine(PER_TENANT.gateway); i++) {
-        const tx = await generateGateway(api.url, t, outcome(i));
-        txs.push(tx);
-        await settle(ups, tx);
-      }
+      txs.push(...links);
+      await sleep(8000); // a worker holds each page
+      for (const l of links) await settle(ups, l);
+
+      await waitTerminal(db.url, txs, 180_000);
+      for (const [i, api] of apis.entries()) txs.push(await probe(cluster.processes, api, ups, tenants[i], db.url));
+      await waitDelivered(
+        db.url,
+        tenants.flatMap((t) => Object.values(t.keyIds)),
+        receiver,
+        90_000,
+      );
+      const summary = await assertInvariants(db.url, tenants, txs, receiver);
+      const loadS = Math.round((Date.now() - started) / 1000);
+
+      // Fan-out: every subscriber has exactly its key's events, once each.
+      const c = await dbClient(db.url);
+      const { rows } = await c.query<{ id: string; api_key_ref: string }>(
+        `select id, api_key_ref from transaction_event`,
+      );
+      await c.end();
+      const byKey = new Map<string, Set<string>>();
+      for (const r of rows) byKey.set(r.api_key_ref, (byKey.get(r.api_key_ref) ?? new Set()).add(r.id));
+      const deadline = Date.now() + 15_000;
+      const gaps = () =>
+        subs
+          .map((s) => {
+            const got = s.sub.events.map((e) => e.transactionUpdates.id);
+            const want = byKey.get(s.keyId) ?? new Set<string>();
+            const missing = [...want].filter((id) => !got.includes(id));
+            const foreign = got.filter((id) => !want.has(id));
+            const dupes = got.length - new Set(got).size;
+            return {
+              who: `${s.api}/${s.keyId}`,
+              missing: missing.length,
+              foreign: foreign.length,
+              dupes,
+              error: s.sub.error ? JSON.stringify(s.sub.error).slice(0, 200) : null,
+              sample: missing.slice(0, 3),
+            };
+          })
+          .filter((g) => g.missing || g.foreign || g.dupes || g.error);
+      while (gaps().length > 0 && Date.now() < deadline) await sleep(500);
+      for (const s of subs) s.close();
+      expect(gaps()).toEqual([]);
+      const seen = subs.reduce((n, s) => n + s.sub.events.length, 0);
+      console.log(
+        `scale-out: ${txs.length} payments through 2 api processes in ${loadS} s, ${subs.length} subscribers received ${seen} events (each exactly its key's); ${JSON.stringify(summary)}`,
+      );
     }));
-    await Promise.all(lanes.map((f) => f()));
-    const links: Tracked[] = [];
-    for (const [i, t] of tenants.entries()) {
-      for (let j = 0; j < PER_TENANT.link; j++) links.push(await generateLink(apis[(i + j) % 2].url, t, j === 0 ? "SUCCESS" : "FAILED"));
-    }
-    txs.push(...links);
-    await sleep(8000); // a worker holds each page
-    for (const l of links) await settle(ups, l);
-
-    await waitTerminal(db.url, txs, 180_000);
-    for (const [i, api] of apis.entries()) txs.push(await probe(cluster.processes, api, ups, tenants[i], db.url));
-    await waitDelivered(db.url, tenants.flatMap((t) => Object.values(t.keyIds)), receiver, 90_000);
-    const summary = await assertInvariants(db.url, tenants, txs, receiver);
-    const loadS = Math.round((Date.now() - started) / 1000);
-
-    // Fan-out: every subscriber has exactly its key's events, once each.
-    const c = await dbClient(db.url);
-    const { rows } = await c.query<{ id: string; api_key_ref: string }>(`select id, api_key_ref from transaction_event`);
-    await c.end();
-    const byKey = new Map<string, Set<string>>();
-    for (const r of rows) byKey.set(r.api_key_ref, (byKey.get(r.api_key_ref) ?? new Set()).add(r.id));
-    const deadline = Date.now() + 15_000;
-    const gaps = () => subs.map((s) => {
-      const got = s.sub.events.map((e) => e.transactionUpdates.id);
-      const want = byKey.get(s.keyId) ?? new Set<string>();
-      const missing = [...want].filter((id) => !got.includes(id));
-      const foreign = got.filter((id) => !want.has(id));
-      const dupes = got.length - new Set(got).size;
-      return { who: `${s.api}/${s.keyId}`, missing: missing.length, foreign: foreign.length, dupes, error: s.sub.error ? JSON.stringify(s.sub.error).slice(0, 200) : null, sample: missing.slice(0, 3) };
-    }).filter((g) => g.missing || g.foreign || g.dupes || g.error);
-    while (gaps().length > 0 && Date.now() < deadline) await sleep(500);
-    for (const s of subs) s.close();
-    expect(gaps()).toEqual([]);
-    const seen = subs.reduce((n, s) => n + s.sub.events.length, 0);
-    console.log(`scale-out: ${txs.length} payments through 2 api processes in ${loadS} s, ${subs.length} subscribers received ${seen} events (each exactly its key's); ${JSON.stringify(summary)}`);
-  }));
 });

@@ -3,7 +3,16 @@ import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster
 import { createFaultsDatabase, FULL } from "./support/db.js";
 import { startUpstreams, type FaultKind, type Upstreams } from "./support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
-import { createTenant, generateGateway, generateLink, generateQr, settle, statuses, type Tenant, type Tracked } from "./support/tenant.js";
+import {
+  createTenant,
+  generateGateway,
+  generateLink,
+  generateQr,
+  settle,
+  statuses,
+  type Tenant,
+  type Tracked,
+} from "./support/tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
 
 /** How long each upstream stays faulty: 60 s in the full run, 15 s in CI's compressed run. */
@@ -40,52 +49,65 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
   });
 
   for (const kind of ["down", "slow", "garbage"] as FaultKind[]) {
-    it(`${kind}: nothing ends during the fault that the payer did not end; every payment ends right after recovery`, () => withLogs(cluster, async () => {
-      // A tenant per round, so one round's outcome never leaks into the next one's checks.
-      const tenant: Tenant = await createTenant(api.url, ups, receiver, `Fault Shop ${kind}`);
-      const txs: Tracked[] = [];
-      // Per area: [settled during the fault, settled after it] × outcomes.
-      const during = [
-        await generateQr(api.url, tenant, "SUCCESS"), await generateQr(api.url, tenant, "FAILED"),
-        await generateGateway(api.url, tenant, "SUCCESS"), await generateGateway(api.url, tenant, "FAILED"),
-        await generateLink(api.url, tenant, "SUCCESS"),
-      ];
-      const after = [
-        await generateQr(api.url, tenant, "SUCCESS"), await generateGateway(api.url, tenant, "SUCCESS"),
-        await generateLink(api.url, tenant, "SUCCESS"), await generateLink(api.url, tenant, "FAILED"),
-      ];
-      const round = [...during, ...after];
-      txs.push(...round);
-      await sleep(8000); // the link monitors hold their pages (past the api process's 5 s hand-over)
+    it(`${kind}: nothing ends during the fault that the payer did not end; every payment ends right after recovery`, () =>
+      withLogs(cluster, async () => {
+        // A tenant per round, so one round's outcome never leaks into the next one's checks.
+        const tenant: Tenant = await createTenant(api.url, ups, receiver, `Fault Shop ${kind}`);
+        const txs: Tracked[] = [];
+        // Per area: [settled during the fault, settled after it] × outcomes.
+        const during = [
+          await generateQr(api.url, tenant, "SUCCESS"),
+          await generateQr(api.url, tenant, "FAILED"),
+          await generateGateway(api.url, tenant, "SUCCESS"),
+          await generateGateway(api.url, tenant, "FAILED"),
+          await generateLink(api.url, tenant, "SUCCESS"),
+        ];
+        const after = [
+          await generateQr(api.url, tenant, "SUCCESS"),
+          await generateGateway(api.url, tenant, "SUCCESS"),
+          await generateLink(api.url, tenant, "SUCCESS"),
+          await generateLink(api.url, tenant, "FAILED"),
+        ];
+        const round = [...during, ...after];
+        txs.push(...round);
+        await sleep(8000); // the link monitors hold their pages (past the api process's 5 s hand-over)
 
-      for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, kind);
-      const faultStart = Date.now();
-      for (const t of during) await settle(ups, t);
-      const violations: string[] = [];
-      const settledDuring = new Set(during.map((t) => t.id));
-      while (Date.now() - faultStart < OUTAGE_MS) {
-        const now = await statuses(db.url, round.map((t) => t.id));
-        for (const t of round) {
-          const s = now.get(t.id) ?? "?";
-          if (s === "PENDING" || s === "CHECKOUT") continue;
-          // A slow upstream still answers: a payment the payer ended may end, with the payer's outcome.
-          const allowed = kind === "slow" && settledDuring.has(t.id) && s === t.expect;
-          if (!allowed) violations.push(`${t.area}:${t.id} became ${s} ${Math.round((Date.now() - faultStart) / 1000)} s into the fault (payer: ${settledDuring.has(t.id) ? t.expect : "nothing yet"})`);
+        for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, kind);
+        const faultStart = Date.now();
+        for (const t of during) await settle(ups, t);
+        const violations: string[] = [];
+        const settledDuring = new Set(during.map((t) => t.id));
+        while (Date.now() - faultStart < OUTAGE_MS) {
+          const now = await statuses(
+            db.url,
+            round.map((t) => t.id),
+          );
+          for (const t of round) {
+            const s = now.get(t.id) ?? "?";
+            if (s === "PENDING" || s === "CHECKOUT") continue;
+            // A slow upstream still answers: a payment the payer ended may end, with the payer's outcome.
+            const allowed = kind === "slow" && settledDuring.has(t.id) && s === t.expect;
+            if (!allowed)
+              violations.push(
+                `${t.area}:${t.id} became ${s} ${Math.round((Date.now() - faultStart) / 1000)} s into the fault (payer: ${settledDuring.has(t.id) ? t.expect : "nothing yet"})`,
+              );
+          }
+          if (violations.length > 0) break;
+          await sleep(1000);
         }
-        if (violations.length > 0) break;
-        await sleep(1000);
-      }
-      for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, "ok");
-      expect(violations).toEqual([]);
+        for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, "ok");
+        expect(violations).toEqual([]);
 
-      const recovered = Date.now();
-      for (const t of after) await settle(ups, t);
-      await waitTerminal(db.url, round, 120_000);
-      const recoveryS = Math.round((Date.now() - recovered) / 1000);
-      txs.push(await probe(cluster.processes, api, ups, tenant, db.url));
-      await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
-      const summary = await assertInvariants(db.url, [tenant], txs, receiver);
-      console.log(`upstreams ${kind} for ${OUTAGE_MS / 1000} s: all terminal ${recoveryS} s after recovery; ${JSON.stringify(summary)}`);
-    }));
+        const recovered = Date.now();
+        for (const t of after) await settle(ups, t);
+        await waitTerminal(db.url, round, 120_000);
+        const recoveryS = Math.round((Date.now() - recovered) / 1000);
+        txs.push(await probe(cluster.processes, api, ups, tenant, db.url));
+        await waitDelivered(db.url, Object.values(tenant.keyIds), receiver, 60_000);
+        const summary = await assertInvariants(db.url, [tenant], txs, receiver);
+        console.log(
+          `upstreams ${kind} for ${OUTAGE_MS / 1000} s: all terminal ${recoveryS} s after recovery; ${JSON.stringify(summary)}`,
+        );
+      }));
   }
 });

@@ -17,16 +17,30 @@ beforeAll(async () => {
   // A page that references every kind of resource the pool blocks, and counts what reaches the server.
   const hits: string[] = [];
   const app = express();
-  app.use((req, _res, next) => { hits.push(req.path); next(); });
+  app.use((req, _res, next) => {
+    hits.push(req.path);
+    next();
+  });
   app.get("/page", (_req, res) => {
     res.type("html").send(`<!doctype html><link rel="stylesheet" href="/style.css"><img src="/pic.png">
       <video src="/clip.mp4"></video><p id="ok">ok</p><script src="/app.js"></script>`);
   });
-  app.get("/app.js", (_req, res) => { res.type("js").send("document.getElementById('ok').textContent = 'script ran';"); });
-  app.use((_req, res) => { res.status(404).end(); });
+  app.get("/app.js", (_req, res) => {
+    res.type("js").send("document.getElementById('ok').textContent = 'script ran';");
+  });
+  app.use((_req, res) => {
+    res.status(404).end();
+  });
   const server = app.listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
-  assets = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, close: () => { server.closeAllConnections(); server.close(); } };
+  assets = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 });
 
 afterAll(async () => {
@@ -48,7 +62,10 @@ describe("BrowserPool", () => {
       expect(a.context).not.toBe(b.context);
       await a.page.goto(sim.linkUrl());
       await b.page.goto(sim.linkUrl());
-      await a.page.evaluate(() => { localStorage.setItem("who", "a"); document.cookie = "who=a"; });
+      await a.page.evaluate(() => {
+        localStorage.setItem("who", "a");
+        document.cookie = "who=a";
+      });
       expect(await b.page.evaluate(() => [localStorage.getItem("who"), document.cookie])).toEqual([null, ""]);
       await Promise.all([a.release(), b.release()]);
       expect(pool.stats().pages).toBe(0);
@@ -61,12 +78,17 @@ describe("BrowserPool", () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
     try {
       const held = [await pool.acquire(), await pool.acquire()];
-      const refused = await pool.acquire({ timeoutMs: 150 }).then(() => null, (e: unknown) => e);
+      const refused = await pool.acquire({ timeoutMs: 150 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(refused).toBeInstanceOf(BrowserPoolError);
       expect((refused as BrowserPoolError).code).toBe("POOL_FULL");
 
       let third: PageLease | undefined;
-      const waiting = pool.acquire({ timeoutMs: 10_000 }).then((lease) => { third = lease; });
+      const waiting = pool.acquire({ timeoutMs: 10_000 }).then((lease) => {
+        third = lease;
+      });
       await new Promise((r) => setTimeout(r, 100));
       expect(pool.stats()).toMatchObject({ pages: 2, waiting: 1 });
       expect(third).toBeUndefined();
@@ -81,10 +103,16 @@ describe("BrowserPool", () => {
     }
   });
 
-  it("also drives the page in windowed mode (pageMode: \"window\")", async () => {
+  it('also drives the page in windowed mode (pageMode: "window")', async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1, pageMode: "window" });
     try {
-      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "8.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
+      const session = await openLinkSession(pool, {
+        url: sim.linkUrl(),
+        amount: "8.00",
+        currency: 116,
+        protocol: simulatedLinkProtocol,
+        timeoutMs: 15_000,
+      });
       expect(session.qr).toMatch(/^KHQR-8\.00-116-/);
       await sim.post("/sim/link/approve", { clientId: session.clientId });
       const events: LinkEvent[] = [];
@@ -130,18 +158,34 @@ describe("BrowserPool", () => {
   it("gives the in-flight session a fatal error when the browser is killed, and relaunches on the next open", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 4 });
     try {
-      const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
+      const session = await openLinkSession(pool, {
+        url: sim.linkUrl(),
+        amount: "3.00",
+        currency: 116,
+        protocol: simulatedLinkProtocol,
+        timeoutMs: 15_000,
+      });
       const { pid } = pool.stats();
       expect(pid).toEqual(expect.any(Number));
       process.kill(pid!, "SIGKILL");
       const events: LinkEvent[] = [];
       for await (const event of session.events) events.push(event);
       expect(events[0]).toEqual({ type: "request_qr" });
-      expect(events.at(-1)).toMatchObject({ type: "error", fatal: true, message: expect.stringMatching(/disconnected|closed/) });
+      expect(events.at(-1)).toMatchObject({
+        type: "error",
+        fatal: true,
+        message: expect.stringMatching(/disconnected|closed/),
+      });
       await session.close();
       expect(pool.stats()).toMatchObject({ pages: 0, pid: null, launched: 1 });
 
-      const again = await openLinkSession(pool, { url: sim.linkUrl(), amount: "3.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
+      const again = await openLinkSession(pool, {
+        url: sim.linkUrl(),
+        amount: "3.00",
+        currency: 116,
+        protocol: simulatedLinkProtocol,
+        timeoutMs: 15_000,
+      });
       expect(again.qr).toMatch(/^KHQR-3\.00-116-/);
       expect(pool.stats()).toMatchObject({ pages: 1, launched: 2 });
       expect(pool.stats().pid).not.toBe(pid);
@@ -153,9 +197,17 @@ describe("BrowserPool", () => {
 
   it("ends in-flight sessions without an error when the pool is closed on purpose", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
-    const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "5.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 });
+    const session = await openLinkSession(pool, {
+      url: sim.linkUrl(),
+      amount: "5.00",
+      currency: 116,
+      protocol: simulatedLinkProtocol,
+      timeoutMs: 15_000,
+    });
     const events: LinkEvent[] = [];
-    const reading = (async () => { for await (const event of session.events) events.push(event); })();
+    const reading = (async () => {
+      for await (const event of session.events) events.push(event);
+    })();
     await pool.close();
     await reading;
     expect(events).toEqual([{ type: "request_qr" }]);
@@ -180,7 +232,10 @@ describe("BrowserPool", () => {
     const alive = listProcs().filter((p) => p.state !== "Z" && (tree.includes(p.pid) || p.pgid === pid));
     expect(alive).toEqual([]);
     expect(existsSync(`${tmpdir()}/${dirs[0]}`)).toBe(false);
-    const err = await pool.acquire().then(() => null, (e: unknown) => e);
+    const err = await pool.acquire().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((err as BrowserPoolError).code).toBe("POOL_CLOSED");
     expect(pool.stats()).toMatchObject({ pid: null });
   });

@@ -1,10 +1,22 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { BrowserPool } from "../../src/gateway-link/browser.js";
-import { LinkDriverError, openLinkSession, resumeLinkSession, type LinkEvent, type LinkSession } from "../../src/gateway-link/link-driver.js";
+import {
+  LinkDriverError,
+  openLinkSession,
+  resumeLinkSession,
+  type LinkEvent,
+  type LinkSession,
+} from "../../src/gateway-link/link-driver.js";
 import { simulatedLinkProtocol } from "../../src/gateway-link/link-protocol.js";
 import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
 
-interface ClientView { qr: string; action: string; requestIds: string[]; polls: number; receiptUrl: string | null }
+interface ClientView {
+  qr: string;
+  action: string;
+  requestIds: string[];
+  polls: number;
+  receiptUrl: string | null;
+}
 
 let sim: RunningLinkSim;
 let pool: BrowserPool;
@@ -21,7 +33,14 @@ afterAll(async () => {
 });
 
 function open(amount = "12.50", currency: 116 | 840 = 116): Promise<LinkSession> {
-  return openLinkSession(pool, { url: sim.linkUrl("coffee-shop", currency === 116 ? "KHR" : "USD"), amount, currency, protocol: simulatedLinkProtocol, timeoutMs: 15_000, watch });
+  return openLinkSession(pool, {
+    url: sim.linkUrl("coffee-shop", currency === 116 ? "KHR" : "USD"),
+    amount,
+    currency,
+    protocol: simulatedLinkProtocol,
+    timeoutMs: 15_000,
+    watch,
+  });
 }
 
 async function client(clientId: string): Promise<ClientView> {
@@ -31,7 +50,11 @@ async function client(clientId: string): Promise<ClientView> {
 }
 
 /** Reads events until `stop` matches one (returned) or the stream ends (throws). */
-async function nextMatching(iterator: AsyncIterator<LinkEvent>, stop: (e: LinkEvent) => boolean, seen: LinkEvent[] = []): Promise<LinkEvent> {
+async function nextMatching(
+  iterator: AsyncIterator<LinkEvent>,
+  stop: (e: LinkEvent) => boolean,
+  seen: LinkEvent[] = [],
+): Promise<LinkEvent> {
   for (;;) {
     const next = await iterator.next();
     if (next.done) throw new Error(`stream ended before the expected event; saw ${JSON.stringify(seen)}`);
@@ -122,17 +145,35 @@ describe("link driver against the simulated payment-link page", () => {
       await sim.post("/sim/link/fault", { mode: "down" });
       const errors = await rest(events);
       expect(errors[errors.length - 1]).toMatchObject({ type: "error", fatal: true, unavailable: true });
-      const down = await resumeLinkSession(pool, { url, clientId: session.clientId, protocol: simulatedLinkProtocol, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
+      const down = await resumeLinkSession(pool, {
+        url,
+        clientId: session.clientId,
+        protocol: simulatedLinkProtocol,
+        timeoutMs: 5_000,
+        watch,
+      }).catch((e: unknown) => e);
       expect(down).toBeInstanceOf(LinkDriverError);
       expect(down).toMatchObject({ unavailable: true, message: expect.stringMatching(/HTTP 503/) });
       await sim.post("/sim/link/fault", { mode: "garbage" });
-      const garbage = await resumeLinkSession(pool, { url, clientId: session.clientId, protocol: simulatedLinkProtocol, timeoutMs: 3_000, watch }).catch((e: unknown) => e);
+      const garbage = await resumeLinkSession(pool, {
+        url,
+        clientId: session.clientId,
+        protocol: simulatedLinkProtocol,
+        timeoutMs: 3_000,
+        watch,
+      }).catch((e: unknown) => e);
       expect(garbage).toMatchObject({ kind: "timeout", unavailable: true });
     } finally {
       await sim.post("/sim/link/fault", { mode: "ok" });
     }
     await sim.post("/sim/link/break", { clientId: session.clientId });
-    const refused = await resumeLinkSession(pool, { url, clientId: session.clientId, protocol: simulatedLinkProtocol, timeoutMs: 5_000, watch }).catch((e: unknown) => e);
+    const refused = await resumeLinkSession(pool, {
+      url,
+      clientId: session.clientId,
+      protocol: simulatedLinkProtocol,
+      timeoutMs: 5_000,
+      watch,
+    }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ unavailable: false, message: expect.stringMatching(/HTTP 500/) });
     await session.close();
   });
@@ -142,63 +183,137 @@ describe("link driver against the simulated payment-link page", () => {
     const { clientId, qr } = first;
     await first.close();
     await sim.post("/sim/link/scan", { clientId });
-    const resumed = await resumeLinkSession(pool, { url: sim.linkUrl("coffee-shop", "USD"), clientId, protocol: simulatedLinkProtocol, timeoutMs: 15_000, watch });
+    const resumed = await resumeLinkSession(pool, {
+      url: sim.linkUrl("coffee-shop", "USD"),
+      clientId,
+      protocol: simulatedLinkProtocol,
+      timeoutMs: 15_000,
+      watch,
+    });
     const events = resumed.events[Symbol.asyncIterator]();
     expect(resumed.clientId).toBe(clientId);
     expect(resumed.qr).toBe(qr);
     expect((await events.next()).value).toEqual({ type: "scanned" });
     await sim.post("/sim/link/approve", { clientId });
-    expect(await nextMatching(events, (e) => e.type === "approved")).toEqual({ type: "approved", receiptUrl: `${sim.baseUrl}/sim/link/receipt/${clientId}` });
+    expect(await nextMatching(events, (e) => e.type === "approved")).toEqual({
+      type: "approved",
+      receiptUrl: `${sim.baseUrl}/sim/link/receipt/${clientId}`,
+    });
     await resumed.close();
   });
 
   it("reports a page that stops polling as a fatal error", async () => {
     // A protocol that does not recognise the status call sees no polls at all.
-    const blind = { ...simulatedLinkProtocol, classify: (url: URL) => { const c = simulatedLinkProtocol.classify(url); return c === "status" ? null : c; } };
-    const session = await openLinkSession(pool, { url: sim.linkUrl(), amount: "1.00", currency: 116, timeoutMs: 15_000, protocol: blind, watch: { stallMs: 600 } });
+    const blind = {
+      ...simulatedLinkProtocol,
+      classify: (url: URL) => {
+        const c = simulatedLinkProtocol.classify(url);
+        return c === "status" ? null : c;
+      },
+    };
+    const session = await openLinkSession(pool, {
+      url: sim.linkUrl(),
+      amount: "1.00",
+      currency: 116,
+      timeoutMs: 15_000,
+      protocol: blind,
+      watch: { stallMs: 600 },
+    });
     const events = await rest(session.events[Symbol.asyncIterator]());
-    expect(events).toEqual([{ type: "request_qr" }, { type: "error", fatal: true, unavailable: true, message: "the payment page sent no status poll for 600 ms" }]);
+    expect(events).toEqual([
+      { type: "request_qr" },
+      { type: "error", fatal: true, unavailable: true, message: "the payment page sent no status poll for 600 ms" },
+    ]);
     await session.close();
   });
 
   describe("typed failures while opening", () => {
     async function openError(run: () => Promise<LinkSession>): Promise<LinkDriverError> {
-      const err = await run().then((s) => s.close().then(() => new Error("opened")), (e: unknown) => e);
+      const err = await run().then(
+        (s) => s.close().then(() => new Error("opened")),
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(LinkDriverError);
       return err as LinkDriverError;
     }
 
     it("times out when no QR arrives within timeoutMs", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl(), amount: "1.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 30 }));
+      const err = await openError(() =>
+        openLinkSession(pool, {
+          url: sim.linkUrl(),
+          amount: "1.00",
+          currency: 116,
+          protocol: simulatedLinkProtocol,
+          timeoutMs: 30,
+        }),
+      );
       expect(err.kind).toBe("timeout");
       expect(pool.stats().pages).toBe(0);
     });
 
     it("refuses a page whose currency differs from the configured one", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl("coffee-shop", "USD"), amount: "1.00", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 }));
+      const err = await openError(() =>
+        openLinkSession(pool, {
+          url: sim.linkUrl("coffee-shop", "USD"),
+          amount: "1.00",
+          currency: 116,
+          protocol: simulatedLinkProtocol,
+          timeoutMs: 15_000,
+        }),
+      );
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/currency 840, configured 116/);
     });
 
     it("reports the page's refusal of the amount", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: sim.linkUrl(), amount: "0", currency: 116, protocol: simulatedLinkProtocol, timeoutMs: 15_000 }));
+      const err = await openError(() =>
+        openLinkSession(pool, {
+          url: sim.linkUrl(),
+          amount: "0",
+          currency: 116,
+          protocol: simulatedLinkProtocol,
+          timeoutMs: 15_000,
+        }),
+      );
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/HTTP 400: invalid request/);
     });
 
     it("reports a link URL that does not serve a page", async () => {
-      const err = await openError(() => openLinkSession(pool, { url: `${sim.baseUrl}/sim/link/nowhere`, amount: "1.00", currency: 116, timeoutMs: 15_000, protocol: simulatedLinkProtocol }));
+      const err = await openError(() =>
+        openLinkSession(pool, {
+          url: `${sim.baseUrl}/sim/link/nowhere`,
+          amount: "1.00",
+          currency: 116,
+          timeoutMs: 15_000,
+          protocol: simulatedLinkProtocol,
+        }),
+      );
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/HTTP 404/);
     });
 
     it("refuses to resume when the page has no resume support", async () => {
-      const err = await openError(() => resumeLinkSession(pool, { url: sim.linkUrl(), clientId: "cl_x", timeoutMs: 1_000, protocol: { ...simulatedLinkProtocol, resumeUrl: () => null } }));
+      const err = await openError(() =>
+        resumeLinkSession(pool, {
+          url: sim.linkUrl(),
+          clientId: "cl_x",
+          timeoutMs: 1_000,
+          protocol: { ...simulatedLinkProtocol, resumeUrl: () => null },
+        }),
+      );
       expect(err.kind).toBe("page_error");
     });
 
     it("reports resuming an unknown client as a page error", async () => {
-      const err = await openError(() => resumeLinkSession(pool, { url: sim.linkUrl(), clientId: "cl_unknown", protocol: simulatedLinkProtocol, timeoutMs: 15_000 }));
+      const err = await openError(() =>
+        resumeLinkSession(pool, {
+          url: sim.linkUrl(),
+          clientId: "cl_unknown",
+          protocol: simulatedLinkProtocol,
+          timeoutMs: 15_000,
+        }),
+      );
       expect(err.kind).toBe("page_error");
       expect(err.message).toMatch(/HTTP 404/);
       expect(pool.stats().pages).toBe(0);

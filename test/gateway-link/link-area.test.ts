@@ -2,15 +2,31 @@ import { linkModule } from "../../src/gateway-link/index.js";
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
 
-interface LinkTx { transactionId: string; expiredAt: string; status: string; requestData: { amount: number; currency: number; meta: Record<string, unknown> }; data: { qr: string; clientId: string }; receiptUrl?: string; clientToken?: string }
+interface LinkTx {
+  transactionId: string;
+  expiredAt: string;
+  status: string;
+  requestData: { amount: number; currency: number; meta: Record<string, unknown> };
+  data: { qr: string; clientId: string };
+  receiptUrl?: string;
+  clientToken?: string;
+}
 
 describe("gateway-link area in real headless Chromium, against the link-page simulator", () => {
   let t: TestApp;
   let tenant: Tenant;
   let other: Tenant;
-  const gen = (body: Record<string, unknown>, key = tenant.keys.gatewayLink) => post(`${t.url}/gateway-link/generate-qr`, body, AUTH.gatewayLink(key));
-  const check = (transactionId: string, key = tenant.keys.gatewayLink) => post(`${t.url}/gateway-link/check`, { transactionId }, AUTH.gatewayLink(key));
-  const events = async (id: string) => (await t.app.core.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [id])).map((e) => e.type);
+  const gen = (body: Record<string, unknown>, key = tenant.keys.gatewayLink) =>
+    post(`${t.url}/gateway-link/generate-qr`, body, AUTH.gatewayLink(key));
+  const check = (transactionId: string, key = tenant.keys.gatewayLink) =>
+    post(`${t.url}/gateway-link/check`, { transactionId }, AUTH.gatewayLink(key));
+  const events = async (id: string) =>
+    (
+      await t.app.core.db.query<{ type: string }>(
+        `select type from transaction_event where transaction_ref = ? order by seq`,
+        [id],
+      )
+    ).map((e) => e.type);
   beforeAll(async () => {
     t = await startTestApp();
     tenant = await createTenant(t);
@@ -23,7 +39,14 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     const res = await gen({ amount: 5000, currency: 116, meta: { table: 7 } });
     expect(res.status).toBe(200);
     const b = res.body as LinkTx;
-    expect(Object.keys(b).sort()).toEqual(["clientToken", "data", "expiredAt", "requestData", "status", "transactionId"]);
+    expect(Object.keys(b).sort()).toEqual([
+      "clientToken",
+      "data",
+      "expiredAt",
+      "requestData",
+      "status",
+      "transactionId",
+    ]);
     expect(b.status).toBe("PENDING");
     expect(b.requestData).toEqual({ amount: 5000, currency: 116, meta: { table: 7 } });
     expect(b.data.clientId).toMatch(/.+/);
@@ -32,7 +55,10 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     expect(lifetime).toBeLessThan(180_000 + 30_000);
     // The page's QR is a real KHQR for the amount.
     const decoded = await post(`${t.url}/qr/decode`, { qrData: b.data.qr }, AUTH.qr(tenant.keys.qr));
-    expect(decoded.body).toMatchObject({ status: { code: 0 }, data: { transactionAmount: "5000", transactionCurrency: "116" } });
+    expect(decoded.body).toMatchObject({
+      status: { code: 0 },
+      data: { transactionAmount: "5000", transactionCurrency: "116" },
+    });
 
     expect((await post(`${t.url}/sim/link/scan`, { clientId: b.data.clientId })).status).toBe(200);
     await waitFor(async () => (await events(b.transactionId)).includes("payment.scanned"), 15_000);
@@ -93,7 +119,9 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     for (const [body, field] of cases) {
       const res = await gen(body);
       expect(res.status).toBe(400);
-      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([field]);
+      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([
+        field,
+      ]);
     }
     const ok = await gen({ amount: 1000, currency: 116, expiredAfter: 180000 });
     expect(ok.status).toBe(200);
@@ -109,7 +137,10 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     const broken = await createTenant(t, { name: "Broken link", linkUrl: `${t.url}/sim/link/p/shop?currency=EUR` });
     const res = await gen({ amount: 1000, currency: 116 }, broken.keys.gatewayLink);
     expect(res.status).toBe(502);
-    const rows = await t.app.core.db.query<{ status: string }>(`select status from "transaction" where api_key_ref = ?`, [broken.keyIds.gatewayLink]);
+    const rows = await t.app.core.db.query<{ status: string }>(
+      `select status from "transaction" where api_key_ref = ?`,
+      [broken.keyIds.gatewayLink],
+    );
     expect(rows).toEqual([{ status: "FAILED" }]);
   }, 60_000);
 });

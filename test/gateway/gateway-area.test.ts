@@ -1,8 +1,29 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
 
-interface GwQr { transactionId: string; orderId: string; qrString: string; qrImage: string; deeplink: string; appStore: string; playStore: string; amount: number; currency: string; status: string; gatewayStatus: { code: string; message: string }; expiresAt: string }
-interface GwStatus { transactionId: string; orderId: string; status: string; amount: string; currency: string; expiredAt: string; createdAt: string }
+interface GwQr {
+  transactionId: string;
+  orderId: string;
+  qrString: string;
+  qrImage: string;
+  deeplink: string;
+  appStore: string;
+  playStore: string;
+  amount: number;
+  currency: string;
+  status: string;
+  gatewayStatus: { code: string; message: string };
+  expiresAt: string;
+}
+interface GwStatus {
+  transactionId: string;
+  orderId: string;
+  status: string;
+  amount: string;
+  currency: string;
+  expiredAt: string;
+  createdAt: string;
+}
 
 describe("hosted gateway area over REST, against the gateway simulator", () => {
   let t: TestApp;
@@ -11,23 +32,57 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
   let n = 0;
   const orderId = () => `ord-${Date.now().toString(36)}-${n++}`;
   const gen = (qrData: Record<string, unknown>, extra: Record<string, unknown> = {}, key = tenant.keys.gateway) =>
-    post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: orderId(), amount: 10.5, currency: "USD", ...qrData }, ...extra }, AUTH.gateway(key));
-  const status = (body: Record<string, unknown>, key = tenant.keys.gateway) => post(`${t.url}/gateway/check-status`, body, AUTH.gateway(key));
+    post(
+      `${t.url}/gateway/generate-qr`,
+      { qrData: { orderId: orderId(), amount: 10.5, currency: "USD", ...qrData }, ...extra },
+      AUTH.gateway(key),
+    );
+  const status = (body: Record<string, unknown>, key = tenant.keys.gateway) =>
+    post(`${t.url}/gateway/check-status`, body, AUTH.gateway(key));
   beforeAll(async () => {
     t = await startTestApp();
     tenant = await createTenant(t, { gatewayMerchantId: "gw_merchant_1", gatewaySecret: "gw-secret-1-0123456789" });
-    other = await createTenant(t, { name: "Other", gatewayMerchantId: "gw_merchant_2", gatewaySecret: "gw-secret-2-0123456789" });
-    for (const [merchantId, apiKey] of [["gw_merchant_1", "gw-secret-1-0123456789"], ["gw_merchant_2", "gw-secret-2-0123456789"]]) {
+    other = await createTenant(t, {
+      name: "Other",
+      gatewayMerchantId: "gw_merchant_2",
+      gatewaySecret: "gw-secret-2-0123456789",
+    });
+    for (const [merchantId, apiKey] of [
+      ["gw_merchant_1", "gw-secret-1-0123456789"],
+      ["gw_merchant_2", "gw-secret-2-0123456789"],
+    ]) {
       expect((await post(`${t.url}/sim/gateway/merchants`, { merchantId, apiKey })).status).toBeLessThan(300);
     }
   });
   afterAll(async () => t?.stop());
 
   it("generate → exactly the contract's fields, CHECKOUT, a PNG data URL, expiresAt = now + lifetime", async () => {
-    const res = await gen({ lifetime: 10, firstName: "Sok", email: "sok@example.com", items: [{ name: "Coffee", quantity: 2, price: 5.25 }] }, { metaData: { cart: "c-1" } });
+    const res = await gen(
+      {
+        lifetime: 10,
+        firstName: "Sok",
+        email: "sok@example.com",
+        items: [{ name: "Coffee", quantity: 2, price: 5.25 }],
+      },
+      { metaData: { cart: "c-1" } },
+    );
     expect(res.status).toBe(200);
     const b = res.body as GwQr;
-    expect(Object.keys(b).sort()).toEqual(["amount", "appStore", "clientToken", "currency", "deeplink", "expiresAt", "gatewayStatus", "orderId", "playStore", "qrImage", "qrString", "status", "transactionId"]);
+    expect(Object.keys(b).sort()).toEqual([
+      "amount",
+      "appStore",
+      "clientToken",
+      "currency",
+      "deeplink",
+      "expiresAt",
+      "gatewayStatus",
+      "orderId",
+      "playStore",
+      "qrImage",
+      "qrString",
+      "status",
+      "transactionId",
+    ]);
     expect(b).toMatchObject({ amount: 10.5, currency: "USD", status: "CHECKOUT", gatewayStatus: { code: "0" } });
     expect(b.qrImage).toMatch(/^data:image\/png;base64,/);
     expect(Date.parse(b.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
@@ -37,12 +92,22 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
 
   it("pay APPROVED → check-status SUCCESS within 10 s (by transactionId and by orderId)", async () => {
     const b = (await gen({})).body as GwQr;
-    expect((await post(`${t.url}/sim/gateway/pay`, { tranId: b.orderId, outcome: "APPROVED" })).status).toBeLessThan(300);
+    expect((await post(`${t.url}/sim/gateway/pay`, { tranId: b.orderId, outcome: "APPROVED" })).status).toBeLessThan(
+      300,
+    );
     const done = await waitFor(async () => {
       const r = (await status({ transactionId: b.transactionId })).body as GwStatus;
       return r.status === "SUCCESS" ? r : null;
     }, 10_000);
-    expect(done).toEqual({ transactionId: b.transactionId, orderId: b.orderId, status: "SUCCESS", amount: "10.50", currency: "USD", expiredAt: expect.any(String), createdAt: expect.any(String) });
+    expect(done).toEqual({
+      transactionId: b.transactionId,
+      orderId: b.orderId,
+      status: "SUCCESS",
+      amount: "10.50",
+      currency: "USD",
+      expiredAt: expect.any(String),
+      createdAt: expect.any(String),
+    });
     expect(((await status({ orderId: b.orderId })).body as GwStatus).status).toBe("SUCCESS");
   });
 
@@ -57,7 +122,13 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("CHECKOUT");
     // Several monitor rounds see the gateway report PENDING: one transaction.updated, not one per poll.
     await new Promise((r) => setTimeout(r, 2500));
-    const types = async () => (await t.app.core.db.query<{ type: string }>(`select type from transaction_event where transaction_ref = ? order by seq`, [b.transactionId])).map((e) => e.type);
+    const types = async () =>
+      (
+        await t.app.core.db.query<{ type: string }>(
+          `select type from transaction_event where transaction_ref = ? order by seq`,
+          [b.transactionId],
+        )
+      ).map((e) => e.type);
     expect(await types()).toEqual(["payment.created", "transaction.updated"]);
     t.clock.advance(3 * 60_000 + 1);
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("EXPIRED");
@@ -66,25 +137,48 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
 
   it("a duplicate orderId → 400; nothing new is stored", async () => {
     const id = orderId();
-    expect((await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: id, amount: 1, currency: "USD" } }, AUTH.gateway(tenant.keys.gateway))).status).toBe(200);
-    const dup = await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId: id, amount: 1, currency: "USD" } }, AUTH.gateway(tenant.keys.gateway));
+    expect(
+      (
+        await post(
+          `${t.url}/gateway/generate-qr`,
+          { qrData: { orderId: id, amount: 1, currency: "USD" } },
+          AUTH.gateway(tenant.keys.gateway),
+        )
+      ).status,
+    ).toBe(200);
+    const dup = await post(
+      `${t.url}/gateway/generate-qr`,
+      { qrData: { orderId: id, amount: 1, currency: "USD" } },
+      AUTH.gateway(tenant.keys.gateway),
+    );
     expect(dup.status).toBe(400);
-    expect((dup.body as { error: { code: string; details: { field: string }[] } }).error).toMatchObject({ code: "CONFLICT", details: [{ field: "qrData.orderId" }] });
+    expect((dup.body as { error: { code: string; details: { field: string }[] } }).error).toMatchObject({
+      code: "CONFLICT",
+      details: [{ field: "qrData.orderId" }],
+    });
     const rows = await t.app.core.db.query(`select id from "transaction" where order_id = ?`, [id]);
     expect(rows).toHaveLength(1);
   });
 
   it("the contract's amount, lifetime and field rules → 400 naming the field", async () => {
     const cases: [Record<string, unknown>, string][] = [
-      [{ amount: 0.001 }, "qrData.amount"], [{ amount: 0 }, "qrData.amount"], [{ amount: 99, currency: "KHR" }, "qrData.amount"],
-      [{ currency: "EUR" }, "qrData.currency"], [{ lifetime: 2 }, "qrData.lifetime"], [{ lifetime: 172801 }, "qrData.lifetime"],
-      [{ orderId: "x".repeat(21) }, "qrData.orderId"], [{ email: "not-an-email" }, "qrData.email"], [{ firstName: "x".repeat(21) }, "qrData.firstName"],
+      [{ amount: 0.001 }, "qrData.amount"],
+      [{ amount: 0 }, "qrData.amount"],
+      [{ amount: 99, currency: "KHR" }, "qrData.amount"],
+      [{ currency: "EUR" }, "qrData.currency"],
+      [{ lifetime: 2 }, "qrData.lifetime"],
+      [{ lifetime: 172801 }, "qrData.lifetime"],
+      [{ orderId: "x".repeat(21) }, "qrData.orderId"],
+      [{ email: "not-an-email" }, "qrData.email"],
+      [{ firstName: "x".repeat(21) }, "qrData.firstName"],
       [{ items: [{ name: "a", quantity: 0, price: 1 }] }, "qrData.items.0.quantity"],
     ];
     for (const [qrData, field] of cases) {
       const res = await gen(qrData);
       expect(res.status).toBe(400);
-      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toContain(field);
+      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toContain(
+        field,
+      );
     }
   });
 
@@ -98,11 +192,18 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
   });
 
   it("upstream rejection (wrong secret) → 400 with the upstream's status; simulator down → 502; no rows either way", async () => {
-    const bad = await createTenant(t, { name: "Bad secret", gatewayMerchantId: "gw_merchant_1", gatewaySecret: "wrong-secret-0123456789" });
+    const bad = await createTenant(t, {
+      name: "Bad secret",
+      gatewayMerchantId: "gw_merchant_1",
+      gatewaySecret: "wrong-secret-0123456789",
+    });
     const [{ n: before }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction"`);
     const rejected = await gen({}, {}, bad.keys.gateway);
     expect(rejected.status).toBe(400);
-    expect((rejected.body as { error: { code: string; gatewayStatus: { code: string } } }).error).toMatchObject({ code: "UPSTREAM_REJECTED", gatewayStatus: { code: "1" } });
+    expect((rejected.body as { error: { code: string; gatewayStatus: { code: string } } }).error).toMatchObject({
+      code: "UPSTREAM_REJECTED",
+      gatewayStatus: { code: "1" },
+    });
     await post(`${t.url}/sim/gateway/fault`, { mode: "down" });
     try {
       const down = await gen({});
@@ -125,6 +226,9 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     } finally {
       await post(`${t.url}/sim/gateway/fault`, { mode: "ok" });
     }
-    await waitFor(async () => ((await status({ transactionId: b.transactionId })).body as GwStatus).status === "SUCCESS", 20_000);
+    await waitFor(
+      async () => ((await status({ transactionId: b.transactionId })).body as GwStatus).status === "SUCCESS",
+      20_000,
+    );
   });
 });

@@ -1,8 +1,18 @@
 import { createHmac } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { AppError } from "../../src/errors.js";
-import { createGatewayClient, type GatewayClient, type GatewayGenerateRequest } from "../../src/gateway/upstream-client.js";
-import { closedPort, fakeKhqr, postJson, startGatewaySimulator, type GatewayHarness } from "../support/upstream-servers.js";
+import {
+  createGatewayClient,
+  type GatewayClient,
+  type GatewayGenerateRequest,
+} from "../../src/gateway/upstream-client.js";
+import {
+  closedPort,
+  fakeKhqr,
+  postJson,
+  startGatewaySimulator,
+  type GatewayHarness,
+} from "../support/upstream-servers.js";
 
 const CRED = { merchantId: "ec000002", apiKey: "3f9c1e7a5b2d4c6e8f0a1b2c3d4e5f60" };
 const CLIENT_NOW = new Date("2025-02-13T06:55:45.999Z");
@@ -38,7 +48,8 @@ describe("gateway QR client against the simulator", () => {
     await postJson(`${gw.base}/sim/gateway/fault`, { mode: "ok" });
   });
 
-  const pay = (id: string, outcome: "APPROVED" | "DECLINED") => postJson(`${gw.base}/sim/gateway/pay`, { tranId: id, outcome });
+  const pay = (id: string, outcome: "APPROVED" | "DECLINED") =>
+    postJson(`${gw.base}/sim/gateway/pay`, { tranId: id, outcome });
 
   it("generates a KHQR with a PNG image, deeplink and store links", async () => {
     const req = request({
@@ -46,7 +57,10 @@ describe("gateway QR client against the simulator", () => {
       lastName: "Sok",
       email: "dara@example.com",
       phone: "012345678",
-      items: [{ name: "Coffee", quantity: 2, price: 2.5 }, { name: "Cake", quantity: 1, price: 5.5 }],
+      items: [
+        { name: "Coffee", quantity: 2, price: 2.5 },
+        { name: "Cake", quantity: 1, price: 5.5 },
+      ],
       qrImageTemplate: "template3_color",
       callbackUrl: "https://shop.example/payway/pushback",
     });
@@ -122,7 +136,10 @@ describe("gateway QR client against the simulator", () => {
   it("is rejected with code 47 for less than 100 KHR, and accepts 100 KHR", async () => {
     const err = await failure(client.generateQr(CRED, request({ amount: "99", currency: "KHR" })));
     expect(err.extra).toMatchObject({ gatewayStatus: { code: "47" } });
-    await expect(client.generateQr(CRED, request({ amount: "100", currency: "KHR" }))).resolves.toMatchObject({ amount: 100, currency: "KHR" });
+    await expect(client.generateQr(CRED, request({ amount: "100", currency: "KHR" }))).resolves.toMatchObject({
+      amount: 100,
+      currency: "KHR",
+    });
   });
 
   it("is rejected with code 19 for an invalid e-mail", async () => {
@@ -145,13 +162,20 @@ describe("gateway QR client against the simulator", () => {
     await client.generateQr(CRED, req);
     const pending = await client.checkTransaction(CRED, req.tranId);
     expect(pending).toMatchObject({ paymentStatus: "PENDING", statusCode: "00", message: "Success!" });
-    expect(pending.raw).toMatchObject({ data: { payment_status_code: 2, payment_amount: 0, original_amount: 10.5, apv: "" } });
+    expect(pending.raw).toMatchObject({
+      data: { payment_status_code: 2, payment_amount: 0, original_amount: 10.5, apv: "" },
+    });
 
     expect((await pay(req.tranId, "APPROVED")).status).toBe(200);
     const approved = await client.checkTransaction(CRED, req.tranId);
     expect(approved.paymentStatus).toBe("APPROVED");
     expect(approved.raw).toMatchObject({
-      data: { payment_status_code: 0, payment_amount: 10.5, payment_currency: "USD", apv: expect.stringMatching(/^\d{6}$/) },
+      data: {
+        payment_status_code: 0,
+        payment_amount: 10.5,
+        payment_currency: "USD",
+        apv: expect.stringMatching(/^\d{6}$/),
+      },
       status: { code: "00", tran_id: req.tranId },
     });
   });
@@ -160,11 +184,17 @@ describe("gateway QR client against the simulator", () => {
     const req = request({ amount: "2500", currency: "KHR" });
     await client.generateQr(CRED, req);
     await pay(req.tranId, "DECLINED");
-    await expect(client.checkTransaction(CRED, req.tranId)).resolves.toMatchObject({ paymentStatus: "DECLINED", statusCode: "00" });
+    await expect(client.checkTransaction(CRED, req.tranId)).resolves.toMatchObject({
+      paymentStatus: "DECLINED",
+      statusCode: "00",
+    });
   });
 
   it("reads an unknown tran_id as NOT_FOUND (code 6)", async () => {
-    await expect(client.checkTransaction(CRED, "never-issued")).resolves.toMatchObject({ paymentStatus: "NOT_FOUND", statusCode: "6" });
+    await expect(client.checkTransaction(CRED, "never-issued")).resolves.toMatchObject({
+      paymentStatus: "NOT_FOUND",
+      statusCode: "6",
+    });
   });
 
   it("is rejected when the check is signed with the wrong key", async () => {

@@ -20,9 +20,11 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
   afterAll(async () => t?.stop());
 
   it("invalid JSON and bodies over 64 KiB are answered as GraphQL errors, not the REST error body", async () => {
-    const broken = await gql("{\"query\": \"{ viewer { type } }\"");
+    const broken = await gql('{"query": "{ viewer { type } }"');
     expect(broken.status).toBe(400);
-    expect(broken.body).toEqual({ errors: [{ message: expect.any(String), extensions: { code: "BAD_USER_INPUT", details: [] } }] });
+    expect(broken.body).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: "BAD_USER_INPUT", details: [] } }],
+    });
     const huge = await gql({ query: "{ viewer { type } }", variables: { pad: "x".repeat(70_000) } });
     expect(huge.status).toBe(413);
     expect(codes(huge.body)).toEqual(["BAD_USER_INPUT"]);
@@ -35,7 +37,10 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
   });
 
   it("an operationName the document does not define, and an unknown persisted-query hash, are BAD_USER_INPUT", async () => {
-    for (const operationName of ["", "Nope"]) expect(codes((await gql({ query: "query A { viewer { type } }", operationName })).body)).toEqual(["BAD_USER_INPUT"]);
+    for (const operationName of ["", "Nope"])
+      expect(codes((await gql({ query: "query A { viewer { type } }", operationName })).body)).toEqual([
+        "BAD_USER_INPUT",
+      ]);
     const apq = await gql({ extensions: { persistedQuery: { version: 1, sha256Hash: "0".repeat(64) } } });
     expect(codes(apq.body)).toEqual(["BAD_USER_INPUT"]);
     // Apollo Client's persisted-query link recognises the message.
@@ -44,7 +49,13 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
 
   it("more than 50 variable errors: every error is BAD_USER_INPUT, none INTERNAL", async () => {
     const input = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`unknown${i}`, i]));
-    const res = await gql({ query: "mutation($input: GenerateQrInput!) { generateQr(input: $input) { transactionId } }", variables: { input } }, AUTH.qr(tenant.keys.qr));
+    const res = await gql(
+      {
+        query: "mutation($input: GenerateQrInput!) { generateQr(input: $input) { transactionId } }",
+        variables: { input },
+      },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(res.status).toBe(400);
     expect(new Set(codes(res.body))).toEqual(new Set(["BAD_USER_INPUT"]));
   });
@@ -61,18 +72,31 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
       expect(codes(res.body)).toEqual(["BAD_USER_INPUT"]);
       expect((res.body as Gql).errors?.[0].message).toMatch(/document is nested \d+ levels deep .*the limit is 100/);
     }
-    const ok = await gql({ query: `query { ${"... on Query { ".repeat(90)}viewer { type }${" }".repeat(90)} }` }, AUTH.qr(tenant.keys.qr));
+    const ok = await gql(
+      { query: `query { ${"... on Query { ".repeat(90)}viewer { type }${" }".repeat(90)} }` },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(ok.body).toEqual({ data: { viewer: { type: "key" } } });
     // Braces inside strings and comments do not count.
-    const quoted = await gql({ query: `query { verifyQr(qrData: "${"{".repeat(500)}") # ${"[".repeat(500)}\n }` }, AUTH.qr(tenant.keys.qr));
+    const quoted = await gql(
+      { query: `query { verifyQr(qrData: "${"{".repeat(500)}") # ${"[".repeat(500)}\n }` },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(quoted.body).toEqual({ data: { verifyQr: false } });
   });
 
   it("over graphql-ws, errors raised while opening a stream carry extensions.code (NOT_FOUND, UNAUTHENTICATED) as over HTTP", async () => {
-    const missing = subscribe(t.url, AUTH.qr(tenant.keys.qr), `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id } }`, { id: "txn_doesnotexist000" });
+    const missing = subscribe(
+      t.url,
+      AUTH.qr(tenant.keys.qr),
+      `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id } }`,
+      { id: "txn_doesnotexist000" },
+    );
     await missing.sub.done;
     expect(JSON.stringify(missing.sub.error)).toContain(`"code":"NOT_FOUND"`);
-    const gen = (await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))).body as { clientToken: string };
+    const gen = (
+      await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))
+    ).body as { clientToken: string };
     const everything = subscribe(t.url, { clientToken: gen.clientToken }, `subscription { transactionUpdates { id } }`);
     await everything.sub.done;
     expect(JSON.stringify(everything.sub.error)).toContain(`"code":"UNAUTHENTICATED"`);
@@ -81,18 +105,41 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
   it("admin operations with NUL in an id or a text field are BAD_USER_INPUT naming it, not INTERNAL", async () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const list = await gql({ query: `query { apiKeys(merchantId: "\\u0000") { id } }` }, admin);
-    expect((list.body as Gql).errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", details: [{ field: "merchantId" }] } });
-    const created = await gql({ query: `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`, variables: { input: { name: "a\u0000b" } } }, admin);
-    expect((created.body as Gql).errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", details: [{ field: "name" }] } });
+    expect((list.body as Gql).errors?.[0]).toMatchObject({
+      extensions: { code: "BAD_USER_INPUT", details: [{ field: "merchantId" }] },
+    });
+    const created = await gql(
+      {
+        query: `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
+        variables: { input: { name: "a\u0000b" } },
+      },
+      admin,
+    );
+    expect((created.body as Gql).errors?.[0]).toMatchObject({
+      extensions: { code: "BAD_USER_INPUT", details: [{ field: "name" }] },
+    });
   });
 
   it("over graphql-ws, a syntax error answers that subscription and keeps the socket (it used to close it with 4500)", async () => {
-    const client = createClient({ url: `${t.url.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket, connectionParams: AUTH.qr(tenant.keys.qr), retryAttempts: 0, lazy: false });
+    const client = createClient({
+      url: `${t.url.replace(/^http/, "ws")}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: AUTH.qr(tenant.keys.qr),
+      retryAttempts: 0,
+      lazy: false,
+    });
     const closes: number[] = [];
     client.on("closed", (e) => void closes.push((e as { code: number }).code));
-    const first = await new Promise<unknown>((resolve) => client.subscribe({ query: "subscription { transactionUpdates { id } " }, { next: resolve, error: resolve, complete: () => resolve("complete") }));
+    const first = await new Promise<unknown>((resolve) =>
+      client.subscribe(
+        { query: "subscription { transactionUpdates { id } " },
+        { next: resolve, error: resolve, complete: () => resolve("complete") },
+      ),
+    );
     expect(JSON.stringify(first)).toContain(`"code":"BAD_USER_INPUT"`);
-    const viewer = await new Promise<unknown>((resolve) => client.subscribe({ query: "{ viewer { type } }" }, { next: resolve, error: resolve, complete: () => undefined }));
+    const viewer = await new Promise<unknown>((resolve) =>
+      client.subscribe({ query: "{ viewer { type } }" }, { next: resolve, error: resolve, complete: () => undefined }),
+    );
     expect(viewer).toEqual({ data: { viewer: { type: "key" } } });
     expect(closes).toEqual([]);
     await client.dispose();

@@ -4,19 +4,36 @@ import { formatKhqrAmount, type KhqrDecoded, type KhqrInput } from "../../src/kh
 
 const ascii = (min: number, max: number) => fc.string({ unit: "grapheme-ascii", minLength: min, maxLength: max });
 const khmer = (min: number, max: number) =>
-  fc.array(fc.integer({ min: 0x1780, max: 0x17dd }).map((c) => String.fromCharCode(c)), { minLength: min, maxLength: max }).map((a) => a.join(""));
+  fc
+    .array(
+      fc.integer({ min: 0x1780, max: 0x17dd }).map((c) => String.fromCharCode(c)),
+      { minLength: min, maxLength: max },
+    )
+    .map((a) => a.join(""));
 const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 
-const accountId = fc.tuple(fc.stringMatching(/^[a-z0-9_.]{1,12}$/), fc.stringMatching(/^[a-z]{2,8}$/)).map(([n, b]) => `${n}@${b}`);
+const accountId = fc
+  .tuple(fc.stringMatching(/^[a-z0-9_.]{1,12}$/), fc.stringMatching(/^[a-z]{2,8}$/))
+  .map(([n, b]) => `${n}@${b}`);
 
 /** Amount strings as integrators write them (no leading zeros): "12", "12.5", "12.50"; KHR integers. */
-const usdAmount = fc.tuple(fc.integer({ min: 0, max: 99_999_999 }), fc.integer({ min: 0, max: 99 }), fc.constantFrom(0, 1, 2)).map(([whole, cents, digits]) => {
-  const s = digits === 0 ? String(whole) : digits === 1 ? `${whole}.${Math.floor(cents / 10)}` : `${whole}.${String(cents).padStart(2, "0")}`;
-  return /[1-9]/.test(s) ? s : "1"; // amounts are > 0
-});
+const usdAmount = fc
+  .tuple(fc.integer({ min: 0, max: 99_999_999 }), fc.integer({ min: 0, max: 99 }), fc.constantFrom(0, 1, 2))
+  .map(([whole, cents, digits]) => {
+    const s =
+      digits === 0
+        ? String(whole)
+        : digits === 1
+          ? `${whole}.${Math.floor(cents / 10)}`
+          : `${whole}.${String(cents).padStart(2, "0")}`;
+    return /[1-9]/.test(s) ? s : "1"; // amounts are > 0
+  });
 const khrAmount = fc.integer({ min: 100, max: 9_999_999_999 }).map(String);
 
-const timestamps = fc.tuple(fc.integer({ min: 1_700_000_000_000, max: 2_000_000_000_000 }), fc.integer({ min: 0, max: 1_000_000_000 }));
+const timestamps = fc.tuple(
+  fc.integer({ min: 1_700_000_000_000, max: 2_000_000_000_000 }),
+  fc.integer({ min: 0, max: 1_000_000_000 }),
+);
 
 /**
  * Valid inputs. withStaticTimestamps: also put timestamps on some static QRs (our encoder writes
@@ -43,7 +60,13 @@ export function validInput(withStaticTimestamps = true): fc.Arbitrary<KhqrInput>
       storeLabel: opt(ascii(1, 15)),
       terminalLabel: opt(ascii(1, 15)),
       purposeOfTransaction: opt(ascii(1, 15)),
-      alternateLanguage: opt(fc.record({ languagePreference: fc.constantFrom("km", "en", "zh"), merchantName: khmer(1, 25), merchantCity: opt(khmer(1, 15)) })),
+      alternateLanguage: opt(
+        fc.record({
+          languagePreference: fc.constantFrom("km", "en", "zh"),
+          merchantName: khmer(1, 25),
+          merchantCity: opt(khmer(1, 15)),
+        }),
+      ),
       times: timestamps,
       staticTimes: fc.constantFrom(0, 1, 2, 3),
     })
@@ -107,7 +130,8 @@ export function expectedDecode(x: KhqrInput, qr: string): KhqrDecoded {
   if (x.alternateLanguage) {
     d.languagePreference = x.alternateLanguage.languagePreference;
     d.merchantNameAlternateLanguage = x.alternateLanguage.merchantName;
-    if (x.alternateLanguage.merchantCity !== undefined) d.merchantCityAlternateLanguage = x.alternateLanguage.merchantCity;
+    if (x.alternateLanguage.merchantCity !== undefined)
+      d.merchantCityAlternateLanguage = x.alternateLanguage.merchantCity;
   }
   if (x.creationTimestamp !== undefined) d.creationTimestamp = String(x.creationTimestamp);
   if (x.expirationTimestamp !== undefined) d.expirationTimestamp = String(x.expirationTimestamp);

@@ -39,8 +39,13 @@ describe("CRC-16/CCITT-FALSE", () => {
   });
 
   it("equals the bitwise definition on any string", () => {
-    const units = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 200 }).map((a) => String.fromCharCode(...a));
-    fc.assert(fc.property(fc.oneof(units, fc.string({ unit: "binary", maxLength: 200 })), (s) => crc16(s) === reference(s)), { numRuns: 500 });
+    const units = fc
+      .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 200 })
+      .map((a) => String.fromCharCode(...a));
+    fc.assert(
+      fc.property(fc.oneof(units, fc.string({ unit: "binary", maxLength: 200 })), (s) => crc16(s) === reference(s)),
+      { numRuns: 500 },
+    );
   });
 
   it("prints 4 uppercase hex digits with leading zeros", () => {

@@ -1,14 +1,37 @@
 import { describe, expect, it } from "@jest/globals";
 import { decodeKhqr, encodeKhqr, verifyKhqr } from "../../src/khqr/index.js";
-import { ABA_STATIC_MULTI_SCHEME, HOUR, individualFull, individualStatic, merchantDynamic, otherSchemes, recrc, T0, tlv, withCrc } from "./fixtures.js";
+import {
+  ABA_STATIC_MULTI_SCHEME,
+  HOUR,
+  individualFull,
+  individualStatic,
+  merchantDynamic,
+  otherSchemes,
+  recrc,
+  T0,
+  tlv,
+  withCrc,
+} from "./fixtures.js";
 
 const OK = { code: 0, errorCode: null, message: null };
 
 /** A static individual QR body (no CRC) with one value replaced: handy for single-rule tests. */
-function body(parts: Partial<Record<"pfi" | "poi" | "account" | "mcc" | "cur" | "amount" | "country" | "name" | "city" | "extra", string>> = {}): string {
+function body(
+  parts: Partial<
+    Record<"pfi" | "poi" | "account" | "mcc" | "cur" | "amount" | "country" | "name" | "city" | "extra", string>
+  > = {},
+): string {
   return (
-    (parts.pfi ?? "000201") + (parts.poi ?? "010211") + (parts.account ?? tlv("29", tlv("00", "a@b"))) + (parts.mcc ?? "52045999") +
-    (parts.cur ?? "5303116") + (parts.amount ?? "") + (parts.country ?? "5802KH") + (parts.name ?? "5901n") + (parts.city ?? "6001c") + (parts.extra ?? "")
+    (parts.pfi ?? "000201") +
+    (parts.poi ?? "010211") +
+    (parts.account ?? tlv("29", tlv("00", "a@b"))) +
+    (parts.mcc ?? "52045999") +
+    (parts.cur ?? "5303116") +
+    (parts.amount ?? "") +
+    (parts.country ?? "5802KH") +
+    (parts.name ?? "5901n") +
+    (parts.city ?? "6001c") +
+    (parts.extra ?? "")
   );
 }
 
@@ -46,8 +69,18 @@ describe("decodeKhqr on valid QRs", () => {
     expect(data.acquiringBank).toBeNull();
     expect(data.transactionAmount).toBeNull();
     expect(Object.keys(data)).toEqual([
-      "merchantType", "bankAccountID", "merchantID", "acquiringBank", "merchantCategoryCode", "transactionCurrency", "transactionAmount",
-      "countryCode", "merchantName", "merchantCity", "crc", "pointOfInitiationMethod",
+      "merchantType",
+      "bankAccountID",
+      "merchantID",
+      "acquiringBank",
+      "merchantCategoryCode",
+      "transactionCurrency",
+      "transactionAmount",
+      "countryCode",
+      "merchantName",
+      "merchantCity",
+      "crc",
+      "pointOfInitiationMethod",
     ]);
   });
 
@@ -75,12 +108,21 @@ describe("decodeKhqr on valid QRs", () => {
   it("accepts a lowercase CRC, tags in any order between 00 and 63, and unknown tags", () => {
     const qr = encodeKhqr(individualStatic).qr;
     expect(decodeKhqr(qr.slice(0, -4) + qr.slice(-4).toLowerCase()).status).toEqual(OK);
-    expect(errorCodeOf(withCrc("000201" + "5303116" + "010211" + "5802KH" + tlv("29", tlv("00", "a@b")) + "52045999" + "6001c5901n"))).toBeNull();
-    expect(errorCodeOf(withCrc(body({ extra: tlv("26", tlv("00", "other.scheme")) + "6105" + "12000" + tlv("62", tlv("05", "ref")) })))).toBeNull();
+    expect(
+      errorCodeOf(
+        withCrc("000201" + "5303116" + "010211" + "5802KH" + tlv("29", tlv("00", "a@b")) + "52045999" + "6001c5901n"),
+      ),
+    ).toBeNull();
+    expect(
+      errorCodeOf(
+        withCrc(body({ extra: tlv("26", tlv("00", "other.scheme")) + "6105" + "12000" + tlv("62", tlv("05", "ref")) })),
+      ),
+    ).toBeNull();
   });
 
   it("accepts KHR amounts with up to 2 decimals from other issuers (ISO 4217 exponent 2)", () => {
-    const dyn = (amount: string) => withCrc(body({ poi: "010212", amount: tlv("54", amount), extra: tlv("99", tlv("01", String(T0 + HOUR))) }));
+    const dyn = (amount: string) =>
+      withCrc(body({ poi: "010212", amount: tlv("54", amount), extra: tlv("99", tlv("01", String(T0 + HOUR))) }));
     expect(errorCodeOf(dyn("1000.50"))).toBeNull();
     expect(errorCodeOf(dyn("1000.505"))).toBe(4);
   });
@@ -88,7 +130,11 @@ describe("decodeKhqr on valid QRs", () => {
 
 describe("merchant QRs (tag 30) on read", () => {
   it("accepts a merchant account with only its account id, as the SDK's verify does; merchant id and bank read as null", () => {
-    for (const account of [tlv("00", "a@b"), tlv("00", "a@b") + tlv("01", "M1"), tlv("00", "a@b") + tlv("02", "BANK")]) {
+    for (const account of [
+      tlv("00", "a@b"),
+      tlv("00", "a@b") + tlv("01", "M1"),
+      tlv("00", "a@b") + tlv("02", "BANK"),
+    ]) {
       const qr = withCrc(body({ account: tlv("30", account) }));
       expect(verifyKhqr(qr, T0)).toBe(true);
       expect(decodeKhqr(qr).status).toEqual(OK);
@@ -134,7 +180,10 @@ describe("tag 99 that is not KHQR timestamps", () => {
 
   it("still reads a tag 99 of only 00/01 as KHQR timestamps on a static QR, and refuses malformed ones", () => {
     const qr = withCrc(body({ extra: tlv("99", tlv("00", String(T0)) + tlv("01", String(T0 + HOUR))) }));
-    expect(decodeKhqr(qr).data).toMatchObject({ creationTimestamp: String(T0), expirationTimestamp: String(T0 + HOUR) });
+    expect(decodeKhqr(qr).data).toMatchObject({
+      creationTimestamp: String(T0),
+      expirationTimestamp: String(T0 + HOUR),
+    });
     expect(decodeKhqr(qr).data.tag99).toBeUndefined();
     expect(errorCodeOf(withCrc(body({ extra: tlv("99", tlv("00", "39CA026411FDA")) })))).toBe(8);
   });
@@ -143,7 +192,10 @@ describe("tag 99 that is not KHQR timestamps", () => {
     const dyn = (t99: string) => withCrc(body({ poi: "010212", amount: tlv("54", "100"), extra: tlv("99", t99) }));
     const withExtra = dyn(tlv("00", String(T0)) + tlv("01", String(T0 + HOUR)) + tlv("68", "x"));
     expect(decodeKhqr(withExtra).status).toEqual(OK);
-    expect(decodeKhqr(withExtra).data).toMatchObject({ creationTimestamp: String(T0), expirationTimestamp: String(T0 + HOUR) });
+    expect(decodeKhqr(withExtra).data).toMatchObject({
+      creationTimestamp: String(T0),
+      expirationTimestamp: String(T0 + HOUR),
+    });
     expect(decodeKhqr(withExtra).data.tag99).toBeUndefined();
     expect(verifyKhqr(withExtra, T0 + 2 * HOUR)).toBe(false);
     expect(errorCodeOf(dyn("001339CA026411FDA6803mmp"))).toBe(45);
@@ -180,7 +232,14 @@ describe("decodeKhqr on broken input", () => {
     const cut = qr.slice(0, qr.indexOf("5905devit") + 6);
     const r = decodeKhqr(cut);
     expect(r.status.errorCode).toBe(8);
-    expect(r.data).toMatchObject({ merchantType: "30", bankAccountID: "devit@abaa", transactionAmount: "1.50", countryCode: "KH", merchantName: null, crc: null });
+    expect(r.data).toMatchObject({
+      merchantType: "30",
+      bankAccountID: "devit@abaa",
+      transactionAmount: "1.50",
+      countryCode: "KH",
+      merchantName: null,
+      crc: null,
+    });
   });
 
   it.each<[string, number, string]>([
@@ -190,7 +249,11 @@ describe("decodeKhqr on broken input", () => {
     ["payload format not first", 36, withCrc("010211000201" + body().slice(12))],
     ["a tag after the CRC", 36, withCrc(body()) + "610512000"],
     ["a tag twice", 8, withCrc(body({ extra: "5901m" }))],
-    ["both tag 29 and tag 30", 8, withCrc(body({ extra: tlv("30", tlv("00", "x@y") + tlv("01", "1") + tlv("02", "B")) }))],
+    [
+      "both tag 29 and tag 30",
+      8,
+      withCrc(body({ extra: tlv("30", tlv("00", "x@y") + tlv("01", "1") + tlv("02", "B")) })),
+    ],
     ["a malformed template", 8, withCrc(body({ extra: tlv("62", "0105abc") }))],
     ["a malformed foreign template", 8, withCrc(body({ extra: tlv("27", "zz") }))],
     ["payload format 02", 8, withCrc(body({ pfi: "000202" }))],
@@ -202,11 +265,27 @@ describe("decodeKhqr on broken input", () => {
     ["account id missing", 1, withCrc(body({ account: tlv("29", tlv("01", "123")) }))],
     ["account id of 33", 6, withCrc(body({ account: tlv("29", tlv("00", "a".repeat(31) + "@b")) }))],
     ["account id without @", 3, withCrc(body({ account: tlv("29", tlv("00", "A000000677010111")) }))],
-    ["account information of 33", 35, withCrc(body({ account: tlv("29", tlv("00", "a@b") + tlv("01", "1".repeat(33))) }))],
-    ["merchant with an empty merchant id", 30, withCrc(body({ account: tlv("30", tlv("00", "a@b") + "0100" + tlv("02", "BANK")) }))],
-    ["merchant with an empty acquiring bank", 31, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1") + "0200") }))],
+    [
+      "account information of 33",
+      35,
+      withCrc(body({ account: tlv("29", tlv("00", "a@b") + tlv("01", "1".repeat(33))) })),
+    ],
+    [
+      "merchant with an empty merchant id",
+      30,
+      withCrc(body({ account: tlv("30", tlv("00", "a@b") + "0100" + tlv("02", "BANK")) })),
+    ],
+    [
+      "merchant with an empty acquiring bank",
+      31,
+      withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1") + "0200") })),
+    ],
     ["merchant id of 33", 32, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1".repeat(33))) }))],
-    ["acquiring bank of 33", 33, withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1") + tlv("02", "B".repeat(33))) }))],
+    [
+      "acquiring bank of 33",
+      33,
+      withCrc(body({ account: tlv("30", tlv("00", "a@b") + tlv("01", "1") + tlv("02", "B".repeat(33))) })),
+    ],
     ["MCC missing", 25, withCrc(body({ mcc: "" }))],
     ["MCC of 5", 18, withCrc(body({ mcc: "520559999" }))],
     ["MCC of 3", 51, withCrc(body({ mcc: "5203599" }))],
@@ -214,7 +293,11 @@ describe("decodeKhqr on broken input", () => {
     ["currency of 4", 19, withCrc(body({ cur: "53040840" }))],
     ["currency THB", 28, withCrc(body({ cur: "5303764" }))],
     ["amount with letters", 4, withCrc(body({ amount: "54041.5a", extra: tlv("99", tlv("01", String(T0))) }))],
-    ["amount with 3 decimals", 4, withCrc(body({ cur: "5303840", amount: tlv("54", "10.555"), extra: tlv("99", tlv("01", String(T0))) }))],
+    [
+      "amount with 3 decimals",
+      4,
+      withCrc(body({ cur: "5303840", amount: tlv("54", "10.555"), extra: tlv("99", tlv("01", String(T0))) })),
+    ],
     ["amount zero", 4, withCrc(body({ amount: "54010", extra: tlv("99", tlv("01", String(T0))) }))],
     ["dynamic without amount", 47, withCrc(body({ poi: "010212", extra: tlv("99", tlv("01", String(T0))) }))],
     ["amount without expiration", 45, withCrc(body({ poi: "010212", amount: "5403100" }))],
@@ -234,10 +317,22 @@ describe("decodeKhqr on broken input", () => {
     ["language preference of 3", 38, withCrc(body({ extra: tlv("64", tlv("00", "khm") + tlv("01", "x")) }))],
     ["language template without name", 39, withCrc(body({ extra: tlv("64", tlv("00", "km")) }))],
     ["alternate name of 26", 40, withCrc(body({ extra: tlv("64", tlv("00", "km") + tlv("01", "x".repeat(26))) }))],
-    ["alternate city of 16", 41, withCrc(body({ extra: tlv("64", tlv("00", "km") + tlv("01", "x") + tlv("02", "y".repeat(16))) }))],
+    [
+      "alternate city of 16",
+      41,
+      withCrc(body({ extra: tlv("64", tlv("00", "km") + tlv("01", "x") + tlv("02", "y".repeat(16))) })),
+    ],
     ["expiration in seconds", 49, withCrc(body({ extra: tlv("99", tlv("01", "1767225600")) }))],
-    ["creation not 13 digits", 8, withCrc(body({ extra: tlv("99", tlv("00", "17672256000x0") + tlv("01", String(T0))) }))],
-    ["expiration before creation", 50, withCrc(body({ extra: tlv("99", tlv("00", String(T0 + 1)) + tlv("01", String(T0))) }))],
+    [
+      "creation not 13 digits",
+      8,
+      withCrc(body({ extra: tlv("99", tlv("00", "17672256000x0") + tlv("01", String(T0))) })),
+    ],
+    [
+      "expiration before creation",
+      50,
+      withCrc(body({ extra: tlv("99", tlv("00", String(T0 + 1)) + tlv("01", String(T0))) })),
+    ],
   ])("%s → error %i", (_name, code, qr) => {
     const r = decodeKhqr(qr);
     expect(r.status.code).toBe(1);

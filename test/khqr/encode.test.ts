@@ -16,29 +16,68 @@ function codeOf(input: unknown): number | null {
 describe("encodeKhqr", () => {
   it("writes a static individual QR: PoI 11, tag 29, no amount, no timestamps", () => {
     const { qr, md5 } = encodeKhqr(individualStatic);
-    expect(qr).toBe(withCrc("000201" + "010211" + tlv("29", tlv("00", "john_smith@devb")) + "52045999" + "5303116" + "5802KH" + tlv("59", "John Smith") + tlv("60", "Phnom Penh")));
+    expect(qr).toBe(
+      withCrc(
+        "000201" +
+          "010211" +
+          tlv("29", tlv("00", "john_smith@devb")) +
+          "52045999" +
+          "5303116" +
+          "5802KH" +
+          tlv("59", "John Smith") +
+          tlv("60", "Phnom Penh"),
+      ),
+    );
     expect(md5).toBe(createHash("md5").update(qr).digest("hex"));
   });
 
   it("writes a dynamic merchant QR: PoI 12, tag 30 with merchant id and bank, amount, tag 99", () => {
     const { qr } = encodeKhqr(merchantDynamic());
-    expect(qr).toBe(withCrc(
-      "000201010212" + tlv("30", tlv("00", "devit@abaa") + tlv("01", "1243546472") + tlv("02", "DEVBKKHPXXX")) + "52045999" + "5303840" + tlv("54", "1.50") +
-        "5802KH" + tlv("59", "devit") + tlv("60", "Battambang") + tlv("99", tlv("00", String(T0)) + tlv("01", String(T0 + HOUR))),
-    ));
+    expect(qr).toBe(
+      withCrc(
+        "000201010212" +
+          tlv("30", tlv("00", "devit@abaa") + tlv("01", "1243546472") + tlv("02", "DEVBKKHPXXX")) +
+          "52045999" +
+          "5303840" +
+          tlv("54", "1.50") +
+          "5802KH" +
+          tlv("59", "devit") +
+          tlv("60", "Battambang") +
+          tlv("99", tlv("00", String(T0)) + tlv("01", String(T0 + HOUR))),
+      ),
+    );
     // The shape of the SDK's published example (README / research note).
-    expect(qr.startsWith("00020101021230430010devit@abaa011012435464720211DEVBKKHPXXX52045999530384054041.505802KH5905devit6010Battambang9934")).toBe(true);
+    expect(
+      qr.startsWith(
+        "00020101021230430010devit@abaa011012435464720211DEVBKKHPXXX52045999530384054041.505802KH5905devit6010Battambang9934",
+      ),
+    ).toBe(true);
   });
 
   it("writes individual account information, acquiring bank, MCC, additional data, alternate language and timestamps", () => {
     const { qr } = encodeKhqr(individualFull());
-    expect(qr).toBe(withCrc(
-      "000201010212" + tlv("29", tlv("00", "sokha@wing") + tlv("01", "85512345678") + tlv("02", "Wing Bank")) + "52045812" + "5303116" + tlv("54", "25000") +
-        "5802KH" + tlv("59", "Sokha Shop") + tlv("60", "Siem Reap") +
-        tlv("62", tlv("01", "#0001") + tlv("02", "85587575857") + tlv("03", "Old Market") + tlv("07", "POS-2") + tlv("08", "lunch")) +
-        tlv("64", tlv("00", "km") + tlv("01", "ហាងសុខា") + tlv("02", "សៀមរាប")) +
-        tlv("99", tlv("00", String(T0)) + tlv("01", String(T0 + HOUR))),
-    ));
+    expect(qr).toBe(
+      withCrc(
+        "000201010212" +
+          tlv("29", tlv("00", "sokha@wing") + tlv("01", "85512345678") + tlv("02", "Wing Bank")) +
+          "52045812" +
+          "5303116" +
+          tlv("54", "25000") +
+          "5802KH" +
+          tlv("59", "Sokha Shop") +
+          tlv("60", "Siem Reap") +
+          tlv(
+            "62",
+            tlv("01", "#0001") +
+              tlv("02", "85587575857") +
+              tlv("03", "Old Market") +
+              tlv("07", "POS-2") +
+              tlv("08", "lunch"),
+          ) +
+          tlv("64", tlv("00", "km") + tlv("01", "ហាងសុខា") + tlv("02", "សៀមរាប")) +
+          tlv("99", tlv("00", String(T0)) + tlv("01", String(T0 + HOUR))),
+      ),
+    );
   });
 
   it("formats the amount by currency: USD fraction padded to 2, KHR without decimals", () => {
@@ -53,12 +92,21 @@ describe("encodeKhqr", () => {
   });
 
   it("writes the alternate language without a city when none is given", () => {
-    const { qr } = encodeKhqr({ ...individualStatic, alternateLanguage: { languagePreference: "km", merchantName: "ចន" } });
+    const { qr } = encodeKhqr({
+      ...individualStatic,
+      alternateLanguage: { languagePreference: "km", merchantName: "ចន" },
+    });
     expect(qr).toContain(tlv("64", tlv("00", "km") + tlv("01", "ចន")) + "6304");
   });
 
   it("treats empty optional strings as absent, as the SDK does", () => {
-    const a = encodeKhqr({ ...individualStatic, billNumber: "", accountInformation: "", merchantCategoryCode: "", amount: "" });
+    const a = encodeKhqr({
+      ...individualStatic,
+      billNumber: "",
+      accountInformation: "",
+      merchantCategoryCode: "",
+      amount: "",
+    });
     expect(a.qr).toBe(encodeKhqr(individualStatic).qr);
   });
 
@@ -107,7 +155,11 @@ describe("encodeKhqr", () => {
     ["language preference of 3", { alternateLanguage: { languagePreference: "khm", merchantName: "x" } }, 38],
     ["alternate name missing", { alternateLanguage: { languagePreference: "km", merchantName: "" } }, 39],
     ["alternate name of 26", { alternateLanguage: { languagePreference: "km", merchantName: "ក".repeat(26) } }, 40],
-    ["alternate city of 16", { alternateLanguage: { languagePreference: "km", merchantName: "x", merchantCity: "ក".repeat(16) } }, 41],
+    [
+      "alternate city of 16",
+      { alternateLanguage: { languagePreference: "km", merchantName: "x", merchantCity: "ក".repeat(16) } },
+      41,
+    ],
     ["expiration missing with an amount", { expirationTimestamp: undefined }, 45],
     ["creation missing with an amount", { creationTimestamp: undefined }, 45],
     ["expiration in seconds", { expirationTimestamp: Math.floor(T0 / 1000) }, 49],
@@ -118,7 +170,12 @@ describe("encodeKhqr", () => {
   });
 
   it("rejects an account template over 99 characters although each part fits", () => {
-    const input = { ...merchantDynamic(), bakongAccountId: "a".repeat(27) + "@abaa", merchantId: "1".repeat(32), acquiringBank: "B".repeat(32) };
+    const input = {
+      ...merchantDynamic(),
+      bakongAccountId: "a".repeat(27) + "@abaa",
+      merchantId: "1".repeat(32),
+      acquiringBank: "B".repeat(32),
+    };
     expect(codeOf(input)).toBe(8);
     expect(validateKhqrInput(input).map((e) => e.field)).toEqual(["merchantAccountInformation"]);
   });
@@ -139,7 +196,12 @@ describe("encodeKhqr", () => {
       encodeKhqr({ ...merchantDynamic(), merchantName: "" });
       throw new Error("no throw");
     } catch (e) {
-      expect(e).toMatchObject({ name: "KhqrError", errorCode: 2, field: "merchantName", message: "Merchant name cannot be null or empty" });
+      expect(e).toMatchObject({
+        name: "KhqrError",
+        errorCode: 2,
+        field: "merchantName",
+        message: "Merchant name cannot be null or empty",
+      });
     }
   });
 });
@@ -152,7 +214,13 @@ describe("validateKhqrInput", () => {
   });
 
   it("lists every broken rule with its field, message and SDK code", () => {
-    const errors = validateKhqrInput({ accountType: "merchant", bakongAccountId: "nobank", merchantName: "n".repeat(30), currency: 840, amount: "1.999" });
+    const errors = validateKhqrInput({
+      accountType: "merchant",
+      bakongAccountId: "nobank",
+      merchantName: "n".repeat(30),
+      currency: 840,
+      amount: "1.999",
+    });
     expect(errors).toEqual([
       { field: "bakongAccountId", errorCode: 3, message: "Bakong Account ID is invalid" },
       { field: "merchantId", errorCode: 30, message: "Merchant ID cannot be null or empty" },
@@ -168,7 +236,12 @@ describe("validateKhqrInput", () => {
   it("never throws on junk, reporting type errors per field", () => {
     expect(validateKhqrInput(null as never).length).toBeGreaterThan(0);
     expect(validateKhqrInput("x" as never).length).toBeGreaterThan(0);
-    const errors = validateKhqrInput({ ...individualStatic, merchantName: 42, billNumber: {}, alternateLanguage: "km" } as never);
+    const errors = validateKhqrInput({
+      ...individualStatic,
+      merchantName: 42,
+      billNumber: {},
+      alternateLanguage: "km",
+    } as never);
     expect(errors.map((e) => [e.field, e.errorCode])).toEqual([
       ["merchantName", 2],
       ["billNumber", 10],

@@ -94,22 +94,78 @@ export function sdkGenerate(x: KhqrInput): { qr: string; md5: string } | null {
     expirationTimestamp: x.expirationTimestamp,
   };
   const generator = new sdk.BakongKHQR();
-  const result = x.accountType === "merchant"
-    ? generator.generateMerchant(new sdk.MerchantInfo(x.bakongAccountId, x.merchantName, x.merchantCity, x.merchantId ?? "", x.acquiringBank ?? "", optional))
-    : generator.generateIndividual(new sdk.IndividualInfo(x.bakongAccountId, x.merchantName, x.merchantCity, optional));
+  const result =
+    x.accountType === "merchant"
+      ? generator.generateMerchant(
+          new sdk.MerchantInfo(
+            x.bakongAccountId,
+            x.merchantName,
+            x.merchantCity,
+            x.merchantId ?? "",
+            x.acquiringBank ?? "",
+            optional,
+          ),
+        )
+      : generator.generateIndividual(
+          new sdk.IndividualInfo(x.bakongAccountId, x.merchantName, x.merchantCity, optional),
+        );
   return result.data;
 }
 
 /** Well-formed EMV QRs of other national schemes (correct CRC): valid EMV, not KHQR. */
 export const otherSchemes: Record<string, string> = {
-  promptPayTH: withCrc("000201010211" + tlv("29", tlv("00", "A000000677010111") + tlv("01", "0066812345678")) + "5303764" + "5802TH"),
-  promptPayTHAmount: withCrc("000201010212" + tlv("29", tlv("00", "A000000677010111") + tlv("01", "0066812345678")) + "5303764" + tlv("54", "100.00") + "5802TH"),
-  payNowSG: withCrc("000201010212" + tlv("26", tlv("00", "SG.PAYNOW") + tlv("01", "2") + tlv("02", "201234567W") + tlv("03", "1") + tlv("04", "20301231")) +
-    "52040000" + "5303702" + tlv("54", "12.50") + "5802SG" + tlv("59", "ACME PTE LTD") + tlv("60", "Singapore")),
-  pixBR: withCrc("000201" + tlv("26", tlv("00", "br.gov.bcb.pix") + tlv("01", "someone@example.com")) + "52040000" + "5303986" + tlv("54", "10.00") +
-    "5802BR" + tlv("59", "Fulano de Tal") + tlv("60", "BRASILIA") + tlv("62", tlv("05", "***"))),
-  vietQR: withCrc("000201010212" + tlv("38", tlv("00", "A000000727") + tlv("01", tlv("00", "970436") + tlv("01", "0011012345678")) + tlv("02", "QRIBFTTA")) +
-    "5303704" + tlv("54", "50000") + "5802VN" + tlv("62", tlv("08", "thanh toan"))),
-  duitNowMY: withCrc("000201010211" + tlv("26", tlv("00", "A0000006150001") + tlv("01", "890053") + tlv("02", "000000000012345")) + "52045999" + "5303458" +
-    "5802MY" + tlv("59", "KEDAI RUNCIT") + tlv("60", "KUALA LUMPUR")),
+  promptPayTH: withCrc(
+    "000201010211" + tlv("29", tlv("00", "A000000677010111") + tlv("01", "0066812345678")) + "5303764" + "5802TH",
+  ),
+  promptPayTHAmount: withCrc(
+    "000201010212" +
+      tlv("29", tlv("00", "A000000677010111") + tlv("01", "0066812345678")) +
+      "5303764" +
+      tlv("54", "100.00") +
+      "5802TH",
+  ),
+  payNowSG: withCrc(
+    "000201010212" +
+      tlv(
+        "26",
+        tlv("00", "SG.PAYNOW") + tlv("01", "2") + tlv("02", "201234567W") + tlv("03", "1") + tlv("04", "20301231"),
+      ) +
+      "52040000" +
+      "5303702" +
+      tlv("54", "12.50") +
+      "5802SG" +
+      tlv("59", "ACME PTE LTD") +
+      tlv("60", "Singapore"),
+  ),
+  pixBR: withCrc(
+    "000201" +
+      tlv("26", tlv("00", "br.gov.bcb.pix") + tlv("01", "someone@example.com")) +
+      "52040000" +
+      "5303986" +
+      tlv("54", "10.00") +
+      "5802BR" +
+      tlv("59", "Fulano de Tal") +
+      tlv("60", "BRASILIA") +
+      tlv("62", tlv("05", "***")),
+  ),
+  vietQR: withCrc(
+    "000201010212" +
+      tlv(
+        "38",
+        tlv("00", "A000000727") + tlv("01", tlv("00", "970436") + tlv("01", "0011012345678")) + tlv("02", "QRIBFTTA"),
+      ) +
+      "5303704" +
+      tlv("54", "50000") +
+      "5802VN" +
+      tlv("62", tlv("08", "thanh toan")),
+  ),
+  duitNowMY: withCrc(
+    "000201010211" +
+      tlv("26", tlv("00", "A0000006150001") + tlv("01", "890053") + tlv("02", "000000000012345")) +
+      "52045999" +
+      "5303458" +
+      "5802MY" +
+      tlv("59", "KEDAI RUNCIT") +
+      tlv("60", "KUALA LUMPUR"),
+  ),
 };

@@ -19,13 +19,24 @@ const codeUnits = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: TEN
 const bytes = fc.uint8Array({ maxLength: TEN_KB }).map((b) => Buffer.from(b).toString("latin1"));
 /** Valid QRs with random edits: the inputs most likely to reach deep into the reader. */
 const mutatedQr = fc
-  .tuple(validInput(), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 0xffff }), fc.constantFrom("replace", "insert", "delete")), { minLength: 1, maxLength: 4 }))
+  .tuple(
+    validInput(),
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 0xffff }), fc.constantFrom("replace", "insert", "delete")), {
+      minLength: 1,
+      maxLength: 4,
+    }),
+  )
   .map(([x, edits]) => {
     let s = encodeKhqr(x).qr;
     for (const [at, c, op] of edits) {
       const i = at % (s.length + 1);
       const ch = String.fromCharCode(c);
-      s = op === "insert" ? s.slice(0, i) + ch + s.slice(i) : op === "delete" ? s.slice(0, i) + s.slice(i + 1) : s.slice(0, i) + ch + s.slice(i + 1);
+      s =
+        op === "insert"
+          ? s.slice(0, i) + ch + s.slice(i)
+          : op === "delete"
+            ? s.slice(0, i) + s.slice(i + 1)
+            : s.slice(0, i) + ch + s.slice(i + 1);
     }
     return s;
   });
@@ -36,10 +47,11 @@ const mutatedQr = fc
  */
 const sdkHangQr = fc.tuple(validInput(), fc.integer({ min: 0, max: 9 })).map(([x, digit]) => {
   const qr = encodeKhqr(x).qr;
-  for (let i = 0; i + 4 <= qr.length; ) {
+  for (let i = 0; i + 4 <= qr.length;) {
     const id = qr.slice(i, i + 2);
     const end = i + 4 + Number(qr.slice(i + 2, i + 4));
-    if ((id === "29" || id === "30") && end - i - 4 < 99) return recrc(qr.slice(0, i) + tlv(id, qr.slice(i + 4, end) + String(digit)) + qr.slice(end));
+    if ((id === "29" || id === "30") && end - i - 4 < 99)
+      return recrc(qr.slice(0, i) + tlv(id, qr.slice(i + 4, end) + String(digit)) + qr.slice(end));
     i = end;
   }
   return qr;
@@ -87,7 +99,19 @@ describe("KHQR codec properties", () => {
   });
 
   it("validateKhqrInput accepts exactly what encode accepts", () => {
-    const patched = fc.tuple(validInput(), fc.constantFrom("merchantName", "merchantCity", "bakongAccountId", "amount", "billNumber", "merchantCategoryCode"), fc.string({ maxLength: 40 }))
+    const patched = fc
+      .tuple(
+        validInput(),
+        fc.constantFrom(
+          "merchantName",
+          "merchantCity",
+          "bakongAccountId",
+          "amount",
+          "billNumber",
+          "merchantCategoryCode",
+        ),
+        fc.string({ maxLength: 40 }),
+      )
       .map(([x, k, v]) => ({ ...x, [k]: v }));
     fc.assert(
       fc.property(patched, (x) => {
@@ -107,18 +131,31 @@ describe("KHQR codec properties", () => {
 
   it("decode and verify never throw and decode always answers a well-shaped result, on strings and bytes up to 10 KB", () => {
     fc.assert(
-      fc.property(fc.oneof(codeUnits, bytes, fc.string({ unit: "binary", maxLength: TEN_KB }), mutatedQr), fc.double(), (s, now) => {
-        const v = verifyKhqr(s, now);
-        const r = decodeKhqr(s);
-        expect(typeof v).toBe("boolean");
-        expect([0, 1]).toContain(r.status.code);
-        expect(r.status.code === 0).toBe(r.status.errorCode === null && r.status.message === null);
-        if (r.status.code !== 0) expect(v).toBe(false);
-        expect(Object.keys(r.data).slice(0, 11)).toEqual([
-          "merchantType", "bankAccountID", "merchantID", "acquiringBank", "merchantCategoryCode", "transactionCurrency", "transactionAmount",
-          "countryCode", "merchantName", "merchantCity", "crc",
-        ]);
-      }),
+      fc.property(
+        fc.oneof(codeUnits, bytes, fc.string({ unit: "binary", maxLength: TEN_KB }), mutatedQr),
+        fc.double(),
+        (s, now) => {
+          const v = verifyKhqr(s, now);
+          const r = decodeKhqr(s);
+          expect(typeof v).toBe("boolean");
+          expect([0, 1]).toContain(r.status.code);
+          expect(r.status.code === 0).toBe(r.status.errorCode === null && r.status.message === null);
+          if (r.status.code !== 0) expect(v).toBe(false);
+          expect(Object.keys(r.data).slice(0, 11)).toEqual([
+            "merchantType",
+            "bankAccountID",
+            "merchantID",
+            "acquiringBank",
+            "merchantCategoryCode",
+            "transactionCurrency",
+            "transactionAmount",
+            "countryCode",
+            "merchantName",
+            "merchantCity",
+            "crc",
+          ]);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -141,7 +178,12 @@ describe("KHQR codec properties", () => {
 
   it("survives a 10 KB valid-looking prefix, a QR repeated, and a QR with a 10 KB tail", () => {
     const { qr } = encodeKhqr(individualFull());
-    for (const s of [qr.repeat(40), qr + "9".repeat(TEN_KB), "0".repeat(TEN_KB), qr.slice(0, -8) + "\ud800".repeat(TEN_KB)]) {
+    for (const s of [
+      qr.repeat(40),
+      qr + "9".repeat(TEN_KB),
+      "0".repeat(TEN_KB),
+      qr.slice(0, -8) + "\ud800".repeat(TEN_KB),
+    ]) {
       expect(verifyKhqr(s, 0)).toBe(false);
       expect(decodeKhqr(s).status.code).toBe(1);
     }

@@ -9,7 +9,15 @@ import { createRequire } from "node:module";
 import { describe, expect, it, jest } from "@jest/globals";
 import fc from "fast-check";
 import sdk, { type SdkDecoded } from "bakong-khqr";
-import { crc16, crcToHex, decodeKhqr, encodeKhqr, verifyKhqr, type KhqrDecoded, type KhqrInput } from "../../src/khqr/index.js";
+import {
+  crc16,
+  crcToHex,
+  decodeKhqr,
+  encodeKhqr,
+  verifyKhqr,
+  type KhqrDecoded,
+  type KhqrInput,
+} from "../../src/khqr/index.js";
 import { validInput } from "./arbitraries.js";
 import { buildCorpus, KNOWN_DISAGREEMENTS, SDK_HANG_PROBE, type Disagreement } from "./corpus.js";
 import { individualFull, individualStatic, merchantDynamic, sdkGenerate, T0, tlv, withCrc } from "./fixtures.js";
@@ -29,7 +37,7 @@ function sdkVerify(qr: string): boolean {
 /** Sub-values 00 and 01 of a raw tag 99, as the SDK reads them (it labels them as timestamps whatever they hold). */
 function sdkTimestamps(raw: string): { creationTimestamp: string | null; expirationTimestamp: string | null } {
   const out = { creationTimestamp: null as string | null, expirationTimestamp: null as string | null };
-  for (let i = 0; i + 4 <= raw.length; ) {
+  for (let i = 0; i + 4 <= raw.length;) {
     const id = raw.slice(i, i + 2);
     const end = i + 4 + Number(raw.slice(i + 2, i + 4));
     if (id === "00") out.creationTimestamp = raw.slice(i + 4, end);
@@ -100,7 +108,10 @@ describe("our encoder against the SDK", () => {
   it("writes what the SDK writes, and the SDK verifies and decodes it identically, for random valid inputs", () => {
     fc.assert(
       fc.property(validInput(false), (x0) => {
-        const x = x0.expirationTimestamp === undefined ? x0 : { ...x0, expirationTimestamp: now + 60_000 + (x0.expirationTimestamp % 1_000_000) };
+        const x =
+          x0.expirationTimestamp === undefined
+            ? x0
+            : { ...x0, expirationTimestamp: now + 60_000 + (x0.expirationTimestamp % 1_000_000) };
         const theirs = sdkGenerate(x);
         expect(theirs).not.toBeNull();
         const creationTimestamp = sdkCreation(theirs?.qr ?? "");
@@ -120,7 +131,11 @@ describe("expiry boundary against the SDK", () => {
     const qr = encodeKhqr(merchantDynamic(now, exp)).qr;
     const clock = jest.spyOn(Date, "now");
     try {
-      for (const [at, valid] of [[exp - 1, true], [exp, true], [exp + 1, false]] as const) {
+      for (const [at, valid] of [
+        [exp - 1, true],
+        [exp, true],
+        [exp + 1, false],
+      ] as const) {
         clock.mockReturnValue(at);
         expect([at - exp, sdkVerify(qr), verifyKhqr(qr, at)]).toEqual([at - exp, valid, valid]);
       }
@@ -150,7 +165,8 @@ describe("our verify and decode against the SDK on a generated corpus", () => {
       }
       const theirs = sdkVerify(e.qr);
       const expected = e.disagree === undefined ? { ours: theirs, sdk: ours } : KNOWN_DISAGREEMENTS[e.disagree];
-      if (ours !== expected.ours || theirs !== expected.sdk) mismatches.push(`${e.name}: ours ${ours}, sdk ${theirs} ${JSON.stringify(e.qr)}`);
+      if (ours !== expected.ours || theirs !== expected.sdk)
+        mismatches.push(`${e.name}: ours ${ours}, sdk ${theirs} ${JSON.stringify(e.qr)}`);
     }
     expect(mismatches).toEqual([]);
   });
@@ -191,14 +207,22 @@ describe("our verify and decode against the SDK on a generated corpus", () => {
   it("covers strings on which the SDK loops forever, and rejects them (known disagreement: SDK hangs)", () => {
     const hanging = corpus.filter((e) => sdkVerifyHangs(e.qr));
     expect(hanging.length).toBeGreaterThan(0);
-    for (const e of hanging) expect([e.name, verifyKhqr(e.qr, now), decodeKhqr(e.qr).status.errorCode]).toEqual([e.name, false, 8]);
+    for (const e of hanging)
+      expect([e.name, verifyKhqr(e.qr, now), decodeKhqr(e.qr).status.errorCode]).toEqual([e.name, false, 8]);
     // The guard replays the SDK's slicing (conservatively); prove the hang is real on one probe:
     // the SDK, in a child process, is still busy after 3 s.
     expect(hanging.map((e) => e.qr)).toContain(SDK_HANG_PROBE);
     // Its top-level loop spins too, on a tag 30 whose length is not a number ("30xx"); ours answers.
     const sdkPath = createRequire(import.meta.url).resolve("bakong-khqr");
-    for (const [call, qr] of [["verify", SDK_HANG_PROBE], ["decode", "30xx"]]) {
-      const child = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(sdkPath)}).BakongKHQR.${call}(${JSON.stringify(qr)})`], { timeout: 2000 });
+    for (const [call, qr] of [
+      ["verify", SDK_HANG_PROBE],
+      ["decode", "30xx"],
+    ]) {
+      const child = spawnSync(
+        process.execPath,
+        ["-e", `require(${JSON.stringify(sdkPath)}).BakongKHQR.${call}(${JSON.stringify(qr)})`],
+        { timeout: 2000 },
+      );
       expect([call, child.signal]).toEqual([call, "SIGTERM"]);
     }
     expect(sdkDecodeHangs("30xx")).toBe(true);
@@ -218,7 +242,11 @@ function complete(v: WildVector): string {
 }
 
 describe("our verify and decode against the SDK on real strings from KHQR implementations' test suites", () => {
-  const vectors = WILD_VECTORS.map((v) => ({ v, qr: complete(v), name: `${v.sources[0].ref} "${v.sources[0].label}"` }));
+  const vectors = WILD_VECTORS.map((v) => ({
+    v,
+    qr: complete(v),
+    name: `${v.sources[0].ref} "${v.sources[0].label}"`,
+  }));
 
   it("holds over 150 distinct strings from the SDK's own tests and six other implementations", () => {
     expect(new Set(vectors.map((x) => x.qr)).size).toBe(vectors.length);
@@ -228,7 +256,12 @@ describe("our verify and decode against the SDK on real strings from KHQR implem
   });
 
   it("records which strings carry a correct CRC", () => {
-    const wrong = vectors.filter(({ v, qr }) => (qr.length >= 8 && /6304[0-9A-Fa-f]{4}$/.test(qr) && crcToHex(crc16(qr, 0, qr.length - 4)) === qr.slice(-4).toUpperCase()) !== v.crc);
+    const wrong = vectors.filter(
+      ({ v, qr }) =>
+        (qr.length >= 8 &&
+          /6304[0-9A-Fa-f]{4}$/.test(qr) &&
+          crcToHex(crc16(qr, 0, qr.length - 4)) === qr.slice(-4).toUpperCase()) !== v.crc,
+    );
     expect(wrong.map((x) => x.name)).toEqual([]);
   });
 
@@ -237,7 +270,8 @@ describe("our verify and decode against the SDK on real strings from KHQR implem
     for (const { v, qr, name } of vectors) {
       const theirs = sdkVerifyHangs(qr) ? "hangs" : sdkVerify(qr);
       const got = { ours: verifyKhqr(qr, now), error: decodeKhqr(qr).status.errorCode, sdk: theirs };
-      if (got.ours !== v.ours || got.error !== v.error || got.sdk !== v.sdk) mismatches.push(`${name}: ${JSON.stringify(got)} ${JSON.stringify(qr)}`);
+      if (got.ours !== v.ours || got.error !== v.error || got.sdk !== v.sdk)
+        mismatches.push(`${name}: ${JSON.stringify(got)} ${JSON.stringify(qr)}`);
     }
     expect(mismatches).toEqual([]);
   });
@@ -247,10 +281,14 @@ describe("our verify and decode against the SDK on real strings from KHQR implem
     for (const { v, name } of vectors) {
       if (v.ours !== v.sdk) {
         const known = v.disagree === undefined ? undefined : KNOWN_DISAGREEMENTS[v.disagree];
-        if (!known || known.ours !== v.ours || known.sdk !== v.sdk || !v.why) unexplained.push(`${name}: ours ${v.ours}, sdk ${String(v.sdk)}`);
+        if (!known || known.ours !== v.ours || known.sdk !== v.sdk || !v.why)
+          unexplained.push(`${name}: ours ${v.ours}, sdk ${String(v.sdk)}`);
       }
       for (const s of v.sources) {
-        const differs = ((s.claim === "valid" || s.claim === "generated") && !v.ours) || (s.claim === "invalid" && v.ours) || (s.claim === "decodes" && v.error !== null);
+        const differs =
+          ((s.claim === "valid" || s.claim === "generated") && !v.ours) ||
+          (s.claim === "invalid" && v.ours) ||
+          (s.claim === "decodes" && v.error !== null);
         if (differs && !v.why) unexplained.push(`${name}: claim ${s.claim} of ${s.ref}`);
       }
     }

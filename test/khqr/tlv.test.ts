@@ -35,7 +35,12 @@ describe("TLV reader", () => {
 
   it("knows which ids are templates: 26–51, 62, 64, 80–99", () => {
     const templates = Array.from({ length: 100 }, (_, i) => i).filter(isTemplateId);
-    const expected = [...Array.from({ length: 26 }, (_, i) => 26 + i), 62, 64, ...Array.from({ length: 20 }, (_, i) => 80 + i)];
+    const expected = [
+      ...Array.from({ length: 26 }, (_, i) => 26 + i),
+      62,
+      64,
+      ...Array.from({ length: 20 }, (_, i) => 80 + i),
+    ];
     expect(templates).toEqual(expected);
   });
 });

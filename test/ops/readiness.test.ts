@@ -37,7 +37,10 @@ describe("readiness tells the truth", () => {
     try {
       await admin.query(`alter database "${name}" set default_transaction_read_only = on`);
       // Existing sessions keep their settings: end them, as a failover to a read-only server would.
-      await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [name]);
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+        [name],
+      );
       // The first probes may meet a pooled connection that was just terminated (57P01); the pool replaces it,
       // and the probe on a new session must then be refused for the read-only setting itself.
       const r = await (async () => {
@@ -53,7 +56,10 @@ describe("readiness tells the truth", () => {
       expect(String(r.body.details?.database)).toMatch(/write probe failed: SQLSTATE 25006/);
     } finally {
       await admin.query(`alter database "${name}" reset default_transaction_read_only`);
-      await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [name]);
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+        [name],
+      );
       await admin.end();
     }
   }, 60_000);

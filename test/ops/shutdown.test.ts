@@ -19,14 +19,33 @@ describe("process shutdown", () => {
       });
     });
     const child = spawn(process.execPath, ["dist/src/main.js", "serve"], {
-      env: { ...process.env, NODE_OPTIONS: "", NODE_ENV: "production", DATABASE_URL: db.url, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", DATA_DIR: dataDir,
-        ADMIN_TOKEN: "test-admin-token-0123456789", SECRET_KEY: "test-secret-key-0123456789-0123456789", SIMULATORS: "false",
-        NETWORK_API_URL: "http://127.0.0.1:9/network", GATEWAY_API_URL: "http://127.0.0.1:9/gateway" },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: "",
+        NODE_ENV: "production",
+        DATABASE_URL: db.url,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: "test-admin-token-0123456789",
+        SECRET_KEY: "test-secret-key-0123456789-0123456789",
+        SIMULATORS: "false",
+        NETWORK_API_URL: "http://127.0.0.1:9/network",
+        GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
+      },
       stdio: ["ignore", "inherit", "inherit"],
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
-      await waitFor(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false), 30_000);
+      await waitFor(
+        () =>
+          fetch(`http://127.0.0.1:${port}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        30_000,
+      );
       const started = Date.now();
       child.kill("SIGTERM");
       expect(await exited).toBe(0);

@@ -9,9 +9,14 @@ import { AUTH, post, waitFor } from "../support/app.js";
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {
-  NODE_ENV: "production", HOST: "127.0.0.1", LOG_LEVEL: "warn", ADMIN_TOKEN: "test-admin-token-0123456789",
-  SECRET_KEY: "test-secret-key-0123456789-0123456789", SIMULATORS: "false",
-  NETWORK_API_URL: "http://127.0.0.1:9/network", GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
+  NODE_ENV: "production",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "warn",
+  ADMIN_TOKEN: "test-admin-token-0123456789",
+  SECRET_KEY: "test-secret-key-0123456789-0123456789",
+  SIMULATORS: "false",
+  NETWORK_API_URL: "http://127.0.0.1:9/network",
+  GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
 };
 
 async function freePort(): Promise<number> {
@@ -24,22 +29,33 @@ async function freePort(): Promise<number> {
 }
 
 /** Runs the service until it exits (or 60 s); returns its exit code and what it wrote to stderr and stdout. */
-function run(env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(process.execPath, ["dist/src/main.js", "serve"], { env: { ...process.env, NODE_OPTIONS: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+function run(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawn(process.execPath, ["dist/src/main.js", "serve"], {
+    env: { ...process.env, NODE_OPTIONS: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   let stdout = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  return new Promise((resolve) => child.once("exit", (code) => {
-    clearTimeout(timer);
-    resolve({ code, stderr, stdout });
-  }));
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, stdout });
+    }),
+  );
 }
 
 /** One line that says what is wrong and what to do; no stack trace. */
 function expectOneClearLine(stderr: string, ...mentions: RegExp[]): void {
-  const lines = stderr.trim().split("\n").filter((l) => l.trim() !== "");
+  const lines = stderr
+    .trim()
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(/^Start-up failed: /);
   expect(stderr).not.toMatch(/\n\s+at /);
@@ -67,7 +83,12 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
     const port = await freePort();
     try {
-      const r = await run({ ...PROD, DATABASE_URL: `postgresql://pqr:secret-password@127.0.0.1:${await freePort()}/pqr`, PORT: String(port), DATA_DIR: dataDir });
+      const r = await run({
+        ...PROD,
+        DATABASE_URL: `postgresql://pqr:secret-password@127.0.0.1:${await freePort()}/pqr`,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+      });
       expect(r.code).not.toBe(0);
       expectOneClearLine(r.stderr, /DATABASE_URL/, /cannot connect|could not connect/i);
       expect(r.stderr).not.toContain("secret-password");
@@ -94,7 +115,15 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
     const port = await freePort();
     const child = spawn(process.execPath, ["dist/src/main.js", "serve"], {
-      env: { ...process.env, NODE_OPTIONS: "", PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", DATA_DIR: dataDir, CHROMIUM_PATH: join(dataDir, "no-chromium-here") },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: "",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        DATA_DIR: dataDir,
+        CHROMIUM_PATH: join(dataDir, "no-chromium-here"),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -102,13 +131,36 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(() => fetch(`${base}/readyz`).then((r) => r.ok, () => false), 60_000, 250);
-      const demo = JSON.parse((await import("node:fs")).readFileSync(join(dataDir, "demo.json"), "utf8")) as { keys: { qr: string; gatewayLink: string } };
-      const link = await post(`${base}/gateway-link/generate-qr`, { amount: 1000, currency: 116 }, AUTH.gatewayLink(demo.keys.gatewayLink));
+      await waitFor(
+        () =>
+          fetch(`${base}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        60_000,
+        250,
+      );
+      const demo = JSON.parse((await import("node:fs")).readFileSync(join(dataDir, "demo.json"), "utf8")) as {
+        keys: { qr: string; gatewayLink: string };
+      };
+      const link = await post(
+        `${base}/gateway-link/generate-qr`,
+        { amount: 1000, currency: 116 },
+        AUTH.gatewayLink(demo.keys.gatewayLink),
+      );
       expect(link.status).toBe(503);
-      expect(link.body).toEqual({ error: expect.objectContaining({ code: "SERVICE_UNAVAILABLE", message: expect.stringContaining("CHROMIUM_PATH") }) });
+      expect(link.body).toEqual({
+        error: expect.objectContaining({
+          code: "SERVICE_UNAVAILABLE",
+          message: expect.stringContaining("CHROMIUM_PATH"),
+        }),
+      });
       // The other areas work.
-      const qr = await post(`${base}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60_000 }, AUTH.qr(demo.keys.qr));
+      const qr = await post(
+        `${base}/qr/generate`,
+        { amount: 1, currency: 840, expiredAfter: 60_000 },
+        AUTH.qr(demo.keys.qr),
+      );
       expect(qr.status).toBe(200);
       // The log said so at start-up, before anyone asked.
       expect(output).toMatch(/no executable at .*no-chromium-here.*CHROMIUM_PATH/);

@@ -65,7 +65,12 @@ describe("network md5 client against the simulator", () => {
     const m = md5();
     net.facts.set(m, { toAccountId: "cafe@devb", amount: "40000", currency: "KHR" });
     await pay(m);
-    await expect(client.checkByMd5(m.toUpperCase())).resolves.toMatchObject({ kind: "paid", toAccountId: "cafe@devb", amount: "40000", currency: "KHR" });
+    await expect(client.checkByMd5(m.toUpperCase())).resolves.toMatchObject({
+      kind: "paid",
+      toAccountId: "cafe@devb",
+      amount: "40000",
+      currency: "KHR",
+    });
   });
 
   it("reads a failed md5 as failed with the network's message", async () => {
@@ -122,7 +127,11 @@ describe("network md5 client against the simulator", () => {
   });
 
   it("turns a refused connection into UPSTREAM_UNAVAILABLE", async () => {
-    const nowhere = createNetworkClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, token: TOKEN, timeoutMs: 2000 });
+    const nowhere = createNetworkClient({
+      baseUrl: `http://127.0.0.1:${await closedPort()}`,
+      token: TOKEN,
+      timeoutMs: 2000,
+    });
     const err = await failure(nowhere.checkByMd5(md5()));
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
     expect(err.extra).toMatchObject({ reason: "CONNECTION" });
@@ -184,7 +193,11 @@ describe("network md5 client against the simulator", () => {
   });
 
   it("refuses a batch size the network does not accept", () => {
-    expect(() => createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 1000, batchSize: 51 })).toThrow(AppError);
-    expect(() => createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 1000, batchSize: 0 })).toThrow(/batchSize/);
+    expect(() => createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 1000, batchSize: 51 })).toThrow(
+      AppError,
+    );
+    expect(() => createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 1000, batchSize: 0 })).toThrow(
+      /batchSize/,
+    );
   });
 });

@@ -3,7 +3,14 @@ import { createHash } from "node:crypto";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { ABA_STATIC_MULTI_SCHEME } from "../khqr/fixtures.js";
 
-interface QrTx { transactionId: string; expiredAt: string; status: string; requestData: Record<string, unknown>; data: { qr: string; md5: string }; clientToken?: string }
+interface QrTx {
+  transactionId: string;
+  expiredAt: string;
+  status: string;
+  requestData: Record<string, unknown>;
+  data: { qr: string; md5: string };
+  clientToken?: string;
+}
 
 describe("generic QR area over REST", () => {
   let t: TestApp;
@@ -20,12 +27,29 @@ describe("generic QR area over REST", () => {
 
   it("generate → the contract's shape, md5 of the QR, PENDING, expiry = issue + expiredAfter", async () => {
     const before = Date.now();
-    const res = await gen({ amount: 1.5, currency: 840, expiredAfter: 60000, meta: { orderRef: "A-1", nested: { x: [1, 2] } } });
+    const res = await gen({
+      amount: 1.5,
+      currency: 840,
+      expiredAfter: 60000,
+      meta: { orderRef: "A-1", nested: { x: [1, 2] } },
+    });
     expect(res.status).toBe(200);
     const body = res.body as QrTx;
-    expect(Object.keys(body).sort()).toEqual(["clientToken", "data", "expiredAt", "requestData", "status", "transactionId"]);
+    expect(Object.keys(body).sort()).toEqual([
+      "clientToken",
+      "data",
+      "expiredAt",
+      "requestData",
+      "status",
+      "transactionId",
+    ]);
     expect(body.status).toBe("PENDING");
-    expect(body.requestData).toEqual({ amount: 1.5, currency: 840, expiredAfter: 60000, meta: { orderRef: "A-1", nested: { x: [1, 2] } } });
+    expect(body.requestData).toEqual({
+      amount: 1.5,
+      currency: 840,
+      expiredAfter: 60000,
+      meta: { orderRef: "A-1", nested: { x: [1, 2] } },
+    });
     expect(body.data.md5).toBe(createHash("md5").update(body.data.qr).digest("hex"));
     const exp = Date.parse(body.expiredAt);
     expect(exp).toBeGreaterThanOrEqual(before + 60000);
@@ -34,7 +58,16 @@ describe("generic QR area over REST", () => {
     const verify = await post(`${t.url}/qr/verify`, { qrData: body.data.qr }, AUTH.qr(tenant.keys.qr));
     expect(verify.body).toBe(true);
     const decoded = await post(`${t.url}/qr/decode`, { qrData: body.data.qr }, AUTH.qr(tenant.keys.qr));
-    expect(decoded.body).toMatchObject({ status: { code: 0, errorCode: null, message: null }, data: { bankAccountID: "test_shop@devb", transactionAmount: "1.50", transactionCurrency: "840", merchantName: "Test Shop", countryCode: "KH" } });
+    expect(decoded.body).toMatchObject({
+      status: { code: 0, errorCode: null, message: null },
+      data: {
+        bankAccountID: "test_shop@devb",
+        transactionAmount: "1.50",
+        transactionCurrency: "840",
+        merchantName: "Test Shop",
+        countryCode: "KH",
+      },
+    });
   });
 
   it("pay on the network simulator → /qr/check shows SUCCESS within 10 s; the payer is kept", async () => {
@@ -48,7 +81,10 @@ describe("generic QR area over REST", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(done.transactionId).toBe(body.transactionId);
     const tx = await t.app.core.store.get(body.transactionId);
-    expect(tx?.upstream.payment).toMatchObject({ hash: expect.any(String), fromAccountId: expect.stringContaining("@") });
+    expect(tx?.upstream.payment).toMatchObject({
+      hash: expect.any(String),
+      fromAccountId: expect.stringContaining("@"),
+    });
   });
 
   it("fail on the network → FAILED", async () => {
@@ -71,7 +107,10 @@ describe("generic QR area over REST", () => {
       await post(`${t.url}/sim/network/pay`, { md5: body.data.md5 });
       await new Promise((r) => setTimeout(r, 3000)); // several monitor rounds against a failing network
       expect(((await check(body.data.md5)).body as QrTx).status).toBe("PENDING");
-      const [row] = await t.app.core.db.query<{ check_failures: number }>(`select check_failures from "transaction" where id = ?`, [body.transactionId]);
+      const [row] = await t.app.core.db.query<{ check_failures: number }>(
+        `select check_failures from "transaction" where id = ?`,
+        [body.transactionId],
+      );
       expect(row.check_failures).toBeGreaterThan(0);
     } finally {
       await post(`${t.url}/sim/network/fault`, { mode: "ok" });
@@ -130,7 +169,14 @@ describe("generic QR area over REST", () => {
     const d = await post(`${t.url}/qr/decode`, { qrData: ABA_STATIC_MULTI_SCHEME }, AUTH.qr(tenant.keys.qr));
     expect(d.body).toMatchObject({
       status: { code: 0, errorCode: null, message: null },
-      data: { merchantType: "30", bankAccountID: "abaakhppxxx@abaa", merchantID: "316600770110242", acquiringBank: "abaa", pointOfInitiationMethod: "11", tag99: "001339CA026411FDA6803mmp" },
+      data: {
+        merchantType: "30",
+        bankAccountID: "abaakhppxxx@abaa",
+        merchantID: "316600770110242",
+        acquiringBank: "abaa",
+        pointOfInitiationMethod: "11",
+        tag99: "001339CA026411FDA6803mmp",
+      },
     });
     expect((d.body as { data: Record<string, unknown> }).data.creationTimestamp).toBeUndefined();
   });
@@ -142,7 +188,10 @@ describe("generic QR area over REST", () => {
     const ids = new Set(results.map((r) => (r.body as QrTx).transactionId));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(ids.size).toBe(1);
-    const [{ n }] = await t.app.core.db.query<{ n: string }>(`select count(*)::text as n from "transaction" where id = ?`, [[...ids][0]]);
+    const [{ n }] = await t.app.core.db.query<{ n: string }>(
+      `select count(*)::text as n from "transaction" where id = ?`,
+      [[...ids][0]],
+    );
     expect(n).toBe("1");
     const conflict = await post(`${t.url}/qr/generate`, { ...body, amount: 8 }, headers);
     expect(conflict.status).toBe(409);

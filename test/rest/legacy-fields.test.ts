@@ -11,12 +11,19 @@ describe("legacy REST bodies: unknown fields are ignored and named in x-ignored-
   beforeAll(async () => {
     t = await startTestApp({}, { role: "api" });
     tenant = await createTenant(t, { gatewayMerchantId: "legacy_gw", gatewaySecret: "legacy-secret-0123456789" });
-    expect((await post(`${t.url}/sim/gateway/merchants`, { merchantId: "legacy_gw", apiKey: "legacy-secret-0123456789" })).status).toBeLessThan(300);
+    expect(
+      (await post(`${t.url}/sim/gateway/merchants`, { merchantId: "legacy_gw", apiKey: "legacy-secret-0123456789" }))
+        .status,
+    ).toBeLessThan(300);
   });
   afterAll(async () => t?.stop());
 
   it("generic QR: generate, check, verify and decode ignore unknown fields and say which", async () => {
-    const g = await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000, url: "x", callback: { a: 1 }, billNumber: "B-1" }, AUTH.qr(tenant.keys.qr));
+    const g = await post(
+      `${t.url}/qr/generate`,
+      { amount: 1, currency: 840, expiredAfter: 60000, url: "x", callback: { a: 1 }, billNumber: "B-1" },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(g.status).toBe(200);
     expect(ignored(g)).toBe("billNumber,callback,url");
     const { data } = g.body as { data: { md5: string; qr: string } };
@@ -34,27 +41,52 @@ describe("legacy REST bodies: unknown fields are ignored and named in x-ignored-
   });
 
   it("an error answer still names what was ignored", async () => {
-    const res = await post(`${t.url}/qr/generate`, { amount: 0, currency: 840, expiredAfter: 60000, note: "n" }, AUTH.qr(tenant.keys.qr));
+    const res = await post(
+      `${t.url}/qr/generate`,
+      { amount: 0, currency: 840, expiredAfter: 60000, note: "n" },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(res.status).toBe(400);
-    expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(["amount"]);
+    expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([
+      "amount",
+    ]);
     expect(ignored(res)).toBe("note");
   });
 
   it("hosted gateway: unknown fields at any depth of the input (qrData, items) are ignored by path", async () => {
     const orderId = `lg-${Date.now().toString(36)}`;
-    const res = await post(`${t.url}/gateway/generate-qr`, {
-      qrData: { orderId, amount: 1.5, currency: "USD", items: [{ name: "tea", quantity: 1, price: 1.5, sku: "T-1" }], returnUrl: "https://shop.example" },
-      metaData: { kept: { anything: true } }, paymentOption: "abapay",
-    }, AUTH.gateway(tenant.keys.gateway));
+    const res = await post(
+      `${t.url}/gateway/generate-qr`,
+      {
+        qrData: {
+          orderId,
+          amount: 1.5,
+          currency: "USD",
+          items: [{ name: "tea", quantity: 1, price: 1.5, sku: "T-1" }],
+          returnUrl: "https://shop.example",
+        },
+        metaData: { kept: { anything: true } },
+        paymentOption: "abapay",
+      },
+      AUTH.gateway(tenant.keys.gateway),
+    );
     expect(res.status).toBe(200);
     expect(ignored(res)).toBe("paymentOption,qrData.items.0.sku,qrData.returnUrl");
-    const s = await post(`${t.url}/gateway/check-status`, { orderId, merchant_id: "x" }, AUTH.gateway(tenant.keys.gateway));
+    const s = await post(
+      `${t.url}/gateway/check-status`,
+      { orderId, merchant_id: "x" },
+      AUTH.gateway(tenant.keys.gateway),
+    );
     expect(s.status).toBe(200);
     expect(ignored(s)).toBe("merchant_id");
   });
 
   it("gateway-link check ignores unknown fields too", async () => {
-    const res = await post(`${t.url}/gateway-link/check`, { transactionId: "txn_missing", verbose: 1 }, AUTH.gatewayLink(tenant.keys.gatewayLink));
+    const res = await post(
+      `${t.url}/gateway-link/check`,
+      { transactionId: "txn_missing", verbose: 1 },
+      AUTH.gatewayLink(tenant.keys.gatewayLink),
+    );
     expect(res.status).toBe(404);
     expect(ignored(res)).toBe("verbose");
   });
@@ -67,24 +99,45 @@ describe("legacy REST bodies: unknown fields are ignored and named in x-ignored-
       [{ options: { targetURL: "x", size: 1 } }, ["options.targetURL"]],
     ];
     for (const [extra, fields] of cases) {
-      const res = await post(`${t.url}/gateway-link/generate-qr`, { amount: 1000, currency: 116, ...extra }, AUTH.gatewayLink(tenant.keys.gatewayLink));
+      const res = await post(
+        `${t.url}/gateway-link/generate-qr`,
+        { amount: 1000, currency: 116, ...extra },
+        AUTH.gatewayLink(tenant.keys.gatewayLink),
+      );
       expect(res.status).toBe(400);
-      expect((res.body as { error: { code: string; details: { field: string }[] } }).error).toMatchObject({ code: "BAD_USER_INPUT" });
-      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(fields);
+      expect((res.body as { error: { code: string; details: { field: string }[] } }).error).toMatchObject({
+        code: "BAD_USER_INPUT",
+      });
+      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(
+        fields,
+      );
     }
-    const rows = await t.app.core.db.query(`select id from "transaction" where api_key_ref = ?`, [tenant.keyIds.gatewayLink]);
+    const rows = await t.app.core.db.query(`select id from "transaction" where api_key_ref = ?`, [
+      tenant.keyIds.gatewayLink,
+    ]);
     expect(rows).toHaveLength(0);
   });
 
   it("GraphQL stays strict: an unknown input field is BAD_USER_INPUT naming it", async () => {
-    const res = await post(`${t.url}/graphql`, { query: `mutation($i: GenerateQrInput!) { generateQr(input: $i) { transactionId } }`, variables: { i: { amount: 1, currency: 840, expiredAfter: 60000, url: "x" } } }, AUTH.qr(tenant.keys.qr));
+    const res = await post(
+      `${t.url}/graphql`,
+      {
+        query: `mutation($i: GenerateQrInput!) { generateQr(input: $i) { transactionId } }`,
+        variables: { i: { amount: 1, currency: 840, expiredAfter: 60000, url: "x" } },
+      },
+      AUTH.qr(tenant.keys.qr),
+    );
     const errors = (res.body as { errors: { extensions: { code: string; details: { field: string }[] } }[] }).errors;
     expect(errors[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", details: [{ field: "i.url" }] });
     expect(ignored(res)).toBeNull();
   });
 
   it("names are %-encoded (commas, dots, non-ASCII), sorted, de-duplicated, and capped at 1024 characters with +N", async () => {
-    const res = await post(`${t.url}/qr/check`, { md5: "0".repeat(32), "a,b": 1, "x.y": 2, "ស": 3 }, AUTH.qr(tenant.keys.qr));
+    const res = await post(
+      `${t.url}/qr/check`,
+      { md5: "0".repeat(32), "a,b": 1, "x.y": 2, ស: 3 },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(ignored(res)).toBe("%E1%9E%9F,a%2Cb,x%2Ey");
     const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`field_${String(i).padStart(3, "0")}`, i]));
     const big = await post(`${t.url}/qr/check`, { md5: "0".repeat(32), ...many }, AUTH.qr(tenant.keys.qr));
@@ -98,13 +151,36 @@ describe("legacy REST bodies: unknown fields are ignored and named in x-ignored-
   });
 
   it("a key holding a lone surrogate half (valid JSON, not UTF-8) is named as U+FFFD, not a 500", async () => {
-    const res = await post(`${t.url}/qr/check`, `{"md5":"${"0".repeat(32)}","x\\ud800":1,"\\udc00y":2}`, AUTH.qr(tenant.keys.qr));
+    const res = await post(
+      `${t.url}/qr/check`,
+      `{"md5":"${"0".repeat(32)}","x\\ud800":1,"\\udc00y":2}`,
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(res.status).toBe(404);
     expect(ignored(res)).toBe("%EF%BF%BDy,x%EF%BF%BD");
   });
 
   it("the target rule: words url/uri/link/href, or a whole name like target, redirect, endpoint", () => {
-    for (const f of ["url", "URL", "link", "paymentLink", "payment_link", "redirectUrl", "redirect_uri", "targetURL", "href", "links", "target", "redirect", "endpoint", "host", "domain", "callbackUrl"]) expect([f, namesTarget(f)]).toEqual([f, true]);
-    for (const f of ["amount", "meta", "note", "linked", "curl", "targetAmount", "description", "orderId", "hostess"]) expect([f, namesTarget(f)]).toEqual([f, false]);
+    for (const f of [
+      "url",
+      "URL",
+      "link",
+      "paymentLink",
+      "payment_link",
+      "redirectUrl",
+      "redirect_uri",
+      "targetURL",
+      "href",
+      "links",
+      "target",
+      "redirect",
+      "endpoint",
+      "host",
+      "domain",
+      "callbackUrl",
+    ])
+      expect([f, namesTarget(f)]).toEqual([f, true]);
+    for (const f of ["amount", "meta", "note", "linked", "curl", "targetAmount", "description", "orderId", "hostess"])
+      expect([f, namesTarget(f)]).toEqual([f, false]);
   });
 });

@@ -13,25 +13,39 @@ describe("REST shim: bodies and errors", () => {
   afterAll(async () => t?.stop());
 
   it("malformed JSON → 400 with the error body", async () => {
-    const res = await post(`${t.url}/qr/generate`, "{\"amount\": 1,", AUTH.qr(tenant.keys.qr));
+    const res = await post(`${t.url}/qr/generate`, '{"amount": 1,', AUTH.qr(tenant.keys.qr));
     expect(res.status).toBe(400);
     expect(res.body).toEqual(errorBody("BAD_USER_INPUT"));
   });
 
   it("wrong content type → 400 naming the header", async () => {
-    const res = await fetch(`${t.url}/qr/generate`, { method: "POST", headers: { "content-type": "text/plain", ...AUTH.qr(tenant.keys.qr) }, body: "amount=1" });
+    const res = await fetch(`${t.url}/qr/generate`, {
+      method: "POST",
+      headers: { "content-type": "text/plain", ...AUTH.qr(tenant.keys.qr) },
+      body: "amount=1",
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: { code: "BAD_USER_INPUT", message: expect.any(String), details: [{ field: "content-type", message: expect.any(String) }] } });
+    expect(await res.json()).toEqual({
+      error: {
+        code: "BAD_USER_INPUT",
+        message: expect.any(String),
+        details: [{ field: "content-type", message: expect.any(String) }],
+      },
+    });
   });
 
   it("a body over 64 KiB → 413 with the error body", async () => {
-    const res = await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000, meta: { pad: "x".repeat(70_000) } }, AUTH.qr(tenant.keys.qr));
+    const res = await post(
+      `${t.url}/qr/generate`,
+      { amount: 1, currency: 840, expiredAfter: 60000, meta: { pad: "x".repeat(70_000) } },
+      AUTH.qr(tenant.keys.qr),
+    );
     expect(res.status).toBe(413);
     expect(res.body).toEqual(errorBody("BAD_USER_INPUT"));
   });
 
   it("a JSON array or scalar body → 400", async () => {
-    for (const body of ["[1,2]", "\"x\"", "3"]) {
+    for (const body of ["[1,2]", '"x"', "3"]) {
       const res = await post(`${t.url}/qr/check`, body, AUTH.qr(tenant.keys.qr));
       expect(res.status).toBe(400);
       expect(res.body).toEqual(errorBody("BAD_USER_INPUT"));
@@ -55,7 +69,10 @@ describe("REST shim: bodies and errors", () => {
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, checks: { database: true, statements: true, migrations: true, jobs: true, startup: true } });
+    expect(await ready.json()).toEqual({
+      ok: true,
+      checks: { database: true, statements: true, migrations: true, jobs: true, startup: true },
+    });
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     expect(metrics).toContain("http_request_duration_seconds_bucket");
     expect(metrics).toContain("# TYPE transactions gauge");

@@ -1,13 +1,39 @@
 import { createHmac } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import express from "express";
-import { listen, postJson, startGatewaySimulator, type GatewayHarness, type Running } from "../support/upstream-servers.js";
+import {
+  listen,
+  postJson,
+  startGatewaySimulator,
+  type GatewayHarness,
+  type Running,
+} from "../support/upstream-servers.js";
 
 const MERCHANT = "sim-merchant";
 const KEY = "sim-key-0123456789";
 const GENERATE = "/api/payment-gateway/v1/payments/generate-qr";
 const CHECK = "/api/payment-gateway/v1/payments/check-transaction-2";
-const ORDER = ["req_time", "merchant_id", "tran_id", "amount", "items", "first_name", "last_name", "email", "phone", "purchase_type", "payment_option", "callback_url", "return_deeplink", "currency", "custom_fields", "return_params", "payout", "lifetime", "qr_image_template"];
+const ORDER = [
+  "req_time",
+  "merchant_id",
+  "tran_id",
+  "amount",
+  "items",
+  "first_name",
+  "last_name",
+  "email",
+  "phone",
+  "purchase_type",
+  "payment_option",
+  "callback_url",
+  "return_deeplink",
+  "currency",
+  "custom_fields",
+  "return_params",
+  "payout",
+  "lifetime",
+  "qr_image_template",
+];
 
 /** The test's own signer: String() of each value in the gateway's order, absent as "". */
 function signed(fields: Record<string, unknown>, key = KEY): Record<string, unknown> {
@@ -17,7 +43,9 @@ function signed(fields: Record<string, unknown>, key = KEY): Record<string, unkn
 
 function signedCheck(tranId: string, merchantId = MERCHANT, key = KEY): Record<string, unknown> {
   const reqTime = "20250101000000";
-  const hash = createHmac("sha512", key).update(reqTime + merchantId + tranId).digest("base64");
+  const hash = createHmac("sha512", key)
+    .update(reqTime + merchantId + tranId)
+    .digest("base64");
   return { req_time: reqTime, merchant_id: merchantId, tran_id: tranId, hash };
 }
 
@@ -88,7 +116,9 @@ describe("gateway simulator speaks the gateway's protocol", () => {
     expect(await code(signed(order({ tran_id: "x".repeat(21) })))).toEqual([400, "48"]);
     expect(await code(signed(order({ qr_image_template: "qr_template1" })))).toEqual([400, "48"]);
     expect(await code(signed(order({ items: "bm90IGpzb24=" })))).toEqual([400, "48"]);
-    const eleven = Buffer.from(JSON.stringify(Array.from({ length: 11 }, () => ({ name: "a", quantity: 1, price: 1 })))).toString("base64");
+    const eleven = Buffer.from(
+      JSON.stringify(Array.from({ length: 11 }, () => ({ name: "a", quantity: 1, price: 1 }))),
+    ).toString("base64");
     expect(await code(signed(order({ items: eleven })))).toEqual([400, "48"]);
     expect(await code(signed(order({ callback_url: Buffer.from("ftp://x").toString("base64") })))).toEqual([400, "48"]);
     expect(await code(signed(order({ payment_option: "wechat" })))).toEqual([400, "23"]);
@@ -100,7 +130,15 @@ describe("gateway simulator speaks the gateway's protocol", () => {
 
   it("accepts Khmer names and a full set of optional fields", async () => {
     const items = Buffer.from(JSON.stringify([{ name: "កាហ្វេ", quantity: "1", price: "2.50" }])).toString("base64");
-    const body = order({ first_name: "សុខា", last_name: "Chan", email: "a@b.kh", phone: "+855 12 345 678", items, purchase_type: "purchase", qr_image_template: "template6_color" });
+    const body = order({
+      first_name: "សុខា",
+      last_name: "Chan",
+      email: "a@b.kh",
+      phone: "+855 12 345 678",
+      items,
+      purchase_type: "purchase",
+      qr_image_template: "template6_color",
+    });
     expect(await code(signed(body))).toEqual([200, "0"]);
   });
 
@@ -121,10 +159,16 @@ describe("gateway simulator speaks the gateway's protocol", () => {
     await code(signed(body));
     const tranId = body.tran_id as string;
     const ghost = await postJson(`${gw.apiBase}${CHECK}`, signedCheck(tranId, "ghost"));
-    expect([ghost.status, ghost.json]).toEqual([403, { status: { code: "8", message: "Invalid merchant profile", tran_id: tranId } }]);
+    expect([ghost.status, ghost.json]).toEqual([
+      403,
+      { status: { code: "8", message: "Invalid merchant profile", tran_id: tranId } },
+    ]);
     expect((await postJson(`${gw.apiBase}${CHECK}`, signedCheck(tranId, MERCHANT, "bad"))).status).toBe(403);
     const unknown = await postJson(`${gw.apiBase}${CHECK}`, signedCheck("nobody-knows"));
-    expect([unknown.status, unknown.json]).toEqual([200, { status: { code: "6", message: "Transaction not found.", tran_id: "nobody-knows" } }]);
+    expect([unknown.status, unknown.json]).toEqual([
+      200,
+      { status: { code: "6", message: "Transaction not found.", tran_id: "nobody-knows" } },
+    ]);
     const found = await postJson(`${gw.apiBase}${CHECK}`, signedCheck(tranId));
     expect(found.json).toEqual({
       data: {
@@ -153,7 +197,12 @@ describe("gateway simulator speaks the gateway's protocol", () => {
 
   it("never answers in timeout mode", async () => {
     await postJson(`${gw.base}/sim/gateway/fault`, { mode: "timeout" });
-    const attempt = fetch(`${gw.apiBase}${CHECK}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}", signal: AbortSignal.timeout(200) });
+    const attempt = fetch(`${gw.apiBase}${CHECK}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      signal: AbortSignal.timeout(200),
+    });
     await expect(attempt).rejects.toMatchObject({ name: "TimeoutError" });
   });
 
@@ -185,13 +234,19 @@ describe("gateway simulator controls", () => {
     await receiver.close();
   });
 
-  const generate = (body: Record<string, unknown>, key = KEY) => postJson(`${gw.apiBase}${GENERATE}`, signed(body, key));
+  const generate = (body: Record<string, unknown>, key = KEY) =>
+    postJson(`${gw.apiBase}${GENERATE}`, signed(body, key));
 
   it("registers merchants and validates them", async () => {
     const bad = await postJson(`${gw.base}/sim/gateway/merchants`, { merchantId: "x".repeat(31) });
     expect(bad.status).toBe(400);
-    expect((bad.json as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(["merchantId", "apiKey"]);
-    expect((await postJson(`${gw.base}/sim/gateway/merchants`, { merchantId: MERCHANT, apiKey: KEY })).json).toEqual({ merchantId: MERCHANT });
+    expect((bad.json as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([
+      "merchantId",
+      "apiKey",
+    ]);
+    expect((await postJson(`${gw.base}/sim/gateway/merchants`, { merchantId: MERCHANT, apiKey: KEY })).json).toEqual({
+      merchantId: MERCHANT,
+    });
     expect((await generate(order())).status).toBe(200);
   });
 
@@ -199,12 +254,22 @@ describe("gateway simulator controls", () => {
     const body = order();
     await generate(body);
     const unknown = await postJson(`${gw.base}/sim/gateway/pay`, { tranId: "missing", outcome: "APPROVED" });
-    expect([unknown.status, unknown.json]).toEqual([404, { error: { code: "NOT_FOUND", message: "no gateway transaction with tranId missing", details: [] } }]);
+    expect([unknown.status, unknown.json]).toEqual([
+      404,
+      { error: { code: "NOT_FOUND", message: "no gateway transaction with tranId missing", details: [] } },
+    ]);
     const bad = await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "MAYBE" });
     expect(bad.status).toBe(400);
     const paid = await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "APPROVED" });
-    expect(paid.json).toEqual({ merchantId: MERCHANT, tranId: body.tran_id, paymentStatus: "APPROVED", apv: expect.stringMatching(/^\d{6}$/) });
-    expect((await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "DECLINED" })).status).toBe(409);
+    expect(paid.json).toEqual({
+      merchantId: MERCHANT,
+      tranId: body.tran_id,
+      paymentStatus: "APPROVED",
+      apv: expect.stringMatching(/^\d{6}$/),
+    });
+    expect((await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "DECLINED" })).status).toBe(
+      409,
+    );
   });
 
   it("asks for merchantId when two merchants share a tranId", async () => {
@@ -212,8 +277,14 @@ describe("gateway simulator controls", () => {
     const body = order();
     await generate(body);
     await generate({ ...body, merchant_id: "second" }, "k2");
-    expect((await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "APPROVED" })).status).toBe(409);
-    const paid = await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "APPROVED", merchantId: "second" });
+    expect((await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "APPROVED" })).status).toBe(
+      409,
+    );
+    const paid = await postJson(`${gw.base}/sim/gateway/pay`, {
+      tranId: body.tran_id,
+      outcome: "APPROVED",
+      merchantId: "second",
+    });
     expect(paid.json).toMatchObject({ merchantId: "second", paymentStatus: "APPROVED" });
   });
 
@@ -229,6 +300,9 @@ describe("gateway simulator controls", () => {
   it("validates fault requests", async () => {
     const reply = await postJson(`${gw.base}/sim/gateway/fault`, { mode: "flaky", variant: "xml" });
     expect(reply.status).toBe(400);
-    expect((reply.json as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual(["mode", "variant"]);
+    expect((reply.json as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([
+      "mode",
+      "variant",
+    ]);
   });
 });

@@ -35,10 +35,18 @@ describe("payment-link simulator: HTTP protocol", () => {
 
   it("issues a QR built by makeQr for the amount and currency, and reports request_qr", async () => {
     const session = await requestQr("2500", "KHR");
-    expect(session).toMatchObject({ clientId: expect.stringMatching(/^cl_test_/), amount: "2500", currency: "KHR", action: "request_qr" });
+    expect(session).toMatchObject({
+      clientId: expect.stringMatching(/^cl_test_/),
+      amount: "2500",
+      currency: "KHR",
+      action: "request_qr",
+    });
     expect(session.qr).toMatch(/^KHQR-2500-116-[0-9a-f]{8}$/);
     const status = await sim.post("/sim/link/api/status", { clientId: session.clientId, requestId: rid() });
-    expect(status).toEqual({ status: 200, body: { clientId: session.clientId, action: "request_qr", requestId: expect.any(String) } });
+    expect(status).toEqual({
+      status: 200,
+      body: { clientId: session.clientId, action: "request_qr", requestId: expect.any(String) },
+    });
   });
 
   it("refuses a replayed request identifier", async () => {
@@ -53,43 +61,84 @@ describe("payment-link simulator: HTTP protocol", () => {
   it("moves a client through scanned and approved, with a receipt page", async () => {
     const { clientId } = await requestQr("1.50", "USD");
     now += 5_000;
-    expect(await sim.post("/sim/link/scan", { clientId })).toEqual({ status: 200, body: { clientId, action: "scanned", broken: false } });
-    expect((await sim.post("/sim/link/api/status", { clientId, requestId: rid() })).body).toMatchObject({ action: "scanned" });
+    expect(await sim.post("/sim/link/scan", { clientId })).toEqual({
+      status: 200,
+      body: { clientId, action: "scanned", broken: false },
+    });
+    expect((await sim.post("/sim/link/api/status", { clientId, requestId: rid() })).body).toMatchObject({
+      action: "scanned",
+    });
     now += 5_000;
     const receiptUrl = `${sim.baseUrl}/sim/link/receipt/${clientId}`;
-    expect(await sim.post("/sim/link/approve", { clientId })).toEqual({ status: 200, body: { clientId, action: "approved", broken: false, receiptUrl } });
-    expect((await sim.post("/sim/link/api/status", { clientId, requestId: rid() })).body).toMatchObject({ action: "approved", receiptUrl });
+    expect(await sim.post("/sim/link/approve", { clientId })).toEqual({
+      status: 200,
+      body: { clientId, action: "approved", broken: false, receiptUrl },
+    });
+    expect((await sim.post("/sim/link/api/status", { clientId, requestId: rid() })).body).toMatchObject({
+      action: "approved",
+      receiptUrl,
+    });
     expect((await sim.post("/sim/link/scan", { clientId })).body).toMatchObject({ error: { code: "CONFLICT" } });
     const receipt = await sim.get(`/sim/link/receipt/${clientId}`);
     expect(receipt.status).toBe(200);
     expect(receipt.body).toContain("1.50 USD");
     expect(receipt.body).toContain(new Date(now).toISOString());
     const view = await sim.get(`/sim/link/clients/${clientId}`);
-    expect(view.body).toMatchObject({ action: "approved", scannedAt: new Date(now - 5_000).toISOString(), approvedAt: new Date(now).toISOString(), polls: 2 });
+    expect(view.body).toMatchObject({
+      action: "approved",
+      scannedAt: new Date(now - 5_000).toISOString(),
+      approvedAt: new Date(now).toISOString(),
+      polls: 2,
+    });
   });
 
   it("answers 500 on the page's API for a broken client", async () => {
     const { clientId } = await requestQr();
     expect((await sim.post("/sim/link/break", { clientId })).body).toMatchObject({ broken: true });
     const status = await sim.post("/sim/link/api/status", { clientId, requestId: rid() });
-    expect(status).toEqual({ status: 500, body: { error: { code: "INTERNAL", message: "simulated page failure", details: [] } } });
+    expect(status).toEqual({
+      status: 500,
+      body: { error: { code: "INTERNAL", message: "simulated page failure", details: [] } },
+    });
   });
 
   it("answers unknown clients with NOT_FOUND and bad bodies with BAD_USER_INPUT", async () => {
     for (const path of ["/sim/link/scan", "/sim/link/approve", "/sim/link/break"]) {
       const res = await sim.post(path, { clientId: "cl_nope" });
-      expect(res).toEqual({ status: 404, body: { error: { code: "NOT_FOUND", message: expect.stringContaining("cl_nope"), details: [] } } });
-      expect((await sim.post(path, {})).body).toMatchObject({ error: { code: "BAD_USER_INPUT", details: [{ field: "clientId" }] } });
+      expect(res).toEqual({
+        status: 404,
+        body: { error: { code: "NOT_FOUND", message: expect.stringContaining("cl_nope"), details: [] } },
+      });
+      expect((await sim.post(path, {})).body).toMatchObject({
+        error: { code: "BAD_USER_INPUT", details: [{ field: "clientId" }] },
+      });
     }
     expect((await sim.get("/sim/link/clients/cl_nope")).status).toBe(404);
     expect((await sim.get("/sim/link/receipt/cl_nope")).status).toBe(404);
-    const bad = await sim.post("/sim/link/api/request_qr", { slug: "s", amount: "-1", currency: "EUR", requestId: "x" });
+    const bad = await sim.post("/sim/link/api/request_qr", {
+      slug: "s",
+      amount: "-1",
+      currency: "EUR",
+      requestId: "x",
+    });
     expect(bad.status).toBe(400);
-    expect((bad.body as { error: { details: Array<{ field: string }> } }).error.details.map((d) => d.field)).toEqual(["amount", "currency", "requestId"]);
-    const malformed = await fetch(`${sim.baseUrl}/sim/link/scan`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" });
+    expect((bad.body as { error: { details: Array<{ field: string }> } }).error.details.map((d) => d.field)).toEqual([
+      "amount",
+      "currency",
+      "requestId",
+    ]);
+    const malformed = await fetch(`${sim.baseUrl}/sim/link/scan`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ error: { code: "BAD_USER_INPUT", message: "malformed JSON body" } });
-    const notJson = await fetch(`${sim.baseUrl}/sim/link/approve`, { method: "POST", headers: { "content-type": "text/plain" }, body: "cl_x" });
+    const notJson = await fetch(`${sim.baseUrl}/sim/link/approve`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "cl_x",
+    });
     expect(notJson.status).toBe(400);
   });
 });
@@ -97,7 +146,12 @@ describe("payment-link simulator: HTTP protocol", () => {
 describe("payment-link simulator: the page in a real browser", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, headless: true, pipe: true, args: [...DEFAULT_CHROMIUM_ARGS] });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      pipe: true,
+      args: [...DEFAULT_CHROMIUM_ARGS],
+    });
   });
   afterAll(async () => {
     await browser.close();
@@ -119,21 +173,32 @@ describe("payment-link simulator: the page in a real browser", () => {
     await eventually(async () => ((await action()) === "scanned" ? true : undefined), 10_000, "scanned in the page");
 
     // Every poll carries a new request identifier.
-    const view = await eventually(async () => {
-      const v = (await sim.get(`/sim/link/clients/${clientId}`)).body as { polls: number; requestIds: string[] };
-      return v.polls >= 4 ? v : undefined;
-    }, 10_000, "4 polls");
+    const view = await eventually(
+      async () => {
+        const v = (await sim.get(`/sim/link/clients/${clientId}`)).body as { polls: number; requestIds: string[] };
+        return v.polls >= 4 ? v : undefined;
+      },
+      10_000,
+      "4 polls",
+    );
     expect(new Set(view.requestIds).size).toBe(view.requestIds.length);
 
     // Reopening the page for the client goes straight to the polling view.
     const reopened = await context.newPage();
     await page.close();
     await reopened.goto(`${sim.linkUrl("coffee-shop", "USD")}&clientId=${clientId}`);
-    expect(await eventually(() => reopened.$eval("#qr", (el) => el.textContent || undefined), 10_000, "resumed QR")).toBe(qr);
+    expect(
+      await eventually(() => reopened.$eval("#qr", (el) => el.textContent || undefined), 10_000, "resumed QR"),
+    ).toBe(qr);
     expect(await reopened.$eval("#pay-form", (el) => (el as HTMLElement).hidden)).toBe(true);
 
     await sim.post("/sim/link/approve", { clientId });
-    const receipt = await eventually(() => reopened.$eval("#receipt", (el) => ((el as HTMLElement).hidden ? undefined : (el as HTMLAnchorElement).href)), 10_000, "receipt link");
+    const receipt = await eventually(
+      () =>
+        reopened.$eval("#receipt", (el) => ((el as HTMLElement).hidden ? undefined : (el as HTMLAnchorElement).href)),
+      10_000,
+      "receipt link",
+    );
     expect(receipt).toBe(`${sim.baseUrl}/sim/link/receipt/${clientId}`);
     await context.close();
   });

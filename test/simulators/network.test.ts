@@ -26,7 +26,10 @@ describe("network simulator speaks the network's protocol", () => {
 
   it("answers a missing or wrong Bearer token with the unauthorized envelope", async () => {
     const unauthorized = { responseCode: 1, responseMessage: "Unauthorized", errorCode: 6, data: null };
-    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: TOKEN }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: TOKEN }] as Record<
+      string,
+      string
+    >[]) {
       const reply = await postJson(single, { md5: md5() }, headers);
       expect(reply.status).toBe(401);
       expect(reply.json).toEqual(unauthorized);
@@ -46,7 +49,13 @@ describe("network simulator speaks the network's protocol", () => {
 
   it("answers a paid md5 with responseCode 0 and the transaction", async () => {
     const m = md5();
-    const paid = await postJson(`${net.base}/sim/network/pay`, { md5: m, toAccountId: "shop@devb", amount: "12.34", currency: "USD", description: "order 7" });
+    const paid = await postJson(`${net.base}/sim/network/pay`, {
+      md5: m,
+      toAccountId: "shop@devb",
+      amount: "12.34",
+      currency: "USD",
+      description: "order 7",
+    });
     expect(paid.status).toBe(200);
     const reply = await postJson(single, { md5: m }, AUTH);
     expect(reply.json).toEqual({
@@ -76,7 +85,12 @@ describe("network simulator speaks the network's protocol", () => {
 
   it("answers a bulk request item by item, in the order asked", async () => {
     const [paid, failed, unknown] = [md5(), md5(), md5()];
-    await postJson(`${net.base}/sim/network/pay`, { md5: paid, toAccountId: "shop@devb", amount: "100", currency: "KHR" });
+    await postJson(`${net.base}/sim/network/pay`, {
+      md5: paid,
+      toAccountId: "shop@devb",
+      amount: "100",
+      currency: "KHR",
+    });
     await postJson(`${net.base}/sim/network/fail`, { md5: failed });
     const reply = await postJson(list, [unknown, paid, failed], AUTH);
     expect(reply.status).toBe(200);
@@ -132,7 +146,11 @@ describe("network simulator controls validate their input", () => {
     const reply = await postJson(`${net.base}/sim/network/pay`, { md5: "xyz" });
     expect(reply.status).toBe(400);
     expect(reply.json).toEqual({
-      error: { code: "BAD_USER_INPUT", message: "invalid pay request", details: [{ field: "md5", message: "must be 32 hexadecimal characters" }] },
+      error: {
+        code: "BAD_USER_INPUT",
+        message: "invalid pay request",
+        details: [{ field: "md5", message: "must be 32 hexadecimal characters" }],
+      },
     });
   });
 
@@ -144,7 +162,12 @@ describe("network simulator controls validate their input", () => {
   });
 
   it("rejects bad amounts and currencies", async () => {
-    const reply = await postJson(`${net.base}/sim/network/pay`, { md5: md5(), toAccountId: "a@b", amount: "1,5", currency: "EUR" });
+    const reply = await postJson(`${net.base}/sim/network/pay`, {
+      md5: md5(),
+      toAccountId: "a@b",
+      amount: "1,5",
+      currency: "EUR",
+    });
     expect(reply.status).toBe(400);
     const fields = (reply.json as { error: { details: { field: string }[] } }).error.details.map((d) => d.field);
     expect(fields).toEqual(["amount", "currency"]);

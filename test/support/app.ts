@@ -18,14 +18,29 @@ export interface TestApp {
 }
 
 /** The real service on a fresh PostgreSQL database, port 0, simulators on, a movable clock. */
-export async function startTestApp(env: Record<string, string> = {}, opts: { role?: Role; dbUrl?: string } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  opts: { role?: Role; dbUrl?: string } = {},
+): Promise<TestApp> {
   const db = opts.dbUrl ? null : await createTestDatabase();
   const dbUrl = opts.dbUrl ?? (db as { url: string }).url;
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-test-"));
   const config = loadConfig({
-    NODE_ENV: "test", PORT: "0", HOST: "127.0.0.1", DATABASE_URL: dbUrl, DATA_DIR: dataDir, LOG_LEVEL: "silent",
-    ADMIN_TOKEN, SECRET_KEY: "test-secret-key-0123456789-0123456789", SIMULATORS: "true", DEMO: "false",
-    QR_MONITOR_INTERVAL_MS: "500", GATEWAY_MONITOR_INTERVAL_MS: "500", DB_POOL_SIZE: "4", RATE_LIMIT_PER_MINUTE: "0", ...env,
+    NODE_ENV: "test",
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATABASE_URL: dbUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "silent",
+    ADMIN_TOKEN,
+    SECRET_KEY: "test-secret-key-0123456789-0123456789",
+    SIMULATORS: "true",
+    DEMO: "false",
+    QR_MONITOR_INTERVAL_MS: "500",
+    GATEWAY_MONITOR_INTERVAL_MS: "500",
+    DB_POOL_SIZE: "4",
+    RATE_LIMIT_PER_MINUTE: "0",
+    ...env,
   });
   const clock = new OffsetClock();
   const app = await createApp(config, { role: opts.role ?? "serve", clock });
@@ -35,7 +50,11 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { rol
     clock,
     dbUrl,
     async admin<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-      const res = await fetch(`${app.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify({ query, variables }) });
+      const res = await fetch(`${app.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ query, variables }),
+      });
       const json = (await res.json()) as { data?: T; errors?: { message: string }[] };
       if (json.errors?.length) throw new Error(`admin GraphQL error: ${json.errors.map((e) => e.message).join("; ")}`);
       return json.data as T;
@@ -57,24 +76,60 @@ export interface Tenant {
 }
 
 /** A merchant with one key of each kind, created through the admin API. */
-export async function createTenant(t: TestApp, opts: { linkUrl?: string; linkCurrency?: number; gatewayMerchantId?: string; gatewaySecret?: string; name?: string } = {}): Promise<Tenant> {
+export async function createTenant(
+  t: TestApp,
+  opts: {
+    linkUrl?: string;
+    linkCurrency?: number;
+    gatewayMerchantId?: string;
+    gatewaySecret?: string;
+    name?: string;
+  } = {},
+): Promise<Tenant> {
   const { createMerchant: m } = await t.admin<{ createMerchant: { id: string } }>(
     `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
-    { input: { name: opts.name ?? "Test Shop", accountType: "merchant", bakongAccountId: "test_shop@devb", merchantName: "Test Shop", merchantCity: "Phnom Penh", merchantId: "TS001", acquiringBank: "Dev Bank", defaultCurrency: 840 } },
+    {
+      input: {
+        name: opts.name ?? "Test Shop",
+        accountType: "merchant",
+        bakongAccountId: "test_shop@devb",
+        merchantName: "Test Shop",
+        merchantCity: "Phnom Penh",
+        merchantId: "TS001",
+        acquiringBank: "Dev Bank",
+        defaultCurrency: 840,
+      },
+    },
   );
   const { createGatewayConfig: g } = await t.admin<{ createGatewayConfig: { id: string } }>(
     `mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "gw", upstreamMerchantId: opts.gatewayMerchantId ?? `m_${m.id.slice(-8)}`, apiSecret: opts.gatewaySecret ?? "sim-secret-0123456789" } },
+    {
+      input: {
+        merchantId: m.id,
+        name: "gw",
+        upstreamMerchantId: opts.gatewayMerchantId ?? `m_${m.id.slice(-8)}`,
+        apiSecret: opts.gatewaySecret ?? "sim-secret-0123456789",
+      },
+    },
   );
   const { createLinkConfig: l } = await t.admin<{ createLinkConfig: { id: string } }>(
     `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "link", url: opts.linkUrl ?? `${t.url}/sim/link/p/test-shop?currency=KHR`, currency: opts.linkCurrency ?? 116 } },
+    {
+      input: {
+        merchantId: m.id,
+        name: "link",
+        url: opts.linkUrl ?? `${t.url}/sim/link/p/test-shop?currency=KHR`,
+        currency: opts.linkCurrency ?? 116,
+      },
+    },
   );
   const key = async (kind: string, extra: Record<string, string>) =>
-    (await t.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
-      `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
-      { input: { merchantId: m.id, kind, ...extra } },
-    )).createApiKey;
+    (
+      await t.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
+        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
+        { input: { merchantId: m.id, kind, ...extra } },
+      )
+    ).createApiKey;
   const qr = await key("qr", {});
   const gw = await key("gateway", { gatewayConfigId: g.id });
   const gl = await key("gateway_link", { linkConfigId: l.id });
@@ -94,8 +149,16 @@ export const AUTH = {
 };
 
 /** POST JSON to the service; returns status and parsed body. */
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown; headers: Headers }> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown; headers: Headers }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -106,7 +169,11 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
-export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, stepMs = 100): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+  stepMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -16,7 +16,14 @@ export function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     headless: true,
     pipe: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
   });
 }
 
@@ -58,5 +65,10 @@ export async function textOf(page: Page, selector: string): Promise<string> {
 /** Waits until an element matching `selector` contains `text`. */
 export async function waitForText(page: Page, selector: string, text: string, timeout = 10_000): Promise<void> {
   // Interval polling, not animation frames: a tab in the background gets none.
-  await page.waitForFunction((s, t) => Array.from(document.querySelectorAll(s)).some((e) => (e.textContent ?? "").includes(t)), { timeout, polling: 100 }, selector, text);
+  await page.waitForFunction(
+    (s, t) => Array.from(document.querySelectorAll(s)).some((e) => (e.textContent ?? "").includes(t)),
+    { timeout, polling: 100 },
+    selector,
+    text,
+  );
 }

@@ -7,7 +7,9 @@ let counter = 0;
  * A fresh database `<prefix>_<pid>_<time>_<n>` for one suite (on the machine's PostgreSQL unless `adminUrl`
  * names another server); dropped by `drop()`.
  */
-export async function createTestDatabase(opts: { prefix?: string; adminUrl?: string } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+export async function createTestDatabase(
+  opts: { prefix?: string; adminUrl?: string } = {},
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const adminUrl = opts.adminUrl ?? ADMIN_URL;
   const name = `${opts.prefix ?? "pqr_test"}_${process.pid}_${Date.now().toString(36)}_${counter++}`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -53,15 +53,20 @@ export async function startLinkSim(options: Partial<LinkSimulatorOptions> = {}):
     linkUrl: (slug = "coffee-shop", currency = "KHR") => `${baseUrl}/sim/link/p/${slug}?currency=${currency}`,
     post: (path, body) => call("POST", path, body),
     get: (path) => call("GET", path),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = "condition"): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,10 +1,16 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export interface Received { headers: Record<string, string>; body: string; at: number }
+export interface Received {
+  headers: Record<string, string>;
+  body: string;
+  at: number;
+}
 
 /** A real HTTP webhook receiver; `respond` decides each answer's status. */
-export async function startReceiver(respond: (n: number, r: Received) => number = () => 200): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+export async function startReceiver(
+  respond: (n: number, r: Received) => number = () => 200,
+): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -2,7 +2,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { createGatewaySimulator, type GatewaySimulator } from "../../src/simulators/gateway/index.js";
-import { createNetworkSimulator, type NetworkPaymentFacts, type NetworkSimulator } from "../../src/simulators/network/index.js";
+import {
+  createNetworkSimulator,
+  type NetworkPaymentFacts,
+  type NetworkSimulator,
+} from "../../src/simulators/network/index.js";
 
 /** Real HTTP servers on 127.0.0.1, port 0, for the upstream clients and simulators to talk to. */
 

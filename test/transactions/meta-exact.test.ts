@@ -1,6 +1,15 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import WebSocket from "ws";
-import { startTestApp, createTenant, post, waitFor, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import {
+  startTestApp,
+  createTenant,
+  post,
+  waitFor,
+  AUTH,
+  ADMIN_TOKEN,
+  type TestApp,
+  type Tenant,
+} from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
 import { parseExact, stringifyExact } from "../../src/exact-json.js";
 
@@ -10,20 +19,30 @@ const META = `{"z":1,"a":{"2":"x","1":[1.50,{"b":1,"a":2}]},"10":3,"2":4,"big":1
 const META_AS_SENT = `{ "z": 1, "a": { "2": "x", "1": [1.50, { "b": 1, "a": 2 }] },\n  "10": 3, "2": 4, "big": 12345678901234567890, "e": "\\u00e9" }`;
 
 /** POST a body given as text; the answer as text. */
-async function postText(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+async function postText(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
   return { status: res.status, text: await res.text() };
 }
 
 /** A raw graphql-transport-ws session: every `next` frame as the text the server sent. */
-function rawSubscription(baseUrl: string, init: Record<string, string>, query: string, variables: Record<string, unknown>): { frames: string[]; close(): void } {
+function rawSubscription(
+  baseUrl: string,
+  init: Record<string, string>,
+  query: string,
+  variables: Record<string, unknown>,
+): { frames: string[]; close(): void } {
   const frames: string[] = [];
   const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws");
   ws.on("open", () => ws.send(JSON.stringify({ type: "connection_init", payload: init })));
   ws.on("message", (data: Buffer) => {
     const text = data.toString("utf8");
     const msg = JSON.parse(text) as { type: string };
-    if (msg.type === "connection_ack") ws.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query, variables } }));
+    if (msg.type === "connection_ack")
+      ws.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query, variables } }));
     if (msg.type === "next") frames.push(text);
   });
   return { frames, close: () => ws.close() };
@@ -35,11 +54,17 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
   let t: TestApp;
   let tenant: Tenant;
   const gen = (extra: Record<string, string> = {}) =>
-    postText(`${t.url}/qr/generate`, `{"amount": 1, "currency": 840, "expiredAfter": 60000, "meta": ${META_AS_SENT}}`, { ...AUTH.qr(tenant.keys.qr), ...extra });
+    postText(`${t.url}/qr/generate`, `{"amount": 1, "currency": 840, "expiredAfter": 60000, "meta": ${META_AS_SENT}}`, {
+      ...AUTH.qr(tenant.keys.qr),
+      ...extra,
+    });
   beforeAll(async () => {
     t = await startTestApp();
     tenant = await createTenant(t, { gatewayMerchantId: "exact_gw", gatewaySecret: "exact-secret-0123456789" });
-    expect((await post(`${t.url}/sim/gateway/merchants`, { merchantId: "exact_gw", apiKey: "exact-secret-0123456789" })).status).toBeLessThan(300);
+    expect(
+      (await post(`${t.url}/sim/gateway/merchants`, { merchantId: "exact_gw", apiKey: "exact-secret-0123456789" }))
+        .status,
+    ).toBeLessThan(300);
   });
   afterAll(async () => t?.stop());
 
@@ -56,7 +81,9 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
 
   it("REST generate and /qr/check, GraphQL queries (key and dashboard), webhooks, a live subscription and its replay", async () => {
     const rx = await startReceiver();
-    await t.admin(`mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`, { i: { apiKeyId: tenant.keyIds.qr, url: rx.url } });
+    await t.admin(`mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`, {
+      i: { apiKeyId: tenant.keyIds.qr, url: rx.url },
+    });
     try {
       const g = await gen();
       expect(g.status).toBe(200);
@@ -84,13 +111,28 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
       replay.close();
       expect(replay.frames[0]).toContain(`"meta":${META}`);
 
-      const gql = await postText(`${t.url}/graphql`, JSON.stringify({ query: `query($id: ID!, $md5: String!) { transaction(id: $id) { meta events { type meta } } qrTransaction(md5: $md5) { requestData { meta } } }`, variables: { id: transactionId, md5: data.md5 } }), AUTH.qr(tenant.keys.qr));
+      const gql = await postText(
+        `${t.url}/graphql`,
+        JSON.stringify({
+          query: `query($id: ID!, $md5: String!) { transaction(id: $id) { meta events { type meta } } qrTransaction(md5: $md5) { requestData { meta } } }`,
+          variables: { id: transactionId, md5: data.md5 },
+        }),
+        AUTH.qr(tenant.keys.qr),
+      );
       expect(gql.status).toBe(200);
       expect(gql.text.split(`"meta":${META}`)).toHaveLength(5); // transaction, its two events, qrTransaction
-      const dashboard = await postText(`${t.url}/graphql`, JSON.stringify({ query: `{ transactions(first: 5) { edges { node { id meta metaJson } } } }` }), { authorization: `Bearer ${ADMIN_TOKEN}` });
+      const dashboard = await postText(
+        `${t.url}/graphql`,
+        JSON.stringify({ query: `{ transactions(first: 5) { edges { node { id meta metaJson } } } }` }),
+        { authorization: `Bearer ${ADMIN_TOKEN}` },
+      );
       expect(dashboard.text).toContain(`"id":"${transactionId}","meta":${META}`);
       // The dashboard shows metaJson: exact even after a browser's JSON.parse.
-      const nodes = (JSON.parse(dashboard.text) as { data: { transactions: { edges: { node: { id: string; metaJson: string } }[] } } }).data.transactions.edges;
+      const nodes = (
+        JSON.parse(dashboard.text) as {
+          data: { transactions: { edges: { node: { id: string; metaJson: string } }[] } };
+        }
+      ).data.transactions.edges;
       expect(nodes.find((e) => e.node.id === transactionId)?.node.metaJson).toBe(META);
     } finally {
       await rx.close();
@@ -103,14 +145,27 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
     expect(res.status).toBe(200);
     expect(res.text).toContain(`"meta":${META}`);
     const md5 = (JSON.parse(res.text) as { data: { generateQr: { data: { md5: string } } } }).data.generateQr.data.md5;
-    expect((await postText(`${t.url}/qr/check`, JSON.stringify({ md5 }), AUTH.qr(tenant.keys.qr))).text).toContain(`"meta":${META}`);
+    expect((await postText(`${t.url}/qr/check`, JSON.stringify({ md5 }), AUTH.qr(tenant.keys.qr))).text).toContain(
+      `"meta":${META}`,
+    );
   });
 
   it("hosted gateway metaData is kept exactly in its events", async () => {
-    const res = await postText(`${t.url}/gateway/generate-qr`, `{"qrData":{"orderId":"ex-${Date.now().toString(36)}","amount":1,"currency":"USD"},"metaData":${META_AS_SENT}}`, AUTH.gateway(tenant.keys.gateway));
+    const res = await postText(
+      `${t.url}/gateway/generate-qr`,
+      `{"qrData":{"orderId":"ex-${Date.now().toString(36)}","amount":1,"currency":"USD"},"metaData":${META_AS_SENT}}`,
+      AUTH.gateway(tenant.keys.gateway),
+    );
     expect(res.status).toBe(200);
     const { transactionId } = JSON.parse(res.text) as { transactionId: string };
-    const gql = await postText(`${t.url}/graphql`, JSON.stringify({ query: `query($id: ID!) { transaction(id: $id) { meta events { meta } } }`, variables: { id: transactionId } }), AUTH.gateway(tenant.keys.gateway));
+    const gql = await postText(
+      `${t.url}/graphql`,
+      JSON.stringify({
+        query: `query($id: ID!) { transaction(id: $id) { meta events { meta } } }`,
+        variables: { id: transactionId },
+      }),
+      AUTH.gateway(tenant.keys.gateway),
+    );
     expect(gql.text.split(`"meta":${META}`)).toHaveLength(3);
   });
 

@@ -1,9 +1,23 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 
-interface Node { id: string; area: string; status: string; orderId: string | null; md5: string | null; apiKeyId: string; createdAt: string }
-interface Conn { edges: { cursor: string; node: Node }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } }
-interface Gql<T> { data?: T; errors?: { message: string; extensions: { code: string } }[] }
+interface Node {
+  id: string;
+  area: string;
+  status: string;
+  orderId: string | null;
+  md5: string | null;
+  apiKeyId: string;
+  createdAt: string;
+}
+interface Conn {
+  edges: { cursor: string; node: Node }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+interface Gql<T> {
+  data?: T;
+  errors?: { message: string; extensions: { code: string } }[];
+}
 
 const PAGE = `query($first: Int!, $after: String, $filter: TransactionFilter) {
   transactions(first: $first, after: $after, filter: $filter) { edges { cursor node { id area status orderId md5 apiKeyId createdAt } } pageInfo { hasNextPage endCursor } } }`;
@@ -16,7 +30,8 @@ describe("transactions connection (GraphQL)", () => {
   const gql = async <T>(query: string, variables: Record<string, unknown>, headers: Record<string, string>) =>
     (await post(`${t.url}/graphql`, { query, variables }, headers)).body as Gql<T>;
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const page = (headers: Record<string, string>, variables: Record<string, unknown>) => gql<{ transactions: Conn }>(PAGE, variables, headers);
+  const page = (headers: Record<string, string>, variables: Record<string, unknown>) =>
+    gql<{ transactions: Conn }>(PAGE, variables, headers);
   /** Every page until the end, `first` at a time. */
   const all = async (headers: Record<string, string>, first: number, filter?: Record<string, unknown>) => {
     const ids: string[] = [];
@@ -31,8 +46,15 @@ describe("transactions connection (GraphQL)", () => {
     }
     throw new Error("too many pages");
   };
-  const qr = async (key: string, amount = 1) => (await post(`${t.url}/qr/generate`, { amount, currency: 840, expiredAfter: 60_000 }, AUTH.qr(key))).body as { transactionId: string; data: { md5: string }; clientToken: string };
-  const gw = async (key: string, orderId: string) => (await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId, amount: 1, currency: "USD" } }, AUTH.gateway(key))).body as { transactionId: string };
+  const qr = async (key: string, amount = 1) =>
+    (await post(`${t.url}/qr/generate`, { amount, currency: 840, expiredAfter: 60_000 }, AUTH.qr(key))).body as {
+      transactionId: string;
+      data: { md5: string };
+      clientToken: string;
+    };
+  const gw = async (key: string, orderId: string) =>
+    (await post(`${t.url}/gateway/generate-qr`, { qrData: { orderId, amount: 1, currency: "USD" } }, AUTH.gateway(key)))
+      .body as { transactionId: string };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -42,12 +64,17 @@ describe("transactions connection (GraphQL)", () => {
     // Several per millisecond (id breaks the tie) and a few spread out in time.
     for (let i = 0; i < 7; i++) mine.a.push((await qr(a.keys.qr, i + 1)).transactionId);
     for (let i = 0; i < 4; i++) mine.b.push((await qr(b.keys.qr)).transactionId);
-    mine.a.push((await gw(a.keys.gateway, "ORD-ALPHA-1")).transactionId, (await gw(a.keys.gateway, "ORD-ALPHA-2")).transactionId);
+    mine.a.push(
+      (await gw(a.keys.gateway, "ORD-ALPHA-1")).transactionId,
+      (await gw(a.keys.gateway, "ORD-ALPHA-2")).transactionId,
+    );
   });
   afterAll(async () => t?.stop());
 
   it("pages through everything in (createdAt desc, id desc) order with no duplicates, even when rows arrive mid-way (admin sees all merchants)", async () => {
-    const expected = (await t.app.core.db.query<{ id: string }>(`select id from "transaction" order by created_at desc, id desc`)).map((r) => r.id);
+    const expected = (
+      await t.app.core.db.query<{ id: string }>(`select id from "transaction" order by created_at desc, id desc`)
+    ).map((r) => r.id);
     const first = await page(admin, { first: 4 });
     const after = first.data!.transactions.pageInfo.endCursor;
     await qr(a.keys.qr); // newer than every page boundary: must not shift the following pages
@@ -75,7 +102,11 @@ describe("transactions connection (GraphQL)", () => {
     expect(seenByAQr.some((id) => mine.a.slice(-2).includes(id))).toBe(false); // a's gateway key made those
     const byGatewayKey = await all(AUTH.gateway(a.keys.gateway), 10);
     expect(byGatewayKey.sort()).toEqual(mine.a.slice(-2).sort());
-    const stolen = await gql<{ transaction: unknown }>(`query($id: ID!) { transaction(id: $id) { id } }`, { id: mine.a[0] }, AUTH.qr(b.keys.qr));
+    const stolen = await gql<{ transaction: unknown }>(
+      `query($id: ID!) { transaction(id: $id) { id } }`,
+      { id: mine.a[0] },
+      AUTH.qr(b.keys.qr),
+    );
     expect(stolen.data!.transaction).toBeNull();
   });
 
@@ -90,7 +121,10 @@ describe("transactions connection (GraphQL)", () => {
     expect(await ids({ search: row.md5 })).toEqual([mine.a[3]]);
     expect(await ids({ search: mine.b[2].slice(0, -3) })).toContain(mine.b[2]);
     expect(await ids({ search: "%" })).toEqual([]); // LIKE wildcards are literal
-    const [{ created_at: mid }] = await t.app.core.db.query<{ created_at: string }>(`select created_at::text from "transaction" where id = ?`, [mine.b[0]]);
+    const [{ created_at: mid }] = await t.app.core.db.query<{ created_at: string }>(
+      `select created_at::text from "transaction" where id = ?`,
+      [mine.b[0]],
+    );
     const from = new Date(mid.replace(" ", "T").replace(/\+00$/, "Z"));
     const since = await ids({ createdFrom: from.toISOString() });
     const before = await ids({ createdTo: from.toISOString() });
@@ -114,7 +148,9 @@ describe("transactions connection (GraphQL)", () => {
     const x = await qr(a.keys.qr);
     await t.app.core.store.transition({ id: x.transactionId, to: "SUCCESS", event: "payment.completed" });
     const q = `query($id: ID!) { transaction(id: $id) { id status qrImage events { type transaction { status } } webhookDeliveries { id } } }`;
-    const res = await gql<{ transaction: { status: string; qrImage: string; events: { type: string }[]; webhookDeliveries: unknown[] } }>(q, { id: x.transactionId }, admin);
+    const res = await gql<{
+      transaction: { status: string; qrImage: string; events: { type: string }[]; webhookDeliveries: unknown[] };
+    }>(q, { id: x.transactionId }, admin);
     expect(res.data!.transaction.status).toBe("SUCCESS");
     expect(res.data!.transaction.events.map((e) => e.type)).toEqual(["payment.created", "payment.completed"]);
     expect(res.data!.transaction.qrImage).toMatch(/^data:image\/png;base64,/);
@@ -126,7 +162,9 @@ describe("transactions connection (GraphQL)", () => {
 
   it("refuses anonymous callers, first > 100 and foreign cursors", async () => {
     expect((await page({}, { first: 5 })).errors![0].extensions.code).toBe("UNAUTHENTICATED");
-    expect((await page({ authorization: "Bearer wrong-token" }, { first: 5 })).errors![0].extensions.code).toBe("UNAUTHENTICATED");
+    expect((await page({ authorization: "Bearer wrong-token" }, { first: 5 })).errors![0].extensions.code).toBe(
+      "UNAUTHENTICATED",
+    );
     expect((await page(admin, { first: 101 })).errors![0].extensions.code).toBe("BAD_USER_INPUT");
     expect((await page(admin, { first: 0 })).errors![0].extensions.code).toBe("BAD_USER_INPUT");
     expect((await page(admin, { first: 5, after: "not-a-cursor" })).errors![0].extensions.code).toBe("BAD_USER_INPUT");

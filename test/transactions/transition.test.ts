@@ -14,12 +14,25 @@ describe("transition(): the one way a status changes", () => {
   afterAll(async () => t?.stop());
 
   const create = async (status: "PENDING" | "CHECKOUT" = "PENDING", expiresInMs = 60_000) =>
-    (await t.app.core.store.create({
-      id: newId("txn"), area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status, amount: "1.50", currency: "USD",
-      md5: newId("md5"), meta: { order: "A-1" }, expiresAt: new Date(t.clock.now().getTime() + expiresInMs),
-    })).tx;
+    (
+      await t.app.core.store.create({
+        id: newId("txn"),
+        area: "qr",
+        merchantRef: tenant.merchantId,
+        apiKeyRef: tenant.keyIds.qr,
+        status,
+        amount: "1.50",
+        currency: "USD",
+        md5: newId("md5"),
+        meta: { order: "A-1" },
+        expiresAt: new Date(t.clock.now().getTime() + expiresInMs),
+      })
+    ).tx;
   const events = async (txId: string) =>
-    t.app.core.db.query<{ type: string; status: string }>(`select type, status from transaction_event where transaction_ref = ? order by seq`, [txId]);
+    t.app.core.db.query<{ type: string; status: string }>(
+      `select type, status from transaction_event where transaction_ref = ? order by seq`,
+      [txId],
+    );
 
   it("two concurrent transitions of one transaction: exactly one wins and one event is written", async () => {
     const tx = await create();
@@ -37,7 +50,12 @@ describe("transition(): the one way a status changes", () => {
 
   it("a terminal transaction never changes again", async () => {
     const tx = await create();
-    await t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed", upstream: { payment: { hash: "abc" } } });
+    await t.app.core.store.transition({
+      id: tx.id,
+      to: "SUCCESS",
+      event: "payment.completed",
+      upstream: { payment: { hash: "abc" } },
+    });
     const again = await t.app.core.store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
     const touch = await t.app.core.store.transition({ id: tx.id, event: "transaction.updated", upstream: { note: 1 } });
     const scanned = await t.app.core.store.transition({ id: tx.id, event: "payment.scanned", receiptUrl: "https://x" });
@@ -54,18 +72,41 @@ describe("transition(): the one way a status changes", () => {
   it("the one exception: a SUCCESS without a receipt takes its receipt once (transaction.updated); FAILED and EXPIRED never do", async () => {
     const tx = await create();
     const done = await t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" });
-    const receipt = await t.app.core.store.transition({ id: tx.id, event: "transaction.updated", receiptUrl: "https://r/1" });
-    const second = await t.app.core.store.transition({ id: tx.id, event: "transaction.updated", receiptUrl: "https://r/2" });
+    const receipt = await t.app.core.store.transition({
+      id: tx.id,
+      event: "transaction.updated",
+      receiptUrl: "https://r/1",
+    });
+    const second = await t.app.core.store.transition({
+      id: tx.id,
+      event: "transaction.updated",
+      receiptUrl: "https://r/2",
+    });
     expect(receipt.won).toBe(true);
-    expect(receipt.tx).toMatchObject({ status: "SUCCESS", receiptUrl: "https://r/1", completedAt: done.tx.completedAt });
+    expect(receipt.tx).toMatchObject({
+      status: "SUCCESS",
+      receiptUrl: "https://r/1",
+      completedAt: done.tx.completedAt,
+    });
     expect(receipt.event?.payload).toMatchObject({ transaction: { status: "SUCCESS", receiptUrl: "https://r/1" } });
     expect(second.won).toBe(false);
     expect((await t.app.core.store.get(tx.id))?.receiptUrl).toBe("https://r/1");
-    expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed", "transaction.updated"]);
+    expect((await events(tx.id)).map((e) => e.type)).toEqual([
+      "payment.created",
+      "payment.completed",
+      "transaction.updated",
+    ]);
     for (const to of ["FAILED", "EXPIRED"] as const) {
       const other = await create();
-      await t.app.core.store.transition({ id: other.id, to, event: to === "FAILED" ? "payment.failed" : "payment.expired" });
-      expect((await t.app.core.store.transition({ id: other.id, event: "transaction.updated", receiptUrl: "https://r/3" })).won).toBe(false);
+      await t.app.core.store.transition({
+        id: other.id,
+        to,
+        event: to === "FAILED" ? "payment.failed" : "payment.expired",
+      });
+      expect(
+        (await t.app.core.store.transition({ id: other.id, event: "transaction.updated", receiptUrl: "https://r/3" }))
+          .won,
+      ).toBe(false);
       expect((await t.app.core.store.get(other.id))?.receiptUrl).toBeNull();
     }
   });
@@ -73,11 +114,20 @@ describe("transition(): the one way a status changes", () => {
   it("a failure inside the database transaction rolls back the status and leaves no event", async () => {
     const tx = await create();
     // A real failure half-way through: the delivery-row insert raises after the update and the event insert.
-    await t.app.core.db.query(`insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`, [tenant.keyIds.qr]);
-    await t.app.core.db.query(`create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`);
-    await t.app.core.db.query(`create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`);
+    await t.app.core.db.query(
+      `insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`,
+      [tenant.keyIds.qr],
+    );
+    await t.app.core.db.query(
+      `create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`,
+    );
+    await t.app.core.db.query(
+      `create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`,
+    );
     try {
-      await expect(t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" })).rejects.toThrow();
+      await expect(
+        t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" }),
+      ).rejects.toThrow();
     } finally {
       await t.app.core.db.query(`drop trigger fail_delivery on webhook_delivery`);
       await t.app.core.db.query(`delete from webhook_endpoint where id = 'whe_guard'`);
@@ -88,14 +138,30 @@ describe("transition(): the one way a status changes", () => {
 
   it("creation is all or nothing too: a failing delivery-row insert leaves no transaction and no event", async () => {
     const id = newId("txn");
-    await t.app.core.db.query(`insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard2', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`, [tenant.keyIds.qr]);
-    await t.app.core.db.query(`create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`);
-    await t.app.core.db.query(`create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`);
+    await t.app.core.db.query(
+      `insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard2', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`,
+      [tenant.keyIds.qr],
+    );
+    await t.app.core.db.query(
+      `create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`,
+    );
+    await t.app.core.db.query(
+      `create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`,
+    );
     try {
-      await expect(t.app.core.store.create({
-        id, area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", amount: "1.50", currency: "USD",
-        md5: newId("md5"), expiresAt: new Date(t.clock.now().getTime() + 60_000),
-      })).rejects.toThrow();
+      await expect(
+        t.app.core.store.create({
+          id,
+          area: "qr",
+          merchantRef: tenant.merchantId,
+          apiKeyRef: tenant.keyIds.qr,
+          status: "PENDING",
+          amount: "1.50",
+          currency: "USD",
+          md5: newId("md5"),
+          expiresAt: new Date(t.clock.now().getTime() + 60_000),
+        }),
+      ).rejects.toThrow();
     } finally {
       await t.app.core.db.query(`drop trigger fail_delivery on webhook_delivery`);
       await t.app.core.db.query(`delete from webhook_endpoint where id = 'whe_guard2'`);
@@ -105,9 +171,12 @@ describe("transition(): the one way a status changes", () => {
   });
 
   it("creation writes the event, one delivery row per matching endpoint and the notify in the same statement", async () => {
-    await t.app.core.db.query(`insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values
+    await t.app.core.db.query(
+      `insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values
       ('whe_all', ?, 'http://127.0.0.1:9/a', '[]', 'v1.x', false, now()), ('whe_created', ?, 'http://127.0.0.1:9/b', '["payment.created"]', 'v1.x', true, now()),
-      ('whe_paid', ?, 'http://127.0.0.1:9/c', '["payment.completed"]', 'v1.x', true, now())`, [tenant.keyIds.qr, tenant.keyIds.qr, tenant.keyIds.qr]);
+      ('whe_paid', ?, 'http://127.0.0.1:9/c', '["payment.completed"]', 'v1.x', true, now())`,
+      [tenant.keyIds.qr, tenant.keyIds.qr, tenant.keyIds.qr],
+    );
     const listener = new pg.Client({ connectionString: t.dbUrl });
     await listener.connect();
     const notified: string[] = [];
@@ -115,17 +184,29 @@ describe("transition(): the one way a status changes", () => {
     await listener.query(`listen pqr_events`);
     try {
       const { tx, event } = await t.app.core.store.create({
-        id: newId("txn"), area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", amount: "1.50", currency: "USD",
-        md5: newId("md5"), expiresAt: new Date(t.clock.now().getTime() + 60_000),
+        id: newId("txn"),
+        area: "qr",
+        merchantRef: tenant.merchantId,
+        apiKeyRef: tenant.keyIds.qr,
+        status: "PENDING",
+        amount: "1.50",
+        currency: "USD",
+        md5: newId("md5"),
+        expiresAt: new Date(t.clock.now().getTime() + 60_000),
       });
-      const deliveries = await t.app.core.db.query<{ endpoint_ref: string }>(`select endpoint_ref from webhook_delivery where event_ref = ?`, [event.id]);
+      const deliveries = await t.app.core.db.query<{ endpoint_ref: string }>(
+        `select endpoint_ref from webhook_delivery where event_ref = ?`,
+        [event.id],
+      );
       expect(deliveries.map((d) => d.endpoint_ref)).toEqual(["whe_created"]); // the disabled and the filtered-out endpoints get none
       expect(event.deliveries).toBe(1);
       expect(event.transactionId).toBe(tx.id);
       await waitFor(async () => notified.includes(event.id));
     } finally {
       await listener.end();
-      await t.app.core.db.query(`delete from webhook_delivery where endpoint_ref in ('whe_all','whe_created','whe_paid')`);
+      await t.app.core.db.query(
+        `delete from webhook_delivery where endpoint_ref in ('whe_all','whe_created','whe_paid')`,
+      );
       await t.app.core.db.query(`delete from webhook_endpoint where id in ('whe_all','whe_created','whe_paid')`);
     }
   });
@@ -138,8 +219,15 @@ describe("transition(): the one way a status changes", () => {
     await listener.query(`listen pqr_events`);
     try {
       const input = (i: number) => ({
-        id: newId("txn"), merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING" as const, amount: `${i + 1}.25`, currency: "USD" as const,
-        expiresAt: new Date(t.clock.now().getTime() + 60_000), area: "qr" as const, md5: newId("md5"),
+        id: newId("txn"),
+        merchantRef: tenant.merchantId,
+        apiKeyRef: tenant.keyIds.qr,
+        status: "PENDING" as const,
+        amount: `${i + 1}.25`,
+        currency: "USD" as const,
+        expiresAt: new Date(t.clock.now().getTime() + 60_000),
+        area: "qr" as const,
+        md5: newId("md5"),
       });
       const checkCreated = async (created: Awaited<ReturnType<typeof t.app.core.store.create>>[]) => {
         for (const { tx, event } of created) {
@@ -157,9 +245,13 @@ describe("transition(): the one way a status changes", () => {
 
       // Two gateway orders with one order id among 40 creates: the unique index refuses whichever is written second.
       const orderId = newId("o").slice(0, 20);
-      const inputs = Array.from({ length: 40 }, (_, i) => (i === 7 || i === 23 ? { ...input(i), area: "gateway" as const, md5: null, orderId } : input(i)));
+      const inputs = Array.from({ length: 40 }, (_, i) =>
+        i === 7 || i === 23 ? { ...input(i), area: "gateway" as const, md5: null, orderId } : input(i),
+      );
       const results = await Promise.allSettled(inputs.map((x) => t.app.core.store.create(x)));
-      const failed = results.flatMap((r, i) => (r.status === "rejected" ? [{ i, code: (r.reason as { code?: string }).code }] : []));
+      const failed = results.flatMap((r, i) =>
+        r.status === "rejected" ? [{ i, code: (r.reason as { code?: string }).code }] : [],
+      );
       expect(failed).toHaveLength(1);
       expect([7, 23]).toContain(failed[0].i);
       expect(failed[0].code).toBe("23505");
@@ -174,27 +266,64 @@ describe("transition(): the one way a status changes", () => {
 
   it("the payment.created payload is the snapshot of the row as it reads back (every area's columns)", async () => {
     const inputs = [
-      { area: "qr" as const, amount: "1.5", currency: "USD" as const, md5: newId("md5"), meta: { order: "A-1", nested: { z: 1, a: [1, 2] } } },
-      { area: "gateway" as const, status: "CHECKOUT" as const, amount: "5000", currency: "KHR" as const, orderId: newId("o").slice(0, 20), upstream: { gatewayStatus: { code: "0", message: "Success." }, deeplink: "x" } },
-      { area: "gateway_link" as const, amount: "0.05", currency: "USD" as const, clientId: "cl_1", qr: "000201", nextCheckAt: t.clock.now() },
+      {
+        area: "qr" as const,
+        amount: "1.5",
+        currency: "USD" as const,
+        md5: newId("md5"),
+        meta: { order: "A-1", nested: { z: 1, a: [1, 2] } },
+      },
+      {
+        area: "gateway" as const,
+        status: "CHECKOUT" as const,
+        amount: "5000",
+        currency: "KHR" as const,
+        orderId: newId("o").slice(0, 20),
+        upstream: { gatewayStatus: { code: "0", message: "Success." }, deeplink: "x" },
+      },
+      {
+        area: "gateway_link" as const,
+        amount: "0.05",
+        currency: "USD" as const,
+        clientId: "cl_1",
+        qr: "000201",
+        nextCheckAt: t.clock.now(),
+      },
     ];
     for (const input of inputs) {
       const { tx, event } = await t.app.core.store.create({
-        id: newId("txn"), merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", expiresAt: new Date(t.clock.now().getTime() + 60_000), ...input,
+        id: newId("txn"),
+        merchantRef: tenant.merchantId,
+        apiKeyRef: tenant.keyIds.qr,
+        status: "PENDING",
+        expiresAt: new Date(t.clock.now().getTime() + 60_000),
+        ...input,
       });
       const back = (await t.app.core.store.get(tx.id))!;
       expect(tx).toEqual(back);
       expect(event.payload).toEqual({ transaction: snapshot(back), meta: back.meta });
-      const [stored] = await t.app.core.db.query<{ payload: unknown }>(`select payload from transaction_event where id = ?`, [event.id]);
+      const [stored] = await t.app.core.db.query<{ payload: unknown }>(
+        `select payload from transaction_event where id = ?`,
+        [event.id],
+      );
       expect(stored.payload).toEqual(event.payload);
     }
   });
 
   it("refuses an amount the numeric column would round", async () => {
-    await expect(t.app.core.store.create({
-      id: newId("txn"), area: "qr", merchantRef: tenant.merchantId, apiKeyRef: tenant.keyIds.qr, status: "PENDING", amount: "1.505", currency: "USD",
-      md5: newId("md5"), expiresAt: new Date(t.clock.now().getTime() + 60_000),
-    })).rejects.toThrow(/at most 2 decimals/);
+    await expect(
+      t.app.core.store.create({
+        id: newId("txn"),
+        area: "qr",
+        merchantRef: tenant.merchantId,
+        apiKeyRef: tenant.keyIds.qr,
+        status: "PENDING",
+        amount: "1.505",
+        currency: "USD",
+        md5: newId("md5"),
+        expiresAt: new Date(t.clock.now().getTime() + 60_000),
+      }),
+    ).rejects.toThrow(/at most 2 decimals/);
   });
 
   it("a read past expiry performs the EXPIRED transition itself, once", async () => {
@@ -217,7 +346,10 @@ describe("transition(): the one way a status changes", () => {
 
   it("stores money exactly (numeric), never as a float", async () => {
     const tx = await create();
-    const [row] = await t.app.core.db.query<{ t: string }>(`select pg_typeof(amount)::text as t from "transaction" where id = ?`, [tx.id]);
+    const [row] = await t.app.core.db.query<{ t: string }>(
+      `select pg_typeof(amount)::text as t from "transaction" where id = ?`,
+      [tx.id],
+    );
     expect(row.t).toBe("numeric");
     expect(tx.amount).toBe("1.50");
   });

@@ -86,12 +86,38 @@ describe("generate-qr hash", () => {
       lifetime: "30",
       qr_image_template: "template1",
     };
-    const message = "20250505050505" + "M" + "T" + "9.99" + "I" + "F" + "L" + "e@x.io" + "012" + "pre-auth" + "abapay_khqr" + "C" + "D" + "USD" + "CF" + "RP" + "PO" + "30" + "template1";
+    const message =
+      "20250505050505" +
+      "M" +
+      "T" +
+      "9.99" +
+      "I" +
+      "F" +
+      "L" +
+      "e@x.io" +
+      "012" +
+      "pre-auth" +
+      "abapay_khqr" +
+      "C" +
+      "D" +
+      "USD" +
+      "CF" +
+      "RP" +
+      "PO" +
+      "30" +
+      "template1";
     expect(generateQrHash("k", fields)).toBe(hmac("k", message));
   });
 
   it("treats an absent field exactly like an empty one, and order changes the hash", () => {
-    const base = { req_time: "20250101000000", merchant_id: "M", tran_id: "T", amount: "1", currency: "USD", lifetime: "3" };
+    const base = {
+      req_time: "20250101000000",
+      merchant_id: "M",
+      tran_id: "T",
+      amount: "1",
+      currency: "USD",
+      lifetime: "3",
+    };
     expect(generateQrHash("k", base)).toBe(generateQrHash("k", { ...base, items: "", email: "" }));
     expect(generateQrHash("k", base)).toBe(hmac("k", "20250101000000MT1USD3"));
     expect(generateQrHash("k", { ...base, amount: "USD", currency: "1" })).not.toBe(generateQrHash("k", base));

@@ -11,8 +11,12 @@ function signedBy(secret: string, headers: Record<string, string>, body: string)
 }
 
 const addEndpoint = async (t: TestApp, apiKeyId: string, url: string, events?: string[]) =>
-  (await t.admin<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
-    `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret endpoint { id } } }`, { i: { apiKeyId, url, events } })).createWebhookEndpoint;
+  (
+    await t.admin<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
+      `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret endpoint { id } } }`,
+      { i: { apiKeyId, url, events } },
+    )
+  ).createWebhookEndpoint;
 
 describe("signed webhooks", () => {
   let t: TestApp;
@@ -28,7 +32,13 @@ describe("signed webhooks", () => {
     const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url);
     try {
       const meta = { orderRef: "R-9", unicode: "ស្វាគមន៍", n: 1.25, deep: { a: [true, null] } };
-      const g = (await post(`${t.url}/qr/generate`, { amount: 9.99, currency: 840, expiredAfter: 60000, meta }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string; data: { md5: string } };
+      const g = (
+        await post(
+          `${t.url}/qr/generate`,
+          { amount: 9.99, currency: 840, expiredAfter: 60000, meta },
+          AUTH.qr(tenant.keys.qr),
+        )
+      ).body as { transactionId: string; data: { md5: string } };
       await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
       await waitFor(async () => rx.received.length >= 2, 10_000);
       const [created, completed] = rx.received.map((r) => ({ r, body: JSON.parse(r.body) }));
@@ -43,12 +53,19 @@ describe("signed webhooks", () => {
       }
       expect(created.body.type).toBe("payment.created");
       expect(completed.body.type).toBe("payment.completed");
-      expect(completed.body.data.transaction).toMatchObject({ status: "SUCCESS", amount: "9.99", currency: "USD", md5: g.data.md5 });
+      expect(completed.body.data.transaction).toMatchObject({
+        status: "SUCCESS",
+        amount: "9.99",
+        currency: "USD",
+        md5: g.data.md5,
+      });
       // The exported helper agrees, and refuses a tampered body or an old timestamp.
       const r = completed.r;
       expect(verifyWebhook({ secret, headers: r.headers, rawBody: r.body })).toBe(true);
       expect(verifyWebhook({ secret, headers: r.headers, rawBody: r.body.replace("SUCCESS", "FAILED") })).toBe(false);
-      expect(verifyWebhook({ secret, headers: r.headers, rawBody: r.body, now: Number(r.headers["x-timestamp"]) + 301 })).toBe(false);
+      expect(
+        verifyWebhook({ secret, headers: r.headers, rawBody: r.body, now: Number(r.headers["x-timestamp"]) + 301 }),
+      ).toBe(false);
     } finally {
       await rx.close();
     }
@@ -58,14 +75,20 @@ describe("signed webhooks", () => {
     const rx = await startReceiver((n) => (n <= 3 ? 500 : 200));
     const { endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
     try {
-      const g = (await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))).body as { transactionId: string };
+      const g = (
+        await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))
+      ).body as { transactionId: string };
       for (let i = 0; i < 20 && rx.received.length < 4; i++) {
         await new Promise((r) => setTimeout(r, 300));
         t.clock.advance(60_000); // compress the backoff (5 s, 10 s, 20 s, …)
       }
       await waitFor(async () => {
-        const d = (await t.admin<{ webhookDeliveries: { state: string; attempts: number; log: { statusCode: number }[] }[] }>(
-          `query($e: ID) { webhookDeliveries(endpointId: $e) { state attempts log { statusCode } } }`, { e: endpoint.id })).webhookDeliveries;
+        const d = (
+          await t.admin<{ webhookDeliveries: { state: string; attempts: number; log: { statusCode: number }[] }[] }>(
+            `query($e: ID) { webhookDeliveries(endpointId: $e) { state attempts log { statusCode } } }`,
+            { e: endpoint.id },
+          )
+        ).webhookDeliveries;
         return d.length === 1 && d[0].state === "delivered" ? d : null;
       }, 10_000).then((d) => {
         expect(d[0].attempts).toBe(4);
@@ -86,7 +109,10 @@ describe("signed webhooks", () => {
     const rx = await startReceiver();
     const { secret: oldSecret, endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
     try {
-      const { rotateWebhookSecret } = await t.admin<{ rotateWebhookSecret: { secret: string } }>(`mutation($id: ID!) { rotateWebhookSecret(id: $id, overlapMinutes: 60) { secret } }`, { id: endpoint.id });
+      const { rotateWebhookSecret } = await t.admin<{ rotateWebhookSecret: { secret: string } }>(
+        `mutation($id: ID!) { rotateWebhookSecret(id: $id, overlapMinutes: 60) { secret } }`,
+        { id: endpoint.id },
+      );
       await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
       await waitFor(async () => rx.received.length >= 1, 10_000);
       const r = rx.received[0];
@@ -118,6 +144,8 @@ describe("signed webhooks", () => {
 
   it("refuses unknown event kinds and non-http URLs", async () => {
     await expect(addEndpoint(t, tenant.keyIds.qr, "ftp://x.example/hook")).rejects.toThrow(/url/);
-    await expect(addEndpoint(t, tenant.keyIds.qr, "https://x.example/hook", ["payment.exploded"])).rejects.toThrow(/unknown event kind/);
+    await expect(addEndpoint(t, tenant.keyIds.qr, "https://x.example/hook", ["payment.exploded"])).rejects.toThrow(
+      /unknown event kind/,
+    );
   });
 });

@@ -37,9 +37,13 @@ export class M0001Initial extends Migration {
       receipt_url text, expires_at timestamptz not null, created_at timestamptz not null, updated_at timestamptz not null,
       completed_at timestamptz, next_check_at timestamptz, check_failures integer not null default 0,
       version integer not null default 1)`);
-    this.addSql(`create unique index transaction_gateway_order_uq on "transaction" (merchant_ref, order_id) where area = 'gateway'`);
+    this.addSql(
+      `create unique index transaction_gateway_order_uq on "transaction" (merchant_ref, order_id) where area = 'gateway'`,
+    );
     this.addSql(`create index transaction_md5_idx on "transaction" (md5) where md5 is not null`);
-    this.addSql(`create index transaction_due_idx on "transaction" (area, next_check_at) where status in ('PENDING','CHECKOUT')`);
+    this.addSql(
+      `create index transaction_due_idx on "transaction" (area, next_check_at) where status in ('PENDING','CHECKOUT')`,
+    );
     this.addSql(`create index transaction_key_created_idx on "transaction" (api_key_ref, created_at desc, id desc)`);
     this.addSql(`create index transaction_created_idx on "transaction" (created_at desc, id desc)`);
     this.addSql(`create table transaction_event (

@@ -86,7 +86,8 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
     const order = checkGenerateRequest(body);
     if ("code" in order) return refuse(res, order);
     const key = `${order.merchantId}/${order.tranId}`;
-    if (state.transactions.has(key)) return refuse(res, { http: 400, code: "403", message: "Duplicated Transaction ID" });
+    if (state.transactions.has(key))
+      return refuse(res, { http: 400, code: "403", message: "Duplicated Transaction ID" });
 
     const qrString = options.makeQr(order.amount, order.currency);
     const qrImage = await QRCode.toDataURL(qrString, pngOptions());
@@ -131,13 +132,21 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
 
   api.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    refuse(res, { http: 400, code: "48", message: "Something went wrong with requested parameters. Please try again or contact the merchant for help." });
+    refuse(res, {
+      http: 400,
+      code: "48",
+      message: "Something went wrong with requested parameters. Please try again or contact the merchant for help.",
+    });
   });
 
   return { api, controls: createControls(state, clock, registerMerchant), registerMerchant, state };
 }
 
-function createControls(state: GatewaySimulatorState, clock: () => Date, registerMerchant: (id: string, key: string) => void): express.Router {
+function createControls(
+  state: GatewaySimulatorState,
+  clock: () => Date,
+  registerMerchant: (id: string, key: string) => void,
+): express.Router {
   const controls = express.Router();
   controls.use("/sim/gateway", express.json({ limit: "64kb" }));
 
@@ -149,13 +158,20 @@ function createControls(state: GatewaySimulatorState, clock: () => Date, registe
     const merchantId = optionalString(body, "merchantId", details);
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid pay request", details);
 
-    const matches = [...state.transactions.values()].filter((t) => t.tranId === tranId && (!merchantId || t.merchantId === merchantId));
+    const matches = [...state.transactions.values()].filter(
+      (t) => t.tranId === tranId && (!merchantId || t.merchantId === merchantId),
+    );
     if (matches.length === 0) return sendControlError(res, "NOT_FOUND", `no gateway transaction with tranId ${tranId}`);
-    if (matches.length > 1) return sendControlError(res, "CONFLICT", "several merchants use this tranId; pass merchantId");
+    if (matches.length > 1)
+      return sendControlError(res, "CONFLICT", "several merchants use this tranId; pass merchantId");
     const tx = matches[0];
     if (tx.status !== "PENDING") return sendControlError(res, "CONFLICT", `transaction is already ${tx.status}`);
     if (clock().getTime() >= tx.expiresAt.getTime()) {
-      return sendControlError(res, "CONFLICT", `transaction expired at ${tx.expiresAt.toISOString()}; its QR no longer accepts payment`);
+      return sendControlError(
+        res,
+        "CONFLICT",
+        `transaction expired at ${tx.expiresAt.toISOString()}; its QR no longer accepts payment`,
+      );
     }
     tx.status = outcome;
     if (outcome === "APPROVED") {
@@ -168,7 +184,10 @@ function createControls(state: GatewaySimulatorState, clock: () => Date, registe
   controls.post("/sim/gateway/merchants", (req, res) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);
-    const merchantId = requireString(body, "merchantId", details, { pattern: /^.{1,30}$/, message: "must be at most 30 characters" });
+    const merchantId = requireString(body, "merchantId", details, {
+      pattern: /^.{1,30}$/,
+      message: "must be at most 30 characters",
+    });
     const apiKey = requireString(body, "apiKey", details);
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid merchant", details);
     registerMerchant(merchantId, apiKey);
@@ -210,7 +229,10 @@ function paymentData(tx: GatewaySimTransaction): Record<string, unknown> {
     payment_currency: tx.currency,
     apv: tx.apv,
     payment_status: tx.status,
-    transaction_date: new Date(tx.createdAt.getTime() + PHNOM_PENH_OFFSET_MS).toISOString().replace("T", " ").slice(0, 19),
+    transaction_date: new Date(tx.createdAt.getTime() + PHNOM_PENH_OFFSET_MS)
+      .toISOString()
+      .replace("T", " ")
+      .slice(0, 19),
   };
 }
 

@@ -28,8 +28,16 @@ export interface GenerateOrder {
 }
 
 export const QR_TEMPLATES = [
-  "template1", "template1_color", "template2", "template2_color", "template3_color",
-  "template4", "template4_color", "template5", "template5_color", "template6_color",
+  "template1",
+  "template1_color",
+  "template2",
+  "template2_color",
+  "template3_color",
+  "template4",
+  "template4_color",
+  "template5",
+  "template5_color",
+  "template6_color",
 ];
 
 export const MAX_LIFETIME_MINUTES = 172_800;
@@ -71,7 +79,9 @@ export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrd
     isText(body.tran_id, 20) &&
     amount !== null &&
     typeof body.payment_option === "string" &&
-    lifetime !== null && lifetime >= MIN_LIFETIME_MINUTES && lifetime <= MAX_LIFETIME_MINUTES &&
+    lifetime !== null &&
+    lifetime >= MIN_LIFETIME_MINUTES &&
+    lifetime <= MAX_LIFETIME_MINUTES &&
     (body.qr_image_template === undefined || QR_TEMPLATES.includes(hashText(body.qr_image_template))) &&
     (body.purchase_type === undefined || ["purchase", "pre-auth"].includes(hashText(body.purchase_type))) &&
     (body.items === undefined || itemsOk(body.items)) &&
@@ -82,14 +92,16 @@ export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrd
   if (customer) return customer;
 
   const currency = typeof body.currency === "string" ? body.currency.toUpperCase() : "";
-  if (currency !== "USD" && currency !== "KHR") return { http: 400, code: "12", message: "Payment currency is not allowed." };
+  if (currency !== "USD" && currency !== "KHR")
+    return { http: 400, code: "12", message: "Payment currency is not allowed." };
   if (body.payment_option !== "abapay_khqr") {
     return ["wechat", "alipay"].includes(body.payment_option as string)
       ? { http: 400, code: "23", message: "Selected Payment Option is not enabled for this Merchant Profile." }
       : BAD_PARAMS;
   }
   const value = Number(amount);
-  if (currency === "KHR" && value < 100) return { http: 400, code: "47", message: "KHR Amount must be greater than 100 KHR." };
+  if (currency === "KHR" && value < 100)
+    return { http: 400, code: "47", message: "KHR Amount must be greater than 100 KHR." };
   if (currency === "USD" && value < 0.01) return BAD_PARAMS;
 
   return {
@@ -105,10 +117,18 @@ export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrd
 function customerRefusal(body: Record<string, unknown>): Refusal | null {
   const name = /^[\p{L}\p{M} .'-]{1,20}$/u;
   if (body.first_name !== undefined && !name.test(hashText(body.first_name))) {
-    return { http: 400, code: "16", message: "Invalid First Name. It must not contain numbers or special characters or not more than 100 characters." };
+    return {
+      http: 400,
+      code: "16",
+      message: "Invalid First Name. It must not contain numbers or special characters or not more than 100 characters.",
+    };
   }
   if (body.last_name !== undefined && !name.test(hashText(body.last_name))) {
-    return { http: 400, code: "17", message: "Invalid Last Name. It must not contain numbers or special characters or not more than 100 characters." };
+    return {
+      http: 400,
+      code: "17",
+      message: "Invalid Last Name. It must not contain numbers or special characters or not more than 100 characters.",
+    };
   }
   if (body.phone !== undefined && !/^\+?[0-9 ]{6,20}$/.test(hashText(body.phone))) {
     return { http: 400, code: "18", message: "Invalid Phone Number." };
@@ -126,7 +146,8 @@ function isText(value: unknown, max: number): value is string {
 
 /** JSON number (or numeric text) → the decimal text the gateway works with. */
 function amountText(value: unknown): string | null {
-  if (typeof value === "number" && Number.isFinite(value) && value > 0 && !/e/i.test(String(value))) return String(value);
+  if (typeof value === "number" && Number.isFinite(value) && value > 0 && !/e/i.test(String(value)))
+    return String(value);
   if (typeof value === "string" && /^\d+(\.\d+)?$/.test(value) && Number(value) > 0) return String(Number(value));
   return null;
 }
@@ -144,7 +165,14 @@ function itemsOk(value: unknown): boolean {
     return (
       Array.isArray(items) &&
       items.length <= 10 &&
-      items.every((it) => typeof it === "object" && it !== null && typeof it.name === "string" && isNumeric(it.quantity) && isNumeric(it.price))
+      items.every(
+        (it) =>
+          typeof it === "object" &&
+          it !== null &&
+          typeof it.name === "string" &&
+          isNumeric(it.quantity) &&
+          isNumeric(it.price),
+      )
     );
   } catch {
     return false;
@@ -152,7 +180,9 @@ function itemsOk(value: unknown): boolean {
 }
 
 function isNumeric(value: unknown): boolean {
-  return (typeof value === "number" && Number.isFinite(value)) || (typeof value === "string" && /^\d+(\.\d+)?$/.test(value));
+  return (
+    (typeof value === "number" && Number.isFinite(value)) || (typeof value === "string" && /^\d+(\.\d+)?$/.test(value))
+  );
 }
 
 function decodedUrl(value: unknown): string | null {

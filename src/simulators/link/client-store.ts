@@ -26,7 +26,8 @@ export interface LinkClient {
   readonly requestIds: string[];
 }
 
-export type ControlResult = { ok: true; client: LinkClient } | { ok: false; reason: "not_found" | "conflict"; message: string };
+export type ControlResult =
+  { ok: true; client: LinkClient } | { ok: false; reason: "not_found" | "conflict"; message: string };
 
 const REQUEST_IDS_KEPT = 200;
 const SEEN_IDS_KEPT = 2000;
@@ -41,9 +42,19 @@ export class LinkClientStore {
     private readonly maxClients: number,
   ) {}
 
-  create(input: Omit<LinkClient, "action" | "broken" | "polls" | "requestIds" | "createdAt">, requestId: string): LinkClient {
+  create(
+    input: Omit<LinkClient, "action" | "broken" | "polls" | "requestIds" | "createdAt">,
+    requestId: string,
+  ): LinkClient {
     this.evict();
-    const client: LinkClient = { ...input, createdAt: this.clock(), action: "request_qr", broken: false, polls: 0, requestIds: [] };
+    const client: LinkClient = {
+      ...input,
+      createdAt: this.clock(),
+      action: "request_qr",
+      broken: false,
+      polls: 0,
+      requestIds: [],
+    };
     this.clients.set(client.clientId, client);
     this.seen.set(client.clientId, new Set());
     this.noteRequestId(client, requestId);
@@ -76,7 +87,8 @@ export class LinkClientStore {
   scan(clientId: string): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
-    if (client.action === "approved") return { ok: false, reason: "conflict", message: `client ${clientId} is already approved` };
+    if (client.action === "approved")
+      return { ok: false, reason: "conflict", message: `client ${clientId} is already approved` };
     if (client.action === "request_qr") {
       client.action = "scanned";
       client.scannedAt = this.clock();
@@ -84,7 +96,10 @@ export class LinkClientStore {
     return { ok: true, client };
   }
 
-  /** With `receiptLater`, the page reports approved without a receipt until `issueReceipt` (a gateway that makes receipts asynchronously). */
+  /**
+   * With `receiptLater`, the page reports approved without a receipt until `issueReceipt` (a gateway that
+   * makes receipts asynchronously).
+   */
   approve(clientId: string, opts: { receiptLater?: boolean } = {}): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
@@ -100,7 +115,8 @@ export class LinkClientStore {
   issueReceipt(clientId: string): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
-    if (client.action !== "approved") return { ok: false, reason: "conflict", message: `client ${clientId} is not approved` };
+    if (client.action !== "approved")
+      return { ok: false, reason: "conflict", message: `client ${clientId} is not approved` };
     this.setReceipt(client);
     return { ok: true, client };
   }

@@ -60,7 +60,9 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     }
     const clientId = typeof req.query.clientId === "string" ? req.query.clientId : null;
     const amount = typeof req.query.amount === "string" && AMOUNT_RE.test(req.query.amount) ? req.query.amount : "";
-    res.set("cache-control", "no-store").type("html")
+    res
+      .set("cache-control", "no-store")
+      .type("html")
       .send(renderLinkPage({ slug, currency: currency.iso, apiBase: `${BASE}/api`, pollMs, amount, clientId }));
   });
 
@@ -69,16 +71,25 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     if (!body) return;
     const problems: Detail[] = [];
     const amount = typeof body.amount === "string" ? body.amount : "";
-    if (!AMOUNT_RE.test(amount) || Number(amount) <= 0) problems.push({ field: "amount", message: "a positive decimal string with at most 2 decimals" });
+    if (!AMOUNT_RE.test(amount) || Number(amount) <= 0)
+      problems.push({ field: "amount", message: "a positive decimal string with at most 2 decimals" });
     const currency = CURRENCIES[String(body.currency ?? "")];
     if (!currency) problems.push({ field: "currency", message: "KHR or USD" });
-    if (typeof body.slug !== "string" || body.slug.length === 0 || body.slug.length > 100) problems.push({ field: "slug", message: "required" });
+    if (typeof body.slug !== "string" || body.slug.length === 0 || body.slug.length > 100)
+      problems.push({ field: "slug", message: "required" });
     const requestId = checkRequestId(body.requestId, problems);
     if (problems.length > 0 || !currency) return badInput(res, problems);
-    const client = store.create({
-      clientId: newClientId(), slug: String(body.slug), amount, currency: currency.code,
-      qr: options.makeQr(amount, currency.code), origin: `${req.protocol}://${req.get("host")}`,
-    }, requestId);
+    const client = store.create(
+      {
+        clientId: newClientId(),
+        slug: String(body.slug),
+        amount,
+        currency: currency.code,
+        qr: options.makeQr(amount, currency.code),
+        origin: `${req.protocol}://${req.get("host")}`,
+      },
+      requestId,
+    );
     res.json({ ...sessionView(client), requestId });
   });
 
@@ -92,7 +103,12 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     const found = pollTarget(req, res);
     if (!found) return;
     const { client, requestId } = found;
-    res.json({ clientId: client.clientId, action: client.action, requestId, ...(client.receiptUrl ? { receiptUrl: client.receiptUrl } : {}) });
+    res.json({
+      clientId: client.clientId,
+      action: client.action,
+      requestId,
+      ...(client.receiptUrl ? { receiptUrl: client.receiptUrl } : {}),
+    });
   });
 
   router.get(`${BASE}/receipt/:clientId`, (req, res) => {
@@ -118,7 +134,9 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     if (!client) return void sendError(res, 404, "NOT_FOUND", `no payment-link client ${clientId}`);
     store.notePoll(client);
     if (!store.noteRequestId(client, requestId)) {
-      return void badInput(res, [{ field: "requestId", message: "already used: every request needs a fresh identifier" }]);
+      return void badInput(res, [
+        { field: "requestId", message: "already used: every request needs a fresh identifier" },
+      ]);
     }
     if (client.broken) return void sendError(res, 500, "INTERNAL", "simulated page failure");
     return { client, requestId };
@@ -128,13 +146,31 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
   const control = (apply: (clientId: string) => ControlResult) => (req: Request, res: Response) => {
     const body = objectBody(req, res);
     if (!body) return;
-    if (typeof body.clientId !== "string" || body.clientId.length === 0) return badInput(res, [{ field: "clientId", message: "required" }]);
+    if (typeof body.clientId !== "string" || body.clientId.length === 0)
+      return badInput(res, [{ field: "clientId", message: "required" }]);
     sendControlResult(res, apply(body.clientId));
   };
-  controls.post(`${BASE}/scan`, json, control((id) => store.scan(id)));
-  controls.post(`${BASE}/approve`, json, (req, res) => control((id) => store.approve(id, { receiptLater: (req.body as { receipt?: unknown })?.receipt === "later" }))(req, res));
-  controls.post(`${BASE}/receipt`, json, control((id) => store.issueReceipt(id)));
-  controls.post(`${BASE}/break`, json, control((id) => store.breakClient(id)));
+  controls.post(
+    `${BASE}/scan`,
+    json,
+    control((id) => store.scan(id)),
+  );
+  controls.post(`${BASE}/approve`, json, (req, res) =>
+    control((id) => store.approve(id, { receiptLater: (req.body as { receipt?: unknown })?.receipt === "later" }))(
+      req,
+      res,
+    ),
+  );
+  controls.post(
+    `${BASE}/receipt`,
+    json,
+    control((id) => store.issueReceipt(id)),
+  );
+  controls.post(
+    `${BASE}/break`,
+    json,
+    control((id) => store.breakClient(id)),
+  );
   controls.get(`${BASE}/clients/:clientId`, (req, res) => {
     const client = store.get(String(req.params.clientId));
     if (!client) return sendError(res, 404, "NOT_FOUND", `no payment-link client ${String(req.params.clientId)}`);
@@ -147,7 +183,12 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
 }
 
 /** down: the site answers 503; garbage: 200 with a body that is not the page or its API's JSON; slow: late answers. */
-async function applyFault(fault: FaultState<LinkFaultMode>, req: Request, res: Response, next: NextFunction): Promise<void> {
+async function applyFault(
+  fault: FaultState<LinkFaultMode>,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): Promise<void> {
   if (fault.mode === "down") {
     res.status(503).type("html").send("<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>");
     return;
@@ -155,33 +196,55 @@ async function applyFault(fault: FaultState<LinkFaultMode>, req: Request, res: R
   if (fault.mode === "garbage") {
     const api = req.originalUrl.startsWith(`${BASE}/api`);
     if (api && fault.variant === "json") res.status(200).json({ result: "ok", payload: null });
-    else res.status(200).type(api ? "text/plain" : "html").send(api ? "upstream maintenance: try later" : "<!doctype html><html><body>Maintenance</body></html>");
+    else
+      res
+        .status(200)
+        .type(api ? "text/plain" : "html")
+        .send(api ? "upstream maintenance: try later" : "<!doctype html><html><body>Maintenance</body></html>");
     return;
   }
   if (fault.mode === "slow") await sleep(fault.slowMs);
   next();
 }
 
-interface Detail { field: string; message: string }
+interface Detail {
+  field: string;
+  message: string;
+}
 
 function sessionView(client: LinkClient) {
   return {
-    clientId: client.clientId, qr: client.qr, amount: client.amount,
-    currency: client.currency === 116 ? "KHR" : "USD", action: client.action,
+    clientId: client.clientId,
+    qr: client.qr,
+    amount: client.amount,
+    currency: client.currency === 116 ? "KHR" : "USD",
+    action: client.action,
   };
 }
 
 function inspectView(client: LinkClient) {
   return {
-    ...sessionView(client), slug: client.slug, broken: client.broken, polls: client.polls,
-    requestIds: [...client.requestIds], receiptUrl: client.receiptUrl ?? null,
-    createdAt: iso(client.createdAt), scannedAt: iso(client.scannedAt), approvedAt: iso(client.approvedAt), lastPollAt: iso(client.lastPollAt),
+    ...sessionView(client),
+    slug: client.slug,
+    broken: client.broken,
+    polls: client.polls,
+    requestIds: [...client.requestIds],
+    receiptUrl: client.receiptUrl ?? null,
+    createdAt: iso(client.createdAt),
+    scannedAt: iso(client.scannedAt),
+    approvedAt: iso(client.approvedAt),
+    lastPollAt: iso(client.lastPollAt),
   };
 }
 
 function sendControlResult(res: Response, result: ControlResult): void {
   if (result.ok) {
-    res.json({ clientId: result.client.clientId, action: result.client.action, broken: result.client.broken, ...(result.client.receiptUrl ? { receiptUrl: result.client.receiptUrl } : {}) });
+    res.json({
+      clientId: result.client.clientId,
+      action: result.client.action,
+      broken: result.client.broken,
+      ...(result.client.receiptUrl ? { receiptUrl: result.client.receiptUrl } : {}),
+    });
   } else if (result.reason === "not_found") {
     sendError(res, 404, "NOT_FOUND", result.message);
   } else {
@@ -217,7 +280,8 @@ function iso(ms: number | undefined): string | null {
 /** Malformed or oversized JSON from body-parser becomes the service's error body, never a stack trace. */
 function simErrorHandler(err: unknown, _req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent) return next(err);
-  const status = typeof err === "object" && err !== null && "status" in err && typeof err.status === "number" ? err.status : 500;
+  const status =
+    typeof err === "object" && err !== null && "status" in err && typeof err.status === "number" ? err.status : 500;
   if (status === 413) return sendError(res, 413, "BAD_USER_INPUT", "request body too large");
   if (status >= 400 && status < 500) return sendError(res, 400, "BAD_USER_INPUT", "malformed JSON body");
   sendError(res, 500, "INTERNAL", "internal error");

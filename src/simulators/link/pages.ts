@@ -147,8 +147,10 @@ export function renderReceiptPage(client: LinkClient, approvedAtIso: string): st
 }
 
 export function renderErrorPage(message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment link unavailable</title></head>` +
-    `<body><h1>Payment link unavailable</h1><p id="error">${escapeHtml(message)}</p></body></html>\n`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment link unavailable</title></head>` +
+    `<body><h1>Payment link unavailable</h1><p id="error">${escapeHtml(message)}</p></body></html>\n`
+  );
 }
 
 function escapeHtml(text: string): string {

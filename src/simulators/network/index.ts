@@ -65,7 +65,7 @@ export interface NetworkSimulator {
 
 const MAX_LIST = 50;
 const MD5 = { pattern: /^[0-9a-fA-F]{32}$/, message: "must be 32 hexadecimal characters" };
-const AMOUNT = { pattern: /^\d+(\.\d{1,2})?$/, message: "must be a decimal string such as \"10.50\"" };
+const AMOUNT = { pattern: /^\d+(\.\d{1,2})?$/, message: 'must be a decimal string such as "10.50"' };
 const MSG_FOUND = "Getting transaction successfully.";
 const MSG_NOT_FOUND = "Transaction could not be found. Please check and try again.";
 const MSG_FAILED = "Transaction failed.";
@@ -83,7 +83,9 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
   const api = express.Router();
   api.use(express.json({ limit: "64kb" }));
   api.use((req, res, next) => applyFault(state, res, next));
-  api.use((req, res, next) => (bearerMatches(req, options.token) ? next() : envelope(res, 401, 1, "Unauthorized", 6, null)));
+  api.use((req, res, next) =>
+    bearerMatches(req, options.token) ? next() : envelope(res, 401, 1, "Unauthorized", 6, null),
+  );
 
   api.post("/v1/check_transaction_by_md5", (req, res) => {
     state.calls.md5++;
@@ -98,7 +100,12 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
   api.post("/v1/check_transaction_by_md5_list", (req, res) => {
     state.calls.md5List++;
     const list: unknown = req.body;
-    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_LIST || !list.every((m) => typeof m === "string")) {
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.length > MAX_LIST ||
+      !list.every((m) => typeof m === "string")
+    ) {
       return envelope(res, 400, 1, `The body must be a JSON array of 1 to ${MAX_LIST} md5 strings.`, 5, null);
     }
     state.listBatchSizes.push(list.length);
@@ -138,7 +145,8 @@ function createControls(
       description: optionalString(body, "description", details),
       fromAccountId: optionalString(body, "fromAccountId", details),
     };
-    if (given.amount !== undefined && !AMOUNT.pattern.test(given.amount)) details.push({ field: "amount", message: AMOUNT.message });
+    if (given.amount !== undefined && !AMOUNT.pattern.test(given.amount))
+      details.push({ field: "amount", message: AMOUNT.message });
     if (given.currency !== undefined && !["USD", "KHR"].includes(given.currency)) {
       details.push({ field: "currency", message: "must be USD or KHR" });
     }
@@ -153,10 +161,16 @@ function createControls(
     const missing = Object.entries(facts).filter(([, v]) => v === undefined);
     if (missing.length > 0) {
       const message = "the simulator does not know this md5's payee; pass it in the body";
-      return sendControlError(res, "BAD_USER_INPUT", message, missing.map(([field]) => ({ field, message: "is required for an md5 the simulator cannot describe" })));
+      return sendControlError(
+        res,
+        "BAD_USER_INPUT",
+        message,
+        missing.map(([field]) => ({ field, message: "is required for an md5 the simulator cannot describe" })),
+      );
     }
     const existing = state.transactions.get(md5);
-    if (existing) return sendControlError(res, "CONFLICT", `md5 is already ${existing.status === "SUCCESS" ? "paid" : "failed"}`);
+    if (existing)
+      return sendControlError(res, "CONFLICT", `md5 is already ${existing.status === "SUCCESS" ? "paid" : "failed"}`);
 
     const now = clock().getTime();
     const tx: NetworkSimTransaction = {
@@ -181,11 +195,21 @@ function createControls(
     const md5 = requireString(bodyRecord(req.body, details), "md5", details, MD5).toLowerCase();
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid fail request", details);
     const existing = state.transactions.get(md5);
-    if (existing) return sendControlError(res, "CONFLICT", `md5 is already ${existing.status === "SUCCESS" ? "paid" : "failed"}`);
+    if (existing)
+      return sendControlError(res, "CONFLICT", `md5 is already ${existing.status === "SUCCESS" ? "paid" : "failed"}`);
     const now = clock().getTime();
     state.transactions.set(md5, {
-      md5, status: "FAILED", hash: "", fromAccountId: "", toAccountId: "", currency: "", amount: "",
-      description: "", externalRef: "", createdDateMs: now, acknowledgedDateMs: now,
+      md5,
+      status: "FAILED",
+      hash: "",
+      fromAccountId: "",
+      toAccountId: "",
+      currency: "",
+      amount: "",
+      description: "",
+      externalRef: "",
+      createdDateMs: now,
+      acknowledgedDateMs: now,
     });
     res.json({ md5, status: "FAILED" });
   });
@@ -210,7 +234,14 @@ function transactionData(tx: NetworkSimTransaction): Record<string, unknown> {
   };
 }
 
-function envelope(res: Response, http: number, responseCode: 0 | 1, responseMessage: string, errorCode: number | null, data: unknown): void {
+function envelope(
+  res: Response,
+  http: number,
+  responseCode: 0 | 1,
+  responseMessage: string,
+  errorCode: number | null,
+  data: unknown,
+): void {
   res.status(http).json({ responseCode, responseMessage, errorCode, data });
 }
 

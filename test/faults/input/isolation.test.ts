@@ -15,7 +15,12 @@ import { Rng } from "./support/gql-docs.js";
 const ROUNDS_MIN = Number(process.env.ISOLATION_ROUNDS ?? 500);
 const ROUNDS_MAX = 3000;
 
-interface Owned { qr: { id: string; md5: string; clientToken: string }; gw: { id: string; orderId: string }; link: { id: string; clientId: string }; eventId: string }
+interface Owned {
+  qr: { id: string; md5: string; clientToken: string };
+  gw: { id: string; orderId: string };
+  link: { id: string; clientId: string };
+  eventId: string;
+}
 
 const hdr = {
   qr: (k: string) => ({ "content-type": "application/json", "x-api-key": k, "x-auth-type": "api-key" }),
@@ -25,7 +30,11 @@ const hdr = {
 };
 
 /** An id of the service's shape (txn_ + 15 base-36 characters) that does not exist. */
-const missingTxn = () => `txn_${BigInt(`0x${randomBytes(10).toString("hex")}`).toString(36).padStart(15, "0").slice(-15)}`;
+const missingTxn = () =>
+  `txn_${BigInt(`0x${randomBytes(10).toString("hex")}`)
+    .toString(36)
+    .padStart(15, "0")
+    .slice(-15)}`;
 const missingHex = () => randomBytes(16).toString("hex");
 
 const median = (xs: number[]) => {
@@ -52,7 +61,16 @@ interface Probe {
   missing: () => string;
 }
 
-interface TimingResult { rounds: number; medianExisting: number; medianMissing: number; medianDiff: number; seDiff: number; controlEffect: number; controlZ: number; z: number }
+interface TimingResult {
+  rounds: number;
+  medianExisting: number;
+  medianMissing: number;
+  medianDiff: number;
+  seDiff: number;
+  controlEffect: number;
+  controlZ: number;
+  z: number;
+}
 
 describe("isolation between keys and tenants", () => {
   let svc: ServiceProcess;
@@ -71,53 +89,102 @@ describe("isolation between keys and tenants", () => {
     return { status: r.status, body: r.json, ms: r.ms };
   };
   const gql = async (headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}) => {
-    const r: Answer = await http.send({ method: "POST", path: "/graphql", headers, body: Buffer.from(JSON.stringify({ query, variables })) });
+    const r: Answer = await http.send({
+      method: "POST",
+      path: "/graphql",
+      headers,
+      body: Buffer.from(JSON.stringify({ query, variables })),
+    });
     return { status: r.status, body: r.json, ms: r.ms };
   };
 
   /** A graphql-ws connection, open before timing starts; each subscribe is timed to its first message. */
   const wsClients: WsClient[] = [];
   const ws = async (params: Record<string, string>) => {
-    const c = createClient({ url: `${svc.url.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket, connectionParams: params, lazy: false, retryAttempts: 0 });
+    const c = createClient({
+      url: `${svc.url.replace(/^http/, "ws")}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: params,
+      lazy: false,
+      retryAttempts: 0,
+    });
     await new Promise<void>((resolve, reject) => {
-      const off = c.on("connected", () => { off(); resolve(); });
+      const off = c.on("connected", () => {
+        off();
+        resolve();
+      });
       c.on("error", reject);
     });
     wsClients.push(c);
     return c;
   };
   /** First message of a subscription (an error for ids the caller may not see), and how long it took. */
-  const firstMessage = (c: WsClient, query: string, variables: Record<string, unknown>, waitMs = 5000) => new Promise<{ status: number; body: unknown; ms: number }>((resolve) => {
-    const t0 = performance.now();
-    let done = false;
-    const finish = (status: number, body: unknown) => {
-      if (done) return;
-      done = true;
-      unsubscribe();
-      resolve({ status, body, ms: performance.now() - t0 });
-    };
-    const unsubscribe = c.subscribe({ query, variables }, { next: (v) => finish(200, { next: v }), error: (e) => finish(400, { error: e }), complete: () => finish(204, { complete: true }) });
-    setTimeout(() => finish(0, { timeout: true }), waitMs);
-  });
+  const firstMessage = (c: WsClient, query: string, variables: Record<string, unknown>, waitMs = 5000) =>
+    new Promise<{ status: number; body: unknown; ms: number }>((resolve) => {
+      const t0 = performance.now();
+      let done = false;
+      const finish = (status: number, body: unknown) => {
+        if (done) return;
+        done = true;
+        unsubscribe();
+        resolve({ status, body, ms: performance.now() - t0 });
+      };
+      const unsubscribe = c.subscribe(
+        { query, variables },
+        {
+          next: (v) => finish(200, { next: v }),
+          error: (e) => finish(400, { error: e }),
+          complete: () => finish(204, { complete: true }),
+        },
+      );
+      setTimeout(() => finish(0, { timeout: true }), waitMs);
+    });
 
   beforeAll(async () => {
     svc = await startService({ QR_MONITOR_INTERVAL_MS: "500", GATEWAY_MONITOR_INTERVAL_MS: "500" });
     http = new Client(svc.url, 1);
-    A = await svc.createTenant({ name: "Tenant A", gatewayMerchantId: "iso_a", gatewaySecret: "iso-secret-a-0123456789" });
-    B = await svc.createTenant({ name: "Tenant B", gatewayMerchantId: "iso_b", gatewaySecret: "iso-secret-b-0123456789" });
+    A = await svc.createTenant({
+      name: "Tenant A",
+      gatewayMerchantId: "iso_a",
+      gatewaySecret: "iso-secret-a-0123456789",
+    });
+    B = await svc.createTenant({
+      name: "Tenant B",
+      gatewayMerchantId: "iso_b",
+      gatewaySecret: "iso-secret-b-0123456789",
+    });
     await registerGatewayMerchant(svc, "iso_a", "iso-secret-a-0123456789");
     await registerGatewayMerchant(svc, "iso_b", "iso-secret-b-0123456789");
     own = async (t: Tenant, tag: string): Promise<Owned> => {
-      const q = await rest("/qr/generate", hdr.qr(t.keys.qr), { amount: 3, currency: 840, expiredAfter: 3_600_000, meta: { tenant: tag } });
-      const g = await rest("/gateway/generate-qr", hdr.gw(t.keys.gateway), { qrData: { orderId: `iso-${tag}-${randomBytes(3).toString("hex")}`, amount: 7, currency: "USD", lifetime: 60 }, metaData: { tenant: tag } });
+      const q = await rest("/qr/generate", hdr.qr(t.keys.qr), {
+        amount: 3,
+        currency: 840,
+        expiredAfter: 3_600_000,
+        meta: { tenant: tag },
+      });
+      const g = await rest("/gateway/generate-qr", hdr.gw(t.keys.gateway), {
+        qrData: { orderId: `iso-${tag}-${randomBytes(3).toString("hex")}`, amount: 7, currency: "USD", lifetime: 60 },
+        metaData: { tenant: tag },
+      });
       // The real payment-link flow: the service drives the simulated link page in headless Chromium.
-      const l = await rest("/gateway-link/generate-qr", hdr.gl(t.keys.gatewayLink), { amount: 4000, currency: 116, meta: { tenant: tag } });
+      const l = await rest("/gateway-link/generate-qr", hdr.gl(t.keys.gatewayLink), {
+        amount: 4000,
+        currency: 116,
+        meta: { tenant: tag },
+      });
       expect([q.status, g.status, l.status]).toEqual([200, 200, 200]);
       const qb = q.body as { transactionId: string; data: { md5: string }; clientToken: string };
       const gb = g.body as { transactionId: string; orderId: string };
       const lb = l.body as { transactionId: string; data: { clientId: string } };
-      const [ev] = await svc.sql<{ id: string }>(`select id from transaction_event where transaction_ref = $1`, [qb.transactionId]);
-      return { qr: { id: qb.transactionId, md5: qb.data.md5, clientToken: qb.clientToken }, gw: { id: gb.transactionId, orderId: gb.orderId }, link: { id: lb.transactionId, clientId: lb.data.clientId }, eventId: ev.id };
+      const [ev] = await svc.sql<{ id: string }>(`select id from transaction_event where transaction_ref = $1`, [
+        qb.transactionId,
+      ]);
+      return {
+        qr: { id: qb.transactionId, md5: qb.data.md5, clientToken: qb.clientToken },
+        gw: { id: gb.transactionId, orderId: gb.orderId },
+        link: { id: lb.transactionId, clientId: lb.data.clientId },
+        eventId: ev.id,
+      };
     };
     a = await own(A, "A");
     b = await own(B, "B");
@@ -126,8 +193,14 @@ describe("isolation between keys and tenants", () => {
   afterAll(async () => {
     for (const c of wsClients) await c.dispose();
     http?.close();
-    const rows = Object.entries(timings).map(([k, t]) => `${k.padEnd(58)} n=${String(t.rounds).padStart(4)}  existing ${t.medianExisting.toFixed(2)} ms  missing ${t.medianMissing.toFixed(2)} ms  Δ̃ ${t.medianDiff.toFixed(3)} ± ${t.seDiff.toFixed(3)} ms  z ${t.z.toFixed(1)}  one-query control ${t.controlEffect.toFixed(3)} ms (z ${t.controlZ.toFixed(1)})`);
-    if (rows.length) console.log(`Isolation timing (median of paired differences existing − missing; control = one extra DB query)\n${rows.join("\n")}`);
+    const rows = Object.entries(timings).map(
+      ([k, t]) =>
+        `${k.padEnd(58)} n=${String(t.rounds).padStart(4)}  existing ${t.medianExisting.toFixed(2)} ms  missing ${t.medianMissing.toFixed(2)} ms  Δ̃ ${t.medianDiff.toFixed(3)} ± ${t.seDiff.toFixed(3)} ms  z ${t.z.toFixed(1)}  one-query control ${t.controlEffect.toFixed(3)} ms (z ${t.controlZ.toFixed(1)})`,
+    );
+    if (rows.length)
+      console.log(
+        `Isolation timing (median of paired differences existing − missing; control = one extra DB query)\n${rows.join("\n")}`,
+      );
     await svc?.stop();
   });
 
@@ -138,7 +211,11 @@ describe("isolation between keys and tenants", () => {
     const existing = await p.ask(p.existing);
     for (let i = 0; i < 3; i++) {
       const missing = await p.ask(p.missing());
-      expect({ probe: p.name, status: existing.status, body: existing.body }).toEqual({ probe: p.name, status: missing.status, body: missing.body });
+      expect({ probe: p.name, status: existing.status, body: existing.body }).toEqual({
+        probe: p.name,
+        status: missing.status,
+        body: missing.body,
+      });
     }
     return existing;
   };
@@ -188,35 +265,84 @@ describe("isolation between keys and tenants", () => {
       const d = e.map((x, i) => x - m[i]);
       const dc = c1.map((x, i) => x - c0[i]);
       result = {
-        rounds: round, medianExisting: median(e), medianMissing: median(m), medianDiff: median(d), seDiff: (1.2533 * 1.4826 * mad(d)) / Math.sqrt(d.length),
-        controlEffect: median(dc), controlZ: signZ(dc), z: signZ(d),
+        rounds: round,
+        medianExisting: median(e),
+        medianMissing: median(m),
+        medianDiff: median(d),
+        seDiff: (1.2533 * 1.4826 * mad(d)) / Math.sqrt(d.length),
+        controlEffect: median(dc),
+        controlZ: signZ(dc),
+        z: signZ(d),
       };
       if (result.controlZ >= 4 && result.controlEffect >= 5 * result.seDiff) break;
     }
     const r = result as TimingResult;
     timings[p.name] = r;
-    expect({ probe: p.name, instrumentSharp: r.controlZ >= 4 && r.controlEffect >= 5 * r.seDiff, r }).toEqual({ probe: p.name, instrumentSharp: true, r });
-    expect({ probe: p.name, noConsistentShift: Math.abs(r.z) <= 5, r }).toEqual({ probe: p.name, noConsistentShift: true, r });
-    expect({ probe: p.name, withinOneQuery: Math.abs(r.medianDiff) <= r.controlEffect, r }).toEqual({ probe: p.name, withinOneQuery: true, r });
+    expect({ probe: p.name, instrumentSharp: r.controlZ >= 4 && r.controlEffect >= 5 * r.seDiff, r }).toEqual({
+      probe: p.name,
+      instrumentSharp: true,
+      r,
+    });
+    expect({ probe: p.name, noConsistentShift: Math.abs(r.z) <= 5, r }).toEqual({
+      probe: p.name,
+      noConsistentShift: true,
+      r,
+    });
+    expect({ probe: p.name, withinOneQuery: Math.abs(r.medianDiff) <= r.controlEffect, r }).toEqual({
+      probe: p.name,
+      withinOneQuery: true,
+      r,
+    });
   };
 
-  const NOT_FOUND_REST = { status: 404, body: { error: { code: "NOT_FOUND", message: "Transaction not found", details: [] } } };
+  const NOT_FOUND_REST = {
+    status: 404,
+    body: { error: { code: "NOT_FOUND", message: "Transaction not found", details: [] } },
+  };
 
   describe("REST reads by key B of key A's transactions", () => {
     const probes = (): Probe[] => [
-      { name: "REST /qr/check (md5)", existing: a.qr.md5, missing: missingHex, ask: (md5) => rest("/qr/check", hdr.qr(B.keys.qr), { md5 }) },
-      { name: "REST /gateway/check-status (transactionId)", existing: a.gw.id, missing: missingTxn, ask: (transactionId) => rest("/gateway/check-status", hdr.gw(B.keys.gateway), { transactionId }) },
-      { name: "REST /gateway/check-status (orderId)", existing: a.gw.orderId, missing: () => `iso-A-${randomBytes(3).toString("hex")}`, ask: (orderId) => rest("/gateway/check-status", hdr.gw(B.keys.gateway), { orderId }) },
-      { name: "REST /gateway-link/check", existing: a.link.id, missing: missingTxn, ask: (transactionId) => rest("/gateway-link/check", hdr.gl(B.keys.gatewayLink), { transactionId }) },
+      {
+        name: "REST /qr/check (md5)",
+        existing: a.qr.md5,
+        missing: missingHex,
+        ask: (md5) => rest("/qr/check", hdr.qr(B.keys.qr), { md5 }),
+      },
+      {
+        name: "REST /gateway/check-status (transactionId)",
+        existing: a.gw.id,
+        missing: missingTxn,
+        ask: (transactionId) => rest("/gateway/check-status", hdr.gw(B.keys.gateway), { transactionId }),
+      },
+      {
+        name: "REST /gateway/check-status (orderId)",
+        existing: a.gw.orderId,
+        missing: () => `iso-A-${randomBytes(3).toString("hex")}`,
+        ask: (orderId) => rest("/gateway/check-status", hdr.gw(B.keys.gateway), { orderId }),
+      },
+      {
+        name: "REST /gateway-link/check",
+        existing: a.link.id,
+        missing: missingTxn,
+        ask: (transactionId) => rest("/gateway-link/check", hdr.gl(B.keys.gatewayLink), { transactionId }),
+      },
       // The same tenant's other key: keys are the boundary, not merchants (a link key asking for the gateway transaction).
-      { name: "REST /gateway-link/check, A's link key on A's gateway transaction", existing: a.gw.id, missing: missingTxn, ask: (transactionId) => rest("/gateway-link/check", hdr.gl(A.keys.gatewayLink), { transactionId }) },
+      {
+        name: "REST /gateway-link/check, A's link key on A's gateway transaction",
+        existing: a.gw.id,
+        missing: missingTxn,
+        ask: (transactionId) => rest("/gateway-link/check", hdr.gl(A.keys.gatewayLink), { transactionId }),
+      },
     ];
 
     it("each answers exactly as for a missing id: 404 with the same body; the owner still reads it (so the probe can fail)", async () => {
-      for (const p of probes()) expect({ p: p.name, ...(await sameAnswer(p)) }).toMatchObject({ p: p.name, ...NOT_FOUND_REST });
+      for (const p of probes())
+        expect({ p: p.name, ...(await sameAnswer(p)) }).toMatchObject({ p: p.name, ...NOT_FOUND_REST });
       expect((await rest("/qr/check", hdr.qr(A.keys.qr), { md5: a.qr.md5 })).status).toBe(200);
       expect((await rest("/gateway/check-status", hdr.gw(A.keys.gateway), { orderId: a.gw.orderId })).status).toBe(200);
-      expect((await rest("/gateway-link/check", hdr.gl(A.keys.gatewayLink), { transactionId: a.link.id })).status).toBe(200);
+      expect((await rest("/gateway-link/check", hdr.gl(A.keys.gatewayLink), { transactionId: a.link.id })).status).toBe(
+        200,
+      );
     });
 
     it("each takes the same time as for a missing id, within noise", async () => {
@@ -227,27 +353,82 @@ describe("isolation between keys and tenants", () => {
   describe("GraphQL reads", () => {
     const ONE = `query($id: ID!) { transaction(id: $id) { id apiKeyId meta events { id } } }`;
     const probes = (): Probe[] => [
-      { name: "GraphQL transaction(id), B's qr key", existing: a.qr.id, missing: missingTxn, ask: (id) => gql(hdr.qr(B.keys.qr), ONE, { id }) },
-      { name: "GraphQL transaction(id), A's gateway key on A's qr transaction", existing: a.qr.id, missing: missingTxn, ask: (id) => gql(hdr.gw(A.keys.gateway), ONE, { id }) },
-      { name: "GraphQL transaction(id), A's clientToken on B's transaction", existing: b.gw.id, missing: missingTxn, ask: (id) => gql(hdr.bearer(a.qr.clientToken), ONE, { id }) },
-      { name: "GraphQL qrTransaction(md5)", existing: a.qr.md5, missing: missingHex, ask: (md5) => gql(hdr.qr(B.keys.qr), `query($md5: String!) { qrTransaction(md5: $md5) { transactionId status } }`, { md5 }) },
-      { name: "GraphQL gatewayTransaction(transactionId)", existing: a.gw.id, missing: missingTxn, ask: (id) => gql(hdr.gw(B.keys.gateway), `query($id: ID) { gatewayTransaction(transactionId: $id) { transactionId } }`, { id }) },
-      { name: "GraphQL gatewayTransaction(orderId)", existing: a.gw.orderId, missing: () => `iso-A-${randomBytes(3).toString("hex")}`, ask: (o) => gql(hdr.gw(B.keys.gateway), `query($o: String) { gatewayTransaction(orderId: $o) { transactionId } }`, { o }) },
-      { name: "GraphQL gatewayLinkTransaction", existing: a.link.id, missing: missingTxn, ask: (id) => gql(hdr.gl(B.keys.gatewayLink), `query($id: ID!) { gatewayLinkTransaction(transactionId: $id) { transactionId } }`, { id }) },
+      {
+        name: "GraphQL transaction(id), B's qr key",
+        existing: a.qr.id,
+        missing: missingTxn,
+        ask: (id) => gql(hdr.qr(B.keys.qr), ONE, { id }),
+      },
+      {
+        name: "GraphQL transaction(id), A's gateway key on A's qr transaction",
+        existing: a.qr.id,
+        missing: missingTxn,
+        ask: (id) => gql(hdr.gw(A.keys.gateway), ONE, { id }),
+      },
+      {
+        name: "GraphQL transaction(id), A's clientToken on B's transaction",
+        existing: b.gw.id,
+        missing: missingTxn,
+        ask: (id) => gql(hdr.bearer(a.qr.clientToken), ONE, { id }),
+      },
+      {
+        name: "GraphQL qrTransaction(md5)",
+        existing: a.qr.md5,
+        missing: missingHex,
+        ask: (md5) =>
+          gql(hdr.qr(B.keys.qr), `query($md5: String!) { qrTransaction(md5: $md5) { transactionId status } }`, { md5 }),
+      },
+      {
+        name: "GraphQL gatewayTransaction(transactionId)",
+        existing: a.gw.id,
+        missing: missingTxn,
+        ask: (id) =>
+          gql(hdr.gw(B.keys.gateway), `query($id: ID) { gatewayTransaction(transactionId: $id) { transactionId } }`, {
+            id,
+          }),
+      },
+      {
+        name: "GraphQL gatewayTransaction(orderId)",
+        existing: a.gw.orderId,
+        missing: () => `iso-A-${randomBytes(3).toString("hex")}`,
+        ask: (o) =>
+          gql(hdr.gw(B.keys.gateway), `query($o: String) { gatewayTransaction(orderId: $o) { transactionId } }`, { o }),
+      },
+      {
+        name: "GraphQL gatewayLinkTransaction",
+        existing: a.link.id,
+        missing: missingTxn,
+        ask: (id) =>
+          gql(
+            hdr.gl(B.keys.gatewayLink),
+            `query($id: ID!) { gatewayLinkTransaction(transactionId: $id) { transactionId } }`,
+            { id },
+          ),
+      },
     ];
 
     it("each answers exactly as for a missing id (null, or the same NOT_FOUND error); the owner and the admin token see it", async () => {
       for (const p of probes()) {
         const r = await sameAnswer(p);
         const body = r.body as { data: Record<string, unknown> | null; errors?: { extensions: { code: string } }[] };
-        if (p.name.includes("transaction(id)")) expect({ p: p.name, body }).toEqual({ p: p.name, body: { data: { transaction: null } } });
-        else expect({ p: p.name, code: body.errors?.[0].extensions.code, data: body.data }).toEqual({ p: p.name, code: "NOT_FOUND", data: null });
+        if (p.name.includes("transaction(id)"))
+          expect({ p: p.name, body }).toEqual({ p: p.name, body: { data: { transaction: null } } });
+        else
+          expect({ p: p.name, code: body.errors?.[0].extensions.code, data: body.data }).toEqual({
+            p: p.name,
+            code: "NOT_FOUND",
+            data: null,
+          });
       }
-      const mine = (await gql(hdr.qr(A.keys.qr), ONE, { id: a.qr.id })).body as { data: { transaction: { id: string; apiKeyId: string; events: unknown[] } } };
+      const mine = (await gql(hdr.qr(A.keys.qr), ONE, { id: a.qr.id })).body as {
+        data: { transaction: { id: string; apiKeyId: string; events: unknown[] } };
+      };
       expect(mine.data.transaction).toMatchObject({ id: a.qr.id, apiKeyId: A.keyIds.qr });
       expect(mine.data.transaction.events.length).toBeGreaterThan(0);
       for (const id of [a.qr.id, a.gw.id, a.link.id, b.qr.id]) {
-        const admin = (await gql(hdr.bearer(ADMIN_TOKEN), ONE, { id })).body as { data: { transaction: { id: string } | null } };
+        const admin = (await gql(hdr.bearer(ADMIN_TOKEN), ONE, { id })).body as {
+          data: { transaction: { id: string } | null };
+        };
         expect(admin.data.transaction?.id).toBe(id);
       }
     });
@@ -261,8 +442,20 @@ describe("isolation between keys and tenants", () => {
         const ids: string[] = [];
         let after: string | null = null;
         for (;;) {
-          const r = (await gql(headers, `query($after: String, $filter: TransactionFilter) { transactions(first: 2, after: $after, filter: $filter) { edges { node { id apiKeyId } } pageInfo { hasNextPage endCursor } } }`, { after, filter })).body as
-            { data: { transactions: { edges: { node: { id: string; apiKeyId: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } } };
+          const r = (
+            await gql(
+              headers,
+              `query($after: String, $filter: TransactionFilter) { transactions(first: 2, after: $after, filter: $filter) { edges { node { id apiKeyId } } pageInfo { hasNextPage endCursor } } }`,
+              { after, filter },
+            )
+          ).body as {
+            data: {
+              transactions: {
+                edges: { node: { id: string; apiKeyId: string } }[];
+                pageInfo: { hasNextPage: boolean; endCursor: string };
+              };
+            };
+          };
           ids.push(...r.data.transactions.edges.map((e) => e.node.id));
           if (!r.data.transactions.pageInfo.hasNextPage) return ids;
           after = r.data.transactions.pageInfo.endCursor;
@@ -274,12 +467,19 @@ describe("isolation between keys and tenants", () => {
       expect((await all(hdr.gl(B.keys.gatewayLink))).sort()).toEqual([b.link.id]);
       expect(await all(hdr.bearer(a.qr.clientToken))).toEqual([a.qr.id]);
       for (const search of [a.qr.id, a.gw.orderId, a.qr.md5, "txn_", "iso-A"]) {
-        for (const headers of [hdr.qr(B.keys.qr), hdr.gw(B.keys.gateway), hdr.gl(B.keys.gatewayLink), hdr.bearer(b.qr.clientToken)]) {
+        for (const headers of [
+          hdr.qr(B.keys.qr),
+          hdr.gw(B.keys.gateway),
+          hdr.gl(B.keys.gatewayLink),
+          hdr.bearer(b.qr.clientToken),
+        ]) {
           expect((await all(headers, { search })).filter((id) => aIds.includes(id))).toEqual([]);
         }
       }
       // The admin token sees both tenants (by design), and the owner finds its own by search.
-      expect(await all(hdr.bearer(ADMIN_TOKEN))).toEqual(expect.arrayContaining([...aIds, b.qr.id, b.gw.id, b.link.id]));
+      expect(await all(hdr.bearer(ADMIN_TOKEN))).toEqual(
+        expect.arrayContaining([...aIds, b.qr.id, b.gw.id, b.link.id]),
+      );
       expect(await all(hdr.gw(A.keys.gateway), { search: a.gw.orderId })).toEqual([a.gw.id]);
     });
   });
@@ -297,15 +497,34 @@ describe("isolation between keys and tenants", () => {
         ["B's key, transactionUpdated(A's link transaction)", bQr, ONE, { id: a.link.id }, { id: missingTxn() }],
         ["A's gateway key, transactionUpdated(A's qr transaction)", aGw, ONE, { id: a.qr.id }, { id: missingTxn() }],
         ["A's clientToken, transactionUpdated(B's transaction)", aClient, ONE, { id: b.qr.id }, { id: missingTxn() }],
-        ["B's key, transactionUpdates(lastEventId: A's event)", bQr, ALL, { last: a.eventId }, { last: `evt_${missingTxn().slice(4)}` }],
-        ["B's key, transactionUpdated(B's transaction, lastEventId: A's event)", bQr, ONE, { id: b.qr.id, last: a.eventId }, { id: b.qr.id, last: `evt_${missingTxn().slice(4)}` }],
+        [
+          "B's key, transactionUpdates(lastEventId: A's event)",
+          bQr,
+          ALL,
+          { last: a.eventId },
+          { last: `evt_${missingTxn().slice(4)}` },
+        ],
+        [
+          "B's key, transactionUpdated(B's transaction, lastEventId: A's event)",
+          bQr,
+          ONE,
+          { id: b.qr.id, last: a.eventId },
+          { id: b.qr.id, last: `evt_${missingTxn().slice(4)}` },
+        ],
       ];
       for (const [name, c, query, other, missing] of cases) {
         const x = await firstMessage(c, query, other);
         const y = await firstMessage(c, query, missing);
-        expect({ name, status: x.status, body: JSON.parse(JSON.stringify(x.body)) }).toEqual({ name, status: y.status, body: JSON.parse(JSON.stringify(y.body)) });
+        expect({ name, status: x.status, body: JSON.parse(JSON.stringify(x.body)) }).toEqual({
+          name,
+          status: y.status,
+          body: JSON.parse(JSON.stringify(y.body)),
+        });
         // The refusal carries the documented code, whichever graphql-ws message it comes in.
-        expect({ name, text: JSON.stringify(x.body) }).toEqual({ name, text: expect.stringMatching(/"code":"NOT_FOUND"/) });
+        expect({ name, text: JSON.stringify(x.body) }).toEqual({
+          name,
+          text: expect.stringMatching(/"code":"NOT_FOUND"/),
+        });
       }
       // A clientToken cannot follow everything.
       const all = await firstMessage(aClient, ALL, {});
@@ -315,36 +534,100 @@ describe("isolation between keys and tenants", () => {
     it("transactionUpdated on another key's transaction takes the same time as on a missing one, within noise", async () => {
       const bQr = await ws(hdr.qr(B.keys.qr));
       const aClient = await ws({ clientToken: a.qr.clientToken });
-      await timing({ name: "WS transactionUpdated, B's key on A's transaction", existing: a.qr.id, missing: missingTxn, ask: (id) => firstMessage(bQr, ONE, { id }) });
-      await timing({ name: "WS transactionUpdated, A's clientToken on B's transaction", existing: b.gw.id, missing: missingTxn, ask: (id) => firstMessage(aClient, ONE, { id }) });
+      await timing({
+        name: "WS transactionUpdated, B's key on A's transaction",
+        existing: a.qr.id,
+        missing: missingTxn,
+        ask: (id) => firstMessage(bQr, ONE, { id }),
+      });
+      await timing({
+        name: "WS transactionUpdated, A's clientToken on B's transaction",
+        existing: b.gw.id,
+        missing: missingTxn,
+        ask: (id) => firstMessage(aClient, ONE, { id }),
+      });
     });
 
     it("transactionUpdates streams carry only the subscriber's own events, while the owner sees them all", async () => {
       const collect = (c: WsClient) => {
-        const events: { id: string; transaction: { transactionId: string; status: string }; meta: Record<string, unknown> }[] = [];
-        const stop = c.subscribe({ query: ALL }, { next: (v) => void events.push((v.data as { transactionUpdates: (typeof events)[number] }).transactionUpdates), error: () => undefined, complete: () => undefined });
+        const events: {
+          id: string;
+          transaction: { transactionId: string; status: string };
+          meta: Record<string, unknown>;
+        }[] = [];
+        const stop = c.subscribe(
+          { query: ALL },
+          {
+            next: (v) =>
+              void events.push((v.data as { transactionUpdates: (typeof events)[number] }).transactionUpdates),
+            error: () => undefined,
+            complete: () => undefined,
+          },
+        );
         return { events, stop };
       };
       const streams = {
-        aQr: collect(await ws(hdr.qr(A.keys.qr))), aGw: collect(await ws(hdr.gw(A.keys.gateway))), aGl: collect(await ws(hdr.gl(A.keys.gatewayLink))),
-        bQr: collect(await ws(hdr.qr(B.keys.qr))), bGw: collect(await ws(hdr.gw(B.keys.gateway))), bGl: collect(await ws(hdr.gl(B.keys.gatewayLink))),
+        aQr: collect(await ws(hdr.qr(A.keys.qr))),
+        aGw: collect(await ws(hdr.gw(A.keys.gateway))),
+        aGl: collect(await ws(hdr.gl(A.keys.gatewayLink))),
+        bQr: collect(await ws(hdr.qr(B.keys.qr))),
+        bGw: collect(await ws(hdr.gw(B.keys.gateway))),
+        bGl: collect(await ws(hdr.gl(B.keys.gatewayLink))),
         admin: collect(await ws(hdr.bearer(ADMIN_TOKEN))),
       };
       await new Promise((r) => setTimeout(r, 500));
       // A issues three new transactions (fresh: the link one lives 180 s) and they end: paid on the network,
       // approved at the gateway, approved on the link page.
       const x = await own(A, "A2");
-      expect((await fetch(`${svc.url}/sim/network/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ md5: x.qr.md5 }) })).status).toBeLessThan(300);
-      expect((await fetch(`${svc.url}/sim/gateway/pay`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tranId: x.gw.orderId, outcome: "APPROVED" }) })).status).toBeLessThan(300);
-      expect((await fetch(`${svc.url}/sim/link/approve`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ clientId: x.link.clientId }) })).status).toBeLessThan(300);
+      expect(
+        (
+          await fetch(`${svc.url}/sim/network/pay`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ md5: x.qr.md5 }),
+          })
+        ).status,
+      ).toBeLessThan(300);
+      expect(
+        (
+          await fetch(`${svc.url}/sim/gateway/pay`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ tranId: x.gw.orderId, outcome: "APPROVED" }),
+          })
+        ).status,
+      ).toBeLessThan(300);
+      expect(
+        (
+          await fetch(`${svc.url}/sim/link/approve`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ clientId: x.link.clientId }),
+          })
+        ).status,
+      ).toBeLessThan(300);
       // And B issues a new QR: B's qr stream must see that one (the streams work).
-      const bNew = (await rest("/qr/generate", hdr.qr(B.keys.qr), { amount: 1, currency: 840, expiredAfter: 600_000 })).body as { transactionId: string };
+      const bNew = (await rest("/qr/generate", hdr.qr(B.keys.qr), { amount: 1, currency: 840, expiredAfter: 600_000 }))
+        .body as { transactionId: string };
       const deadline = Date.now() + 30_000;
-      const ended = (s: { events: { transaction: { transactionId: string; status: string } }[] }, id: string) => s.events.some((e) => e.transaction.transactionId === id && e.transaction.status === "SUCCESS");
-      while (Date.now() < deadline && !(ended(streams.aQr, x.qr.id) && ended(streams.aGw, x.gw.id) && ended(streams.aGl, x.link.id) && streams.bQr.events.some((e) => e.transaction.transactionId === bNew.transactionId))) {
+      const ended = (s: { events: { transaction: { transactionId: string; status: string } }[] }, id: string) =>
+        s.events.some((e) => e.transaction.transactionId === id && e.transaction.status === "SUCCESS");
+      while (
+        Date.now() < deadline &&
+        !(
+          ended(streams.aQr, x.qr.id) &&
+          ended(streams.aGw, x.gw.id) &&
+          ended(streams.aGl, x.link.id) &&
+          streams.bQr.events.some((e) => e.transaction.transactionId === bNew.transactionId)
+        )
+      ) {
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect([ended(streams.aQr, x.qr.id), ended(streams.aGw, x.gw.id), ended(streams.aGl, x.link.id)]).toEqual([true, true, true]);
+      expect([ended(streams.aQr, x.qr.id), ended(streams.aGw, x.gw.id), ended(streams.aGl, x.link.id)]).toEqual([
+        true,
+        true,
+        true,
+      ]);
       expect(streams.bQr.events.map((e) => e.transaction.transactionId)).toEqual([bNew.transactionId]);
       expect(streams.bGw.events).toEqual([]);
       expect(streams.bGl.events).toEqual([]);
@@ -352,37 +635,68 @@ describe("isolation between keys and tenants", () => {
       expect(streams.aQr.events.every((e) => e.transaction.transactionId === x.qr.id)).toBe(true);
       expect(streams.aGw.events.every((e) => e.transaction.transactionId === x.gw.id)).toBe(true);
       expect(streams.aGl.events.every((e) => e.transaction.transactionId === x.link.id)).toBe(true);
-      expect(streams.admin.events.map((e) => e.transaction.transactionId)).toEqual(expect.arrayContaining([x.qr.id, x.gw.id, x.link.id, bNew.transactionId]));
+      expect(streams.admin.events.map((e) => e.transaction.transactionId)).toEqual(
+        expect.arrayContaining([x.qr.id, x.gw.id, x.link.id, bNew.transactionId]),
+      );
       for (const s of Object.values(streams)) s.stop();
     }, 60_000);
   });
 
   describe("admin operations", () => {
     const ADMIN_OPS = [
-      "{ merchants { id } }", "{ merchantRules { accountTypes } }", "{ gatewayConfigs { id } }", "{ linkConfigs { id url } }", "{ apiKeys { id prefix } }", "{ webhookEndpoints { id url } }",
-      "{ webhookDeliveries { id } }", `mutation { createMerchant(input: { name: "x" }) { id } }`, `mutation { createApiKey(input: { merchantId: "x", kind: qr }) { apiKey } }`,
-      `mutation { revokeApiKey(id: "key_x") { id } }`, `mutation { createWebhookEndpoint(input: { url: "http://127.0.0.1:1/x" }) { secret } }`,
-      `mutation { updateLinkConfig(id: "x", input: { url: "http://evil.example" }) { id } }`, `mutation { redeliverWebhook(endpointId: "x", eventId: "y") { id } }`,
+      "{ merchants { id } }",
+      "{ merchantRules { accountTypes } }",
+      "{ gatewayConfigs { id } }",
+      "{ linkConfigs { id url } }",
+      "{ apiKeys { id prefix } }",
+      "{ webhookEndpoints { id url } }",
+      "{ webhookDeliveries { id } }",
+      `mutation { createMerchant(input: { name: "x" }) { id } }`,
+      `mutation { createApiKey(input: { merchantId: "x", kind: qr }) { apiKey } }`,
+      `mutation { revokeApiKey(id: "key_x") { id } }`,
+      `mutation { createWebhookEndpoint(input: { url: "http://127.0.0.1:1/x" }) { secret } }`,
+      `mutation { updateLinkConfig(id: "x", input: { url: "http://evil.example" }) { id } }`,
+      `mutation { redeliverWebhook(endpointId: "x", eventId: "y") { id } }`,
     ];
 
     it("no API key or clientToken reaches an admin operation (UNAUTHENTICATED, no data, nothing written); the admin token does", async () => {
       const tables = ["merchant", "api_key", "gateway_config", "link_config", "webhook_endpoint", "webhook_delivery"];
-      const count = async () => Promise.all(tables.map(async (t) => (await svc.sql<{ n: string }>(`select count(*)::text as n from ${t}`))[0].n));
+      const count = async () =>
+        Promise.all(
+          tables.map(async (t) => (await svc.sql<{ n: string }>(`select count(*)::text as n from ${t}`))[0].n),
+        );
       const before = await count();
-      for (const headers of [hdr.qr(A.keys.qr), hdr.gw(A.keys.gateway), hdr.gl(A.keys.gatewayLink), hdr.qr(B.keys.qr), hdr.bearer(a.qr.clientToken), { "content-type": "application/json" }]) {
+      for (const headers of [
+        hdr.qr(A.keys.qr),
+        hdr.gw(A.keys.gateway),
+        hdr.gl(A.keys.gatewayLink),
+        hdr.qr(B.keys.qr),
+        hdr.bearer(a.qr.clientToken),
+        { "content-type": "application/json" },
+      ]) {
         for (const query of ADMIN_OPS) {
           const r = await gql(headers, query);
           const body = r.body as { data?: Record<string, unknown> | null; errors?: { extensions: { code: string } }[] };
-          expect({ query, data: body.data ?? null, code: body.errors?.[0].extensions.code }).toEqual({ query, data: null, code: "UNAUTHENTICATED" });
+          expect({ query, data: body.data ?? null, code: body.errors?.[0].extensions.code }).toEqual({
+            query,
+            data: null,
+            code: "UNAUTHENTICATED",
+          });
         }
       }
       expect(await count()).toEqual(before);
-      const admin = (await gql(hdr.bearer(ADMIN_TOKEN), "{ merchants { id } apiKeys { id } }")).body as { data: { merchants: { id: string }[]; apiKeys: { id: string }[] } };
+      const admin = (await gql(hdr.bearer(ADMIN_TOKEN), "{ merchants { id } apiKeys { id } }")).body as {
+        data: { merchants: { id: string }[]; apiKeys: { id: string }[] };
+      };
       expect(admin.data.merchants.map((m) => m.id)).toEqual(expect.arrayContaining([A.merchantId, B.merchantId]));
     });
 
     it("an API key's view of webhook deliveries stays its own, and the service stayed healthy", async () => {
-      const r = (await gql(hdr.qr(B.keys.qr), `query($id: ID!) { transaction(id: $id) { id webhookDeliveries { id } } }`, { id: a.qr.id })).body;
+      const r = (
+        await gql(hdr.qr(B.keys.qr), `query($id: ID!) { transaction(id: $id) { id webhookDeliveries { id } } }`, {
+          id: a.qr.id,
+        })
+      ).body;
       expect(r).toEqual({ data: { transaction: null } });
       expect(await healthy(svc)).toBe(true);
       expect(svc.errorLines()).toEqual([]);

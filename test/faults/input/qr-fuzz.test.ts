@@ -17,7 +17,7 @@ import { Client, pool } from "./support/http.js";
 
 const RUNS = Number(process.env.FUZZ_QR_RUNS ?? 100_000);
 const REST_RUNS = Math.max(1000, Math.ceil(RUNS / 25));
-const SEED = Number(process.env.FUZZ_SEED ?? (Date.now() % 2 ** 31));
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const NOW = Date.UTC(2026, 5, 1);
 
 /** Valid QRs whose timestamps straddle NOW, so expiry is judged both ways. */
@@ -34,16 +34,23 @@ const validQr = validInput().map((x) => {
 const POOL = fc.sample(validQr, { seed: SEED, numRuns: 3000 });
 
 /** A mutated valid QR; `fixed` says whether its CRC was made right again after the edits. */
-const mutatedQr = fc.tuple(fc.constantFrom(...POOL), fc.array(editArb, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 9 })).map(([qr, edits, f]) => {
-  const m = mutate(qr, edits);
-  return { s: f < 7 ? fixCrc(m) : m, fixed: f < 7, original: qr };
-});
+const mutatedQr = fc
+  .tuple(fc.constantFrom(...POOL), fc.array(editArb, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 9 }))
+  .map(([qr, edits, f]) => {
+    const m = mutate(qr, edits);
+    return { s: f < 7 ? fixCrc(m) : m, fixed: f < 7, original: qr };
+  });
 
 const randomString = fc.oneof(
   fc.string({ unit: "binary", maxLength: 400 }),
   fc.stringMatching(/^[0-9A-F]{0,300}$/),
-  fc.array(fc.tuple(fc.integer({ min: 0, max: 99 }), fc.string({ unit: "grapheme-ascii", maxLength: 30 })), { maxLength: 20 })
-    .map((tlvs) => fixCrc(tlvs.map(([id, v]) => `${String(id).padStart(2, "0")}${String(v.length).padStart(2, "0")}${v}`).join(""))),
+  fc
+    .array(fc.tuple(fc.integer({ min: 0, max: 99 }), fc.string({ unit: "grapheme-ascii", maxLength: 30 })), {
+      maxLength: 20,
+    })
+    .map((tlvs) =>
+      fixCrc(tlvs.map(([id, v]) => `${String(id).padStart(2, "0")}${String(v.length).padStart(2, "0")}${v}`).join("")),
+    ),
   fc.constantFrom("", "0", "6304", "000201", "00020101021229", "\u0000".repeat(10), "\ud800", "0".repeat(10_000)),
 );
 
@@ -67,9 +74,12 @@ function check(s: string): string | null {
   // verify and decode agree: valid by decode and not expired ⇔ verify true.
   const exp = decoded.data.expirationTimestamp;
   const unexpired = exp === undefined || Number(exp) > NOW;
-  if (verified && decoded.status.code !== 0) return `verify true but decode code ${decoded.status.code} (${decoded.status.message})`;
-  if (!verified && decoded.status.code === 0 && unexpired) return `decode code 0 and not expired (${exp}) but verify false`;
-  if (decoded.status.code === 0 && decoded.data.crc !== s.slice(-4)) return `decoded crc ${decoded.data.crc} is not the string's last 4 characters`;
+  if (verified && decoded.status.code !== 0)
+    return `verify true but decode code ${decoded.status.code} (${decoded.status.message})`;
+  if (!verified && decoded.status.code === 0 && unexpired)
+    return `decode code 0 and not expired (${exp}) but verify false`;
+  if (decoded.status.code === 0 && decoded.data.crc !== s.slice(-4))
+    return `decoded crc ${decoded.data.crc} is not the string's last 4 characters`;
   // The reader keeps its offsets in module state: reading another string in between must not change the answer.
   decodeKhqr("00020101021229370016test@devb");
   verifyKhqr("0002", NOW);
@@ -78,13 +88,23 @@ function check(s: string): string | null {
   return null;
 }
 
-const stats = { mutated: 0, mutatedFixed: 0, acceptedAfterMutation: 0, random: 0, codes: new Map<number, number>(), restMs: 0, pureMs: 0 };
+const stats = {
+  mutated: 0,
+  mutatedFixed: 0,
+  acceptedAfterMutation: 0,
+  random: 0,
+  codes: new Map<number, number>(),
+  restMs: 0,
+  pureMs: 0,
+};
 
 describe(`QR string fuzz (seed ${SEED}, ${RUNS} strings)`, () => {
   beforeAll(() => console.log(`QR fuzz seed ${SEED} — replay with FUZZ_SEED=${SEED}`));
   afterAll(() => {
-    console.log(`QR fuzz (seed ${SEED}): ${stats.mutated} mutated (${stats.mutatedFixed} with the CRC fixed, ${stats.acceptedAfterMutation} still valid), ${stats.random} random, ${(stats.pureMs / 1000).toFixed(1)} s; ` +
-      `REST ${REST_RUNS} × 2 in ${(stats.restMs / 1000).toFixed(1)} s; error codes seen ${JSON.stringify(Object.fromEntries([...stats.codes].sort((a, b) => a[0] - b[0])))}`);
+    console.log(
+      `QR fuzz (seed ${SEED}): ${stats.mutated} mutated (${stats.mutatedFixed} with the CRC fixed, ${stats.acceptedAfterMutation} still valid), ${stats.random} random, ${(stats.pureMs / 1000).toFixed(1)} s; ` +
+        `REST ${REST_RUNS} × 2 in ${(stats.restMs / 1000).toFixed(1)} s; error codes seen ${JSON.stringify(Object.fromEntries([...stats.codes].sort((a, b) => a[0] - b[0])))}`,
+    );
   });
 
   it(`${Math.ceil(RUNS * 0.8)} mutated valid QRs: never throw, the documented shape, verify and decode agree`, () => {
@@ -94,7 +114,8 @@ describe(`QR string fuzz (seed ${SEED}, ${RUNS} strings)`, () => {
         stats.mutated++;
         if (fixed) stats.mutatedFixed++;
         const problem = check(s);
-        if (problem) throw new Error(`${problem}\n  string:   ${JSON.stringify(s)}\n  original: ${JSON.stringify(original)}`);
+        if (problem)
+          throw new Error(`${problem}\n  string:   ${JSON.stringify(s)}\n  original: ${JSON.stringify(original)}`);
         const code = decodeKhqr(s).status.errorCode ?? 0;
         stats.codes.set(code, (stats.codes.get(code) ?? 0) + 1);
         if (code === 0 && s !== original) stats.acceptedAfterMutation++;
@@ -136,10 +157,20 @@ describe(`QR string fuzz (seed ${SEED}, ${RUNS} strings)`, () => {
 
     it(`${REST_RUNS} strings each to /qr/verify and /qr/decode answer exactly what the library answers`, async () => {
       const t0 = performance.now();
-      const strings = fc.sample(fc.oneof({ weight: 4, arbitrary: mutatedQr.map((m) => m.s) }, { weight: 1, arbitrary: randomString }, { weight: 1, arbitrary: validQr }), { seed: SEED + 2, numRuns: REST_RUNS });
+      const strings = fc.sample(
+        fc.oneof(
+          { weight: 4, arbitrary: mutatedQr.map((m) => m.s) },
+          { weight: 1, arbitrary: randomString },
+          { weight: 1, arbitrary: validQr },
+        ),
+        { seed: SEED + 2, numRuns: REST_RUNS },
+      );
       const answers = await pool(strings, 8, async (s) => {
         const body = Buffer.from(JSON.stringify({ qrData: s }));
-        const [v, d] = await Promise.all([client.send({ method: "POST", path: "/qr/verify", headers, body }), client.send({ method: "POST", path: "/qr/decode", headers, body })]);
+        const [v, d] = await Promise.all([
+          client.send({ method: "POST", path: "/qr/verify", headers, body }),
+          client.send({ method: "POST", path: "/qr/decode", headers, body }),
+        ]);
         return { s, v, d };
       });
       stats.restMs = performance.now() - t0;
@@ -150,7 +181,8 @@ describe(`QR string fuzz (seed ${SEED}, ${RUNS} strings)`, () => {
         const local = decodeKhqr(s);
         expect([where, d.json]).toEqual([where, JSON.parse(JSON.stringify(local))]);
         const exp = local.data.expirationTimestamp;
-        if (exp === undefined || Math.abs(Number(exp) - Date.now()) > 3_600_000) expect([where, v.json]).toEqual([where, verifyKhqr(s, Date.now())]);
+        if (exp === undefined || Math.abs(Number(exp) - Date.now()) > 3_600_000)
+          expect([where, v.json]).toEqual([where, verifyKhqr(s, Date.now())]);
         else expect([where, typeof v.json]).toEqual([where, "boolean"]);
       }
       expect(svc.exit).toBeNull();

@@ -12,22 +12,38 @@ import fc from "fast-check";
 import { startService, healthy, registerGatewayMerchant, type ServiceProcess } from "./support/service.js";
 import { Client, sendRaw, pool, type Answer, type OutRequest } from "./support/http.js";
 import { checkErrorBody, RESPONSE_SHAPE } from "./support/contract.js";
-import { anyValue, brokenJson, numberish, objectish, raw, safeText, stringish, toJson, validMeta, type J } from "./support/values.js";
+import {
+  anyValue,
+  brokenJson,
+  numberish,
+  objectish,
+  raw,
+  safeText,
+  stringish,
+  toJson,
+  validMeta,
+  type J,
+} from "./support/values.js";
 import type { Tenant } from "../../support/app.js";
 
 const RUNS = Number(process.env.FUZZ_REST_RUNS ?? 10_000);
 const BATCH = 100;
 const WIDTH = 16;
-const SEED = Number(process.env.FUZZ_SEED ?? (Date.now() % 2 ** 31));
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const ONLY = process.env.FUZZ_ROUTE;
 const MB = 1 << 20;
 const LIMIT = 64 * 1024;
 
 type Kind = "qr" | "gateway" | "gatewayLink";
 const ROUTE_KIND: Record<string, Kind> = {
-  "/qr/generate": "qr", "/qr/check": "qr", "/qr/verify": "qr", "/qr/decode": "qr",
-  "/gateway/generate-qr": "gateway", "/gateway/check-status": "gateway",
-  "/gateway-link/generate-qr": "gatewayLink", "/gateway-link/check": "gatewayLink",
+  "/qr/generate": "qr",
+  "/qr/check": "qr",
+  "/qr/verify": "qr",
+  "/qr/decode": "qr",
+  "/gateway/generate-qr": "gateway",
+  "/gateway/check-status": "gateway",
+  "/gateway-link/generate-qr": "gatewayLink",
+  "/gateway-link/check": "gatewayLink",
 };
 const AUTH_TYPE: Record<Kind, string> = { qr: "api-key", gateway: "api-gateway", gatewayLink: "api-gateway-link" };
 const GENERATE = new Set(["/qr/generate", "/gateway/generate-qr", "/gateway-link/generate-qr"]);
@@ -44,10 +60,24 @@ interface Known {
 
 // ---- request descriptors ----------------------------------------------------------------------
 
-type KeySlot = "right" | "otherTenant" | "wrongKind" | "garbage" | "empty" | "long" | "revoked" | "none" | "duplicate" | "duplicateMixed";
+type KeySlot =
+  | "right"
+  | "otherTenant"
+  | "wrongKind"
+  | "garbage"
+  | "empty"
+  | "long"
+  | "revoked"
+  | "none"
+  | "duplicate"
+  | "duplicateMixed";
 type TypeSlot = "right" | "rightUpper" | "rightPadded" | "wrongKind" | "garbage" | "none" | "duplicate" | "unicode";
 type BearerSlot = "none" | "admin" | "garbage" | "basic" | "emptyBearer";
-interface AuthSpec { key: KeySlot; type: TypeSlot; bearer: BearerSlot }
+interface AuthSpec {
+  key: KeySlot;
+  type: TypeSlot;
+  bearer: BearerSlot;
+}
 
 type BodySpec =
   | { kind: "json"; value: J; valid: boolean }
@@ -73,12 +103,30 @@ interface Case {
 
 const authArb: fc.Arbitrary<AuthSpec> = fc.oneof(
   { weight: 40, arbitrary: fc.constant<AuthSpec>({ key: "right", type: "right", bearer: "none" }) },
-  { weight: 6, arbitrary: fc.record({ key: fc.constant<KeySlot>("right"), type: fc.constantFrom<TypeSlot>("rightUpper", "rightPadded"), bearer: fc.constantFrom<BearerSlot>("none", "basic", "emptyBearer") }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      key: fc.constant<KeySlot>("right"),
+      type: fc.constantFrom<TypeSlot>("rightUpper", "rightPadded"),
+      bearer: fc.constantFrom<BearerSlot>("none", "basic", "emptyBearer"),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant<AuthSpec>({ key: "otherTenant", type: "right", bearer: "none" }) },
   {
     weight: 12,
     arbitrary: fc.record({
-      key: fc.constantFrom<KeySlot>("right", "otherTenant", "wrongKind", "garbage", "empty", "long", "revoked", "none", "duplicate", "duplicateMixed"),
+      key: fc.constantFrom<KeySlot>(
+        "right",
+        "otherTenant",
+        "wrongKind",
+        "garbage",
+        "empty",
+        "long",
+        "revoked",
+        "none",
+        "duplicate",
+        "duplicateMixed",
+      ),
       type: fc.constantFrom<TypeSlot>("right", "rightUpper", "wrongKind", "garbage", "none", "duplicate", "unicode"),
       bearer: fc.constantFrom<BearerSlot>("none", "none", "admin", "garbage", "basic", "emptyBearer"),
     }),
@@ -87,12 +135,31 @@ const authArb: fc.Arbitrary<AuthSpec> = fc.oneof(
 
 const contentTypeArb = fc.oneof(
   { weight: 40, arbitrary: fc.constant<string | null | "duplicate">("application/json") },
-  { weight: 3, arbitrary: fc.constantFrom<string | null | "duplicate">("application/json; charset=utf-8", "APPLICATION/JSON", "application/json;charset=UTF-8") },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<string | null | "duplicate">(
+      "application/json; charset=utf-8",
+      "APPLICATION/JSON",
+      "application/json;charset=UTF-8",
+    ),
+  },
   {
     weight: 5,
     arbitrary: fc.constantFrom<string | null | "duplicate">(
-      null, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "application/json; charset=latin1",
-      "application/json; charset=nope", "application/jsonx", "application/vnd.api+json", "application/json, text/plain", "*/*", "json", "application/xml", "duplicate",
+      null,
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/json; charset=utf-16",
+      "application/json; charset=latin1",
+      "application/json; charset=nope",
+      "application/jsonx",
+      "application/vnd.api+json",
+      "application/json, text/plain",
+      "*/*",
+      "json",
+      "application/xml",
+      "duplicate",
     ),
   },
 );
@@ -105,18 +172,41 @@ const pathArb = fc.oneof(
 const idemArb = fc.oneof(
   { weight: 12, arbitrary: fc.constant<string | null>(null) },
   { weight: 2, arbitrary: fc.constantFrom("idem-1", "idem-2", "idem-3") },
-  { weight: 1, arbitrary: fc.oneof(fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }), fc.constant("k".repeat(300))) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }),
+      fc.constant("k".repeat(300)),
+    ),
+  },
 );
 
 /** Header values node:http will send (visible ASCII and latin-1), some long. */
 const requestIdArb = fc.oneof(
   { weight: 10, arbitrary: fc.constant<string | null>(null) },
-  { weight: 1, arbitrary: fc.oneof(fc.string({ unit: "grapheme-ascii", maxLength: 60 }), fc.constant("r".repeat(8000)), fc.constant("caf\u00e9\u00ff")) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.string({ unit: "grapheme-ascii", maxLength: 60 }),
+      fc.constant("r".repeat(8000)),
+      fc.constant("caf\u00e9\u00ff"),
+    ),
+  },
 );
 
 const injectionArb = fc.record({
   header: fc.constantFrom("x-auth-type", "x-api-key", "x-request-id", "content-type", "idempotency-key"),
-  value: fc.constantFrom("\r\nx-api-key: stolen", "api-key\r\nx-auth-type: api-gateway", "a\rb", "a\nb", "a\u0000b", "\u007f", "x".repeat(20_000), "a\r\n\r\n{\"md5\":1}", "\u00ff\u00fe"),
+  value: fc.constantFrom(
+    "\r\nx-api-key: stolen",
+    "api-key\r\nx-auth-type: api-gateway",
+    "a\rb",
+    "a\nb",
+    "a\u0000b",
+    "\u007f",
+    "x".repeat(20_000),
+    'a\r\n\r\n{"md5":1}',
+    "\u00ff\u00fe",
+  ),
 });
 
 // ---- bodies per endpoint ----------------------------------------------------------------------
@@ -137,51 +227,164 @@ const orderId = fc.stringMatching(/^[A-Za-z0-9._-]{10,20}$/);
 function models(a: Known, b: Known): Record<string, BodyModel> {
   const both = <T>(xs: T[], ys: T[]) => fc.constantFrom(...xs, ...ys);
   const qrGenValid = fc.oneof(
-    fc.record({ amount: usd, currency: fc.constant(840), expiredAfter: fc.integer({ min: 10_000, max: 86_400_000 }), meta: validMeta }, { requiredKeys: ["amount", "currency", "expiredAfter"] }),
-    fc.record({ amount: fc.integer({ min: 1, max: 1_000_000_000 }), currency: fc.constant(116), expiredAfter: fc.integer({ min: 10_000, max: 86_400_000 }), meta: validMeta }, { requiredKeys: ["amount", "currency", "expiredAfter"] }),
+    fc.record(
+      {
+        amount: usd,
+        currency: fc.constant(840),
+        expiredAfter: fc.integer({ min: 10_000, max: 86_400_000 }),
+        meta: validMeta,
+      },
+      { requiredKeys: ["amount", "currency", "expiredAfter"] },
+    ),
+    fc.record(
+      {
+        amount: fc.integer({ min: 1, max: 1_000_000_000 }),
+        currency: fc.constant(116),
+        expiredAfter: fc.integer({ min: 10_000, max: 86_400_000 }),
+        meta: validMeta,
+      },
+      { requiredKeys: ["amount", "currency", "expiredAfter"] },
+    ),
   ) as fc.Arbitrary<Record<string, J>>;
   const qrString = fc.oneof(
     fc.constantFrom(...a.qrs, ...b.qrs),
-    fc.tuple(fc.constantFrom(...a.qrs), fc.nat(), fc.string({ unit: "binary", maxLength: 3 })).map(([q, i, s]) => q.slice(0, i % q.length) + s + q.slice((i % q.length) + 1)),
+    fc
+      .tuple(fc.constantFrom(...a.qrs), fc.nat(), fc.string({ unit: "binary", maxLength: 3 }))
+      .map(([q, i, s]) => q.slice(0, i % q.length) + s + q.slice((i % q.length) + 1)),
     stringish,
   );
-  const gwValid = fc.record({
-    qrData: fc.oneof(
-      fc.record({ orderId, amount: usd, currency: fc.constantFrom("USD", "usd"), firstName: safeText(1, 20), lastName: safeText(1, 20), email: fc.constantFrom("a@b.co", "sok@example.com"),
-        phone: fc.stringMatching(/^\+?[0-9]{6,15}$/), items: fc.array(fc.record({ name: safeText(1, 20), quantity: fc.integer({ min: 1, max: 9 }), price: fc.integer({ min: 0, max: 500 }) }), { maxLength: 3 }),
-        lifetime: fc.integer({ min: 3, max: 172_800 }), qrImageTemplate: fc.constantFrom("template1", "template2_color") }, { requiredKeys: ["orderId", "amount", "currency"] }),
-      fc.record({ orderId, amount: fc.integer({ min: 100, max: 100_000_000 }), currency: fc.constantFrom("KHR", "khr"), lifetime: fc.integer({ min: 3, max: 172_800 }) }, { requiredKeys: ["orderId", "amount", "currency"] }),
-    ),
-    metaData: validMeta,
-  }, { requiredKeys: ["qrData"] }) as fc.Arbitrary<Record<string, J>>;
-  const linkValid = fc.record({ amount: fc.integer({ min: 100, max: 1_000_000 }), currency: fc.constant(116), meta: validMeta, expiredAfter: fc.constant(180_000) }, { requiredKeys: ["amount", "currency"] }) as fc.Arbitrary<Record<string, J>>;
+  const gwValid = fc.record(
+    {
+      qrData: fc.oneof(
+        fc.record(
+          {
+            orderId,
+            amount: usd,
+            currency: fc.constantFrom("USD", "usd"),
+            firstName: safeText(1, 20),
+            lastName: safeText(1, 20),
+            email: fc.constantFrom("a@b.co", "sok@example.com"),
+            phone: fc.stringMatching(/^\+?[0-9]{6,15}$/),
+            items: fc.array(
+              fc.record({
+                name: safeText(1, 20),
+                quantity: fc.integer({ min: 1, max: 9 }),
+                price: fc.integer({ min: 0, max: 500 }),
+              }),
+              { maxLength: 3 },
+            ),
+            lifetime: fc.integer({ min: 3, max: 172_800 }),
+            qrImageTemplate: fc.constantFrom("template1", "template2_color"),
+          },
+          { requiredKeys: ["orderId", "amount", "currency"] },
+        ),
+        fc.record(
+          {
+            orderId,
+            amount: fc.integer({ min: 100, max: 100_000_000 }),
+            currency: fc.constantFrom("KHR", "khr"),
+            lifetime: fc.integer({ min: 3, max: 172_800 }),
+          },
+          { requiredKeys: ["orderId", "amount", "currency"] },
+        ),
+      ),
+      metaData: validMeta,
+    },
+    { requiredKeys: ["qrData"] },
+  ) as fc.Arbitrary<Record<string, J>>;
+  const linkValid = fc.record(
+    {
+      amount: fc.integer({ min: 100, max: 1_000_000 }),
+      currency: fc.constant(116),
+      meta: validMeta,
+      expiredAfter: fc.constant(180_000),
+    },
+    { requiredKeys: ["amount", "currency"] },
+  ) as fc.Arbitrary<Record<string, J>>;
   return {
     "/qr/generate": {
-      valid: qrGenValid, base: qrGenValid,
-      fields: { amount: numberish, currency: fc.oneof(numberish, fc.constantFrom(840, 116, "840", "USD")), expiredAfter: numberish, meta: objectish },
-    },
-    "/qr/check": { valid: fc.record({ md5: fc.constantFrom(...a.md5s) }), base: fc.record({ md5: fc.oneof(both(a.md5s, b.md5s), hex32) }), fields: { md5: fc.oneof(stringish, hex32.map((h) => h.toUpperCase()), anyValue) } },
-    "/qr/verify": { valid: fc.record({ qrData: fc.constantFrom(...a.qrs) }), base: fc.record({ qrData: qrString }), fields: { qrData: fc.oneof(qrString, anyValue) } },
-    "/qr/decode": { valid: fc.record({ qrData: fc.constantFrom(...a.qrs) }), base: fc.record({ qrData: qrString }), fields: { qrData: fc.oneof(qrString, anyValue) } },
-    "/gateway/generate-qr": {
-      valid: gwValid, base: gwValid,
+      valid: qrGenValid,
+      base: qrGenValid,
       fields: {
-        qrData: anyValue, metaData: objectish, "qrData.orderId": fc.oneof(stringish, fc.constantFrom(...a.orderIds), fc.constant("o".repeat(21))), "qrData.amount": numberish,
-        "qrData.currency": fc.oneof(stringish, fc.constantFrom("EUR", "KHR", 840)), "qrData.firstName": stringish, "qrData.email": stringish, "qrData.phone": stringish,
-        "qrData.items": fc.oneof(anyValue, fc.array(fc.record({ name: stringish, quantity: numberish, price: numberish }), { maxLength: 12 }) as fc.Arbitrary<J>),
-        "qrData.lifetime": numberish, "qrData.qrImageTemplate": stringish,
+        amount: numberish,
+        currency: fc.oneof(numberish, fc.constantFrom(840, 116, "840", "USD")),
+        expiredAfter: numberish,
+        meta: objectish,
+      },
+    },
+    "/qr/check": {
+      valid: fc.record({ md5: fc.constantFrom(...a.md5s) }),
+      base: fc.record({ md5: fc.oneof(both(a.md5s, b.md5s), hex32) }),
+      fields: {
+        md5: fc.oneof(
+          stringish,
+          hex32.map((h) => h.toUpperCase()),
+          anyValue,
+        ),
+      },
+    },
+    "/qr/verify": {
+      valid: fc.record({ qrData: fc.constantFrom(...a.qrs) }),
+      base: fc.record({ qrData: qrString }),
+      fields: { qrData: fc.oneof(qrString, anyValue) },
+    },
+    "/qr/decode": {
+      valid: fc.record({ qrData: fc.constantFrom(...a.qrs) }),
+      base: fc.record({ qrData: qrString }),
+      fields: { qrData: fc.oneof(qrString, anyValue) },
+    },
+    "/gateway/generate-qr": {
+      valid: gwValid,
+      base: gwValid,
+      fields: {
+        qrData: anyValue,
+        metaData: objectish,
+        "qrData.orderId": fc.oneof(stringish, fc.constantFrom(...a.orderIds), fc.constant("o".repeat(21))),
+        "qrData.amount": numberish,
+        "qrData.currency": fc.oneof(stringish, fc.constantFrom("EUR", "KHR", 840)),
+        "qrData.firstName": stringish,
+        "qrData.email": stringish,
+        "qrData.phone": stringish,
+        "qrData.items": fc.oneof(
+          anyValue,
+          fc.array(fc.record({ name: stringish, quantity: numberish, price: numberish }), {
+            maxLength: 12,
+          }) as fc.Arbitrary<J>,
+        ),
+        "qrData.lifetime": numberish,
+        "qrData.qrImageTemplate": stringish,
       },
     },
     "/gateway/check-status": {
-      valid: fc.oneof(fc.record({ transactionId: fc.constantFrom(...a.gatewayIds) }), fc.record({ orderId: fc.constantFrom(...a.orderIds) })),
-      base: fc.oneof(fc.record({ transactionId: fc.oneof(both(a.gatewayIds, b.gatewayIds), stringish) }), fc.record({ orderId: fc.oneof(both(a.orderIds, b.orderIds), stringish) })),
-      fields: { transactionId: fc.oneof(stringish, anyValue, both(a.gatewayIds, b.gatewayIds)), orderId: fc.oneof(stringish, anyValue, both(a.orderIds, b.orderIds)) },
+      valid: fc.oneof(
+        fc.record({ transactionId: fc.constantFrom(...a.gatewayIds) }),
+        fc.record({ orderId: fc.constantFrom(...a.orderIds) }),
+      ),
+      base: fc.oneof(
+        fc.record({ transactionId: fc.oneof(both(a.gatewayIds, b.gatewayIds), stringish) }),
+        fc.record({ orderId: fc.oneof(both(a.orderIds, b.orderIds), stringish) }),
+      ),
+      fields: {
+        transactionId: fc.oneof(stringish, anyValue, both(a.gatewayIds, b.gatewayIds)),
+        orderId: fc.oneof(stringish, anyValue, both(a.orderIds, b.orderIds)),
+      },
     },
     "/gateway-link/generate-qr": {
       valid: linkValid,
       // The base is refused (USD for a KHR key) so that mutations rarely open a real browser page.
-      base: fc.record({ amount: fc.integer({ min: 100, max: 1_000_000 }), currency: fc.constant(840), meta: validMeta }),
-      fields: { amount: numberish, currency: fc.oneof(numberish, fc.constantFrom(840, "116")), meta: objectish, expiredAfter: fc.oneof(numberish, fc.constant(180_000)), url: stringish, link: stringish },
+      base: fc.record({
+        amount: fc.integer({ min: 100, max: 1_000_000 }),
+        currency: fc.constant(840),
+        meta: validMeta,
+      }),
+      fields: {
+        amount: numberish,
+        currency: fc.oneof(numberish, fc.constantFrom(840, "116")),
+        meta: objectish,
+        expiredAfter: fc.oneof(numberish, fc.constant(180_000)),
+        url: stringish,
+        link: stringish,
+      },
     },
     "/gateway-link/check": {
       valid: fc.record({ transactionId: fc.constantFrom(...a.linkIds) }),
@@ -191,7 +394,8 @@ function models(a: Known, b: Known): Record<string, BodyModel> {
   };
 }
 
-type Mutation = { op: "drop"; path: string } | { op: "set"; path: string; value: J } | { op: "extra"; key: string; value: J };
+type Mutation =
+  { op: "drop"; path: string } | { op: "set"; path: string; value: J } | { op: "extra"; key: string; value: J };
 
 function mutationArb(m: BodyModel): fc.Arbitrary<Mutation> {
   const paths = Object.keys(m.fields);
@@ -199,7 +403,14 @@ function mutationArb(m: BodyModel): fc.Arbitrary<Mutation> {
     fc.constantFrom(...paths).map((path): Mutation => ({ op: "drop", path })),
     fc.constantFrom(...paths).chain((path) => m.fields[path].map((value): Mutation => ({ op: "set", path, value }))),
     fc.constantFrom(...paths).chain((path) => anyValue.map((value): Mutation => ({ op: "set", path, value }))),
-    fc.tuple(fc.oneof(fc.constantFrom("__proto__", "constructor", "url", "link", "", "amount ", "AMOUNT", "toString"), fc.string({ unit: "binary", maxLength: 10 })), anyValue)
+    fc
+      .tuple(
+        fc.oneof(
+          fc.constantFrom("__proto__", "constructor", "url", "link", "", "amount ", "AMOUNT", "toString"),
+          fc.string({ unit: "binary", maxLength: 10 }),
+        ),
+        anyValue,
+      )
       .map(([key, value]): Mutation => ({ op: "extra", key, value })),
   );
 }
@@ -233,25 +444,51 @@ function bodyArb(m: BodyModel, route: string): fc.Arbitrary<BodySpec> {
   const text = m.base.map((b) => toJson(b));
   return fc.oneof(
     { weight: validWeight, arbitrary: m.valid.map((value): BodySpec => ({ kind: "json", value, valid: true })) },
-    { weight: 50, arbitrary: fc.tuple(m.base, fc.array(mutationArb(m), { minLength: 1, maxLength: 3 })).map(([b, ms]): BodySpec => ({ kind: "json", value: applyMutations(b, ms), valid: false })) },
+    {
+      weight: 50,
+      arbitrary: fc
+        .tuple(m.base, fc.array(mutationArb(m), { minLength: 1, maxLength: 3 }))
+        .map(([b, ms]): BodySpec => ({ kind: "json", value: applyMutations(b, ms), valid: false })),
+    },
     { weight: 5, arbitrary: m.base.map((value): BodySpec => ({ kind: "json", value, valid: false })) },
-    { weight: 5, arbitrary: fc.oneof(anyValue, fc.jsonValue() as fc.Arbitrary<J>).map((value): BodySpec => ({ kind: "json", value, valid: false })) },
+    {
+      weight: 5,
+      arbitrary: fc
+        .oneof(anyValue, fc.jsonValue() as fc.Arbitrary<J>)
+        .map((value): BodySpec => ({ kind: "json", value, valid: false })),
+    },
     { weight: 8, arbitrary: brokenJson(text).map((t): BodySpec => ({ kind: "text", text: t })) },
-    { weight: 2, arbitrary: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 200 }).map((bytes): BodySpec => ({ kind: "bytes", bytes })) },
-    { weight: 2, arbitrary: fc.record({ size: fc.constantFrom(LIMIT + 1, MB, MB + 17), json: fc.boolean() }).map((h): BodySpec => ({ kind: "huge", ...h })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .array(fc.integer({ min: 0, max: 255 }), { maxLength: 200 })
+        .map((bytes): BodySpec => ({ kind: "bytes", bytes })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ size: fc.constantFrom(LIMIT + 1, MB, MB + 17), json: fc.boolean() })
+        .map((h): BodySpec => ({ kind: "huge", ...h })),
+    },
     { weight: 1, arbitrary: fc.constantFrom<BodySpec>({ kind: "empty" }, { kind: "bomb" }) },
   );
 }
 
 function caseArb(route: string, m: BodyModel): fc.Arbitrary<Case> {
   return fc.record({
-    method: fc.oneof({ weight: 60, arbitrary: fc.constant("POST") }, { weight: 1, arbitrary: fc.constantFrom("GET", "PUT", "DELETE", "PATCH", "HEAD") }),
+    method: fc.oneof(
+      { weight: 60, arbitrary: fc.constant("POST") },
+      { weight: 1, arbitrary: fc.constantFrom("GET", "PUT", "DELETE", "PATCH", "HEAD") },
+    ),
     pathVariant: pathArb,
     auth: authArb,
     contentType: contentTypeArb,
     body: bodyArb(m, route),
     chunked: fc.boolean(),
-    encoding: fc.oneof({ weight: 30, arbitrary: fc.constant<Case["encoding"]>("none") }, { weight: 1, arbitrary: fc.constantFrom<Case["encoding"]>("gzip", "garbageGzip", "br", "unknown") }),
+    encoding: fc.oneof(
+      { weight: 30, arbitrary: fc.constant<Case["encoding"]>("none") },
+      { weight: 1, arbitrary: fc.constantFrom<Case["encoding"]>("gzip", "garbageGzip", "br", "unknown") },
+    ),
     idempotencyKey: GENERATE.has(route) ? idemArb : fc.constant(null),
     requestId: requestIdArb,
     inject: fc.oneof({ weight: 30, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: injectionArb }),
@@ -273,53 +510,90 @@ const BOMB = gzipSync(Buffer.alloc(20 * MB, 0x20));
 function keyFor(slot: KeySlot, kind: Kind, w: World): string | string[] | undefined {
   const other: Kind = kind === "qr" ? "gateway" : "qr";
   switch (slot) {
-    case "right": return w.a.tenant.keys[kind];
-    case "otherTenant": return w.b.tenant.keys[kind];
-    case "wrongKind": return w.a.tenant.keys[other];
-    case "garbage": return `pqr_qr_${"A".repeat(43)}`;
-    case "empty": return "";
-    case "long": return "k".repeat(5000);
-    case "revoked": return w.revokedKey[kind];
-    case "none": return undefined;
-    case "duplicate": return [w.a.tenant.keys[kind], w.a.tenant.keys[kind]];
-    case "duplicateMixed": return [w.a.tenant.keys[kind], w.a.tenant.keys[other]];
+    case "right":
+      return w.a.tenant.keys[kind];
+    case "otherTenant":
+      return w.b.tenant.keys[kind];
+    case "wrongKind":
+      return w.a.tenant.keys[other];
+    case "garbage":
+      return `pqr_qr_${"A".repeat(43)}`;
+    case "empty":
+      return "";
+    case "long":
+      return "k".repeat(5000);
+    case "revoked":
+      return w.revokedKey[kind];
+    case "none":
+      return undefined;
+    case "duplicate":
+      return [w.a.tenant.keys[kind], w.a.tenant.keys[kind]];
+    case "duplicateMixed":
+      return [w.a.tenant.keys[kind], w.a.tenant.keys[other]];
   }
 }
 
 function typeFor(slot: TypeSlot, kind: Kind): string | string[] | undefined {
   const right = AUTH_TYPE[kind];
   switch (slot) {
-    case "right": return right;
-    case "rightUpper": return right.toUpperCase();
-    case "rightPadded": return `  ${right}\t`;
-    case "wrongKind": return kind === "qr" ? "api-gateway" : "api-key";
-    case "garbage": return "apikey";
-    case "none": return undefined;
-    case "duplicate": return [right, right];
-    case "unicode": return "api-k\u00e9y";
+    case "right":
+      return right;
+    case "rightUpper":
+      return right.toUpperCase();
+    case "rightPadded":
+      return `  ${right}\t`;
+    case "wrongKind":
+      return kind === "qr" ? "api-gateway" : "api-key";
+    case "garbage":
+      return "apikey";
+    case "none":
+      return undefined;
+    case "duplicate":
+      return [right, right];
+    case "unicode":
+      return "api-k\u00e9y";
   }
 }
 
 function bodyBytes(b: BodySpec): Buffer | undefined {
   switch (b.kind) {
-    case "json": return Buffer.from(toJson(b.value), "utf8");
-    case "text": return Buffer.from(b.text, "utf8");
-    case "bytes": return Buffer.from(b.bytes);
-    case "huge": return b.json ? Buffer.from(`{"pad":"${"x".repeat(b.size - 10)}"}`) : randomBytes(b.size);
-    case "empty": return undefined;
-    case "bomb": return BOMB;
+    case "json":
+      return Buffer.from(toJson(b.value), "utf8");
+    case "text":
+      return Buffer.from(b.text, "utf8");
+    case "bytes":
+      return Buffer.from(b.bytes);
+    case "huge":
+      return b.json ? Buffer.from(`{"pad":"${"x".repeat(b.size - 10)}"}`) : randomBytes(b.size);
+    case "empty":
+      return undefined;
+    case "bomb":
+      return BOMB;
   }
 }
 
 function materialise(route: string, c: Case, w: World): { req: OutRequest; path: string } {
   const kind = ROUTE_KIND[route];
-  const path = { exact: route, slash: `${route}/`, upper: route.toUpperCase(), query: `${route}?x=1&amount=5`, double: `/${route}`, unknown: `${route}-nope` }[c.pathVariant];
+  const path = {
+    exact: route,
+    slash: `${route}/`,
+    upper: route.toUpperCase(),
+    query: `${route}?x=1&amount=5`,
+    double: `/${route}`,
+    unknown: `${route}-nope`,
+  }[c.pathVariant];
   const headers: Record<string, string | string[]> = {};
   const key = keyFor(c.auth.key, kind, w);
   if (key !== undefined) headers["x-api-key"] = key;
   const type = typeFor(c.auth.type, kind);
   if (type !== undefined) headers["x-auth-type"] = type;
-  const bearer = { none: undefined, admin: "Bearer test-admin-token-0123456789", garbage: "Bearer nope-nope", basic: "Basic dXNlcjpwYXNz", emptyBearer: "Bearer " }[c.auth.bearer];
+  const bearer = {
+    none: undefined,
+    admin: "Bearer test-admin-token-0123456789",
+    garbage: "Bearer nope-nope",
+    basic: "Basic dXNlcjpwYXNz",
+    emptyBearer: "Bearer ",
+  }[c.auth.bearer];
   if (bearer !== undefined) headers.authorization = bearer;
   if (c.contentType === "duplicate") headers["content-type"] = ["application/json", "text/plain"];
   else if (c.contentType !== null) headers["content-type"] = c.contentType;
@@ -331,13 +605,23 @@ function materialise(route: string, c: Case, w: World): { req: OutRequest; path:
     if (c.encoding === "gzip") body = gzipSync(body);
   }
   if (c.body.kind === "bomb" && body !== undefined) headers["content-encoding"] = "gzip";
-  return { req: { method: c.method, path, headers, body, chunked: c.chunked || c.body.kind === "huge" && c.body.size === MB + 17 }, path };
+  return {
+    req: {
+      method: c.method,
+      path,
+      headers,
+      body,
+      chunked: c.chunked || (c.body.kind === "huge" && c.body.size === MB + 17),
+    },
+    path,
+  };
 }
 
 function rawHead(req: OutRequest, inject: { header: string; value: string } | null): Buffer {
   const lines = [`${req.method} ${req.path} HTTP/1.1`, "host: 127.0.0.1"];
   const headers = inject ? { ...req.headers, [inject.header]: inject.value } : req.headers;
-  for (const [k, v] of Object.entries(headers)) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+  for (const [k, v] of Object.entries(headers))
+    for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
   if (!req.chunked) lines.push(`content-length: ${req.body?.length ?? 0}`);
   return Buffer.from(`${lines.join("\r\n")}\r\n`, "latin1");
 }
@@ -345,15 +629,21 @@ function rawHead(req: OutRequest, inject: { header: string; value: string } | nu
 /** True when the service must authenticate this request as the path's key kind (DESIGN.md "Auth"). */
 function authOk(c: Case): boolean {
   const bearerPresent = c.auth.bearer === "admin" || c.auth.bearer === "garbage";
-  return !bearerPresent && (c.auth.key === "right" || c.auth.key === "otherTenant") && ["right", "rightUpper", "rightPadded"].includes(c.auth.type);
+  return (
+    !bearerPresent &&
+    (c.auth.key === "right" || c.auth.key === "otherTenant") &&
+    ["right", "rightUpper", "rightPadded"].includes(c.auth.type)
+  );
 }
 
-const get = (v: J, k: string): J | undefined => (typeof v === "object" && v !== null && !Array.isArray(v) && !("$raw" in v) ? (v as Record<string, J>)[k] : undefined);
+const get = (v: J, k: string): J | undefined =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && !("$raw" in v) ? (v as Record<string, J>)[k] : undefined;
 const isPlainObject = (v: J) => typeof v === "object" && v !== null && !Array.isArray(v) && !("$raw" in v);
 
 /** The answer's expected status (or set of statuses), from what the request is. */
 function expected(route: string, c: Case, w: World): { statuses: number[]; why: string; field?: string } {
-  if (c.method !== "POST" || c.pathVariant === "double" || c.pathVariant === "unknown") return { statuses: [404], why: "not a route" };
+  if (c.method !== "POST" || c.pathVariant === "double" || c.pathVariant === "unknown")
+    return { statuses: [404], why: "not a route" };
   if (!authOk(c)) return { statuses: [401], why: "credentials are not the path's key kind (401 before anything else)" };
   // Node keeps the first of repeated content-type headers ("duplicate" sends application/json first).
   const ct = c.contentType === "duplicate" ? "application/json" : c.contentType;
@@ -362,7 +652,8 @@ function expected(route: string, c: Case, w: World): { statuses: number[]; why: 
   if (b.kind === "empty") return { statuses: [400], why: "empty body" };
   if (!json) return { statuses: [400, 413], why: "not application/json" };
   if (b.kind === "huge" || b.kind === "bomb") return { statuses: [413, 400], why: "over 64 KiB" };
-  if (c.encoding === "garbageGzip" || c.encoding === "br" || c.encoding === "unknown") return { statuses: [400, 415], why: "unsupported or broken content-encoding" };
+  if (c.encoding === "garbageGzip" || c.encoding === "br" || c.encoding === "unknown")
+    return { statuses: [400, 415], why: "unsupported or broken content-encoding" };
   // A mangled text can still be JSON (a "]" inside a string): then it is judged as the value it parses to.
   let parsed: J | undefined;
   if (b.kind === "json") parsed = b.value;
@@ -383,7 +674,9 @@ function expected(route: string, c: Case, w: World): { statuses: number[]; why: 
   switch (route) {
     case "/qr/verify":
     case "/qr/decode":
-      return typeof get(v, "qrData") === "string" ? { statuses: [200], why: "qrData is a string" } : { statuses: [400], why: "qrData is not a string", field: "qrData" };
+      return typeof get(v, "qrData") === "string"
+        ? { statuses: [200], why: "qrData is a string" }
+        : { statuses: [400], why: "qrData is not a string", field: "qrData" };
     case "/qr/check": {
       const md5 = get(v, "md5");
       if (typeof md5 !== "string") return { statuses: [400], why: "md5 is not a string", field: "md5" };
@@ -395,30 +688,47 @@ function expected(route: string, c: Case, w: World): { statuses: number[]; why: 
       // null counts as absent (a nullable GraphQL argument)
       const id = get(v, "transactionId") ?? undefined;
       const order = get(v, "orderId") ?? undefined;
-      if ((id === undefined) === (order === undefined)) return { statuses: [400], why: "exactly one identifier must be sent" };
+      if ((id === undefined) === (order === undefined))
+        return { statuses: [400], why: "exactly one identifier must be sent" };
       const value = id ?? order;
-      if (typeof value === "string" && w.fresh.has(value)) return { statuses: [200, 404], why: "created in this batch" };
+      if (typeof value === "string" && w.fresh.has(value))
+        return { statuses: [200, 404], why: "created in this batch" };
       const mine = id !== undefined ? own.gatewayIds : own.orderIds;
       const other = id !== undefined ? theirs.gatewayIds : theirs.orderIds;
       if (typeof value === "string" && mine.includes(value)) return { statuses: [200], why: "own transaction" };
-      if (typeof value === "string" && other.includes(value)) return { statuses: [404], why: "the other tenant's transaction" };
+      if (typeof value === "string" && other.includes(value))
+        return { statuses: [404], why: "the other tenant's transaction" };
       return { statuses: [400, 404], why: "unknown identifier" };
     }
     case "/gateway-link/check": {
       const id = get(v, "transactionId");
       if (typeof id === "string" && own.linkIds.includes(id)) return { statuses: [200], why: "own transaction" };
-      if (typeof id === "string" && theirs.linkIds.includes(id)) return { statuses: [404], why: "the other tenant's transaction" };
+      if (typeof id === "string" && theirs.linkIds.includes(id))
+        return { statuses: [404], why: "the other tenant's transaction" };
       return { statuses: [400, 404], why: "unknown identifier" };
     }
     default:
-      if (b.kind === "json" && b.valid && c.idempotencyKey === null && c.auth.key === "right") return route === "/gateway/generate-qr" ? { statuses: [200, 400], why: "valid body (400 only for a reused orderId)" } : { statuses: [200], why: "valid body" };
+      if (b.kind === "json" && b.valid && c.idempotencyKey === null && c.auth.key === "right")
+        return route === "/gateway/generate-qr"
+          ? { statuses: [200, 400], why: "valid body (400 only for a reused orderId)" }
+          : { statuses: [200], why: "valid body" };
       return { statuses: anyOk, why: "generated body" };
   }
 }
 
 function describeCase(route: string, c: Case, req: OutRequest, a: Answer): string {
-  const body = req.body === undefined ? "(none)" : req.body.length > 600 ? `${req.body.subarray(0, 300).toString("utf8")}… (${req.body.length} bytes)` : req.body.toString("utf8");
-  const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, k === "x-api-key" ? String(v).slice(0, 10) + "…" : String(v).slice(0, 100)]));
+  const body =
+    req.body === undefined
+      ? "(none)"
+      : req.body.length > 600
+        ? `${req.body.subarray(0, 300).toString("utf8")}… (${req.body.length} bytes)`
+        : req.body.toString("utf8");
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).map(([k, v]) => [
+      k,
+      k === "x-api-key" ? String(v).slice(0, 10) + "…" : String(v).slice(0, 100),
+    ]),
+  );
   return `${route} ${JSON.stringify({ ...c, body: c.body.kind })}\n  → ${req.method} ${req.path} ${JSON.stringify(headers)}${c.inject ? ` inject ${JSON.stringify(c.inject).slice(0, 120)}` : ""}\n  body: ${body}\n  ← ${a.status} ${a.text.slice(0, 400)}`;
 }
 
@@ -428,7 +738,12 @@ function describeCase(route: string, c: Case, req: OutRequest, a: Answer): strin
  * when the service logged the browser's death during the batch, and counted in the summary.
  */
 function browserFault(route: string, a: Answer, browserDied: boolean): boolean {
-  return route === "/gateway-link/generate-qr" && browserDied && a.status === 502 && (a.json as { error?: { code?: string } } | undefined)?.error?.code === "UPSTREAM_UNAVAILABLE";
+  return (
+    route === "/gateway-link/generate-qr" &&
+    browserDied &&
+    a.status === 502 &&
+    (a.json as { error?: { code?: string } } | undefined)?.error?.code === "UPSTREAM_UNAVAILABLE"
+  );
 }
 
 /** Every check on one answer; returns the first problem. */
@@ -436,17 +751,25 @@ function judge(route: string, c: Case, a: Answer, w: World, browserDied = false)
   if (a.status === 0) return "no answer (connection closed)";
   if (browserFault(route, a, browserDied)) return checkErrorBody(a.status, a.json);
   if (a.status >= 500) return `HTTP ${a.status}`;
-  if (a.rawHeaderNames.includes("x-api-key") || a.rawHeaderNames.includes("set-cookie") || a.rawHeaderNames.includes("x-injected")) return "a request header came back as a response header";
+  if (
+    a.rawHeaderNames.includes("x-api-key") ||
+    a.rawHeaderNames.includes("set-cookie") ||
+    a.rawHeaderNames.includes("x-injected")
+  )
+    return "a request header came back as a response header";
   const exp = c.inject === null ? expected(route, c, w) : null;
   if (exp && !exp.statuses.includes(a.status)) return `expected ${exp.statuses.join("/")} (${exp.why})`;
   if (c.method === "HEAD") return null;
-  if (!/^application\/json/.test(String(a.headers["content-type"] ?? ""))) return `content-type ${a.headers["content-type"]}`;
+  if (!/^application\/json/.test(String(a.headers["content-type"] ?? "")))
+    return `content-type ${a.headers["content-type"]}`;
   if (a.status >= 300) {
     const p = checkErrorBody(a.status, a.json);
     if (p) return p;
     const code = (a.json as { error: { code: string; details: { field: string }[] } }).error;
-    if (a.status === 401 && (code.code !== "UNAUTHENTICATED" || code.details.length !== 0)) return "401 is not UNAUTHENTICATED with no details";
-    if (exp?.field !== undefined && !code.details.some((d) => d.field === exp.field)) return `400 does not name ${exp.field} in details`;
+    if (a.status === 401 && (code.code !== "UNAUTHENTICATED" || code.details.length !== 0))
+      return "401 is not UNAUTHENTICATED with no details";
+    if (exp?.field !== undefined && !code.details.some((d) => d.field === exp.field))
+      return `400 does not name ${exp.field} in details`;
     return null;
   }
   const shape = RESPONSE_SHAPE[route](a.json);
@@ -454,9 +777,20 @@ function judge(route: string, c: Case, a: Answer, w: World, browserDied = false)
   if (c.body.kind === "json" && c.inject === null) {
     const v = c.body.value;
     const own = c.auth.key === "right" ? w.a : w.b;
-    if (route === "/qr/verify" && own.qrs.concat(c.auth.key === "right" ? w.b.qrs : w.a.qrs).includes(get(v, "qrData") as string) && a.json !== true) return "a valid unexpired QR of ours verified false";
-    if (route === "/qr/decode" && [...w.a.qrs, ...w.b.qrs].includes(get(v, "qrData") as string) && (a.json as { status: { code: number } }).status.code !== 0) return "a valid QR of ours did not decode with code 0";
-    if (route === "/qr/check" && (a.json as { data: { md5: string } }).data.md5 !== String(get(v, "md5")).toLowerCase()) return "check answered another md5";
+    if (
+      route === "/qr/verify" &&
+      own.qrs.concat(c.auth.key === "right" ? w.b.qrs : w.a.qrs).includes(get(v, "qrData") as string) &&
+      a.json !== true
+    )
+      return "a valid unexpired QR of ours verified false";
+    if (
+      route === "/qr/decode" &&
+      [...w.a.qrs, ...w.b.qrs].includes(get(v, "qrData") as string) &&
+      (a.json as { status: { code: number } }).status.code !== 0
+    )
+      return "a valid QR of ours did not decode with code 0";
+    if (route === "/qr/check" && (a.json as { data: { md5: string } }).data.md5 !== String(get(v, "md5")).toLowerCase())
+      return "check answered another md5";
   }
   return null;
 }
@@ -479,28 +813,55 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
     svc = await startService();
     client = new Client(svc.url, WIDTH);
     const tenants = [
-      await svc.createTenant({ name: "Fuzz A", gatewayMerchantId: "fuzz_gw_a", gatewaySecret: "fuzz-secret-a-0123456789" }),
-      await svc.createTenant({ name: "Fuzz B", gatewayMerchantId: "fuzz_gw_b", gatewaySecret: "fuzz-secret-b-0123456789" }),
+      await svc.createTenant({
+        name: "Fuzz A",
+        gatewayMerchantId: "fuzz_gw_a",
+        gatewaySecret: "fuzz-secret-a-0123456789",
+      }),
+      await svc.createTenant({
+        name: "Fuzz B",
+        gatewayMerchantId: "fuzz_gw_b",
+        gatewaySecret: "fuzz-secret-b-0123456789",
+      }),
     ];
     await registerGatewayMerchant(svc, "fuzz_gw_a", "fuzz-secret-a-0123456789");
     await registerGatewayMerchant(svc, "fuzz_gw_b", "fuzz-secret-b-0123456789");
     const seedTenant = async (t: Tenant): Promise<Known> => {
       const k: Known = { tenant: t, md5s: [], qrs: [], gatewayIds: [], orderIds: [], linkIds: [] };
       for (let i = 0; i < 3; i++) {
-        const q = await client.send({ method: "POST", path: "/qr/generate", headers: { "content-type": "application/json", "x-api-key": t.keys.qr, "x-auth-type": "api-key" }, body: Buffer.from(JSON.stringify({ amount: 1 + i, currency: 840, expiredAfter: 3_600_000 })) });
+        const q = await client.send({
+          method: "POST",
+          path: "/qr/generate",
+          headers: { "content-type": "application/json", "x-api-key": t.keys.qr, "x-auth-type": "api-key" },
+          body: Buffer.from(JSON.stringify({ amount: 1 + i, currency: 840, expiredAfter: 3_600_000 })),
+        });
         const qb = q.json as { transactionId: string; data: { md5: string; qr: string } };
         k.md5s.push(qb.data.md5);
         k.qrs.push(qb.data.qr);
         created.add(qb.transactionId);
         const oid = `seed-${t.merchantId.slice(-6)}-${i}`;
-        const g = await client.send({ method: "POST", path: "/gateway/generate-qr", headers: { "content-type": "application/json", "x-api-key": t.keys.gateway, "x-auth-type": "api-gateway" }, body: Buffer.from(JSON.stringify({ qrData: { orderId: oid, amount: 5, currency: "USD", lifetime: 120 } })) });
+        const g = await client.send({
+          method: "POST",
+          path: "/gateway/generate-qr",
+          headers: { "content-type": "application/json", "x-api-key": t.keys.gateway, "x-auth-type": "api-gateway" },
+          body: Buffer.from(JSON.stringify({ qrData: { orderId: oid, amount: 5, currency: "USD", lifetime: 120 } })),
+        });
         expect(g.status).toBe(200);
         k.gatewayIds.push((g.json as { transactionId: string }).transactionId);
         k.orderIds.push(oid);
         created.add((g.json as { transactionId: string }).transactionId);
       }
       // A real payment-link transaction: the service drives the simulated link page in headless Chromium.
-      const l = await client.send({ method: "POST", path: "/gateway-link/generate-qr", headers: { "content-type": "application/json", "x-api-key": t.keys.gatewayLink, "x-auth-type": "api-gateway-link" }, body: Buffer.from(JSON.stringify({ amount: 1000, currency: 116 })) });
+      const l = await client.send({
+        method: "POST",
+        path: "/gateway-link/generate-qr",
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": t.keys.gatewayLink,
+          "x-auth-type": "api-gateway-link",
+        },
+        body: Buffer.from(JSON.stringify({ amount: 1000, currency: 116 })),
+      });
       expect(l.status).toBe(200);
       k.linkIds.push((l.json as { transactionId: string }).transactionId);
       created.add((l.json as { transactionId: string }).transactionId);
@@ -509,8 +870,15 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
     const a = await seedTenant(tenants[0]);
     const b = await seedTenant(tenants[1]);
     const revokedKey = {} as Record<Kind, string>;
-    for (const [kind, apiKind, extra] of [["qr", "qr", {}], ["gateway", "gateway", { gatewayConfigId: tenants[0].gatewayConfigId }], ["gatewayLink", "gateway_link", { linkConfigId: tenants[0].linkConfigId }]] as const) {
-      const { createApiKey } = await svc.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(`mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`, { input: { merchantId: tenants[0].merchantId, kind: apiKind, ...extra } });
+    for (const [kind, apiKind, extra] of [
+      ["qr", "qr", {}],
+      ["gateway", "gateway", { gatewayConfigId: tenants[0].gatewayConfigId }],
+      ["gatewayLink", "gateway_link", { linkConfigId: tenants[0].linkConfigId }],
+    ] as const) {
+      const { createApiKey } = await svc.admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
+        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
+        { input: { merchantId: tenants[0].merchantId, kind: apiKind, ...extra } },
+      );
       await svc.admin(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: createApiKey.key.id });
       revokedKey[kind] = createApiKey.apiKey;
     }
@@ -520,8 +888,14 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
   afterAll(async () => {
     process.off("unhandledRejection", onUnhandled);
     client?.close();
-    const rows = Object.entries(stats).map(([route, s]) => `${route.padEnd(26)} ${String(s.n).padStart(6)} req ${(s.ms / 1000).toFixed(1).padStart(6)} s ${(s.n / (s.ms / 1000)).toFixed(0).padStart(5)} req/s  ${JSON.stringify(s.statuses)}`);
-    if (rows.length) console.log(`REST fuzz (seed ${SEED})\n${rows.join("\n")}\nconnection resets retried: ${client?.retries ?? 0}${client?.resetSamples.length ? `\n  ${client.resetSamples.join("\n  ")}` : ""}${browserFaults ? `\n${browserFaults} gateway-link generate(s) answered 502 because Chromium died meanwhile (tolerated, see browserFault)` : ""}`);
+    const rows = Object.entries(stats).map(
+      ([route, s]) =>
+        `${route.padEnd(26)} ${String(s.n).padStart(6)} req ${(s.ms / 1000).toFixed(1).padStart(6)} s ${(s.n / (s.ms / 1000)).toFixed(0).padStart(5)} req/s  ${JSON.stringify(s.statuses)}`,
+    );
+    if (rows.length)
+      console.log(
+        `REST fuzz (seed ${SEED})\n${rows.join("\n")}\nconnection resets retried: ${client?.retries ?? 0}${client?.resetSamples.length ? `\n  ${client.resetSamples.join("\n  ")}` : ""}${browserFaults ? `\n${browserFaults} gateway-link generate(s) answered 502 because Chromium died meanwhile (tolerated, see browserFault)` : ""}`,
+      );
     await svc?.stop();
   });
 
@@ -531,7 +905,8 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
       const model = models(world.a, world.b)[route];
       const s: (typeof stats)[string] = (stats[route] = { ms: 0, n: 0, statuses: {} });
       const started = performance.now();
-      const countRows = async () => Number((await svc.sql<{ n: string }>(`select count(*)::text as n from "transaction"`))[0].n);
+      const countRows = async () =>
+        Number((await svc.sql<{ n: string }>(`select count(*)::text as n from "transaction"`))[0].n);
       const routeSeed = SEED + Object.keys(ROUTE_KIND).indexOf(route);
       await fc.assert(
         fc.asyncProperty(fc.array(caseArb(route, model), { minLength: BATCH, maxLength: BATCH }), async (cases) => {
@@ -542,7 +917,23 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
             const { req } = materialise(route, c, world);
             // Raw sockets for what node:http cannot send, and for bodies ≥ 1 MB (the server may answer early and close).
             const big = (req.body?.length ?? 0) >= MB;
-            const a = c.inject || big ? await sendRaw(svc.url, rawHead(req, c.inject), req.body, { chunked: !!req.chunked && !c.inject, close: !big }) : await client.send(req).catch((err: Error) => ({ status: 0, headers: {}, rawHeaderNames: [], text: `client error: ${err.message}`, json: undefined, ms: 0 }) as Answer);
+            const a =
+              c.inject || big
+                ? await sendRaw(svc.url, rawHead(req, c.inject), req.body, {
+                    chunked: !!req.chunked && !c.inject,
+                    close: !big,
+                  })
+                : await client.send(req).catch(
+                    (err: Error) =>
+                      ({
+                        status: 0,
+                        headers: {},
+                        rawHeaderNames: [],
+                        text: `client error: ${err.message}`,
+                        json: undefined,
+                        ms: 0,
+                      }) as Answer,
+                  );
             return { c, req, a };
           });
           const newIds: string[] = [];
@@ -576,21 +967,39 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
             world.fresh.add(id);
             const clientId = (a.json as { data?: { clientId?: string } }).data?.clientId;
             // Release the browser page: the payer approves, the monitor ends.
-            if (route === "/gateway-link/generate-qr" && clientId) await fetch(`${svc.url}/sim/link/approve`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ clientId }) });
+            if (route === "/gateway-link/generate-qr" && clientId)
+              await fetch(`${svc.url}/sim/link/approve`, {
+                method: "POST",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ clientId }),
+              });
           }
           for (const { c, req, a } of answers) {
             const problem = judge(route, c, a, world, browserDied);
-            if (problem) throw new Error(`${problem}\n${describeCase(route, c, req, a)}${a.status >= 500 ? `\n  service log:\n${svc.output.slice(-8).join("\n").slice(0, 3000)}` : ""}`);
+            if (problem)
+              throw new Error(
+                `${problem}\n${describeCase(route, c, req, a)}${a.status >= 500 ? `\n  service log:\n${svc.output.slice(-8).join("\n").slice(0, 3000)}` : ""}`,
+              );
           }
-          if (svc.exit !== null) throw new Error(`the service exited: ${JSON.stringify(svc.exit)}\n${svc.output.slice(-20).join("\n")}`);
+          if (svc.exit !== null)
+            throw new Error(`the service exited: ${JSON.stringify(svc.exit)}\n${svc.output.slice(-20).join("\n")}`);
           // Refused requests wrote nothing: the table grew by exactly the transactions that were answered 2xx.
           const after = await countRows();
-          if (after - before !== newIds.length) throw new Error(`transaction rows grew by ${after - before}, but ${newIds.length} new transactions were answered 2xx`);
+          if (after - before !== newIds.length)
+            throw new Error(
+              `transaction rows grew by ${after - before}, but ${newIds.length} new transactions were answered 2xx`,
+            );
         }),
         {
-          seed: routeSeed, numRuns: Math.ceil(RUNS / BATCH), endOnFailure: true, path: process.env.FUZZ_PATH,
+          seed: routeSeed,
+          numRuns: Math.ceil(RUNS / BATCH),
+          endOnFailure: true,
+          path: process.env.FUZZ_PATH,
           reporter: (run) => {
-            if (run.failed) throw new Error(`seed ${routeSeed} (FUZZ_SEED=${SEED} FUZZ_ROUTE=${route}) path ${run.counterexamplePath}: ${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`);
+            if (run.failed)
+              throw new Error(
+                `seed ${routeSeed} (FUZZ_SEED=${SEED} FUZZ_ROUTE=${route}) path ${run.counterexamplePath}: ${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`,
+              );
           },
         },
       );
@@ -605,7 +1014,12 @@ describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
   it("the service is still up and answering, logged no errors, and no unhandled rejection surfaced", async () => {
     expect(svc.exit).toBeNull();
     expect(await healthy(svc)).toBe(true);
-    const ok = await client.send({ method: "POST", path: "/qr/verify", headers: { "content-type": "application/json", "x-api-key": world.a.tenant.keys.qr, "x-auth-type": "api-key" }, body: Buffer.from(JSON.stringify({ qrData: world.a.qrs[0] })) });
+    const ok = await client.send({
+      method: "POST",
+      path: "/qr/verify",
+      headers: { "content-type": "application/json", "x-api-key": world.a.tenant.keys.qr, "x-auth-type": "api-key" },
+      body: Buffer.from(JSON.stringify({ qrData: world.a.qrs[0] })),
+    });
     expect(ok.json).toBe(true);
     expect(svc.errorLines().map((l) => l.slice(0, 2000))).toEqual([]);
     expect(unhandled).toEqual([]);

@@ -66,7 +66,13 @@ export class ServiceProcess {
     this.file ??= createWriteStream(join(this.logDir, `${this.name}.log`), { flags: "a" });
     this.note(`--- start #${this.starts} (${this.role}, port ${this.port}) ---`);
     const child = spawn(process.execPath, [MAIN, this.role], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...this.env(), PORT: String(this.port), DATA_DIR: this.dataDir },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        ...this.env(),
+        PORT: String(this.port),
+        DATA_DIR: this.dataDir,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.child = child;
@@ -75,10 +81,12 @@ export class ServiceProcess {
     };
     child.stdout?.on("data", take);
     child.stderr?.on("data", take);
-    this.exited = new Promise((resolve) => child.once("exit", (code, signal) => {
-      this.note(`--- exited (code ${code}, signal ${signal}) ---`);
-      resolve(code);
-    }));
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code, signal) => {
+        this.note(`--- exited (code ${code}, signal ${signal}) ---`);
+        resolve(code);
+      }),
+    );
     await this.waitReady();
   }
 
@@ -87,7 +95,10 @@ export class ServiceProcess {
     const until = Date.now() + timeoutMs;
     for (;;) {
       if (!this.running) throw new Error(`${this.name} exited before it was ready\n${this.tail(40)}`);
-      const ok = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) return;
       if (Date.now() > until) throw new Error(`${this.name} not ready within ${timeoutMs} ms\n${this.tail(40)}`);
       await sleep(200);
@@ -97,7 +108,11 @@ export class ServiceProcess {
   /** The process's descendants right now (Chromium and its helpers). */
   descendants(): number[] {
     const pid = this.pid;
-    return pid === null ? [] : processTree(pid).map((p) => p.pid).filter((p) => p !== pid);
+    return pid === null
+      ? []
+      : processTree(pid)
+          .map((p) => p.pid)
+          .filter((p) => p !== pid);
   }
 
   /** SIGKILL: no shutdown hook runs, locks and leases stay behind as after a crash. */
@@ -128,7 +143,10 @@ export class ServiceProcess {
 
   /** The last `n` lines this process logged (all starts). */
   tail(n = 60): string {
-    return this.lines.slice(-n).map((l) => `[${this.name}] ${l}`).join("\n");
+    return this.lines
+      .slice(-n)
+      .map((l) => `[${this.name}] ${l}`)
+      .join("\n");
   }
 
   /** Lines matching `re` (within what is kept). */
@@ -197,9 +215,20 @@ export class Cluster {
 
   baseEnv(): Record<string, string> {
     return {
-      NODE_ENV: "test", HOST: "127.0.0.1", DATABASE_URL: this.databaseUrl, LOG_LEVEL: "info", ADMIN_TOKEN, SECRET_KEY,
-      SIMULATORS: "false", DEMO: "false", QR_MONITOR_INTERVAL_MS: "500", GATEWAY_MONITOR_INTERVAL_MS: "500",
-      DB_POOL_SIZE: "5", RATE_LIMIT_PER_MINUTE: "0", WEBHOOK_TIMEOUT_MS: "3000", UPSTREAM_TIMEOUT_MS: "8000",
+      NODE_ENV: "test",
+      HOST: "127.0.0.1",
+      DATABASE_URL: this.databaseUrl,
+      LOG_LEVEL: "info",
+      ADMIN_TOKEN,
+      SECRET_KEY,
+      SIMULATORS: "false",
+      DEMO: "false",
+      QR_MONITOR_INTERVAL_MS: "500",
+      GATEWAY_MONITOR_INTERVAL_MS: "500",
+      DB_POOL_SIZE: "5",
+      RATE_LIMIT_PER_MINUTE: "0",
+      WEBHOOK_TIMEOUT_MS: "3000",
+      UPSTREAM_TIMEOUT_MS: "8000",
       ...this.opts.env,
     };
   }

@@ -13,7 +13,11 @@ const run = promisify(execFile);
 
 function binDir(): string {
   const root = "/usr/lib/postgresql";
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   if (versions.length === 0) throw new Error("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin");
   return join(root, versions[0], "bin");
 }
@@ -57,7 +61,18 @@ export class PrivatePostgres {
   async start(): Promise<void> {
     // Fast and disposable: no fsync; the socket directory is private too.
     const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-    await this.cmd("pg_ctl", ["-D", this.data, "-l", join(this.dir, "server.log"), "-o", opts, "-w", "-t", "60", "start"]);
+    await this.cmd("pg_ctl", [
+      "-D",
+      this.data,
+      "-l",
+      join(this.dir, "server.log"),
+      "-o",
+      opts,
+      "-w",
+      "-t",
+      "60",
+      "start",
+    ]);
   }
 
   /** `fast`: active connections are terminated (FATAL 57P01), as on an operator's restart. */

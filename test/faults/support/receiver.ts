@@ -67,7 +67,9 @@ export class WebhookReceiver {
 
   /** Distinct event ids received with a valid signature (2xx answered). */
   acknowledged(): Set<string> {
-    return new Set(this.deliveries.filter((d) => d.signatureOk && d.answered !== null && d.answered < 300).map((d) => d.eventId));
+    return new Set(
+      this.deliveries.filter((d) => d.signatureOk && d.answered !== null && d.answered < 300).map((d) => d.eventId),
+    );
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -88,10 +90,22 @@ export class WebhookReceiver {
       }
       const secret = this.secrets.get(keyId);
       const ts = header("x-timestamp");
-      const signatureOk = secret !== undefined && header("x-signature").split(" ").includes(`v1=${sign(secret, ts, raw)}`);
+      const signatureOk =
+        secret !== undefined &&
+        header("x-signature")
+          .split(" ")
+          .includes(`v1=${sign(secret, ts, raw)}`);
       const d: Delivery = {
-        keyId, eventId: body.id ?? "", type: body.type ?? "", transactionId: body.data?.transaction?.transactionId ?? "", status: body.data?.transaction?.status ?? "",
-        signatureOk, headersOk: header("x-event-id") === body.id && header("x-event-type") === body.type, timestamp: Number(ts), at: Date.now(), answered: null,
+        keyId,
+        eventId: body.id ?? "",
+        type: body.type ?? "",
+        transactionId: body.data?.transaction?.transactionId ?? "",
+        status: body.data?.transaction?.status ?? "",
+        signatureOk,
+        headersOk: header("x-event-id") === body.id && header("x-event-type") === body.type,
+        timestamp: Number(ts),
+        at: Date.now(),
+        answered: null,
       };
       this.deliveries.push(d);
       if (this.hold?.(d)) {

@@ -13,8 +13,18 @@ export const AUTH = {
   link: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-gateway-link" }),
 };
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -25,10 +35,15 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   return { status: res.status, body: parsed };
 }
 
-export async function admin<T = Record<string, unknown>>(apiUrl: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+export async function admin<T = Record<string, unknown>>(
+  apiUrl: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<T> {
   const r = await postJson(`${apiUrl}/graphql`, { query, variables }, { authorization: `Bearer ${ADMIN_TOKEN}` });
   const json = r.body as { data?: T; errors?: { message: string }[] };
-  if (r.status !== 200 || json.errors?.length) throw new Error(`admin GraphQL error (HTTP ${r.status}): ${JSON.stringify(json.errors ?? r.body)}`);
+  if (r.status !== 200 || json.errors?.length)
+    throw new Error(`admin GraphQL error (HTTP ${r.status}): ${JSON.stringify(json.errors ?? r.body)}`);
   return json.data as T;
 }
 
@@ -43,32 +58,66 @@ export interface Tenant {
  * A merchant with one key of each kind, its gateway credentials registered with the gateway simulator,
  * its link on the link simulator, and one webhook endpoint per key on `receiver` (all event kinds).
  */
-export async function createTenant(apiUrl: string, ups: Upstreams, receiver: WebhookReceiver, name: string): Promise<Tenant> {
+export async function createTenant(
+  apiUrl: string,
+  ups: Upstreams,
+  receiver: WebhookReceiver,
+  name: string,
+): Promise<Tenant> {
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
   const bakongAccountId = `${slug.slice(0, 12)}@devb`;
-  const { createMerchant: m } = await admin<{ createMerchant: { id: string } }>(apiUrl,
+  const { createMerchant: m } = await admin<{ createMerchant: { id: string } }>(
+    apiUrl,
     `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
-    { input: { name, accountType: "merchant", bakongAccountId, merchantName: name.slice(0, 25), merchantCity: "Phnom Penh", merchantId: "F001", acquiringBank: "Dev Bank", defaultCurrency: 840 } });
+    {
+      input: {
+        name,
+        accountType: "merchant",
+        bakongAccountId,
+        merchantName: name.slice(0, 25),
+        merchantCity: "Phnom Penh",
+        merchantId: "F001",
+        acquiringBank: "Dev Bank",
+        defaultCurrency: 840,
+      },
+    },
+  );
   const upstreamMerchantId = `fm_${randomBytes(4).toString("hex")}`;
   const apiSecret = `faults-gw-secret-${randomBytes(6).toString("hex")}`;
   ups.gateway.sim.registerMerchant(upstreamMerchantId, apiSecret);
-  const { createGatewayConfig: g } = await admin<{ createGatewayConfig: { id: string } }>(apiUrl,
+  const { createGatewayConfig: g } = await admin<{ createGatewayConfig: { id: string } }>(
+    apiUrl,
     `mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "gw", upstreamMerchantId, apiSecret } });
-  const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(apiUrl,
+    { input: { merchantId: m.id, name: "gw", upstreamMerchantId, apiSecret } },
+  );
+  const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
+    apiUrl,
     `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "link", url: ups.linkUrl(slug), currency: 116 } });
+    { input: { merchantId: m.id, name: "link", url: ups.linkUrl(slug), currency: 116 } },
+  );
   const key = async (kind: string, extra: Record<string, string>) =>
-    (await admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(apiUrl,
-      `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
-      { input: { merchantId: m.id, kind, ...extra } })).createApiKey;
+    (
+      await admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
+        apiUrl,
+        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
+        { input: { merchantId: m.id, kind, ...extra } },
+      )
+    ).createApiKey;
   const qr = await key("qr", {});
   const gw = await key("gateway", { gatewayConfigId: g.id });
   const gl = await key("gateway_link", { linkConfigId: l.id });
-  const tenant: Tenant = { name, keys: { qr: qr.apiKey, gateway: gw.apiKey, link: gl.apiKey }, keyIds: { qr: qr.key.id, gateway: gw.key.id, link: gl.key.id }, bakongAccountId };
+  const tenant: Tenant = {
+    name,
+    keys: { qr: qr.apiKey, gateway: gw.apiKey, link: gl.apiKey },
+    keyIds: { qr: qr.key.id, gateway: gw.key.id, link: gl.key.id },
+    bakongAccountId,
+  };
   for (const keyId of Object.values(tenant.keyIds)) {
-    const { createWebhookEndpoint: w } = await admin<{ createWebhookEndpoint: { secret: string } }>(apiUrl,
-      `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`, { i: { apiKeyId: keyId, url: receiver.url(keyId) } });
+    const { createWebhookEndpoint: w } = await admin<{ createWebhookEndpoint: { secret: string } }>(
+      apiUrl,
+      `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
+      { i: { apiKeyId: keyId, url: receiver.url(keyId) } },
+    );
     receiver.setSecret(keyId, w.secret);
   }
   return tenant;
@@ -96,23 +145,41 @@ function ok<T>(what: string, r: { status: number; body: unknown }): T {
 
 export async function generateQr(apiUrl: string, t: Tenant, expect: Outcome, expiredAfter = 600_000): Promise<Tracked> {
   const amount = (1 + Math.floor(Math.random() * 9000) / 100).toFixed(2);
-  const b = ok<{ transactionId: string; data: { md5: string } }>("qr/generate",
-    await postJson(`${apiUrl}/qr/generate`, { amount: Number(amount), currency: 840, expiredAfter, meta: { tenant: t.name } }, AUTH.qr(t.keys.qr)));
+  const b = ok<{ transactionId: string; data: { md5: string } }>(
+    "qr/generate",
+    await postJson(
+      `${apiUrl}/qr/generate`,
+      { amount: Number(amount), currency: 840, expiredAfter, meta: { tenant: t.name } },
+      AUTH.qr(t.keys.qr),
+    ),
+  );
   return { id: b.transactionId, area: "qr", tenant: t, expect, md5: b.data.md5, amount };
 }
 
 export async function generateGateway(apiUrl: string, t: Tenant, expect: Outcome): Promise<Tracked> {
   const amount = (1 + Math.floor(Math.random() * 9000) / 100).toFixed(2);
   const orderId = `o${randomBytes(8).toString("hex")}`;
-  const b = ok<{ transactionId: string }>("gateway/generate-qr",
-    await postJson(`${apiUrl}/gateway/generate-qr`, { qrData: { orderId, amount: Number(amount), currency: "USD", lifetime: 10 }, metaData: { tenant: t.name } }, AUTH.gateway(t.keys.gateway)));
+  const b = ok<{ transactionId: string }>(
+    "gateway/generate-qr",
+    await postJson(
+      `${apiUrl}/gateway/generate-qr`,
+      { qrData: { orderId, amount: Number(amount), currency: "USD", lifetime: 10 }, metaData: { tenant: t.name } },
+      AUTH.gateway(t.keys.gateway),
+    ),
+  );
   return { id: b.transactionId, area: "gateway", tenant: t, expect, orderId, amount };
 }
 
 export async function generateLink(apiUrl: string, t: Tenant, expect: Outcome): Promise<Tracked> {
   const amount = String(1000 + Math.floor(Math.random() * 90) * 100);
-  const b = ok<{ transactionId: string; data: { clientId: string } }>("gateway-link/generate-qr",
-    await postJson(`${apiUrl}/gateway-link/generate-qr`, { amount: Number(amount), currency: 116, meta: { tenant: t.name } }, AUTH.link(t.keys.link)));
+  const b = ok<{ transactionId: string; data: { clientId: string } }>(
+    "gateway-link/generate-qr",
+    await postJson(
+      `${apiUrl}/gateway-link/generate-qr`,
+      { amount: Number(amount), currency: 116, meta: { tenant: t.name } },
+      AUTH.link(t.keys.link),
+    ),
+  );
   return { id: b.transactionId, area: "gateway_link", tenant: t, expect, clientId: b.data.clientId, amount };
 }
 
@@ -120,15 +187,27 @@ export async function generateLink(apiUrl: string, t: Tenant, expect: Outcome): 
 export async function settle(ups: Upstreams, tx: Tracked): Promise<void> {
   let r: { status: number; body: unknown };
   if (tx.area === "qr") {
-    r = tx.expect === "SUCCESS"
-      ? await ups.network.post("/sim/network/pay", { md5: tx.md5, toAccountId: tx.tenant.bakongAccountId, amount: tx.amount, currency: "USD" })
-      : await ups.network.post("/sim/network/fail", { md5: tx.md5 });
+    r =
+      tx.expect === "SUCCESS"
+        ? await ups.network.post("/sim/network/pay", {
+            md5: tx.md5,
+            toAccountId: tx.tenant.bakongAccountId,
+            amount: tx.amount,
+            currency: "USD",
+          })
+        : await ups.network.post("/sim/network/fail", { md5: tx.md5 });
   } else if (tx.area === "gateway") {
-    r = await ups.gateway.post("/sim/gateway/pay", { tranId: tx.orderId, outcome: tx.expect === "SUCCESS" ? "APPROVED" : "DECLINED" });
+    r = await ups.gateway.post("/sim/gateway/pay", {
+      tranId: tx.orderId,
+      outcome: tx.expect === "SUCCESS" ? "APPROVED" : "DECLINED",
+    });
   } else {
-    r = await ups.link.post(tx.expect === "SUCCESS" ? "/sim/link/approve" : "/sim/link/break", { clientId: tx.clientId });
+    r = await ups.link.post(tx.expect === "SUCCESS" ? "/sim/link/approve" : "/sim/link/break", {
+      clientId: tx.clientId,
+    });
   }
-  if (r.status !== 200) throw new Error(`settling ${tx.area} ${tx.id} (${tx.expect}): HTTP ${r.status} ${JSON.stringify(r.body)}`);
+  if (r.status !== 200)
+    throw new Error(`settling ${tx.area} ${tx.id} (${tx.expect}): HTTP ${r.status} ${JSON.stringify(r.body)}`);
 }
 
 export async function scan(ups: Upstreams, tx: Tracked): Promise<void> {
@@ -147,7 +226,10 @@ export async function dbClient(url: string): Promise<pg.Client> {
 export async function statuses(url: string, ids: string[]): Promise<Map<string, string>> {
   const c = await dbClient(url);
   try {
-    const { rows } = await c.query<{ id: string; status: string }>(`select id, status from "transaction" where id = any($1)`, [ids]);
+    const { rows } = await c.query<{ id: string; status: string }>(
+      `select id, status from "transaction" where id = any($1)`,
+      [ids],
+    );
     return new Map(rows.map((r) => [r.id, r.status]));
   } finally {
     await c.end();

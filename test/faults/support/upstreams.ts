@@ -27,7 +27,11 @@ export class Upstream {
   arrivals = 0;
   readonly byPath = new Map<string, number>();
 
-  constructor(readonly name: string, readonly app: express.Express, readonly controls: express.Express) {}
+  constructor(
+    readonly name: string,
+    readonly app: express.Express,
+    readonly controls: express.Express,
+  ) {}
 
   get base(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -85,13 +89,18 @@ export class Upstream {
     const target = this.arrivals + n;
     const until = Date.now() + timeoutMs;
     while (this.arrivals < target) {
-      if (Date.now() > until) throw new Error(`${this.name}: ${target - this.arrivals} of ${n} expected upstream calls never arrived`);
+      if (Date.now() > until)
+        throw new Error(`${this.name}: ${target - this.arrivals} of ${n} expected upstream calls never arrived`);
       await sleep(20);
     }
   }
 
   async post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(this.controlBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(this.controlBase + path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -140,12 +149,20 @@ export async function startUpstreams(): Promise<Upstreams> {
   link.app.use(linkSim.router);
   link.controls.use(linkSim.controls);
 
-  await Promise.all([network.up(), gateway.up(), link.up(), network.startControls(), gateway.startControls(), link.startControls()]);
+  await Promise.all([
+    network.up(),
+    gateway.up(),
+    link.up(),
+    network.startControls(),
+    gateway.startControls(),
+    link.startControls(),
+  ]);
   const all = { network, gateway, link };
   return {
     ...all,
     env: {
-      NETWORK_API_URL: `${network.base}/sim/network-api`, NETWORK_API_TOKEN: NETWORK_TOKEN,
+      NETWORK_API_URL: `${network.base}/sim/network-api`,
+      NETWORK_API_TOKEN: NETWORK_TOKEN,
       GATEWAY_API_URL: `${gateway.base}/sim/gateway-api`,
     },
     linkUrl: (slug) => `${link.base}/sim/link/p/${slug}?currency=KHR`,

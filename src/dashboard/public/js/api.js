@@ -86,11 +86,15 @@ export function onConnection(listener) {
 
 /** Starts a subscription; `sink.next(data)` per event. Returns a function that stops it. */
 export function subscribe(query, variables, sink) {
-  return live().subscribe({ query, variables }, {
-    next: (r) => (r.errors ? sink.error?.(new ApiError(r.errors[0].message, r.errors[0].extensions?.code)) : sink.next(r.data)),
-    error: (e) => sink.error?.(e instanceof Error ? e : new ApiError("The live connection was refused")),
-    complete: () => sink.complete?.(),
-  });
+  return live().subscribe(
+    { query, variables },
+    {
+      next: (r) =>
+        r.errors ? sink.error?.(new ApiError(r.errors[0].message, r.errors[0].extensions?.code)) : sink.next(r.data),
+      error: (e) => sink.error?.(e instanceof Error ? e : new ApiError("The live connection was refused")),
+      complete: () => sink.complete?.(),
+    },
+  );
 }
 
 export function closeLive() {
@@ -103,13 +107,19 @@ let config = null;
 
 /** What the server lets the dashboard know: are the simulators mounted (demo mode)? */
 export function dashboardConfig() {
-  config ??= fetch("/dashboard/config.json").then((r) => r.json()).catch(() => ({ simulators: false }));
+  config ??= fetch("/dashboard/config.json")
+    .then((r) => r.json())
+    .catch(() => ({ simulators: false }));
   return config;
 }
 
 /** Plays the payer or the upstream through a simulator control (demo mode only). */
 export async function sim(path, body) {
-  const res = await fetch(`/sim/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`/sim/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const json = await res.json().catch(() => ({}));
   if (!res.ok) throw new ApiError(json.error?.message ?? `Simulator answered HTTP ${res.status}`, json.error?.code);
   return json;

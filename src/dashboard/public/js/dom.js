@@ -65,8 +65,15 @@ export function statusBadge(status) {
 }
 
 export const AREA_LABELS = { qr: "Generic QR", gateway: "Hosted gateway", gateway_link: "Gateway link" };
-export const KIND_LABELS = { qr: "Generic QR (api-key)", gateway: "Hosted gateway (api-gateway)", gateway_link: "Gateway link (api-gateway-link)" };
-export const CURRENCIES = [{ value: "116", label: "116 — KHR" }, { value: "840", label: "840 — USD" }];
+export const KIND_LABELS = {
+  qr: "Generic QR (api-key)",
+  gateway: "Hosted gateway (api-gateway)",
+  gateway_link: "Gateway link (api-gateway-link)",
+};
+export const CURRENCIES = [
+  { value: "116", label: "116 — KHR" },
+  { value: "840", label: "840 — USD" },
+];
 
 /** A button that copies `text` to the clipboard and says so. */
 export function copyButton(text, label = "Copy") {
@@ -88,7 +95,9 @@ export function copyButton(text, label = "Copy") {
 
 /** A secret shown once: the value, a copy button and the warning. */
 export function secretOnce(title, value, note) {
-  return h("section", { class: "secret-once", "aria-label": title },
+  return h(
+    "section",
+    { class: "secret-once", "aria-label": title },
     h("h3", {}, title),
     h("p", {}, note),
     h("div", { class: "secret-row" }, h("code", { class: "secret", tabindex: "0" }, value), copyButton(value)),
@@ -100,19 +109,39 @@ export function secretOnce(title, value, note) {
  * columns: [{ label, cell(row) → node|string }]
  */
 export function table(caption, columns, rows, empty = "Nothing yet.") {
-  return h("div", { class: "table-wrap" },
-    h("table", { class: "cards" },
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "cards" },
       h("caption", {}, caption),
-      h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col" }, c.label)))),
-      h("tbody", {}, rows.length === 0
-        ? h("tr", {}, h("td", { colspan: String(columns.length), class: "empty" }, empty))
-        : rows.map((r) => tableRow(columns, r))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          columns.map((c) => h("th", { scope: "col" }, c.label)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        rows.length === 0
+          ? h("tr", {}, h("td", { colspan: String(columns.length), class: "empty" }, empty))
+          : rows.map((r) => tableRow(columns, r)),
+      ),
     ),
   );
 }
 
 export function tableRow(columns, row) {
-  return h("tr", {}, columns.map((c) => h("td", { "data-label": c.label }, c.cell(row))));
+  return h(
+    "tr",
+    {},
+    columns.map((c) => h("td", { "data-label": c.label }, c.cell(row))),
+  );
 }
 
 /** A button that asks for a second press before doing something destructive (no modal dialogs). */

@@ -13,10 +13,31 @@ export function field(spec) {
   const errId = `${id}-err`;
   const common = { id, name: spec.name, required: spec.required, "aria-describedby": `${helpId} ${errId}` };
   const control = spec.options
-    ? h("select", common, spec.options.map((o) => h("option", { value: String(o.value), selected: String(o.value) === String(spec.value ?? "") }, o.label)))
-    : h("input", { ...common, type: spec.type ?? "text", value: spec.value ?? "", placeholder: spec.placeholder, autocomplete: spec.autocomplete ?? "off", maxlength: spec.maxLength, spellcheck: "false" });
-  return h("div", { class: "field", dataset: { field: spec.name } },
-    h("label", { for: id }, spec.label, h("span", { class: "req", "aria-hidden": "true", hidden: !spec.required }, " *")),
+    ? h(
+        "select",
+        common,
+        spec.options.map((o) =>
+          h("option", { value: String(o.value), selected: String(o.value) === String(spec.value ?? "") }, o.label),
+        ),
+      )
+    : h("input", {
+        ...common,
+        type: spec.type ?? "text",
+        value: spec.value ?? "",
+        placeholder: spec.placeholder,
+        autocomplete: spec.autocomplete ?? "off",
+        maxlength: spec.maxLength,
+        spellcheck: "false",
+      });
+  return h(
+    "div",
+    { class: "field", dataset: { field: spec.name } },
+    h(
+      "label",
+      { for: id },
+      spec.label,
+      h("span", { class: "req", "aria-hidden": "true", hidden: !spec.required }, " *"),
+    ),
     control,
     h("small", { id: helpId, class: "help" }, spec.help ?? ""),
     h("span", { id: errId, class: "error" }),
@@ -39,7 +60,9 @@ export function setFieldError(form, name, message) {
   const wrap = form.querySelector(`[data-field="${name}"]`);
   const c = control(form, name);
   if (!wrap || !c) return false;
-  wrap.querySelector(".error").textContent = message ? `${wrap.querySelector("label").firstChild.textContent} ${message}` : "";
+  wrap.querySelector(".error").textContent = message
+    ? `${wrap.querySelector("label").firstChild.textContent} ${message}`
+    : "";
   if (message) c.setAttribute("aria-invalid", "true");
   else c.removeAttribute("aria-invalid");
   return true;
@@ -61,7 +84,8 @@ export function showErrors(form, err) {
     if (!setFieldError(form, name, d.message)) unplaced.push(`${d.field} ${d.message}`);
   }
   const general = form.querySelector(".form-error");
-  if (general && (details.length === 0 || unplaced.length > 0)) general.textContent = details.length === 0 ? err.message : unplaced.join("; ");
+  if (general && (details.length === 0 || unplaced.length > 0))
+    general.textContent = details.length === 0 ? err.message : unplaced.join("; ");
   form.querySelector("[aria-invalid=true]")?.focus();
   announce(err.message, "error");
 }
@@ -84,11 +108,15 @@ export function values(form) {
  * onSubmit(values) may throw an ApiError; its field errors are shown inline.
  */
 export function editorForm({ title, fields, submitLabel, onSubmit, onCancel, validate }) {
-  const form = h("form", { class: "editor", novalidate: true, "aria-label": title },
+  const form = h(
+    "form",
+    { class: "editor", novalidate: true, "aria-label": title },
     h("h3", {}, title),
     h("div", { class: "fields" }, fields.map(field)),
     h("p", { class: "form-error", role: "alert" }),
-    h("div", { class: "actions" },
+    h(
+      "div",
+      { class: "actions" },
       h("button", { type: "submit", class: "primary" }, submitLabel),
       onCancel ? h("button", { type: "button", class: "secondary", onclick: onCancel }, "Cancel") : null,
     ),

@@ -19,7 +19,10 @@ const NAV = [
 
 function route() {
   const [, section = "transactions", id] = location.hash.replace(/^#/, "").split("/");
-  return { section: NAV.some(([s]) => s === section) ? section : "transactions", id: id ? decodeURIComponent(id) : null };
+  return {
+    section: NAV.some(([s]) => s === section) ? section : "transactions",
+    id: id ? decodeURIComponent(id) : null,
+  };
 }
 
 class App extends HTMLElement {
@@ -34,18 +37,31 @@ class App extends HTMLElement {
       fill(this, h("pqr-signin"), announcer());
       return;
     }
-    this.nav = h("ul", {}, NAV.map(([s, label]) => h("li", {}, h("a", { href: `#/${s}`, dataset: { section: s } }, label))));
+    this.nav = h(
+      "ul",
+      {},
+      NAV.map(([s, label]) => h("li", {}, h("a", { href: `#/${s}`, dataset: { section: s } }, label))),
+    );
     this.demo = h("span", { class: "demo-flag", hidden: true }, "Demo mode: simulators on");
     this.main = h("main", { id: "main", tabindex: "-1" });
-    fill(this,
-      h("a", { class: "skip", href: "#main", onclick: (ev) => (ev.preventDefault(), this.main.focus()) }, "Skip to content"),
-      h("header", { class: "top" },
+    fill(
+      this,
+      h(
+        "a",
+        { class: "skip", href: "#main", onclick: (ev) => (ev.preventDefault(), this.main.focus()) },
+        "Skip to content",
+      ),
+      h(
+        "header",
+        { class: "top" },
         h("span", { class: "brand" }, "Payment QR"),
         h("nav", { "aria-label": "Main" }, this.nav),
         this.demo,
-        h("button", { type: "button", class: "secondary sign-out", onclick: () => session.signOut() }, "Sign out")),
+        h("button", { type: "button", class: "secondary sign-out", onclick: () => session.signOut() }, "Sign out"),
+      ),
       this.main,
-      announcer());
+      announcer(),
+    );
     void dashboardConfig().then((c) => {
       this.demo.hidden = !c.simulators;
     });

@@ -5,15 +5,19 @@ const absent = (v) => v === undefined || v === null || v === "";
 
 /** Every broken rule for these form values: [{ field, message }]. */
 export function checkMerchant(values, rules) {
-  const type = values.accountType === "individual" || values.accountType === "merchant" ? values.accountType : undefined;
+  const type =
+    values.accountType === "individual" || values.accountType === "merchant" ? values.accountType : undefined;
   const errors = [];
   for (const r of rules.fields) {
     const v = values[r.field];
     if (absent(v)) {
-      const required = type !== undefined ? r.requiredFor.includes(type) : r.requiredFor.length === rules.accountTypes.length;
+      const required =
+        type !== undefined ? r.requiredFor.includes(type) : r.requiredFor.length === rules.accountTypes.length;
       if (required) errors.push({ field: r.field, message: "is required" });
-    } else if (v.length > r.maxLength) errors.push({ field: r.field, message: `must be at most ${r.maxLength} characters` });
-    else if (r.pattern !== null && !new RegExp(r.pattern).test(v)) errors.push({ field: r.field, message: r.patternMessage ?? "has an invalid format" });
+    } else if (v.length > r.maxLength)
+      errors.push({ field: r.field, message: `must be at most ${r.maxLength} characters` });
+    else if (r.pattern !== null && !new RegExp(r.pattern).test(v))
+      errors.push({ field: r.field, message: r.patternMessage ?? "has an invalid format" });
   }
   for (const g of rules.groups) {
     if (type === undefined || !g.appliesTo.includes(type)) continue;

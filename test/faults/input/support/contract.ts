@@ -3,8 +3,16 @@
 
 /** DESIGN.md "Errors": code ↔ HTTP status. */
 export const ERROR_STATUS: Record<string, number> = {
-  BAD_USER_INPUT: 400, UNAUTHENTICATED: 401, NOT_FOUND: 404, CONFLICT: 400, UPSTREAM_REJECTED: 400,
-  UPSTREAM_UNAVAILABLE: 502, RATE_LIMITED: 429, IDEMPOTENCY_CONFLICT: 409, NOT_IMPLEMENTED: 501, INTERNAL: 500,
+  BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  NOT_FOUND: 404,
+  CONFLICT: 400,
+  UPSTREAM_REJECTED: 400,
+  UPSTREAM_UNAVAILABLE: 502,
+  RATE_LIMITED: 429,
+  IDEMPOTENCY_CONFLICT: 409,
+  NOT_IMPLEMENTED: 501,
+  INTERNAL: 500,
 };
 
 /** Extra members an error may carry beyond code/message/details (decisions.md: upstream answers). */
@@ -30,7 +38,8 @@ function details(d: unknown): string | null {
   for (const item of d) {
     const k = keys(item, ["field", "message"]);
     if (k) return `details item: ${k}`;
-    if (typeof (item as Obj).field !== "string" || typeof (item as Obj).message !== "string") return "details item members are not strings";
+    if (typeof (item as Obj).field !== "string" || typeof (item as Obj).message !== "string")
+      return "details item members are not strings";
   }
   return null;
 }
@@ -45,9 +54,11 @@ export function checkErrorBody(status: number, body: unknown): string | null {
   if (inner) return `error body: ${inner}`;
   if (!(code in ERROR_STATUS)) return `undocumented error code ${code}`;
   // DESIGN.md: an oversized body is 413 with the same body (code BAD_USER_INPUT); an oversized header block 431.
-  if (ERROR_STATUS[code] !== status && !(code === "BAD_USER_INPUT" && (status === 413 || status === 431))) return `code ${code} answered with HTTP ${status}, documented ${ERROR_STATUS[code]}`;
+  if (ERROR_STATUS[code] !== status && !(code === "BAD_USER_INPUT" && (status === 413 || status === 431)))
+    return `code ${code} answered with HTTP ${status}, documented ${ERROR_STATUS[code]}`;
   if (typeof e.message !== "string" || e.message.length === 0) return "error.message is not a non-empty string";
-  if (/\bat .+\.(js|ts):\d+|node_modules|select .* from|insert into/i.test(e.message)) return `error.message leaks internals: ${e.message.slice(0, 120)}`;
+  if (/\bat .+\.(js|ts):\d+|node_modules|select .* from|insert into/i.test(e.message))
+    return `error.message leaks internals: ${e.message.slice(0, 120)}`;
   return details(e.details);
 }
 
@@ -64,7 +75,19 @@ const need = (ok: boolean, what: string) => (ok ? null : what);
 /** A decoded QR's `data`: the contract's eleven members (string or null), extra members only as strings. */
 export function checkDecodedData(d: unknown): string | null {
   if (!isObj(d)) return "data is not an object";
-  const contract = ["merchantType", "bankAccountID", "merchantID", "acquiringBank", "merchantCategoryCode", "transactionCurrency", "transactionAmount", "countryCode", "merchantName", "merchantCity", "crc"];
+  const contract = [
+    "merchantType",
+    "bankAccountID",
+    "merchantID",
+    "acquiringBank",
+    "merchantCategoryCode",
+    "transactionCurrency",
+    "transactionAmount",
+    "countryCode",
+    "merchantName",
+    "merchantCity",
+    "crc",
+  ];
   for (const k of contract) if (!(k in d) || (d[k] !== null && !str(d[k]))) return `data.${k} is not a string or null`;
   for (const [k, v] of Object.entries(d)) if (!contract.includes(k) && !str(v)) return `data.${k} is not a string`;
   return null;
@@ -77,7 +100,12 @@ export function checkDecodeResult(b: unknown): string | null {
   return all(
     keys(s, ["code", "errorCode", "message"]),
     need(num(s.code) && Number.isInteger(s.code), "status.code is not an integer"),
-    s.code === 0 ? need(s.errorCode === null && s.message === null, "code 0 with an errorCode/message") : need(Number.isInteger(s.errorCode) && (s.errorCode as number) > 0 && str(s.message), "non-zero code without a numeric errorCode and message"),
+    s.code === 0
+      ? need(s.errorCode === null && s.message === null, "code 0 with an errorCode/message")
+      : need(
+          Number.isInteger(s.errorCode) && (s.errorCode as number) > 0 && str(s.message),
+          "non-zero code without a numeric errorCode and message",
+        ),
     checkDecodedData((b as Obj).data),
   );
 }
@@ -88,9 +116,18 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
     const o = b as Obj;
     return all(
       keys(b, ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken"]),
-      need(str(o.transactionId) && ISO_UTC.test(String(o.expiredAt)) && o.status === "PENDING" && str(o.clientToken), "scalar members"),
+      need(
+        str(o.transactionId) && ISO_UTC.test(String(o.expiredAt)) && o.status === "PENDING" && str(o.clientToken),
+        "scalar members",
+      ),
       keys(o.requestData, ["amount", "currency", "expiredAfter", "meta"]),
-      need(num((o.requestData as Obj).amount) && (o.requestData as Obj).amount as number > 0 && [840, 116].includes((o.requestData as Obj).currency as number) && isObj((o.requestData as Obj).meta), "requestData members"),
+      need(
+        num((o.requestData as Obj).amount) &&
+          ((o.requestData as Obj).amount as number) > 0 &&
+          [840, 116].includes((o.requestData as Obj).currency as number) &&
+          isObj((o.requestData as Obj).meta),
+        "requestData members",
+      ),
       keys(o.data, ["qr", "md5"]),
       need(str((o.data as Obj).qr) && /^[0-9a-f]{32}$/.test(String((o.data as Obj).md5)), "data members"),
     );
@@ -99,7 +136,10 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
     const o = b as Obj;
     return all(
       keys(b, ["transactionId", "status", "data", "requestData", "expiredAt"]),
-      need(str(o.transactionId) && STATUS.includes(String(o.status)) && ISO_UTC.test(String(o.expiredAt)), "scalar members"),
+      need(
+        str(o.transactionId) && STATUS.includes(String(o.status)) && ISO_UTC.test(String(o.expiredAt)),
+        "scalar members",
+      ),
       keys(o.data, ["qr", "md5"]),
       keys(o.requestData, ["meta", "amount", "currency", "expiredAfter"]),
     );
@@ -109,9 +149,36 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/gateway/generate-qr": (b) => {
     const o = b as Obj;
     return all(
-      keys(b, ["transactionId", "orderId", "qrString", "qrImage", "deeplink", "appStore", "playStore", "amount", "currency", "status", "gatewayStatus", "expiresAt", "clientToken"]),
-      need(str(o.transactionId) && str(o.orderId) && String(o.orderId).length <= 20 && str(o.qrString) && /^data:image\/png;base64,/.test(String(o.qrImage)), "identifiers and image"),
-      need(num(o.amount) && ["USD", "KHR"].includes(String(o.currency)) && o.status === "CHECKOUT" && ISO_UTC.test(String(o.expiresAt)), "amount/currency/status/expiresAt"),
+      keys(b, [
+        "transactionId",
+        "orderId",
+        "qrString",
+        "qrImage",
+        "deeplink",
+        "appStore",
+        "playStore",
+        "amount",
+        "currency",
+        "status",
+        "gatewayStatus",
+        "expiresAt",
+        "clientToken",
+      ]),
+      need(
+        str(o.transactionId) &&
+          str(o.orderId) &&
+          String(o.orderId).length <= 20 &&
+          str(o.qrString) &&
+          /^data:image\/png;base64,/.test(String(o.qrImage)),
+        "identifiers and image",
+      ),
+      need(
+        num(o.amount) &&
+          ["USD", "KHR"].includes(String(o.currency)) &&
+          o.status === "CHECKOUT" &&
+          ISO_UTC.test(String(o.expiresAt)),
+        "amount/currency/status/expiresAt",
+      ),
       keys(o.gatewayStatus, ["code", "message"]),
     );
   },
@@ -120,7 +187,12 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
     return all(
       keys(b, ["transactionId", "orderId", "status", "amount", "currency", "expiredAt", "createdAt"]),
       need(/^\d+\.\d{2}$/.test(String(o.amount)), "amount is not a string with two decimals"),
-      need(["CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"].includes(String(o.status)) && ISO_UTC.test(String(o.expiredAt)) && ISO_UTC.test(String(o.createdAt)), "status/timestamps"),
+      need(
+        ["CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"].includes(String(o.status)) &&
+          ISO_UTC.test(String(o.expiredAt)) &&
+          ISO_UTC.test(String(o.createdAt)),
+        "status/timestamps",
+      ),
     );
   },
   "/gateway-link/generate-qr": (b) => {

@@ -3,17 +3,51 @@
 // fast-check seed replays the same documents.
 import { readFileSync } from "node:fs";
 import {
-  buildSchema, Lexer, Source, TokenKind, getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType, Kind, parse,
-  type DocumentNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLInputType, type GraphQLObjectType, type OperationDefinitionNode, type SelectionSetNode,
+  buildSchema,
+  Lexer,
+  Source,
+  TokenKind,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  Kind,
+  parse,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
 } from "graphql";
 
 export const SCHEMA = buildSchema(readFileSync("schema.graphql", "utf8"));
 
 /** Operations only the admin token may use (DESIGN.md "Auth"; the dashboard's API). */
 export const ADMIN_FIELDS = new Set([
-  "merchants", "merchantRules", "gatewayConfigs", "linkConfigs", "apiKeys", "webhookEndpoints", "webhookDeliveries",
-  "createMerchant", "updateMerchant", "createGatewayConfig", "updateGatewayConfig", "createLinkConfig", "updateLinkConfig", "createApiKey", "revokeApiKey",
-  "createWebhookEndpoint", "updateWebhookEndpoint", "rotateWebhookSecret", "redeliverWebhook",
+  "merchants",
+  "merchantRules",
+  "gatewayConfigs",
+  "linkConfigs",
+  "apiKeys",
+  "webhookEndpoints",
+  "webhookDeliveries",
+  "createMerchant",
+  "updateMerchant",
+  "createGatewayConfig",
+  "updateGatewayConfig",
+  "createLinkConfig",
+  "updateLinkConfig",
+  "createApiKey",
+  "revokeApiKey",
+  "createWebhookEndpoint",
+  "updateWebhookEndpoint",
+  "rotateWebhookSecret",
+  "redeliverWebhook",
 ]);
 
 /** mulberry32: a small deterministic PRNG. */
@@ -40,14 +74,60 @@ export class Rng {
   }
 }
 
-const WEIRD_STRINGS = ["", "x", "\\u0000", "a\\u0000b", "\\ud800", "\\udc00x", "\\u202eRTL", "😀", "ក្រុមហ៊ុន", "txn_nope", "' OR 1=1 --", "${x}", "%00", "\\\\", "\\\"", "__proto__", "eyJ0eXAiOiJKV1QifQ", "ct_abc.def"];
-const WEIRD_NUMBERS = ["0", "-1", "1", "2147483647", "2147483648", "-2147483649", "1e400", "-1e400", "1.5", "100", "101", "99999999999999999999", "0.0", "1e-400", "5e-324"];
+const WEIRD_STRINGS = [
+  "",
+  "x",
+  "\\u0000",
+  "a\\u0000b",
+  "\\ud800",
+  "\\udc00x",
+  "\\u202eRTL",
+  "😀",
+  "ក្រុមហ៊ុន",
+  "txn_nope",
+  "' OR 1=1 --",
+  "${x}",
+  "%00",
+  "\\\\",
+  '\\"',
+  "__proto__",
+  "eyJ0eXAiOiJKV1QifQ",
+  "ct_abc.def",
+];
+const WEIRD_NUMBERS = [
+  "0",
+  "-1",
+  "1",
+  "2147483647",
+  "2147483648",
+  "-2147483649",
+  "1e400",
+  "-1e400",
+  "1.5",
+  "100",
+  "101",
+  "99999999999999999999",
+  "0.0",
+  "1e-400",
+  "5e-324",
+];
 
 /** A GraphQL literal: mostly of the right type, sometimes not. */
 function literal(r: Rng, type: GraphQLInputType, depth = 0): string {
-  if (r.chance(0.05) || depth > 4) return r.pick([`"${r.pick(WEIRD_STRINGS)}"`, r.pick(WEIRD_NUMBERS), "null", "true", "[]", "{}", `[${r.pick(WEIRD_NUMBERS)}]`, "ENUM_NOPE"]);
+  if (r.chance(0.05) || depth > 4)
+    return r.pick([
+      `"${r.pick(WEIRD_STRINGS)}"`,
+      r.pick(WEIRD_NUMBERS),
+      "null",
+      "true",
+      "[]",
+      "{}",
+      `[${r.pick(WEIRD_NUMBERS)}]`,
+      "ENUM_NOPE",
+    ]);
   const inner = isNonNullType(type) ? type.ofType : type;
-  if (isListType(inner)) return `[${Array.from({ length: r.int(0, 3) }, () => literal(r, inner.ofType, depth + 1)).join(", ")}]`;
+  if (isListType(inner))
+    return `[${Array.from({ length: r.int(0, 3) }, () => literal(r, inner.ofType, depth + 1)).join(", ")}]`;
   if (isEnumType(inner)) return r.pick(inner.getValues()).name;
   if (isInputObjectType(inner)) {
     const fields = Object.values(inner.getFields()).filter((f) => isNonNullType(f.type) || r.chance(0.5));
@@ -56,22 +136,38 @@ function literal(r: Rng, type: GraphQLInputType, depth = 0): string {
   }
   if (isScalarType(inner)) {
     switch (inner.name) {
-      case "Int": return r.pick(["1", "20", "100", "0", "-5", "101", "2147483648"]);
-      case "Float": return r.pick(["1", "10.5", "0.01", "180000", "60000", "1e400", "-3", "1e13", "100000"]);
-      case "Boolean": return r.pick(["true", "false"]);
-      case "ID": return `"${r.pick(["txn_doesnotexist0", "txn_", "evt_x", "key_x", "whe_x", "mer_x", ...WEIRD_STRINGS])}"`;
-      case "DateTimeISO": return `"${r.pick(["2026-01-01T00:00:00Z", "not a date", "2026-13-45T99:99:99Z", ""])}"`;
-      case "JSONObject": return r.pick(["{}", "{a: 1}", `{k: "\\u0000"}`, "{a: {b: {c: [1, 2, {d: null}]}}}", "[]", "1", `"s"`]);
-      default: return `"${r.pick(WEIRD_STRINGS)}"`;
+      case "Int":
+        return r.pick(["1", "20", "100", "0", "-5", "101", "2147483648"]);
+      case "Float":
+        return r.pick(["1", "10.5", "0.01", "180000", "60000", "1e400", "-3", "1e13", "100000"]);
+      case "Boolean":
+        return r.pick(["true", "false"]);
+      case "ID":
+        return `"${r.pick(["txn_doesnotexist0", "txn_", "evt_x", "key_x", "whe_x", "mer_x", ...WEIRD_STRINGS])}"`;
+      case "DateTimeISO":
+        return `"${r.pick(["2026-01-01T00:00:00Z", "not a date", "2026-13-45T99:99:99Z", ""])}"`;
+      case "JSONObject":
+        return r.pick(["{}", "{a: 1}", `{k: "\\u0000"}`, "{a: {b: {c: [1, 2, {d: null}]}}}", "[]", "1", `"s"`]);
+      default:
+        return `"${r.pick(WEIRD_STRINGS)}"`;
     }
   }
   return "null";
 }
 
-interface Built { query: string; variables: Record<string, unknown> }
+interface Built {
+  query: string;
+  variables: Record<string, unknown>;
+}
 
 /** A random selection set on `type`, `levels` deep at most. */
-function selection(r: Rng, type: GraphQLObjectType, levels: number, vars: Map<string, { type: string; value: unknown }>, isRoot: boolean): string {
+function selection(
+  r: Rng,
+  type: GraphQLObjectType,
+  levels: number,
+  vars: Map<string, { type: string; value: unknown }>,
+  isRoot: boolean,
+): string {
   const fields = Object.values(type.getFields());
   const n = isRoot ? r.int(1, 4) : r.int(1, 5);
   const parts: string[] = [];
@@ -88,7 +184,9 @@ function selection(r: Rng, type: GraphQLObjectType, levels: number, vars: Map<st
       if (r.chance(0.15)) {
         const name = `v${vars.size}`;
         const declared = r.chance(0.8) ? String(a.type) : r.pick(["String", "Int!", "[ID]", "Boolean!", "JSONObject"]);
-        const value = r.chance(0.7) ? jsonFor(r, a.type) : r.pick([null, 1, "x", [1], { a: 1 }, true, "\u0000", "x".repeat(r.int(1, 3000))]);
+        const value = r.chance(0.7)
+          ? jsonFor(r, a.type)
+          : r.pick([null, 1, "x", [1], { a: 1 }, true, "\u0000", "x".repeat(r.int(1, 3000))]);
         vars.set(name, { type: declared, value });
         args.push(`${a.name}: $${name}`);
       } else args.push(`${a.name}: ${literal(r, a.type)}`);
@@ -113,24 +211,63 @@ function jsonFor(r: Rng, type: GraphQLInputType, depth = 0): unknown {
   if (isEnumType(inner)) return r.chance(0.9) ? r.pick(inner.getValues()).name : "NOPE";
   if (isInputObjectType(inner)) {
     const out: Record<string, unknown> = {};
-    for (const f of Object.values(inner.getFields())) if (isNonNullType(f.type) || r.chance(0.5)) out[f.name] = jsonFor(r, f.type, depth + 1);
+    for (const f of Object.values(inner.getFields()))
+      if (isNonNullType(f.type) || r.chance(0.5)) out[f.name] = jsonFor(r, f.type, depth + 1);
     if (r.chance(0.1)) out.nope = 1;
     return out;
   }
   if (isScalarType(inner)) {
     switch (inner.name) {
-      case "Int": return r.pick([1, 20, 100, 0, -1, 2 ** 31, 1.5, "1"]);
-      case "Float": return r.pick([1, 10.5, 0.01, 60000, 180000, 1e13, -1, "1", 1e-300]);
-      case "Boolean": return r.pick([true, false, "true"]);
-      case "JSONObject": return r.pick([{}, { a: 1 }, { k: "\u0000" }, { "\ud800": 1 }, [], "s", { deep: JSON.parse("[".repeat(3000) + "]".repeat(3000)) }]);
-      default: return r.pick(["txn_doesnotexist0", "", "\u0000", "\ud800", "x".repeat(r.int(1, 100)), 5, null]);
+      case "Int":
+        return r.pick([1, 20, 100, 0, -1, 2 ** 31, 1.5, "1"]);
+      case "Float":
+        return r.pick([1, 10.5, 0.01, 60000, 180000, 1e13, -1, "1", 1e-300]);
+      case "Boolean":
+        return r.pick([true, false, "true"]);
+      case "JSONObject":
+        return r.pick([
+          {},
+          { a: 1 },
+          { k: "\u0000" },
+          { "\ud800": 1 },
+          [],
+          "s",
+          { deep: JSON.parse("[".repeat(3000) + "]".repeat(3000)) },
+        ]);
+      default:
+        return r.pick(["txn_doesnotexist0", "", "\u0000", "\ud800", "x".repeat(r.int(1, 100)), 5, null]);
     }
   }
   return null;
 }
 
-export type Family = "walk" | "aliases" | "sameName" | "deepIntrospection" | "deepInvalid" | "deepInline" | "deepLiteral" | "fragments" | "ops" | "directives" | "strings" | "numbers";
-export const FAMILIES: Family[] = ["walk", "aliases", "sameName", "deepIntrospection", "deepInvalid", "deepInline", "deepLiteral", "fragments", "ops", "directives", "strings", "numbers"];
+export type Family =
+  | "walk"
+  | "aliases"
+  | "sameName"
+  | "deepIntrospection"
+  | "deepInvalid"
+  | "deepInline"
+  | "deepLiteral"
+  | "fragments"
+  | "ops"
+  | "directives"
+  | "strings"
+  | "numbers";
+export const FAMILIES: Family[] = [
+  "walk",
+  "aliases",
+  "sameName",
+  "deepIntrospection",
+  "deepInvalid",
+  "deepInline",
+  "deepLiteral",
+  "fragments",
+  "ops",
+  "directives",
+  "strings",
+  "numbers",
+];
 
 /** The document of a recipe. `size` scales the families that repeat something. */
 export function build(family: Family, seed: number, size: number): Built {
@@ -147,10 +284,14 @@ export function build(family: Family, seed: number, size: number): Built {
       break;
     }
     case "aliases":
-      body = Array.from({ length: 100 + size * 20 }, (_, i) => r.chance(0.5) ? `a${i}: __typename` : `a${i}: viewer { type keyKind }`).join(" ");
+      body = Array.from({ length: 100 + size * 20 }, (_, i) =>
+        r.chance(0.5) ? `a${i}: __typename` : `a${i}: viewer { type keyKind }`,
+      ).join(" ");
       break;
     case "sameName":
-      body = Array.from({ length: 100 + size * 20 }, () => r.pick(["viewer { type }", "__typename", "viewer { keyKind type }"])).join(" ");
+      body = Array.from({ length: 100 + size * 20 }, () =>
+        r.pick(["viewer { type }", "__typename", "viewer { keyKind type }"]),
+      ).join(" ");
       break;
     case "deepIntrospection": {
       const n = r.int(1, 20);
@@ -184,7 +325,11 @@ export function build(family: Family, seed: number, size: number): Built {
         // A doubling chain: F_k spreads F_(k-1) twice (the "billion laughs" of GraphQL).
         const k = 2 + (size % 30);
         body = `...F${k}`;
-        extraDefs = Array.from({ length: k + 1 }, (_, i) => (i === 0 ? "fragment F0 on Query { __typename viewer { type } }" : `fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }`)).join(" ");
+        extraDefs = Array.from({ length: k + 1 }, (_, i) =>
+          i === 0
+            ? "fragment F0 on Query { __typename viewer { type } }"
+            : `fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }`,
+        ).join(" ");
       } else if (kind === 3) {
         body = "...Missing viewer { type }";
       } else if (kind === 4) {
@@ -198,23 +343,47 @@ export function build(family: Family, seed: number, size: number): Built {
     }
     case "ops": {
       const kind = r.int(0, 6);
-      const q = ["", "   ", "# only a comment", "query A { viewer { type } } query A { viewer { type } }", "query A { viewer { type } } query B { __typename }", "{ viewer { type } } query B { __typename }",
-        "subscription { transactionUpdates { id } }", "fragment F on Query { __typename }", "query { viewer { type } }}", "query($a: Int, $a: Int) { viewer { type } }", "query Ünïcode { __typename }"][kind + r.int(0, 4)];
+      const q = [
+        "",
+        "   ",
+        "# only a comment",
+        "query A { viewer { type } } query A { viewer { type } }",
+        "query A { viewer { type } } query B { __typename }",
+        "{ viewer { type } } query B { __typename }",
+        "subscription { transactionUpdates { id } }",
+        "fragment F on Query { __typename }",
+        "query { viewer { type } }}",
+        "query($a: Int, $a: Int) { viewer { type } }",
+        "query Ünïcode { __typename }",
+      ][kind + r.int(0, 4)];
       return { query: q, variables: {} };
     }
     case "directives":
       body = r.pick([
-        "viewer @skip(if: true) { type }", "viewer @include(if: $c) { type }", "viewer @nope { type }", "viewer @skip(if: true) @skip(if: false) { type }",
-        "viewer @skip(if: \"yes\") { type }", "viewer @deprecated { type }", "viewer @include { type }",
+        "viewer @skip(if: true) { type }",
+        "viewer @include(if: $c) { type }",
+        "viewer @nope { type }",
+        "viewer @skip(if: true) @skip(if: false) { type }",
+        'viewer @skip(if: "yes") { type }',
+        "viewer @deprecated { type }",
+        "viewer @include { type }",
       ]);
-      if (body.includes("$c")) vars.set("c", { type: r.pick(["Boolean!", "Boolean", "String"]), value: r.pick([true, false, null, "x", 1]) });
+      if (body.includes("$c"))
+        vars.set("c", { type: r.pick(["Boolean!", "Boolean", "String"]), value: r.pick([true, false, null, "x", 1]) });
       break;
     case "strings":
       body = r.pick([
-        `transaction(id: "${"x".repeat(100 + size * 1000)}") { id }`, `transaction(id: "\\u0000") { id }`, `transaction(id: "\\ud800") { id }`,
-        `transactions(filter: { search: "\\u0000" }) { edges { cursor } }`, `transactions(after: "\\u0000") { edges { cursor } }`, `transactions(after: "${Buffer.from('["2026-01-01 00:00:00+00","\\u0000"]').toString("base64url")}") { edges { cursor } }`,
-        `transaction(id: """block \\""" string""") { id }`, `verifyQr(qrData: "\\uD83D\\uDE00") decodeQr(qrData: "0002\\u0000") { status { code } }`, `gatewayLinkTransaction(transactionId: "\\u0000") { status }`,
-        `qrTransaction(md5: "${"a".repeat(32)}") { status }`, `gatewayTransaction(orderId: "\\u0000") { status }`,
+        `transaction(id: "${"x".repeat(100 + size * 1000)}") { id }`,
+        `transaction(id: "\\u0000") { id }`,
+        `transaction(id: "\\ud800") { id }`,
+        `transactions(filter: { search: "\\u0000" }) { edges { cursor } }`,
+        `transactions(after: "\\u0000") { edges { cursor } }`,
+        `transactions(after: "${Buffer.from('["2026-01-01 00:00:00+00","\\u0000"]').toString("base64url")}") { edges { cursor } }`,
+        `transaction(id: """block \\""" string""") { id }`,
+        `verifyQr(qrData: "\\uD83D\\uDE00") decodeQr(qrData: "0002\\u0000") { status { code } }`,
+        `gatewayLinkTransaction(transactionId: "\\u0000") { status }`,
+        `qrTransaction(md5: "${"a".repeat(32)}") { status }`,
+        `gatewayTransaction(orderId: "\\u0000") { status }`,
       ]);
       break;
     case "numbers":
@@ -244,11 +413,13 @@ export function measureDoc(doc: DocumentNode): { depth: number; fields: number }
       }
     }
   };
-  return doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION).map((op) => {
-    const acc = { depth: 0, fields: 0 };
-    walk(op.selectionSet, 1, [], acc);
-    return acc;
-  });
+  return doc.definitions
+    .filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+    .map((op) => {
+      const acc = { depth: 0, fields: 0 };
+      walk(op.selectionSet, 1, [], acc);
+      return acc;
+    });
 }
 
 export function tryParse(query: string): DocumentNode | null {
@@ -293,7 +464,8 @@ export function usesIntrospection(doc: DocumentNode): boolean {
       } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet);
     }
   };
-  for (const d of doc.definitions) if (d.kind === Kind.OPERATION_DEFINITION || d.kind === Kind.FRAGMENT_DEFINITION) visit(d.selectionSet);
+  for (const d of doc.definitions)
+    if (d.kind === Kind.OPERATION_DEFINITION || d.kind === Kind.FRAGMENT_DEFINITION) visit(d.selectionSet);
   return found;
 }
 
@@ -304,7 +476,8 @@ export function lexNesting(query: string): number | null {
     let depth = 0;
     let max = 0;
     for (let t = lexer.advance(); t.kind !== TokenKind.EOF; t = lexer.advance()) {
-      if (t.kind === TokenKind.BRACE_L || t.kind === TokenKind.BRACKET_L || t.kind === TokenKind.PAREN_L) max = Math.max(max, ++depth);
+      if (t.kind === TokenKind.BRACE_L || t.kind === TokenKind.BRACKET_L || t.kind === TokenKind.PAREN_L)
+        max = Math.max(max, ++depth);
       else if (t.kind === TokenKind.BRACE_R || t.kind === TokenKind.BRACKET_R || t.kind === TokenKind.PAREN_R) depth--;
     }
     return max;

@@ -26,7 +26,11 @@ export interface OutRequest {
 }
 
 function describe(r: OutRequest): string {
-  const h = Object.fromEntries(Object.entries(r.headers).filter(([k]) => !["x-api-key", "authorization"].includes(k)).map(([k, v]) => [k, String(v).slice(0, 40)]));
+  const h = Object.fromEntries(
+    Object.entries(r.headers)
+      .filter(([k]) => !["x-api-key", "authorization"].includes(k))
+      .map(([k, v]) => [k, String(v).slice(0, 40)]),
+  );
   return `${r.method} ${r.path} body=${r.body?.length ?? 0}${r.chunked ? " chunked" : ""} ${JSON.stringify(h)}`;
 }
 
@@ -63,7 +67,8 @@ export class Client {
       // sent again once on a fresh socket, and counted. Resets of fresh sockets are failures.
       if ((err as NodeJS.ErrnoException).code === "ECONNRESET" && (err as { reusedSocket?: boolean }).reusedSocket) {
         this.retries++;
-        if (this.resetSamples.length < 20) this.resetSamples.push(`${describe(r)}, after ${(err as { previous?: string }).previous ?? "?"}`);
+        if (this.resetSamples.length < 20)
+          this.resetSamples.push(`${describe(r)}, after ${(err as { previous?: string }).previous ?? "?"}`);
         return this.once(r, timeoutMs);
       }
       throw err;
@@ -83,19 +88,36 @@ export class Client {
       // Explicit: node:http frames chunked bodies by default for POST/PUT/PATCH only; a DELETE body would go out
       // unframed and be read by the server as the start of the next request.
       if (r.body !== undefined && r.chunked) headers["transfer-encoding"] = "chunked";
-      const req = http.request({ host: this.host, port: this.port, method: r.method, path: r.path, agent: this.agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          const rawHeaderNames: string[] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) rawHeaderNames.push(res.rawHeaders[i].toLowerCase());
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaderNames, text, json: parse(text), ms: performance.now() - started });
-        });
-        res.on("error", reject);
-      });
+      const req = http.request(
+        { host: this.host, port: this.port, method: r.method, path: r.path, agent: this.agent, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            const rawHeaderNames: string[] = [];
+            for (let i = 0; i < res.rawHeaders.length; i += 2) rawHeaderNames.push(res.rawHeaders[i].toLowerCase());
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              rawHeaderNames,
+              text,
+              json: parse(text),
+              ms: performance.now() - started,
+            });
+          });
+          res.on("error", reject);
+        },
+      );
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on("error", (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket, previous: (req.socket as unknown as { previousRequest?: string } | null)?.previousRequest })));
+      req.on("error", (err) =>
+        reject(
+          Object.assign(err, {
+            reusedSocket: req.reusedSocket,
+            previous: (req.socket as unknown as { previousRequest?: string } | null)?.previousRequest,
+          }),
+        ),
+      );
       req.on("socket", (sock) => {
         // What this socket carried before: the request a reset is most likely a consequence of.
         const prev = (sock as unknown as { lastRequest?: string }).lastRequest;
@@ -125,7 +147,12 @@ export class Client {
  * arrives, and a reset discards the answer before the client reads it; kept alive, Node reads the rest
  * of the body off the wire and the answer survives.
  */
-export function sendRaw(baseUrl: string, head: Buffer, body: Buffer = Buffer.alloc(0), opts: { timeoutMs?: number; chunked?: boolean; close?: boolean } = {}): Promise<Answer> {
+export function sendRaw(
+  baseUrl: string,
+  head: Buffer,
+  body: Buffer = Buffer.alloc(0),
+  opts: { timeoutMs?: number; chunked?: boolean; close?: boolean } = {},
+): Promise<Answer> {
   const { timeoutMs = 15_000, chunked = false, close = true } = opts;
   const u = new URL(baseUrl);
   const started = performance.now();
@@ -161,7 +188,8 @@ export function sendRaw(baseUrl: string, head: Buffer, body: Buffer = Buffer.all
       // Done once the head and content-length bytes of body are in.
       const all = Buffer.concat(chunks);
       const split = all.indexOf("\r\n\r\n");
-      const len = split < 0 ? NaN : Number(/\r\ncontent-length:\s*(\d+)/i.exec(all.subarray(0, split).toString("latin1"))?.[1]);
+      const len =
+        split < 0 ? NaN : Number(/\r\ncontent-length:\s*(\d+)/i.exec(all.subarray(0, split).toString("latin1"))?.[1]);
       if (Number.isFinite(len) && all.length - split - 4 >= len) finish();
     });
     s.on("end", finish);
@@ -169,7 +197,12 @@ export function sendRaw(baseUrl: string, head: Buffer, body: Buffer = Buffer.all
     s.on("error", () => setTimeout(finish, 50));
     s.setTimeout(timeoutMs, finish);
     s.on("connect", () => {
-      s.write(Buffer.concat([head, Buffer.from(`${chunked ? "transfer-encoding: chunked\r\n" : ""}${close ? "connection: close\r\n" : ""}\r\n`)]));
+      s.write(
+        Buffer.concat([
+          head,
+          Buffer.from(`${chunked ? "transfer-encoding: chunked\r\n" : ""}${close ? "connection: close\r\n" : ""}\r\n`),
+        ]),
+      );
       // The body goes in pieces, and stops as soon as an answer arrives: a server may answer early
       // (401, 413) and close, as HTTP allows; writing on would only earn an EPIPE.
       const piece = 16 * 1024;
@@ -178,7 +211,9 @@ export function sendRaw(baseUrl: string, head: Buffer, body: Buffer = Buffer.all
         while (at < body.length && chunks.length === 0 && !done) {
           const part = body.subarray(at, at + piece);
           at += part.length;
-          const framed = chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from("\r\n")]) : part;
+          const framed = chunked
+            ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from("\r\n")])
+            : part;
           if (!s.write(framed)) return void s.once("drain", more);
         }
         if (at >= body.length && chunked && chunks.length === 0 && !done) s.write("0\r\n\r\n");

@@ -4,7 +4,11 @@
 // are reached instead of stopping at the checksum.
 import fc from "fast-check";
 
-export interface Tlv { id: string; value: string | Tlv[]; lenLie?: number }
+export interface Tlv {
+  id: string;
+  value: string | Tlv[];
+  lenLie?: number;
+}
 
 const TEMPLATE = (id: number) => (id >= 26 && id <= 51) || id === 62 || id === 64 || id >= 80;
 
@@ -26,11 +30,13 @@ export function readTlvs(s: string, nested = true): Tlv[] | null {
 }
 
 export function writeTlvs(list: Tlv[]): string {
-  return list.map((t) => {
-    const v = typeof t.value === "string" ? t.value : writeTlvs(t.value);
-    const len = t.lenLie ?? v.length;
-    return `${t.id}${String(len % 100).padStart(2, "0")}${v}`;
-  }).join("");
+  return list
+    .map((t) => {
+      const v = typeof t.value === "string" ? t.value : writeTlvs(t.value);
+      const len = t.lenLie ?? v.length;
+      return `${t.id}${String(len % 100).padStart(2, "0")}${v}`;
+    })
+    .join("");
 }
 
 /** CRC-16/CCITT-FALSE over UTF-8 (lone surrogates as U+FFFD, as Buffer.from writes them): written here, not imported from src. */
@@ -53,9 +59,38 @@ const text = fc.oneof(
   fc.stringMatching(/^\d{0,20}$/),
   fc.string({ unit: "grapheme-ascii", maxLength: 30 }),
   fc.string({ unit: "binary", maxLength: 12 }),
-  fc.constantFrom("", "0", "00", "-1", "1.5", "1.555", "0.00", "1e3", "99999999999999", "KH", "US", "840", "116", "999", "5999", "12", "11", "13", "01", "a@b", "@", "x".repeat(99), "ក្រុមហ៊ុន", "\u0000", "\ud800"),
+  fc.constantFrom(
+    "",
+    "0",
+    "00",
+    "-1",
+    "1.5",
+    "1.555",
+    "0.00",
+    "1e3",
+    "99999999999999",
+    "KH",
+    "US",
+    "840",
+    "116",
+    "999",
+    "5999",
+    "12",
+    "11",
+    "13",
+    "01",
+    "a@b",
+    "@",
+    "x".repeat(99),
+    "ក្រុមហ៊ុន",
+    "\u0000",
+    "\ud800",
+  ),
 );
-const anyId = fc.oneof(fc.integer({ min: 0, max: 99 }).map((n) => String(n).padStart(2, "0")), fc.constantFrom("29", "30", "62", "63", "64", "99", "54", "53", "00", "01"));
+const anyId = fc.oneof(
+  fc.integer({ min: 0, max: 99 }).map((n) => String(n).padStart(2, "0")),
+  fc.constantFrom("29", "30", "62", "63", "64", "99", "54", "53", "00", "01"),
+);
 
 export type Edit =
   | { op: "lenLie"; at: number; sub: number | null; len: number }
@@ -68,14 +103,33 @@ export type Edit =
   | { op: "char"; at: number; kind: "flip" | "insert" | "delete" | "truncate"; ch: string };
 
 export const editArb: fc.Arbitrary<Edit> = fc.oneof(
-  fc.record({ op: fc.constant("lenLie" as const), at: fc.nat(), sub: fc.option(fc.nat(), { nil: null }), len: fc.integer({ min: 0, max: 99 }) }),
+  fc.record({
+    op: fc.constant("lenLie" as const),
+    at: fc.nat(),
+    sub: fc.option(fc.nat(), { nil: null }),
+    len: fc.integer({ min: 0, max: 99 }),
+  }),
   fc.record({ op: fc.constant("drop" as const), at: fc.nat(), sub: fc.option(fc.nat(), { nil: null }) }),
   fc.record({ op: fc.constant("dup" as const), at: fc.nat(), sub: fc.option(fc.nat(), { nil: null }) }),
   fc.record({ op: fc.constant("swap" as const), at: fc.nat() }),
   fc.record({ op: fc.constant("value" as const), at: fc.nat(), sub: fc.option(fc.nat(), { nil: null }), value: text }),
   fc.record({ op: fc.constant("id" as const), at: fc.nat(), sub: fc.option(fc.nat(), { nil: null }), id: anyId }),
-  fc.record({ op: fc.constant("insert" as const), at: fc.nat(), sub: fc.option(fc.nat(), { nil: null }), id: anyId, value: text }),
-  fc.record({ op: fc.constant("char" as const), at: fc.nat(), kind: fc.constantFrom("flip" as const, "insert" as const, "delete" as const, "truncate" as const), ch: fc.oneof(fc.constantFrom("0", "9", "A", "6", "3", "\u0000", "é", "😀", "\ud800"), fc.string({ unit: "binary", minLength: 1, maxLength: 1 })) }),
+  fc.record({
+    op: fc.constant("insert" as const),
+    at: fc.nat(),
+    sub: fc.option(fc.nat(), { nil: null }),
+    id: anyId,
+    value: text,
+  }),
+  fc.record({
+    op: fc.constant("char" as const),
+    at: fc.nat(),
+    kind: fc.constantFrom("flip" as const, "insert" as const, "delete" as const, "truncate" as const),
+    ch: fc.oneof(
+      fc.constantFrom("0", "9", "A", "6", "3", "\u0000", "é", "😀", "\ud800"),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+    ),
+  }),
 );
 
 /** Applies edits to a valid QR; the result is any string. */
@@ -84,7 +138,14 @@ export function mutate(qr: string, edits: Edit[]): string {
   for (const e of edits) {
     if (e.op === "char") {
       const i = s.length === 0 ? 0 : e.at % s.length;
-      s = e.kind === "flip" ? s.slice(0, i) + e.ch + s.slice(i + 1) : e.kind === "insert" ? s.slice(0, i) + e.ch + s.slice(i) : e.kind === "delete" ? s.slice(0, i) + s.slice(i + 1) : s.slice(0, i);
+      s =
+        e.kind === "flip"
+          ? s.slice(0, i) + e.ch + s.slice(i + 1)
+          : e.kind === "insert"
+            ? s.slice(0, i) + e.ch + s.slice(i)
+            : e.kind === "delete"
+              ? s.slice(0, i) + s.slice(i + 1)
+              : s.slice(0, i);
       continue;
     }
     const list = readTlvs(s);
@@ -104,12 +165,24 @@ export function mutate(qr: string, edits: Edit[]): string {
       k = e.sub % target.length;
     }
     switch (e.op) {
-      case "lenLie": target[k] = { ...target[k], lenLie: e.len }; break;
-      case "drop": target.splice(k, 1); break;
-      case "dup": target.splice(k, 0, structuredClone(target[k])); break;
-      case "value": target[k] = { id: target[k].id, value: e.value.slice(0, 99) }; break;
-      case "id": target[k] = { ...target[k], id: e.id }; break;
-      case "insert": target.splice(k, 0, { id: e.id, value: e.value.slice(0, 99) }); break;
+      case "lenLie":
+        target[k] = { ...target[k], lenLie: e.len };
+        break;
+      case "drop":
+        target.splice(k, 1);
+        break;
+      case "dup":
+        target.splice(k, 0, structuredClone(target[k]));
+        break;
+      case "value":
+        target[k] = { id: target[k].id, value: e.value.slice(0, 99) };
+        break;
+      case "id":
+        target[k] = { ...target[k], id: e.id };
+        break;
+      case "insert":
+        target.splice(k, 0, { id: e.id, value: e.value.slice(0, 99) });
+        break;
     }
     s = writeTlvs(list);
   }

@@ -30,7 +30,10 @@ function newestMtime(dir: string): number {
 export function ensureBuilt(): void {
   const main = join(ROOT, "dist/src/main.js");
   if (existsSync(main) && statSync(main).mtimeMs >= newestMtime(join(ROOT, "src"))) return;
-  execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
+  execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -69,11 +72,24 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
   const child = spawn(process.execPath, [join(ROOT, "dist/src/main.js"), "serve"], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, NODE_OPTIONS: "",
-      NODE_ENV: "test", PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, DATA_DIR: dataDir, LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? "warn",
-      ADMIN_TOKEN, SECRET_KEY, SIMULATORS: "true", DEMO: "false", DB_POOL_SIZE: "8", RATE_LIMIT_PER_MINUTE: "0",
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_OPTIONS: "",
+      NODE_ENV: "test",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? "warn",
+      ADMIN_TOKEN,
+      SECRET_KEY,
+      SIMULATORS: "true",
+      DEMO: "false",
+      DB_POOL_SIZE: "8",
+      RATE_LIMIT_PER_MINUTE: "0",
       // Monitors poll slowly: the fuzz suites create thousands of transactions and measure request handling, not monitoring.
-      QR_MONITOR_INTERVAL_MS: "60000", GATEWAY_MONITOR_INTERVAL_MS: "60000",
+      QR_MONITOR_INTERVAL_MS: "60000",
+      GATEWAY_MONITOR_INTERVAL_MS: "60000",
       // The link page runs in Chromium on a machine shared with other test runs: give it time (a slow
       // healthy page is not what these suites test; the 502 for a page that never answers is tested elsewhere).
       LINK_OPEN_TIMEOUT_MS: "60000",
@@ -83,7 +99,8 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
   });
   const output: string[] = [];
   const collect = (buf: Buffer) => {
-    for (const line of buf.toString("utf8").split("\n")) if (line.trim() !== "" && output.length < 10_000) output.push(line);
+    for (const line of buf.toString("utf8").split("\n"))
+      if (line.trim() !== "" && output.length < 10_000) output.push(line);
   };
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);
@@ -95,7 +112,11 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
     output,
     exit: null,
     async admin<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-      const res = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify({ query, variables }) });
+      const res = await fetch(`${url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ query, variables }),
+      });
       const json = (await res.json()) as { data?: T; errors?: { message: string }[] };
       if (json.errors?.length) throw new Error(`admin GraphQL error: ${json.errors.map((e) => e.message).join("; ")}`);
       return json.data as T;
@@ -113,7 +134,8 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
       for (const l of output) {
         if (/Internal error emitted on a WebSocket socket.*Max payload size exceeded/.test(l)) skipping = true;
         else if (skipping) skipping = l !== "}";
-        else if (l.startsWith("{") ? /"level":(5\d|6\d)/.test(l) : /unhandled|uncaught|FATAL|Error/i.test(l)) out.push(l);
+        else if (l.startsWith("{") ? /"level":(5\d|6\d)/.test(l) : /unhandled|uncaught|FATAL|Error/i.test(l))
+          out.push(l);
       }
       return out;
     },
@@ -136,8 +158,12 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (svc.exit !== null) throw new Error(`service exited during start (${JSON.stringify(svc.exit)}):\n${output.join("\n")}`);
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (svc.exit !== null)
+      throw new Error(`service exited during start (${JSON.stringify(svc.exit)}):\n${output.join("\n")}`);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       await svc.stop();
@@ -150,14 +176,24 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
 
 /** Registers a tenant's hosted-gateway merchant with the in-process gateway simulator, so valid generates succeed. */
 export async function registerGatewayMerchant(svc: ServiceProcess, merchantId: string, apiKey: string): Promise<void> {
-  const res = await fetch(`${svc.url}/sim/gateway/merchants`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ merchantId, apiKey }) });
+  const res = await fetch(`${svc.url}/sim/gateway/merchants`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ merchantId, apiKey }),
+  });
   if (res.status >= 300) throw new Error(`gateway simulator refused the merchant: ${res.status}`);
 }
 
 /** The process is alive and its health endpoints answer. */
 export async function healthy(svc: ServiceProcess): Promise<boolean> {
   if (svc.exit !== null) return false;
-  const h = await fetch(`${svc.url}/healthz`).then((r) => r.status === 200, () => false);
-  const r = await fetch(`${svc.url}/readyz`).then((x) => x.status === 200, () => false);
+  const h = await fetch(`${svc.url}/healthz`).then(
+    (r) => r.status === 200,
+    () => false,
+  );
+  const r = await fetch(`${svc.url}/readyz`).then(
+    (x) => x.status === 200,
+    () => false,
+  );
   return h && r;
 }

@@ -2,9 +2,19 @@
 // and everything the server sends back is recorded, with the close code.
 import WebSocket from "ws";
 
-export interface WsOutcome { messages: unknown[]; closeCode: number | null; closeReason: string; error: string | null }
+export interface WsOutcome {
+  messages: unknown[];
+  closeCode: number | null;
+  closeReason: string;
+  error: string | null;
+}
 
-export function runSession(url: string, frames: (string | Buffer)[], settleMs = 150, timeoutMs = 10_000): Promise<WsOutcome> {
+export function runSession(
+  url: string,
+  frames: (string | Buffer)[],
+  settleMs = 150,
+  timeoutMs = 10_000,
+): Promise<WsOutcome> {
   return new Promise((resolve) => {
     const out: WsOutcome = { messages: [], closeCode: null, closeReason: "", error: null };
     const ws = new WebSocket(`${url.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws");

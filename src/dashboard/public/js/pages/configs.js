@@ -3,16 +3,37 @@ import { dashboardConfig, gql, sim } from "../api.js";
 import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, merchantOptions } from "../form.js";
 
-const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId createdAt } linkConfigs { id merchantId name url currency createdAt } }`;
+const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId createdAt } linkConfigs {
+  id merchantId name url currency createdAt } }`;
 const GW = "id merchantId name upstreamMerchantId createdAt";
 const LINK = "id merchantId name url currency createdAt";
 
 class ConfigsPage extends HTMLElement {
   async connectedCallback() {
-    fill(this, h("h1", { tabindex: "-1" }, "Configurations"),
-      h("p", { class: "lead" }, "A hosted-gateway key is linked to a gateway configuration; a gateway-link key to a payment-link configuration, which fixes its link URL and currency."),
-      h("section", { class: "gateway", "aria-labelledby": "gw-h" }, h("h2", { id: "gw-h" }, "Hosted-gateway configurations"), h("div", { class: "list" }), h("div", { class: "form-slot" })),
-      h("section", { class: "link", "aria-labelledby": "link-h" }, h("h2", { id: "link-h" }, "Payment-link configurations"), h("div", { class: "list" }), h("div", { class: "form-slot" })));
+    fill(
+      this,
+      h("h1", { tabindex: "-1" }, "Configurations"),
+      h(
+        "p",
+        { class: "lead" },
+        "A hosted-gateway key is linked to a gateway configuration; a gateway-link key to a payment-link " +
+          "configuration, which fixes its link URL and currency.",
+      ),
+      h(
+        "section",
+        { class: "gateway", "aria-labelledby": "gw-h" },
+        h("h2", { id: "gw-h" }, "Hosted-gateway configurations"),
+        h("div", { class: "list" }),
+        h("div", { class: "form-slot" }),
+      ),
+      h(
+        "section",
+        { class: "link", "aria-labelledby": "link-h" },
+        h("h2", { id: "link-h" }, "Payment-link configurations"),
+        h("div", { class: "list" }),
+        h("div", { class: "form-slot" }),
+      ),
+    );
     try {
       const [data, config] = await Promise.all([gql(LOAD), dashboardConfig()]);
       Object.assign(this, data, { config });
@@ -30,36 +51,92 @@ class ConfigsPage extends HTMLElement {
 
   renderGateway(editing = null) {
     const section = this.querySelector(".gateway");
-    fill(section.querySelector(".list"), table("Hosted-gateway configurations", [
-      { label: "Name", cell: (g) => g.name },
-      { label: "Merchant", cell: (g) => this.merchantName(g.merchantId) },
-      { label: "Gateway merchant ID", cell: (g) => h("code", {}, g.upstreamMerchantId) },
-      { label: "Created", cell: (g) => timeEl(g.createdAt) },
-      { label: "Actions", cell: (g) => h("button", { type: "button", class: "secondary", "aria-label": `Edit ${g.name}`, onclick: () => this.renderGateway(g) }, "Edit") },
-    ], this.gatewayConfigs, "No gateway configurations yet."));
+    fill(
+      section.querySelector(".list"),
+      table(
+        "Hosted-gateway configurations",
+        [
+          { label: "Name", cell: (g) => g.name },
+          { label: "Merchant", cell: (g) => this.merchantName(g.merchantId) },
+          { label: "Gateway merchant ID", cell: (g) => h("code", {}, g.upstreamMerchantId) },
+          { label: "Created", cell: (g) => timeEl(g.createdAt) },
+          {
+            label: "Actions",
+            cell: (g) =>
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary",
+                  "aria-label": `Edit ${g.name}`,
+                  onclick: () => this.renderGateway(g),
+                },
+                "Edit",
+              ),
+          },
+        ],
+        this.gatewayConfigs,
+        "No gateway configurations yet.",
+      ),
+    );
     if (this.merchants.length === 0) return fill(section.querySelector(".form-slot"), this.noMerchants());
     const form = editorForm({
       title: editing ? `Edit ${editing.name}` : "New gateway configuration",
       submitLabel: editing ? "Save changes" : "Create configuration",
       fields: [
-        editing ? null : { name: "merchantId", label: "Merchant", required: true, options: merchantOptions(this.merchants) },
-        { name: "name", label: "Name", value: editing?.name, required: true, help: "For you: e.g. “Main shop, production”" },
-        { name: "upstreamMerchantId", label: "Gateway merchant ID", value: editing?.upstreamMerchantId, required: true, help: "The merchant ID the gateway issued (at most 30 characters)" },
-        { name: "apiSecret", label: "Gateway API key", type: "password", required: !editing, autocomplete: "new-password",
-          help: editing ? "Write-only: leave empty to keep the stored one" : "Write-only: stored encrypted, never shown again" },
+        editing
+          ? null
+          : { name: "merchantId", label: "Merchant", required: true, options: merchantOptions(this.merchants) },
+        {
+          name: "name",
+          label: "Name",
+          value: editing?.name,
+          required: true,
+          help: "For you: e.g. “Main shop, production”",
+        },
+        {
+          name: "upstreamMerchantId",
+          label: "Gateway merchant ID",
+          value: editing?.upstreamMerchantId,
+          required: true,
+          help: "The merchant ID the gateway issued (at most 30 characters)",
+        },
+        {
+          name: "apiSecret",
+          label: "Gateway API key",
+          type: "password",
+          required: !editing,
+          autocomplete: "new-password",
+          help: editing
+            ? "Write-only: leave empty to keep the stored one"
+            : "Write-only: stored encrypted, never shown again",
+        },
       ].filter(Boolean),
       onCancel: editing ? () => this.renderGateway() : null,
       onSubmit: async (v) => {
         if (editing) {
-          const input = { name: v.name, upstreamMerchantId: v.upstreamMerchantId, ...(v.apiSecret ? { apiSecret: v.apiSecret } : {}) };
-          const { updateGatewayConfig } = await gql(`mutation($id: ID!, $input: GatewayConfigInput!) { updateGatewayConfig(id: $id, input: $input) { ${GW} } }`, { id: editing.id, input });
+          const input = {
+            name: v.name,
+            upstreamMerchantId: v.upstreamMerchantId,
+            ...(v.apiSecret ? { apiSecret: v.apiSecret } : {}),
+          };
+          const { updateGatewayConfig } = await gql(
+            `mutation($id: ID!, $input: GatewayConfigInput!) { updateGatewayConfig(id: $id, input: $input) { ${GW} } }`,
+            { id: editing.id, input },
+          );
           this.gatewayConfigs = this.gatewayConfigs.map((g) => (g.id === editing.id ? updateGatewayConfig : g));
           announce(`Saved ${updateGatewayConfig.name}`);
         } else {
-          const { createGatewayConfig } = await gql(`mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { ${GW} } }`, { input: v });
+          const { createGatewayConfig } = await gql(
+            `mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { ${GW} } }`,
+            { input: v },
+          );
           this.gatewayConfigs = [...this.gatewayConfigs, createGatewayConfig];
           // Demo mode: let the built-in gateway simulator know this merchant, so keys on it work end to end.
-          if (this.config.simulators) await sim("gateway/merchants", { merchantId: v.upstreamMerchantId, apiKey: v.apiSecret }).catch(() => undefined);
+          if (this.config.simulators)
+            await sim("gateway/merchants", { merchantId: v.upstreamMerchantId, apiKey: v.apiSecret }).catch(
+              () => undefined,
+            );
           announce(`Created gateway configuration ${createGatewayConfig.name}`);
         }
         this.renderGateway();
@@ -71,34 +148,79 @@ class ConfigsPage extends HTMLElement {
 
   renderLink(editing = null) {
     const section = this.querySelector(".link");
-    fill(section.querySelector(".list"), table("Payment-link configurations", [
-      { label: "Name", cell: (l) => l.name },
-      { label: "Merchant", cell: (l) => this.merchantName(l.merchantId) },
-      { label: "Link URL", cell: (l) => h("code", { class: "wrap" }, l.url) },
-      { label: "Currency", cell: (l) => (l.currency === 840 ? "840 — USD" : "116 — KHR") },
-      { label: "Created", cell: (l) => timeEl(l.createdAt) },
-      { label: "Actions", cell: (l) => h("button", { type: "button", class: "secondary", "aria-label": `Edit ${l.name}`, onclick: () => this.renderLink(l) }, "Edit") },
-    ], this.linkConfigs, "No payment-link configurations yet."));
+    fill(
+      section.querySelector(".list"),
+      table(
+        "Payment-link configurations",
+        [
+          { label: "Name", cell: (l) => l.name },
+          { label: "Merchant", cell: (l) => this.merchantName(l.merchantId) },
+          { label: "Link URL", cell: (l) => h("code", { class: "wrap" }, l.url) },
+          { label: "Currency", cell: (l) => (l.currency === 840 ? "840 — USD" : "116 — KHR") },
+          { label: "Created", cell: (l) => timeEl(l.createdAt) },
+          {
+            label: "Actions",
+            cell: (l) =>
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary",
+                  "aria-label": `Edit ${l.name}`,
+                  onclick: () => this.renderLink(l),
+                },
+                "Edit",
+              ),
+          },
+        ],
+        this.linkConfigs,
+        "No payment-link configurations yet.",
+      ),
+    );
     if (this.merchants.length === 0) return fill(section.querySelector(".form-slot"), this.noMerchants());
-    const simHint = this.config.simulators ? ` Demo: the built-in page simulator is ${this.config.linkSimulatorUrl}<slug>?currency=KHR` : "";
+    const simHint = this.config.simulators
+      ? ` Demo: the built-in page simulator is ${this.config.linkSimulatorUrl}<slug>?currency=KHR`
+      : "";
     const form = editorForm({
       title: editing ? `Edit ${editing.name}` : "New payment-link configuration",
       submitLabel: editing ? "Save changes" : "Create configuration",
       fields: [
-        editing ? null : { name: "merchantId", label: "Merchant", required: true, options: merchantOptions(this.merchants) },
+        editing
+          ? null
+          : { name: "merchantId", label: "Merchant", required: true, options: merchantOptions(this.merchants) },
         { name: "name", label: "Name", value: editing?.name, required: true },
-        { name: "url", label: "Payment-link URL", type: "url", value: editing?.url, required: true, help: `The hosted payment-link page; callers can never override it.${simHint}` },
-        { name: "currency", label: "Currency", value: String(editing?.currency ?? 116), required: true, options: CURRENCIES, help: "Every QR of keys on this link must use this currency" },
+        {
+          name: "url",
+          label: "Payment-link URL",
+          type: "url",
+          value: editing?.url,
+          required: true,
+          help: `The hosted payment-link page; callers can never override it.${simHint}`,
+        },
+        {
+          name: "currency",
+          label: "Currency",
+          value: String(editing?.currency ?? 116),
+          required: true,
+          options: CURRENCIES,
+          help: "Every QR of keys on this link must use this currency",
+        },
       ].filter(Boolean),
       onCancel: editing ? () => this.renderLink() : null,
       onSubmit: async (v) => {
         const input = { ...v, currency: Number(v.currency) };
         if (editing) {
-          const { updateLinkConfig } = await gql(`mutation($id: ID!, $input: LinkConfigInput!) { updateLinkConfig(id: $id, input: $input) { ${LINK} } }`, { id: editing.id, input });
+          const { updateLinkConfig } = await gql(
+            `mutation($id: ID!, $input: LinkConfigInput!) { updateLinkConfig(id: $id, input: $input) { ${LINK} } }`,
+            { id: editing.id, input },
+          );
           this.linkConfigs = this.linkConfigs.map((l) => (l.id === editing.id ? updateLinkConfig : l));
           announce(`Saved ${updateLinkConfig.name}`);
         } else {
-          const { createLinkConfig } = await gql(`mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { ${LINK} } }`, { input });
+          const { createLinkConfig } = await gql(
+            `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { ${LINK} } }`,
+            { input },
+          );
           this.linkConfigs = [...this.linkConfigs, createLinkConfig];
           announce(`Created payment-link configuration ${createLinkConfig.name}`);
         }

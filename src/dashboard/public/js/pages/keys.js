@@ -4,15 +4,26 @@ import { announce, confirmButton, fill, h, KIND_LABELS, secretOnce, table, timeE
 import { control, editorForm, merchantOptions } from "../form.js";
 
 const KEY = "id merchantId kind label prefix gatewayConfigId linkConfigId createdAt lastUsedAt revokedAt";
-const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name } linkConfigs { id merchantId name currency } apiKeys { ${KEY} } }`;
+const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name } linkConfigs { id merchantId name currency
+  } apiKeys { ${KEY} } }`;
 const CREATE = `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { ${KEY} } } }`;
 const REVOKE = `mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY} } }`;
 
 class KeysPage extends HTMLElement {
   async connectedCallback() {
-    fill(this, h("h1", { tabindex: "-1" }, "API keys"),
-      h("p", { class: "lead" }, "A key has one kind (the x-auth-type it is used with) and belongs to one merchant. Keys are stored as hashes: the plaintext is shown once, when the key is created."),
-      h("div", { class: "created-slot", "aria-live": "polite" }), h("div", { class: "list" }), h("div", { class: "form-slot" }));
+    fill(
+      this,
+      h("h1", { tabindex: "-1" }, "API keys"),
+      h(
+        "p",
+        { class: "lead" },
+        "A key has one kind (the x-auth-type it is used with) and belongs to one merchant. Keys are stored as " +
+          "hashes: the plaintext is shown once, when the key is created.",
+      ),
+      h("div", { class: "created-slot", "aria-live": "polite" }),
+      h("div", { class: "list" }),
+      h("div", { class: "form-slot" }),
+    );
     try {
       Object.assign(this, await gql(LOAD));
       this.renderList();
@@ -23,7 +34,8 @@ class KeysPage extends HTMLElement {
   }
 
   configName(k) {
-    if (k.gatewayConfigId) return this.gatewayConfigs.find((g) => g.id === k.gatewayConfigId)?.name ?? k.gatewayConfigId;
+    if (k.gatewayConfigId)
+      return this.gatewayConfigs.find((g) => g.id === k.gatewayConfigId)?.name ?? k.gatewayConfigId;
     if (k.linkConfigId) return this.linkConfigs.find((l) => l.id === k.linkConfigId)?.name ?? k.linkConfigId;
     return "—";
   }
@@ -31,16 +43,33 @@ class KeysPage extends HTMLElement {
   renderList() {
     const merchant = (id) => this.merchants.find((m) => m.id === id)?.name ?? id;
     const keys = [...this.apiKeys].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    fill(this.querySelector(".list"), table("API keys, newest first", [
-      { label: "Prefix", cell: (k) => h("code", {}, `${k.prefix}…`) },
-      { label: "Label", cell: (k) => k.label || "—" },
-      { label: "Kind", cell: (k) => KIND_LABELS[k.kind] },
-      { label: "Merchant", cell: (k) => merchant(k.merchantId) },
-      { label: "Configuration", cell: (k) => this.configName(k) },
-      { label: "Last used", cell: (k) => (k.lastUsedAt ? timeEl(k.lastUsedAt) : "never") },
-      { label: "Status", cell: (k) => (k.revokedAt ? h("span", { class: "badge status-failed" }, "revoked") : h("span", { class: "badge status-success" }, "active")) },
-      { label: "Actions", cell: (k) => (k.revokedAt ? "" : confirmButton("Revoke", "Confirm revoke", () => this.revoke(k))) },
-    ], keys, "No keys yet."));
+    fill(
+      this.querySelector(".list"),
+      table(
+        "API keys, newest first",
+        [
+          { label: "Prefix", cell: (k) => h("code", {}, `${k.prefix}…`) },
+          { label: "Label", cell: (k) => k.label || "—" },
+          { label: "Kind", cell: (k) => KIND_LABELS[k.kind] },
+          { label: "Merchant", cell: (k) => merchant(k.merchantId) },
+          { label: "Configuration", cell: (k) => this.configName(k) },
+          { label: "Last used", cell: (k) => (k.lastUsedAt ? timeEl(k.lastUsedAt) : "never") },
+          {
+            label: "Status",
+            cell: (k) =>
+              k.revokedAt
+                ? h("span", { class: "badge status-failed" }, "revoked")
+                : h("span", { class: "badge status-success" }, "active"),
+          },
+          {
+            label: "Actions",
+            cell: (k) => (k.revokedAt ? "" : confirmButton("Revoke", "Confirm revoke", () => this.revoke(k))),
+          },
+        ],
+        keys,
+        "No keys yet.",
+      ),
+    );
   }
 
   async revoke(k) {
@@ -55,13 +84,22 @@ class KeysPage extends HTMLElement {
   }
 
   renderForm() {
-    if (this.merchants.length === 0) return fill(this.querySelector(".form-slot"), h("p", {}, "Create a merchant first: ", h("a", { href: "#/merchants" }, "Merchants"), "."));
+    if (this.merchants.length === 0)
+      return fill(
+        this.querySelector(".form-slot"),
+        h("p", {}, "Create a merchant first: ", h("a", { href: "#/merchants" }, "Merchants"), "."),
+      );
     const form = editorForm({
       title: "New API key",
       submitLabel: "Create key",
       fields: [
         { name: "merchantId", label: "Merchant", required: true, options: merchantOptions(this.merchants) },
-        { name: "kind", label: "Kind", required: true, options: Object.entries(KIND_LABELS).map(([value, label]) => ({ value, label })) },
+        {
+          name: "kind",
+          label: "Kind",
+          required: true,
+          options: Object.entries(KIND_LABELS).map(([value, label]) => ({ value, label })),
+        },
         { name: "configId", label: "Configuration", options: [], help: "" },
         { name: "label", label: "Label", help: "Optional: where the key is used" },
       ],
@@ -73,14 +111,21 @@ class KeysPage extends HTMLElement {
           const { createApiKey } = await gql(CREATE, { input });
           this.apiKeys = [...this.apiKeys, createApiKey.key];
           this.renderList();
-          fill(this.querySelector(".created-slot"), secretOnce(`New ${KIND_LABELS[v.kind]} key`, createApiKey.apiKey,
-            "Copy it now: this is the only time the full key is shown. Send it as x-api-key with the matching x-auth-type."));
+          fill(
+            this.querySelector(".created-slot"),
+            secretOnce(
+              `New ${KIND_LABELS[v.kind]} key`,
+              createApiKey.apiKey,
+              "Copy it now: this is the only time the full key is shown. Send it as x-api-key with the matching x-auth-type.",
+            ),
+          );
           this.querySelector(".created-slot code").focus();
           form.reset();
           this.syncConfigs(form);
         } catch (err) {
           // The configuration's field name on the server is per kind; it is one select here.
-          for (const d of err.details ?? []) if (d.field === "gatewayConfigId" || d.field === "linkConfigId") d.field = "configId";
+          for (const d of err.details ?? [])
+            if (d.field === "gatewayConfigId" || d.field === "linkConfigId") d.field = "configId";
           throw err;
         }
       },
@@ -102,9 +147,18 @@ class KeysPage extends HTMLElement {
     const mine = list.filter((c) => c.merchantId === merchantId);
     wrap.hidden = kind === "qr";
     select.required = kind !== "qr";
-    fill(select, mine.map((c) => h("option", { value: c.id }, c.name)));
+    fill(
+      select,
+      mine.map((c) => h("option", { value: c.id }, c.name)),
+    );
     const what = kind === "gateway" ? "gateway configuration" : "payment-link configuration";
-    wrap.querySelector(".help").replaceChildren(mine.length > 0 ? `The ${what} this key is bound to` : h("span", {}, `This merchant has no ${what} yet: `, h("a", { href: "#/configs" }, "create one"), "."));
+    wrap
+      .querySelector(".help")
+      .replaceChildren(
+        mine.length > 0
+          ? `The ${what} this key is bound to`
+          : h("span", {}, `This merchant has no ${what} yet: `, h("a", { href: "#/configs" }, "create one"), "."),
+      );
   }
 }
 

@@ -4,16 +4,27 @@ import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, setFieldError, setRequired } from "../form.js";
 import { checkMerchant, describeRule } from "../merchant-rules.js";
 
-const FIELDS = "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode defaultCurrency createdAt";
+const FIELDS =
+  "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode defaultCurrency createdAt";
 const LOAD = `{ merchants { ${FIELDS} }
-  merchantRules { fields { field label requiredFor maxLength pattern patternMessage help } groups { fields appliesTo perFieldOverhead maxTotal message } accountTypes } }`;
+  merchantRules { fields { field label requiredFor maxLength pattern patternMessage help } groups { fields appliesTo
+    perFieldOverhead maxTotal message } accountTypes } }`;
 const CREATE = `mutation($input: MerchantInput!) { createMerchant(input: $input) { ${FIELDS} } }`;
 const UPDATE = `mutation($id: ID!, $input: MerchantInput!) { updateMerchant(id: $id, input: $input) { ${FIELDS} } }`;
 
 class MerchantsPage extends HTMLElement {
   async connectedCallback() {
-    fill(this, h("h1", { tabindex: "-1" }, "Merchants"), h("p", { class: "lead" }, "Each merchant is a KHQR account that QR codes pay into. API keys and upstream configurations belong to a merchant."),
-      h("div", { class: "list" }, h("p", {}, "Loading…")), h("div", { class: "form-slot" }));
+    fill(
+      this,
+      h("h1", { tabindex: "-1" }, "Merchants"),
+      h(
+        "p",
+        { class: "lead" },
+        "Each merchant is a KHQR account that QR codes pay into. API keys and upstream configurations belong to a merchant.",
+      ),
+      h("div", { class: "list" }, h("p", {}, "Loading…")),
+      h("div", { class: "form-slot" }),
+    );
     try {
       const data = await gql(LOAD);
       this.rules = data.merchantRules;
@@ -26,29 +37,65 @@ class MerchantsPage extends HTMLElement {
   }
 
   renderList() {
-    fill(this.querySelector(".list"), table("Merchants", [
-      { label: "Name", cell: (m) => m.name },
-      { label: "Account", cell: (m) => `${m.bakongAccountId} (${m.accountType})` },
-      { label: "Shown as", cell: (m) => `${m.merchantName}, ${m.merchantCity}` },
-      { label: "Currency", cell: (m) => (m.defaultCurrency === 840 ? "USD" : "KHR") },
-      { label: "Created", cell: (m) => timeEl(m.createdAt) },
-      { label: "Actions", cell: (m) => h("button", { type: "button", class: "secondary", onclick: () => this.showForm(m), "aria-label": `Edit ${m.name}` }, "Edit") },
-    ], this.merchants, "No merchants yet: create the first one below."));
+    fill(
+      this.querySelector(".list"),
+      table(
+        "Merchants",
+        [
+          { label: "Name", cell: (m) => m.name },
+          { label: "Account", cell: (m) => `${m.bakongAccountId} (${m.accountType})` },
+          { label: "Shown as", cell: (m) => `${m.merchantName}, ${m.merchantCity}` },
+          { label: "Currency", cell: (m) => (m.defaultCurrency === 840 ? "USD" : "KHR") },
+          { label: "Created", cell: (m) => timeEl(m.createdAt) },
+          {
+            label: "Actions",
+            cell: (m) =>
+              h(
+                "button",
+                { type: "button", class: "secondary", onclick: () => this.showForm(m), "aria-label": `Edit ${m.name}` },
+                "Edit",
+              ),
+          },
+        ],
+        this.merchants,
+        "No merchants yet: create the first one below.",
+      ),
+    );
   }
 
   showForm(merchant) {
     const v = merchant ?? { accountType: "merchant", merchantCategoryCode: "5999", defaultCurrency: 116 };
     const ruleFields = this.rules.fields.map((r) => ({
-      name: r.field, label: r.label, value: v[r.field] ?? "", required: r.requiredFor.includes(v.accountType), help: describeRule(r, v.accountType),
+      name: r.field,
+      label: r.label,
+      value: v[r.field] ?? "",
+      required: r.requiredFor.includes(v.accountType),
+      help: describeRule(r, v.accountType),
     }));
     const form = editorForm({
       title: merchant ? `Edit ${merchant.name}` : "New merchant",
       submitLabel: merchant ? "Save changes" : "Create merchant",
       fields: [
         ruleFields[0],
-        { name: "accountType", label: "Account type", value: v.accountType, required: true, options: [{ value: "merchant", label: "Merchant (KHQR tag 30)" }, { value: "individual", label: "Individual (KHQR tag 29)" }], help: "Merchant accounts also need a merchant ID and an acquiring bank" },
+        {
+          name: "accountType",
+          label: "Account type",
+          value: v.accountType,
+          required: true,
+          options: [
+            { value: "merchant", label: "Merchant (KHQR tag 30)" },
+            { value: "individual", label: "Individual (KHQR tag 29)" },
+          ],
+          help: "Merchant accounts also need a merchant ID and an acquiring bank",
+        },
         ...ruleFields.slice(1),
-        { name: "defaultCurrency", label: "Default currency", value: String(v.defaultCurrency), required: true, options: CURRENCIES },
+        {
+          name: "defaultCurrency",
+          label: "Default currency",
+          value: String(v.defaultCurrency),
+          required: true,
+          options: CURRENCIES,
+        },
       ],
       validate: (values) => checkMerchant(values, this.rules),
       onCancel: merchant ? () => this.showForm(null) : null,

@@ -6,15 +6,26 @@ import { DELIVERY_FIELDS, deliveriesTable } from "../deliveries.js";
 
 const QUERY = `query($id: ID!) { transaction(id: $id) {
   id area status amount currency merchantId apiKeyId orderId md5 clientId qr receiptUrl gatewayStatus { code message } meta metaJson
-  expiredAt createdAt updatedAt completedAt qrImage events { id type createdAt transaction { status } } webhookDeliveries(first: 50) { ${DELIVERY_FIELDS} } } }`;
+  expiredAt createdAt updatedAt completedAt qrImage events { id type createdAt transaction { status } }
+    webhookDeliveries(first: 50) { ${DELIVERY_FIELDS} } } }`;
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
 const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 
 /** What the simulators can do to a transaction of each area (DESIGN.md "Demo mode and simulators"). */
 const CONTROLS = {
-  qr: (tx) => [["Pay", "network/pay", { md5: tx.md5 }], ["Decline", "network/fail", { md5: tx.md5 }]],
-  gateway: (tx) => [["Pay", "gateway/pay", { tranId: tx.orderId, outcome: "APPROVED" }], ["Decline", "gateway/pay", { tranId: tx.orderId, outcome: "DECLINED" }]],
-  gateway_link: (tx) => [["Scan", "link/scan", { clientId: tx.clientId }], ["Approve", "link/approve", { clientId: tx.clientId }], ["Break", "link/break", { clientId: tx.clientId }]],
+  qr: (tx) => [
+    ["Pay", "network/pay", { md5: tx.md5 }],
+    ["Decline", "network/fail", { md5: tx.md5 }],
+  ],
+  gateway: (tx) => [
+    ["Pay", "gateway/pay", { tranId: tx.orderId, outcome: "APPROVED" }],
+    ["Decline", "gateway/pay", { tranId: tx.orderId, outcome: "DECLINED" }],
+  ],
+  gateway_link: (tx) => [
+    ["Scan", "link/scan", { clientId: tx.clientId }],
+    ["Approve", "link/approve", { clientId: tx.clientId }],
+    ["Break", "link/break", { clientId: tx.clientId }],
+  ],
 };
 
 class TransactionDetail extends HTMLElement {
@@ -22,18 +33,27 @@ class TransactionDetail extends HTMLElement {
     this.txId = this.getAttribute("tx-id");
     this.heading = h("h1", { tabindex: "-1" }, "Transaction");
     this.body = h("div", { class: "detail" }, h("p", {}, "Loading…"));
-    fill(this, h("p", { class: "back" }, h("a", { href: "#/transactions" }, "← All transactions")), this.heading, this.body);
+    fill(
+      this,
+      h("p", { class: "back" }, h("a", { href: "#/transactions" }, "← All transactions")),
+      this.heading,
+      this.body,
+    );
     this.config = await dashboardConfig();
     await this.reload();
-    this.stop = subscribe(FOLLOW, { id: this.txId }, {
-      next: () => {
-        void this.reload();
-        // Webhook deliveries are attempted just after the event commits: look again shortly.
-        clearTimeout(this.later);
-        this.later = setTimeout(() => void this.reload(), 1500);
+    this.stop = subscribe(
+      FOLLOW,
+      { id: this.txId },
+      {
+        next: () => {
+          void this.reload();
+          // Webhook deliveries are attempted just after the event commits: look again shortly.
+          clearTimeout(this.later);
+          this.later = setTimeout(() => void this.reload(), 1500);
+        },
+        error: () => undefined,
       },
-      error: () => undefined,
-    });
+    );
   }
 
   disconnectedCallback() {
@@ -52,7 +72,9 @@ class TransactionDetail extends HTMLElement {
       // Keep what is already shown (a refresh that fails must not wipe the timeline); say why it is stale.
       if (!this.rendered) return fill(this.body, h("p", { class: "form-error" }, err.message));
       this.querySelector(".refresh-error")?.remove();
-      this.body.prepend(h("p", { class: "form-error refresh-error", role: "status" }, `Could not refresh: ${err.message}`));
+      this.body.prepend(
+        h("p", { class: "form-error refresh-error", role: "status" }, `Could not refresh: ${err.message}`),
+      );
       clearTimeout(this.later);
       this.later = setTimeout(() => void this.reload(), 2000);
     }
@@ -60,55 +82,128 @@ class TransactionDetail extends HTMLElement {
 
   render(tx) {
     fill(this.heading, `${AREA_LABELS[tx.area]} transaction `, statusBadge(tx.status));
-    const fact = (label, value) => (value === null || value === undefined || value === "" ? null : [h("dt", {}, label), h("dd", {}, value)]);
-    fill(this.body,
-      h("div", { class: "detail-grid" },
-        h("section", { class: "facts", "aria-labelledby": "facts-h" },
+    const fact = (label, value) =>
+      value === null || value === undefined || value === "" ? null : [h("dt", {}, label), h("dd", {}, value)];
+    fill(
+      this.body,
+      h(
+        "div",
+        { class: "detail-grid" },
+        h(
+          "section",
+          { class: "facts", "aria-labelledby": "facts-h" },
           h("h2", { id: "facts-h" }, "Details"),
-          h("dl", {},
+          h(
+            "dl",
+            {},
             fact("Transaction ID", h("code", { class: "wrap" }, tx.id)),
             fact("Status", h("span", { class: "tx-status", dataset: { status: tx.status } }, tx.status)),
             fact("Amount", fmtAmount(tx.amount, tx.currency)),
-            fact("Order ID", tx.orderId), fact("md5", tx.md5 && h("code", { class: "wrap" }, tx.md5)), fact("Client ID", tx.clientId && h("code", { class: "wrap" }, tx.clientId)),
+            fact("Order ID", tx.orderId),
+            fact("md5", tx.md5 && h("code", { class: "wrap" }, tx.md5)),
+            fact("Client ID", tx.clientId && h("code", { class: "wrap" }, tx.clientId)),
             fact("Gateway status", tx.gatewayStatus && `${tx.gatewayStatus.code} ${tx.gatewayStatus.message}`),
-            fact("Receipt", tx.receiptUrl && h("a", { href: tx.receiptUrl, target: "_blank", rel: "noopener noreferrer" }, "Open receipt")),
-            fact("Created", timeEl(tx.createdAt)), fact("Expires", timeEl(tx.expiredAt)), fact("Completed", tx.completedAt && timeEl(tx.completedAt)),
-            fact("API key", h("code", {}, tx.apiKeyId)), fact("Merchant", h("code", {}, tx.merchantId)),
+            fact(
+              "Receipt",
+              tx.receiptUrl &&
+                h("a", { href: tx.receiptUrl, target: "_blank", rel: "noopener noreferrer" }, "Open receipt"),
+            ),
+            fact("Created", timeEl(tx.createdAt)),
+            fact("Expires", timeEl(tx.expiredAt)),
+            fact("Completed", tx.completedAt && timeEl(tx.completedAt)),
+            fact("API key", h("code", {}, tx.apiKeyId)),
+            fact("Merchant", h("code", {}, tx.merchantId)),
             // metaJson: the text as sent (a browser's JSON.parse would move keys like "2" first).
-            fact("Meta", Object.keys(tx.meta).length ? h("code", { class: "wrap" }, tx.metaJson) : null))),
-        h("section", { class: "qr", "aria-labelledby": "qr-h" },
+            fact("Meta", Object.keys(tx.meta).length ? h("code", { class: "wrap" }, tx.metaJson) : null),
+          ),
+        ),
+        h(
+          "section",
+          { class: "qr", "aria-labelledby": "qr-h" },
           h("h2", { id: "qr-h" }, "QR code"),
-          tx.qrImage ? h("img", { src: tx.qrImage, alt: `KHQR code for ${fmtAmount(tx.amount, tx.currency)}`, width: "256", height: "256" }) : h("p", {}, "No QR yet."),
+          tx.qrImage
+            ? h("img", {
+                src: tx.qrImage,
+                alt: `KHQR code for ${fmtAmount(tx.amount, tx.currency)}`,
+                width: "256",
+                height: "256",
+              })
+            : h("p", {}, "No QR yet."),
           tx.qr ? h("details", {}, h("summary", {}, "QR payload"), h("code", { class: "wrap" }, tx.qr)) : null,
-          this.controls(tx)),
-        h("section", { class: "timeline", "aria-labelledby": "tl-h" },
+          this.controls(tx),
+        ),
+        h(
+          "section",
+          { class: "timeline", "aria-labelledby": "tl-h" },
           h("h2", { id: "tl-h" }, "Timeline"),
-          h("ol", {}, tx.events.map((e) => h("li", { dataset: { type: e.type } }, h("strong", {}, e.type), " ", statusBadge(e.transaction.status), h("br"), timeEl(e.createdAt)))))),
-      h("section", { class: "deliveries", "aria-labelledby": "dl-h" },
+          h(
+            "ol",
+            {},
+            tx.events.map((e) =>
+              h(
+                "li",
+                { dataset: { type: e.type } },
+                h("strong", {}, e.type),
+                " ",
+                statusBadge(e.transaction.status),
+                h("br"),
+                timeEl(e.createdAt),
+              ),
+            ),
+          ),
+        ),
+      ),
+      h(
+        "section",
+        { class: "deliveries", "aria-labelledby": "dl-h" },
         h("h2", { id: "dl-h" }, "Webhook deliveries"),
-        deliveriesTable(tx.webhookDeliveries, { caption: "Deliveries of this transaction's events", onChange: () => setTimeout(() => void this.reload(), 1500) })));
+        deliveriesTable(tx.webhookDeliveries, {
+          caption: "Deliveries of this transaction's events",
+          onChange: () => setTimeout(() => void this.reload(), 1500),
+        }),
+      ),
+    );
   }
 
   controls(tx) {
     if (!this.config.simulators || TERMINAL.includes(tx.status)) return null;
     const actions = CONTROLS[tx.area]?.(tx) ?? [];
-    return h("section", { class: "sim-controls", "aria-labelledby": "sim-h" },
+    return h(
+      "section",
+      { class: "sim-controls", "aria-labelledby": "sim-h" },
       h("h3", { id: "sim-h" }, "Demo controls"),
-      h("p", { class: "help" }, "Play the payer through the built-in simulators; the service notices through its normal monitoring."),
-      h("div", { class: "actions" }, actions.map(([label, path, body]) => h("button", {
-        type: "button", class: label === "Break" || label === "Decline" ? "danger" : "primary", dataset: { sim: label.toLowerCase() },
-        onclick: async (ev) => {
-          const btn = ev.currentTarget;
-          btn.disabled = true;
-          try {
-            await sim(path, body);
-            announce(`${label} sent; waiting for the service to notice…`);
-          } catch (err) {
-            announce(err.message, "error");
-            btn.disabled = false;
-          }
-        },
-      }, label))));
+      h(
+        "p",
+        { class: "help" },
+        "Play the payer through the built-in simulators; the service notices through its normal monitoring.",
+      ),
+      h(
+        "div",
+        { class: "actions" },
+        actions.map(([label, path, body]) =>
+          h(
+            "button",
+            {
+              type: "button",
+              class: label === "Break" || label === "Decline" ? "danger" : "primary",
+              dataset: { sim: label.toLowerCase() },
+              onclick: async (ev) => {
+                const btn = ev.currentTarget;
+                btn.disabled = true;
+                try {
+                  await sim(path, body);
+                  announce(`${label} sent; waiting for the service to notice…`);
+                } catch (err) {
+                  announce(err.message, "error");
+                  btn.disabled = false;
+                }
+              },
+            },
+            label,
+          ),
+        ),
+      ),
+    );
   }
 }
 

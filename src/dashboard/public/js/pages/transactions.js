@@ -7,14 +7,27 @@ import { field, values } from "../form.js";
 const NODE = "id area status amount currency orderId md5 clientId createdAt updatedAt";
 const PAGE = `query($first: Int!, $after: String, $filter: TransactionFilter) {
   transactions(first: $first, after: $after, filter: $filter) { edges { node { ${NODE} } } pageInfo { hasNextPage endCursor } } }`;
-const LIVE = `subscription { transactionUpdates { id type transaction { transactionId area status amount currency orderId md5 clientId createdAt updatedAt } } }`;
+const LIVE = `subscription { transactionUpdates { id type transaction { transactionId area status amount currency
+  orderId md5 clientId createdAt updatedAt } } }`;
 const STATUSES = ["PENDING", "CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"];
 const PAGE_SIZE = 25;
 
-const fromSnapshot = (s) => ({ id: s.transactionId, area: s.area, status: s.status, amount: s.amount, currency: s.currency, orderId: s.orderId ?? null, md5: s.md5 ?? null, clientId: s.clientId ?? null, createdAt: s.createdAt, updatedAt: s.updatedAt });
+const fromSnapshot = (s) => ({
+  id: s.transactionId,
+  area: s.area,
+  status: s.status,
+  amount: s.amount,
+  currency: s.currency,
+  orderId: s.orderId ?? null,
+  md5: s.md5 ?? null,
+  clientId: s.clientId ?? null,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
 /** Newest first, id breaking ties: the connection's own order. */
-const before = (a, b) => (a.createdAt === b.createdAt ? a.id > b.id : Date.parse(a.createdAt) > Date.parse(b.createdAt));
-const reference = (r) => r.orderId ?? (r.md5 ? `md5 ${r.md5.slice(0, 10)}…` : r.clientId ?? "—");
+const before = (a, b) =>
+  a.createdAt === b.createdAt ? a.id > b.id : Date.parse(a.createdAt) > Date.parse(b.createdAt);
+const reference = (r) => r.orderId ?? (r.md5 ? `md5 ${r.md5.slice(0, 10)}…` : (r.clientId ?? "—"));
 
 class TransactionsPage extends HTMLElement {
   connectedCallback() {
@@ -24,28 +37,70 @@ class TransactionsPage extends HTMLElement {
     this.loaded = false;
     this.filter = {};
     this.tbody = h("tbody");
-    this.more = h("button", { type: "button", class: "secondary", hidden: true, onclick: () => this.load(true) }, "Load more");
+    this.more = h(
+      "button",
+      { type: "button", class: "secondary", hidden: true, onclick: () => this.load(true) },
+      "Load more",
+    );
     this.liveState = h("span", { class: "live-state", role: "status" }, "Connecting…");
-    fill(this,
+    fill(
+      this,
       h("div", { class: "section-head" }, h("h1", { tabindex: "-1" }, "Transactions"), this.liveState),
       this.filtersForm(),
-      h("div", { class: "table-wrap" }, h("table", { class: "cards live-table" },
-        h("caption", {}, "All areas, newest first; updates arrive live"),
-        h("thead", {}, h("tr", {}, ["Created", "Transaction", "Area", "Status", "Amount", "Reference"].map((c) => h("th", { scope: "col" }, c)))),
-        this.tbody)),
-      h("p", { class: "more" }, this.more));
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { class: "cards live-table" },
+          h("caption", {}, "All areas, newest first; updates arrive live"),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Created", "Transaction", "Area", "Status", "Amount", "Reference"].map((c) =>
+                h("th", { scope: "col" }, c),
+              ),
+            ),
+          ),
+          this.tbody,
+        ),
+      ),
+      h("p", { class: "more" }, this.more),
+    );
     this.followLive();
     void this.load(false);
   }
 
   filtersForm() {
-    const form = h("form", { class: "filters", "aria-label": "Filter transactions" },
-      field({ name: "area", label: "Area", options: [{ value: "", label: "All areas" }, ...Object.entries(AREA_LABELS).map(([value, label]) => ({ value, label }))] }),
-      field({ name: "status", label: "Status", options: [{ value: "", label: "Any status" }, ...STATUSES.map((s) => ({ value: s, label: s }))] }),
+    const form = h(
+      "form",
+      { class: "filters", "aria-label": "Filter transactions" },
+      field({
+        name: "area",
+        label: "Area",
+        options: [
+          { value: "", label: "All areas" },
+          ...Object.entries(AREA_LABELS).map(([value, label]) => ({ value, label })),
+        ],
+      }),
+      field({
+        name: "status",
+        label: "Status",
+        options: [{ value: "", label: "Any status" }, ...STATUSES.map((s) => ({ value: s, label: s }))],
+      }),
       field({ name: "from", label: "From", type: "date" }),
       field({ name: "to", label: "To", type: "date" }),
-      field({ name: "search", label: "Order ID, md5 or transaction ID", type: "search", help: "Exact, or the first characters" }),
-      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply")));
+      field({
+        name: "search",
+        label: "Order ID, md5 or transaction ID",
+        type: "search",
+        help: "Exact, or the first characters",
+      }),
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply")),
+    );
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       this.applyFilters(form);
@@ -59,17 +114,22 @@ class TransactionsPage extends HTMLElement {
 
   followLive() {
     this.offConnection = onConnection((state) => {
-      this.liveState.textContent = state === "live" ? "● Live" : state === "connecting" ? "Connecting…" : "Offline, retrying…";
+      this.liveState.textContent =
+        state === "live" ? "● Live" : state === "connecting" ? "Connecting…" : "Offline, retrying…";
       this.liveState.dataset.state = state;
       // Each time the subscription is (re)established, reload: events from before it started are not replayed.
       if (state === "live" && this.loaded) void this.load(false);
     });
-    this.stop = subscribe(LIVE, {}, {
-      next: (data) => this.onEvent(fromSnapshot(data.transactionUpdates.transaction)),
-      error: (err) => {
-        this.liveState.textContent = `Live updates unavailable: ${err.message}`;
+    this.stop = subscribe(
+      LIVE,
+      {},
+      {
+        next: (data) => this.onEvent(fromSnapshot(data.transactionUpdates.transaction)),
+        error: (err) => {
+          this.liveState.textContent = `Live updates unavailable: ${err.message}`;
+        },
       },
-    });
+    );
   }
 
   disconnectedCallback() {
@@ -85,8 +145,11 @@ class TransactionsPage extends HTMLElement {
       return t.toISOString();
     };
     this.filter = {
-      area: v.area || undefined, status: v.status || undefined, search: v.search.trim() || undefined,
-      createdFrom: v.from ? day(v.from) : undefined, createdTo: v.to ? day(v.to, 1) : undefined,
+      area: v.area || undefined,
+      status: v.status || undefined,
+      search: v.search.trim() || undefined,
+      createdFrom: v.from ? day(v.from) : undefined,
+      createdTo: v.to ? day(v.to, 1) : undefined,
     };
     void this.load(false);
   }
@@ -96,7 +159,11 @@ class TransactionsPage extends HTMLElement {
     // Filters may change while a page is on its way: only the latest request's answer counts.
     const ticket = (this.ticket = (this.ticket ?? 0) + 1);
     try {
-      const { transactions } = await gql(PAGE, { first: PAGE_SIZE, after: more ? this.endCursor : null, filter: this.filter });
+      const { transactions } = await gql(PAGE, {
+        first: PAGE_SIZE,
+        after: more ? this.endCursor : null,
+        filter: this.filter,
+      });
       if (ticket !== this.ticket) return;
       const nodes = transactions.edges.map((e) => e.node);
       this.rows = more ? [...this.rows, ...nodes.filter((n) => !this.rows.some((r) => r.id === n.id))] : nodes;
@@ -106,7 +173,8 @@ class TransactionsPage extends HTMLElement {
       for (const r of this.pending.splice(0)) this.upsert(r);
       this.render();
     } catch (err) {
-      if (ticket === this.ticket) fill(this.tbody, h("tr", {}, h("td", { colspan: "6", class: "form-error" }, err.message)));
+      if (ticket === this.ticket)
+        fill(this.tbody, h("tr", {}, h("td", { colspan: "6", class: "form-error" }, err.message)));
     } finally {
       this.more.disabled = false;
       this.more.hidden = !this.hasNextPage;
@@ -145,7 +213,14 @@ class TransactionsPage extends HTMLElement {
   render(changedId) {
     if (this.rows.length === 0) {
       this.trs.clear();
-      return fill(this.tbody, h("tr", {}, h("td", { colspan: "6", class: "empty" }, "No transactions match. New ones appear here as they are created.")));
+      return fill(
+        this.tbody,
+        h(
+          "tr",
+          {},
+          h("td", { colspan: "6", class: "empty" }, "No transactions match. New ones appear here as they are created."),
+        ),
+      );
     }
     this.tbody.querySelector("td.empty")?.parentElement.remove();
     const keep = new Set(this.rows.map((r) => r.id));
@@ -173,13 +248,16 @@ class TransactionsPage extends HTMLElement {
 
   rowElement(r, sig) {
     const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
-    return h("tr", { dataset: { id: r.id, status: r.status, sig } },
+    return h(
+      "tr",
+      { dataset: { id: r.id, status: r.status, sig } },
       cell("Created", timeEl(r.createdAt)),
       cell("Transaction", h("a", { href: `#/transactions/${r.id}`, title: r.id }, shortId(r.id))),
       cell("Area", AREA_LABELS[r.area] ?? r.area),
       cell("Status", statusBadge(r.status)),
       cell("Amount", fmtAmount(r.amount, r.currency)),
-      cell("Reference", h("span", { class: "wrap" }, reference(r))));
+      cell("Reference", h("span", { class: "wrap" }, reference(r))),
+    );
   }
 }
 
