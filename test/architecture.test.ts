@@ -8,8 +8,9 @@ import { dirname, join, normalize, relative } from "node:path";
  * modules meet. The layers, lowest first:
  */
 const LAYERS: string[][] = [
-  ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "cache", "khqr"],
-  ["logger.ts", "db", "upstreams"],
+  ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr"],
+  ["validation", "cache", "logger.ts"],
+  ["db", "upstreams"],
   ["jobs", "auth", "startup.ts"],
   ["graphql"],
   ["rest"],

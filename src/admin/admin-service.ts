@@ -5,7 +5,7 @@ import type { SecretBox } from "../auth/secret-box.js";
 import { ApiKey, type KeyKind } from "../auth/api-key.entity.js";
 import { generateKey } from "../auth/keys.js";
 import { Merchant } from "./merchant.entity.js";
-import { Checker } from "./validation.js";
+import { Checker } from "../validation/checker.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { Invalidations, withInvalidation } from "../cache/invalidation.js";

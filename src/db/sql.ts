@@ -3,6 +3,7 @@ import type pg from "pg";
 import type { PostgreSqlConnection } from "@mikro-orm/postgresql";
 import type { Orm } from "./orm.js";
 import { StatementHealth } from "./statement-health.js";
+import { holdsNulText, NUL_MESSAGE } from "../validation/storable.js";
 
 /**
  * Run one statement. Raw SQL uses `?` placeholders (as MikroORM's raw queries do). With `name`, it runs as
@@ -49,8 +50,7 @@ function runner(client: pg.Pool | pg.PoolClient, health: StatementHealth): Query
 function refuseNul(params: unknown[]): void {
   for (const p of params) {
     if (Array.isArray(p)) refuseNul(p);
-    else if (typeof p === "string" && p.includes("\u0000"))
-      throw new AppError("BAD_USER_INPUT", "Text must not contain NUL characters (U+0000)");
+    else if (typeof p === "string" && holdsNulText(p)) throw new AppError("BAD_USER_INPUT", `Text ${NUL_MESSAGE}`);
   }
 }
 

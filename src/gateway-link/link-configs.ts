@@ -2,7 +2,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { AppError } from "../errors.js";
 import type { Orm } from "../db/orm.js";
 import type { AdminService } from "../admin/admin-service.js";
-import { Checker, isHttpUrl } from "../admin/validation.js";
+import { Checker, isHttpUrl } from "../validation/checker.js";
 import { LinkConfig } from "./link-config.entity.js";
 
 /** The payment-link pages (URL + currency) a gateway-link key can be bound to (operator only). */

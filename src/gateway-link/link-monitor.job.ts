@@ -7,7 +7,8 @@ import { monitorJob, type MonitorDeps } from "../transactions/monitor.js";
 import type { BrowserPool } from "./browser.js";
 import type { LinkPageProtocol } from "./link-protocol.js";
 import { LinkDriverError, resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
-import { LINK_LIFETIME_MS, type LinkService } from "./link-service.js";
+import type { LinkService } from "./link-service.js";
+import { LINK_LIFETIME_MS } from "./link.types.js";
 
 const RESUME_ATTEMPTS = 3;
 const TICK_MS = 250;

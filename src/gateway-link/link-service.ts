@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { AppError, type FieldError } from "../errors.js";
+import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { KeyPrincipal } from "../auth/principal.js";
@@ -7,13 +7,14 @@ import type { Authenticator } from "../auth/keys.js";
 import type { LinkConfigs } from "./link-configs.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { checkMeta, decimalFromNumber, NUMERIC_TO_CODE } from "../transactions/money.js";
+import { NUMERIC_TO_CODE } from "../transactions/money.js";
+import { decimalInput, invalidInput } from "../validation/check.js";
+import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
 import type { BrowserPool } from "./browser.js";
 import type { LinkPageProtocol } from "./link-protocol.js";
 import { openLinkSession, type LinkSession } from "./link-driver.js";
 
 /** Fixed by the contract: every gateway-link QR expires exactly 180 s after issue. */
-export const LINK_LIFETIME_MS = 180_000;
 
 export interface LinkView {
   transactionId: string;
@@ -45,29 +46,20 @@ export class LinkService {
     },
   ) {}
 
-  async generate(
-    key: KeyPrincipal,
-    input: { amount: unknown; currency: unknown; meta?: unknown; expiredAfter?: unknown },
-  ): Promise<LinkView> {
+  /** `input` is checked already (its class's rules); the key's configuration decides currency and precision. */
+  async generate(key: KeyPrincipal, input: GenerateGatewayLinkQrInput): Promise<LinkView> {
     const link = key.linkConfigRef ? await this.configs.get(key.linkConfigRef) : null;
     if (link === null)
       throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [
         { field: "x-api-key", message: "is not linked to a payment-link configuration" },
       ]);
-    const errors: FieldError[] = [];
-    if (input.currency !== link.currency)
-      errors.push({ field: "currency", message: `must be ${link.currency}, the currency configured for this key` });
-    const amount = decimalFromNumber(input.amount, "amount", link.currency === 116 ? 0 : 2, errors);
-    if (input.expiredAfter !== undefined && input.expiredAfter !== null && input.expiredAfter !== LINK_LIFETIME_MS) {
-      errors.push({ field: "expiredAfter", message: `is fixed: omit it or send exactly ${LINK_LIFETIME_MS}` });
+    if (input.currency !== link.currency) {
+      throw invalidInput([
+        { field: "currency", message: `must be ${link.currency}, the currency configured for this key` },
+      ]);
     }
-    const meta = checkMeta(input.meta, "meta", errors);
-    if (errors.length > 0 || amount === null)
-      throw new AppError(
-        "BAD_USER_INPUT",
-        `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
-        errors,
-      );
+    const amount = decimalInput(input.amount, "amount", link.currency === 116 ? 0 : 2);
+    const meta = input.meta ?? {};
 
     if (!this.pool.executableAvailable())
       throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));

@@ -1,14 +1,32 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
+import { ExactAmount, FieldRule, JsonObject } from "../validation/rules.js";
+
+/** Every gateway-link QR expires exactly this long after issue (the contract's fixed 180 s). */
+export const LINK_LIFETIME_MS = 180_000;
 
 @InputType("GenerateGatewayLinkQrInput", { description: "The link URL is fixed by the API key; it cannot be sent" })
 export class GenerateGatewayLinkQrInput {
-  @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" }) amount!: number;
+  // The currency must equal the key's configuration, which only the service knows: it checks that, and the
+  // amount's precision for that currency, after these rules.
+  @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" })
+  @ExactAmount<GenerateGatewayLinkQrInput>({ decimals: (i) => (i.currency === 116 ? 0 : 2) })
+  amount!: number;
+
   @Field(() => Int, { description: "Must equal the key's configured currency: 116 (KHR) or 840 (USD)" })
   currency!: number;
+
   @Field(() => GraphQLJSONObject, { nullable: true, description: "Optional; echoed in requestData and webhooks" })
+  @JsonObject()
   meta?: Record<string, unknown>;
-  @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" }) expiredAfter?: number;
+
+  @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" })
+  @FieldRule<GenerateGatewayLinkQrInput>("fixedLifetime", (v) =>
+    v === undefined || v === null || v === LINK_LIFETIME_MS
+      ? null
+      : `is fixed: omit it or send exactly ${LINK_LIFETIME_MS}`,
+  )
+  expiredAfter?: number;
 }
 
 @ObjectType("GatewayLinkRequestData")

@@ -5,7 +5,7 @@ import type { SecretBox } from "../auth/secret-box.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { withInvalidation, type Invalidations } from "../cache/invalidation.js";
 import { HOT_READ_TTL_MS, type AdminService } from "../admin/admin-service.js";
-import { Checker } from "../admin/validation.js";
+import { Checker } from "../validation/checker.js";
 import { GatewayConfig } from "./gateway-config.entity.js";
 
 export interface GatewayCredentials {

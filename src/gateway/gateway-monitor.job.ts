@@ -79,7 +79,6 @@ export function gatewayMonitorJob(deps: GatewayMonitorDeps, client: GatewayClien
   return monitorJob(deps, {
     name: "gateway.monitor",
     area: "gateway",
-    every: `${Math.max(1, Math.round(deps.intervalMs / 1000))} seconds`,
     recheckMs: deps.intervalMs,
     batch: 200,
     port: gatewayMonitorPort(deps.admin, deps.configs, client),

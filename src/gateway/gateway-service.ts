@@ -1,48 +1,16 @@
 import QRCode from "qrcode";
 import type { Clock } from "../clock.js";
-import { AppError, type FieldError } from "../errors.js";
+import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { GatewayConfigs } from "./gateway-configs.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { checkMeta, decimalFromNumber, storableText, twoDecimals, UNSTORABLE } from "../transactions/money.js";
+import { twoDecimals } from "../transactions/money.js";
+import { decimalInput } from "../validation/check.js";
+import { gatewayItems, LIFETIME_DEFAULT, type GenerateGatewayQrInput } from "./gateway.types.js";
 import type { GatewayClient } from "./upstream-client.js";
-
-export const LIFETIME_MIN = 3;
-export const LIFETIME_MAX = 172_800;
-export const LIFETIME_DEFAULT = 6;
-
-interface Item {
-  name: string;
-  quantity: number;
-  price: number;
-}
-export interface GatewayGenerateInput {
-  qrData: {
-    orderId: unknown;
-    amount: unknown;
-    currency: unknown;
-    firstName?: unknown;
-    lastName?: unknown;
-    email?: unknown;
-    phone?: unknown;
-    items?: unknown;
-    lifetime?: unknown;
-    qrImageTemplate?: unknown;
-  };
-  metaData?: unknown;
-}
-
-function optText(errors: FieldError[], field: string, v: unknown, max: number, pattern?: RegExp): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") return void errors.push({ field, message: "must be a string" });
-  if (v.length > max) return void errors.push({ field, message: `must be at most ${max} characters` });
-  if (!storableText(v)) return void errors.push({ field, message: UNSTORABLE });
-  if (pattern && !pattern.test(v)) return void errors.push({ field, message: "has an invalid format" });
-  return v;
-}
 
 /** Hosted gateway area: a dynamic QR from the gateway's signed QR API, stored and followed to the end. */
 export class GatewayService {
@@ -54,85 +22,27 @@ export class GatewayService {
     private readonly clock: Clock,
   ) {}
 
-  private validate(input: GatewayGenerateInput) {
-    const errors: FieldError[] = [];
-    const d = input.qrData ?? ({} as GatewayGenerateInput["qrData"]);
-    const orderId = d.orderId;
-    if (typeof orderId !== "string" || orderId.length === 0)
-      errors.push({ field: "qrData.orderId", message: "is required" });
-    else if (orderId.length > 20) errors.push({ field: "qrData.orderId", message: "must be at most 20 characters" });
-    else if (!/^[A-Za-z0-9._-]+$/.test(orderId))
-      errors.push({ field: "qrData.orderId", message: "may contain only letters, digits, '.', '_' and '-'" });
-    const currency = typeof d.currency === "string" ? d.currency.toUpperCase() : null;
-    if (currency !== "USD" && currency !== "KHR")
-      errors.push({ field: "qrData.currency", message: "must be USD or KHR" });
-    const amount = decimalFromNumber(d.amount, "qrData.amount", currency === "KHR" ? 0 : 2, errors);
-    if (amount !== null && currency === "USD" && Number(amount) < 0.01)
-      errors.push({ field: "qrData.amount", message: "must be at least 0.01 USD" });
-    if (amount !== null && currency === "KHR" && Number(amount) < 100)
-      errors.push({ field: "qrData.amount", message: "must be at least 100 KHR" });
-    const firstName = optText(errors, "qrData.firstName", d.firstName, 20);
-    const lastName = optText(errors, "qrData.lastName", d.lastName, 20);
-    const email = optText(errors, "qrData.email", d.email, 50, /^[^@\s]+@[^@\s]+\.[^@\s]+$/);
-    const phone = optText(errors, "qrData.phone", d.phone, 20, /^\+?[0-9 ()-]{6,20}$/);
-    const qrImageTemplate = optText(errors, "qrData.qrImageTemplate", d.qrImageTemplate, 20, /^[A-Za-z0-9_-]+$/);
-    let items: Item[] | undefined;
-    if (d.items !== undefined && d.items !== null) {
-      if (!Array.isArray(d.items)) errors.push({ field: "qrData.items", message: "must be an array" });
-      else if (d.items.length > 10) errors.push({ field: "qrData.items", message: "must have at most 10 items" });
-      else {
-        items = [];
-        d.items.forEach((it: unknown, i: number) => {
-          const o = (it ?? {}) as Record<string, unknown>;
-          if (typeof o.name !== "string" || o.name.length === 0 || o.name.length > 100)
-            errors.push({ field: `qrData.items.${i}.name`, message: "must be a string of 1 to 100 characters" });
-          else if (!storableText(o.name)) errors.push({ field: `qrData.items.${i}.name`, message: UNSTORABLE });
-          if (typeof o.quantity !== "number" || !Number.isInteger(o.quantity) || o.quantity < 1)
-            errors.push({ field: `qrData.items.${i}.quantity`, message: "must be a whole number ≥ 1" });
-          if (typeof o.price !== "number" || !Number.isFinite(o.price) || o.price < 0)
-            errors.push({ field: `qrData.items.${i}.price`, message: "must be a number ≥ 0" });
-          items!.push({ name: String(o.name), quantity: Number(o.quantity), price: Number(o.price) });
-        });
-        if (Buffer.from(JSON.stringify(items)).toString("base64").length > 500)
-          errors.push({ field: "qrData.items", message: "are too long for the gateway (500 characters encoded)" });
-      }
-    }
-    const lifetime = d.lifetime ?? LIFETIME_DEFAULT;
-    if (
-      typeof lifetime !== "number" ||
-      !Number.isInteger(lifetime) ||
-      lifetime < LIFETIME_MIN ||
-      lifetime > LIFETIME_MAX
-    ) {
-      errors.push({
-        field: "qrData.lifetime",
-        message: `must be a whole number of minutes from ${LIFETIME_MIN} to ${LIFETIME_MAX}`,
-      });
-    }
-    const meta = checkMeta(input.metaData, "metaData", errors);
-    if (errors.length > 0)
-      throw new AppError(
-        "BAD_USER_INPUT",
-        `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
-        errors,
-      );
+  /** `input` is checked already (its class's rules, src/validation); here it becomes the upstream request. */
+  private read(input: GenerateGatewayQrInput) {
+    const d = input.qrData;
+    const currency = d.currency.toUpperCase() as "USD" | "KHR";
     return {
-      orderId: orderId as string,
-      currency: currency as "USD" | "KHR",
-      amount: amount as string,
-      firstName,
-      lastName,
-      email,
-      phone,
-      items,
-      lifetime: lifetime as number,
-      qrImageTemplate,
-      meta,
+      orderId: d.orderId,
+      currency,
+      amount: decimalInput(d.amount, "qrData.amount", currency === "KHR" ? 0 : 2),
+      firstName: d.firstName ?? undefined,
+      lastName: d.lastName ?? undefined,
+      email: d.email ?? undefined,
+      phone: d.phone ?? undefined,
+      items: d.items ? gatewayItems(d.items) : undefined,
+      lifetime: d.lifetime ?? LIFETIME_DEFAULT,
+      qrImageTemplate: d.qrImageTemplate ?? undefined,
+      meta: input.metaData ?? {},
     };
   }
 
-  async generate(key: KeyPrincipal, input: GatewayGenerateInput) {
-    const v = this.validate(input);
+  async generate(key: KeyPrincipal, input: GenerateGatewayQrInput) {
+    const v = this.read(input);
     const creds = key.gatewayConfigRef ? await this.configs.credentialsForUse(key.gatewayConfigRef) : null;
     if (creds === null)
       throw new AppError("BAD_USER_INPUT", "This key has no merchant gateway configuration", [

@@ -11,6 +11,7 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../simulators/gateway/index.js";
+import { mountSimulator } from "../simulators/http.js";
 import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 import { createGatewayClient } from "./upstream-client.js";
@@ -68,7 +69,6 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
   const service = new GatewayService(deps.store, configs, deps.auth, client, clock);
-  const sim = simulator;
   return {
     service,
     configs,
@@ -76,9 +76,7 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     resolvers: [new GatewayResolver(service, deps.idempotency), new GatewayConfigResolver(configs)],
     jobs: [gatewayMonitorJob({ ...deps, configs, intervalMs: config.gateway.monitorIntervalMs }, client)],
     mount(app) {
-      if (sim === null) return;
-      app.use("/sim/gateway-api", sim.api);
-      app.use(sim.controls);
+      if (simulator !== null) mountSimulator(app, "/sim/gateway-api", simulator);
     },
   };
 }

@@ -1,27 +1,10 @@
 import { isInputObjectType, isListType, isNonNullType, type GraphQLInputType } from "graphql";
 import type { MiddlewareFn } from "type-graphql";
 import { AppError } from "../errors.js";
+import { holdsNul, NUL_MESSAGE } from "../validation/storable.js";
 
 /** Operations that judge a string instead of storing or looking it up: any string gets an answer there (decisions.md). */
 const JUDGED_TEXT = new Set(["verifyQr", "decodeQr"]);
-
-/** True when any string in a JSON value (keys included) holds U+0000. Iterative: the value may be deep. */
-function holdsNul(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === "string") {
-      if (v.includes("\u0000")) return true;
-    } else if (Array.isArray(v)) stack.push(...v);
-    else if (typeof v === "object" && v !== null) {
-      for (const [k, x] of Object.entries(v)) {
-        if (k.includes("\u0000")) return true;
-        stack.push(x);
-      }
-    }
-  }
-  return false;
-}
 
 /** Path of the first argument value holding U+0000, following input types down to their scalars (meta is one field). */
 export function nulPath(value: unknown, type: GraphQLInputType, path: string): string | null {
@@ -57,9 +40,7 @@ export const RefuseNul: MiddlewareFn = ({ args, info }, next) => {
       const path = nulPath(args[def.name], def.type, def.name);
       if (path === null) continue;
       const field = path.startsWith("input.") ? path.slice(6) : path;
-      throw new AppError("BAD_USER_INPUT", `${field} must not contain NUL characters (U+0000)`, [
-        { field, message: "must not contain NUL characters (U+0000)" },
-      ]);
+      throw new AppError("BAD_USER_INPUT", `${field} ${NUL_MESSAGE}`, [{ field, message: NUL_MESSAGE }]);
     }
   }
   return next();

@@ -3,6 +3,7 @@ import { buildSchema, type NonEmptyArray } from "type-graphql";
 import { printSchema, type GraphQLSchema } from "graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { RefuseNul } from "./refuse-nul.js";
+import { validateArgument } from "../validation/check.js";
 import type { GqlContext } from "./context.js";
 import type { ClassOf } from "./container.js";
 
@@ -20,7 +21,8 @@ export function buildAppSchema(resolvers: ClassOf[]): Promise<GraphQLSchema> {
       // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql's own resolver list type
       resolvers: resolvers as unknown as NonEmptyArray<Function>,
       container: ({ context }: { context: GqlContext }) => context.container,
-      validate: false,
+      // Input classes carry their rules (src/validation); every input-object argument is checked before its resolver.
+      validateFn: validateArgument,
       emitSchemaFile: false,
       globalMiddlewares: [RefuseNul],
       // type-graphql insists on a PubSub; our subscriptions bring their own streams (events/live-events.ts).

@@ -8,6 +8,7 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { createNetworkSimulator, type NetworkSimulator } from "../simulators/network/index.js";
+import { mountSimulator } from "../simulators/http.js";
 import { createNetworkClient } from "./network-client.js";
 import { qrMonitorJob } from "./qr-monitor.job.js";
 import { QrResolver } from "./qr.resolver.js";
@@ -57,16 +58,13 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
     batchSize: config.network.batchSize,
   });
   const service = new QrService(store, deps.admin, deps.auth, clock, onIssued);
-  const sim = simulator;
   return {
     service,
     simulator,
     resolvers: [new QrResolver(service, deps.idempotency)],
     jobs: [qrMonitorJob({ ...deps, intervalMs: config.network.monitorIntervalMs }, client)],
     mount(app) {
-      if (sim === null) return;
-      app.use("/sim/network-api", sim.api);
-      app.use(sim.controls);
+      if (simulator !== null) mountSimulator(app, "/sim/network-api", simulator);
     },
   };
 }

@@ -44,7 +44,6 @@ export function qrMonitorJob(deps: MonitorDeps & { intervalMs: number }, client:
   return monitorJob(deps, {
     name: "qr.monitor",
     area: "qr",
-    every: `${Math.max(1, Math.round(deps.intervalMs / 1000))} seconds`,
     recheckMs: deps.intervalMs,
     batch: 500,
     rounds: 20,

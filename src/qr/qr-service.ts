@@ -1,17 +1,16 @@
 import type { Clock } from "../clock.js";
-import { AppError, type FieldError } from "../errors.js";
+import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { checkMeta, decimalFromNumber, NUMERIC_TO_CODE } from "../transactions/money.js";
-import { encodeKhqr, decodeKhqr, formatKhqrAmount, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";
+import { NUMERIC_TO_CODE } from "../transactions/money.js";
+import { decimalInput } from "../validation/check.js";
+import type { GenerateQrInput } from "./qr.types.js";
+import { encodeKhqr, decodeKhqr, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";
 import type { Merchant } from "../admin/merchant.entity.js";
-
-export const EXPIRED_AFTER_MIN = 10_000;
-export const EXPIRED_AFTER_MAX = 86_400_000;
 
 export interface QrView {
   transactionId: string;
@@ -40,41 +39,15 @@ export class QrService {
     private readonly onIssued: ((md5: string, facts: IssuedFacts) => void) | null = null,
   ) {}
 
-  async generate(
-    key: KeyPrincipal,
-    input: { amount: unknown; currency: unknown; expiredAfter: unknown; meta?: unknown },
-  ): Promise<QrView> {
-    const errors: FieldError[] = [];
-    const currency = input.currency === 840 || input.currency === 116 ? input.currency : null;
-    if (currency === null) errors.push({ field: "currency", message: "must be 840 (USD) or 116 (KHR)" });
-    const amount = decimalFromNumber(input.amount, "amount", currency === 116 ? 0 : 2, errors);
-    // The QR's amount field holds at most 13 characters (KHR 9 999 999 999 999, USD 9 999 999 999.99).
-    if (amount !== null && currency !== null && formatKhqrAmount(amount, currency) === null)
-      errors.push({ field: "amount", message: "is too large for a KHQR (at most 13 characters)" });
-    const expiredAfter = input.expiredAfter;
-    if (
-      typeof expiredAfter !== "number" ||
-      !Number.isInteger(expiredAfter) ||
-      expiredAfter < EXPIRED_AFTER_MIN ||
-      expiredAfter > EXPIRED_AFTER_MAX
-    ) {
-      errors.push({
-        field: "expiredAfter",
-        message: `must be a whole number of milliseconds from ${EXPIRED_AFTER_MIN} to ${EXPIRED_AFTER_MAX}`,
-      });
-    }
-    const meta = checkMeta(input.meta, "meta", errors);
-    if (errors.length > 0 || amount === null || currency === null)
-      throw new AppError(
-        "BAD_USER_INPUT",
-        `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
-        errors,
-      );
-
+  /** `input` is checked already (its class's rules, src/validation); here it becomes a transaction. */
+  async generate(key: KeyPrincipal, input: GenerateQrInput): Promise<QrView> {
+    const { currency, expiredAfter } = input;
+    const amount = decimalInput(input.amount, "amount", currency === 116 ? 0 : 2);
+    const meta = input.meta ?? {};
     const merchant = await this.admin.merchantForIssue(key.merchantRef);
     if (merchant === null) throw new AppError("INTERNAL", "The key's merchant is missing");
     const now = this.clock.now();
-    const expiresAt = new Date(now.getTime() + (expiredAfter as number));
+    const expiresAt = new Date(now.getTime() + expiredAfter);
     const id = newId("txn");
     const { qr, md5 } = encodeKhqr({
       ...khqrAccount(merchant),

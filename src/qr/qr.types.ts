@@ -1,12 +1,40 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
+import { formatKhqrAmount } from "../khqr/index.js";
+import { ExactAmount, JsonObject, OneOf, WholeNumber } from "../validation/rules.js";
+
+export const EXPIRED_AFTER_MIN = 10_000;
+export const EXPIRED_AFTER_MAX = 86_400_000;
+
+const isCurrency = (c: unknown): c is 840 | 116 => c === 840 || c === 116;
 
 @InputType("GenerateQrInput")
 export class GenerateQrInput {
-  @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" }) amount!: number;
-  @Field(() => Int, { description: "840 = USD, 116 = KHR" }) currency!: number;
-  @Field(() => Float, { description: "Milliseconds until expiry (10 000 to 86 400 000)" }) expiredAfter!: number;
+  @Field(() => Int, { description: "840 = USD, 116 = KHR" })
+  @OneOf([840, 116], "must be 840 (USD) or 116 (KHR)")
+  currency!: 840 | 116;
+
+  @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" })
+  @ExactAmount<GenerateQrInput>({
+    decimals: (i) => (i.currency === 116 ? 0 : 2),
+    // The QR's amount field holds at most 13 characters (KHR 9 999 999 999 999, USD 9 999 999 999.99).
+    more: (amount, i) =>
+      isCurrency(i.currency) && formatKhqrAmount(amount, i.currency) === null
+        ? "is too large for a KHQR (at most 13 characters)"
+        : null,
+  })
+  amount!: number;
+
+  @Field(() => Float, { description: "Milliseconds until expiry (10 000 to 86 400 000)" })
+  @WholeNumber(
+    EXPIRED_AFTER_MIN,
+    EXPIRED_AFTER_MAX,
+    `must be a whole number of milliseconds from ${EXPIRED_AFTER_MIN} to ${EXPIRED_AFTER_MAX}`,
+  )
+  expiredAfter!: number;
+
   @Field(() => GraphQLJSONObject, { nullable: true, description: "Returned unchanged, and in webhooks (≤ 4 KiB)" })
+  @JsonObject()
   meta?: Record<string, unknown>;
 }
 

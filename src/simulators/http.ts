@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import type { ErrorRequestHandler, Express, RequestHandler, Response, Router } from "express";
 import type { ErrorCode, FieldError } from "../errors.js";
 
 /** Helpers shared by the simulators' control routes (our own API style, not an upstream's). */
@@ -112,4 +112,10 @@ export function faultControl<M extends string>(modes: readonly M[], state: { fau
     state.fault = { mode, slowMs: slowMs ?? state.fault.slowMs, variant };
     res.json(state.fault);
   };
+}
+
+/** Mounts a simulated upstream on the app: its API under `path`, its `/sim/…` controls at the root. */
+export function mountSimulator(app: Express, path: string, simulator: { api: Router; controls: Router }): void {
+  app.use(path, simulator.api);
+  app.use(simulator.controls);
 }

@@ -28,8 +28,8 @@ export interface MonitorPort {
 export interface MonitorSpec {
   name: string;
   area: Area;
-  /** How often the job runs. */
-  every: string;
+  /** How often the job runs; by default every `recheckMs` (in whole seconds, at least 1). */
+  every?: string;
   /** When an unchanged transaction is looked at again (never later than its expiry). */
   recheckMs: number;
   /** Transactions claimed per round; a full batch runs another round, up to `rounds`. */
@@ -63,7 +63,7 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
   const { clock, db, store, logger } = deps;
   return {
     name: spec.name,
-    every: spec.every,
+    every: spec.every ?? `${Math.max(1, Math.round(spec.recheckMs / 1000))} seconds`,
     lockLifetimeMs: spec.lockLifetimeMs ?? 60_000,
     async run() {
       for (let round = 0; round < (spec.rounds ?? 1); round++) {

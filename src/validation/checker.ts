@@ -1,6 +1,12 @@
-import { AppError, type FieldError } from "../errors.js";
+import type { FieldError } from "../errors.js";
+import { invalidInput } from "./check.js";
 
-/** Collects field errors, then throws them all at once as one BAD_USER_INPUT. */
+/**
+ * The imperative form of the rules, for inputs whose rules depend on the operation or on stored state
+ * (the operator API's create-or-update inputs, where a field is required on create and optional on
+ * update): collects field errors, then throws them all at once as the same BAD_USER_INPUT as the
+ * decorated input classes (rules.ts).
+ */
 export class Checker {
   readonly errors: FieldError[] = [];
 
@@ -28,12 +34,7 @@ export class Checker {
   }
 
   done(message = "Invalid input"): void {
-    if (this.errors.length > 0)
-      throw new AppError(
-        "BAD_USER_INPUT",
-        `${message}: ${this.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
-        this.errors,
-      );
+    if (this.errors.length > 0) throw invalidInput(this.errors, message);
   }
 }
 
