@@ -1,9 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { createServer } from "node:net";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ARTIFACTS, freePort, ServiceProcess } from "../support/cluster.js";
 import { AUTH, post, waitFor } from "../support/app.js";
 
 /**
@@ -16,46 +14,24 @@ import { AUTH, post, waitFor } from "../support/app.js";
 const SOAK_MS = Number(process.env.EMBEDDED_SOAK_MS ?? 10 * 60_000);
 const CLIENTS = 16;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
 describe(`the embedded default under ${Math.round(SOAK_MS / 60_000)} minutes of mixed use`, () => {
   it(
     "answers every request, stays truthfully ready, and a QR paid at the end reaches SUCCESS",
     async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), "pqr-soak-"));
-      const port = await freePort();
-      const env: Record<string, string | undefined> = {
-        ...process.env,
-        NODE_OPTIONS: "",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        LOG_LEVEL: "warn",
-      };
-      delete env.DATABASE_URL;
-      delete env.NODE_ENV;
-      const child = spawn(process.execPath, ["dist/src/main.js", "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
-      let output = "";
-      child.stdout.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
-      child.stderr.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
-      const url = `http://127.0.0.1:${port}`;
+      const logDir = join(ARTIFACTS, `embedded-soak-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+      mkdirSync(logDir, { recursive: true });
+      // Nothing configured but where to listen: no DATABASE_URL, no NODE_ENV (what `npm start` runs).
+      const service = new ServiceProcess(
+        "embedded",
+        "serve",
+        await freePort(),
+        () => ({ HOST: "127.0.0.1", LOG_LEVEL: "warn" }),
+        logDir,
+      );
+      const { dataDir } = service;
+      const url = service.url;
       try {
-        await waitFor(
-          () =>
-            fetch(`${url}/readyz`).then(
-              (r) => r.ok,
-              () => false,
-            ),
-          120_000,
-          250,
-        );
+        await service.start(); // until /readyz answers 200
         expect(existsSync(join(dataDir, "demo.json"))).toBe(true);
         const demo = JSON.parse(readFileSync(join(dataDir, "demo.json"), "utf8")) as {
           keys: { qr: string; gateway: string; gatewayLink: string };
@@ -172,12 +148,11 @@ describe(`the embedded default under ${Math.round(SOAK_MS / 60_000)} minutes of 
         expect(inbox.some((e) => e.body.includes(first.data.md5) && e.body.includes("payment.completed"))).toBe(true);
         expect((await fetch(`${url}/readyz`)).status).toBe(200);
       } catch (err) {
-        throw new Error(`${(err as Error).message}\n--- service output (last part) ---\n${output.slice(-3000)}`);
+        throw new Error(
+          `${(err as Error).message}\n--- service output (last part; all of it in ${logDir}) ---\n${service.tail(40)}`,
+        );
       } finally {
-        child.kill("SIGTERM");
-        await new Promise((r) => setTimeout(r, 1000));
-        child.kill("SIGKILL");
-        rmSync(dataDir, { recursive: true, force: true });
+        await service.dispose();
       }
     },
     SOAK_MS + 300_000,

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster.js";
-import { createFaultsDatabase, FULL } from "./support/db.js";
-import { PrivatePostgres } from "./support/postgres.js";
-import { startUpstreams, type Upstreams } from "./support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
+import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { createFaultsDatabase, FULL } from "../support/db.js";
+import { PrivatePostgres } from "../support/postgres.js";
+import { startUpstreams, type Upstreams } from "../support/upstreams.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   dbClient,
@@ -13,8 +13,8 @@ import {
   type Outcome,
   type Tenant,
   type Tracked,
-} from "./support/tenant.js";
-import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
+} from "../support/http-tenant.js";
+import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 
 /** Load runs this long; PostgreSQL goes down a third of the way in and stays down GAP_MS. */
 const LOAD_MS = FULL ? 90_000 : 30_000;

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster.js";
-import { createFaultsDatabase } from "./support/db.js";
-import { startUpstreams, type Upstreams } from "./support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
+import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { createFaultsDatabase } from "../support/db.js";
+import { startUpstreams, type Upstreams } from "../support/upstreams.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   dbClient,
@@ -14,8 +14,8 @@ import {
   settle,
   type Tenant,
   type Tracked,
-} from "./support/tenant.js";
-import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
+} from "../support/http-tenant.js";
+import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 
 /**
  * Issues 5, 6 and 8: a worker killed with SIGKILL in the middle of its work. Simulators and the webhook

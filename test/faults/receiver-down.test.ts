@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, type TestApp } from "../support/app.js";
-import { ADMIN_TOKEN, sleep } from "./support/cluster.js";
-import { createFaultsDatabase, FULL } from "./support/db.js";
-import { startUpstreams, type Upstreams } from "./support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
+import { ADMIN_TOKEN, sleep } from "../support/cluster.js";
+import { createFaultsDatabase, FULL } from "../support/db.js";
+import { startUpstreams, type Upstreams } from "../support/upstreams.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   dbClient,
@@ -12,8 +12,8 @@ import {
   settle,
   type Tenant,
   type Tracked,
-} from "./support/tenant.js";
-import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
+} from "../support/http-tenant.js";
+import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 
 const DOWN_MS = 10 * 60_000;
 

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { subscribe, type Sub } from "../support/ws.js";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster.js";
-import { createFaultsDatabase, FULL } from "./support/db.js";
-import { startUpstreams, type Upstreams } from "./support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
+import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { createFaultsDatabase, FULL } from "../support/db.js";
+import { startUpstreams, type Upstreams } from "../support/upstreams.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   AUTH,
   createTenant,
@@ -15,8 +15,8 @@ import {
   type Outcome,
   type Tenant,
   type Tracked,
-} from "./support/tenant.js";
-import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
+} from "../support/http-tenant.js";
+import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 
 const PER_TENANT = FULL ? { qr: 60, gateway: 20, link: 3 } : { qr: 24, gateway: 8, link: 2 };
 const ALL = `subscription { transactionUpdates { id type transaction { transactionId status } } }`;

@@ -1,8 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "./support/cluster.js";
-import { createFaultsDatabase, FULL } from "./support/db.js";
-import { startUpstreams, type FaultKind, type Upstreams } from "./support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "./support/receiver.js";
+import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { createFaultsDatabase, FULL } from "../support/db.js";
+import { startUpstreams, type FaultKind, type Upstreams } from "../support/upstreams.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   generateGateway,
@@ -12,8 +12,8 @@ import {
   statuses,
   type Tenant,
   type Tracked,
-} from "./support/tenant.js";
-import { assertInvariants, probe, waitDelivered, waitTerminal } from "./support/invariants.js";
+} from "../support/http-tenant.js";
+import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 
 /** How long each upstream stays faulty: 60 s in the full run, 15 s in CI's compressed run. */
 const OUTAGE_MS = FULL ? 60_000 : 15_000;

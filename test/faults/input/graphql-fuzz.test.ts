@@ -8,10 +8,10 @@
 // Replay: FUZZ_SEED=<printed seed>; FUZZ_GQL_RUNS scales the counts; the failure message names the path.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import fc from "fast-check";
-import { startService, healthy, type ServiceProcess } from "./support/service.js";
-import { Client, pool, type Answer, type OutRequest } from "./support/http.js";
-import { runSession } from "./support/ws-session.js";
-import { checkErrorBody, checkGraphQLResponse } from "./support/contract.js";
+import { startService, healthy, type FuzzService } from "../../support/service.js";
+import { Client, pool, type Answer, type OutRequest } from "../../support/http.js";
+import { runSession } from "../../support/ws-session.js";
+import { checkErrorBody, checkGraphQLResponse } from "../../support/contract.js";
 import {
   FAMILIES,
   adminKeysAtRoot,
@@ -21,8 +21,8 @@ import {
   tryParse,
   usesIntrospection,
   type Family,
-} from "./support/gql-docs.js";
-import { ADMIN_TOKEN } from "./support/service.js";
+} from "../../support/gql-docs.js";
+import { ADMIN_TOKEN } from "../../support/service.js";
 import type { Tenant } from "../../support/app.js";
 
 const RUNS = Number(process.env.FUZZ_GQL_RUNS ?? 4000);
@@ -271,8 +271,8 @@ function describeCase(c: GqlCase, req: OutRequest, a: Answer): string {
 }
 
 describe(`GraphQL fuzz (seed ${SEED})`, () => {
-  let svc: ServiceProcess;
-  let prod: ServiceProcess;
+  let svc: FuzzService;
+  let prod: FuzzService;
   let client: Client;
   let who: Who;
   let other: Tenant;
@@ -286,7 +286,7 @@ describe(`GraphQL fuzz (seed ${SEED})`, () => {
     "webhook_delivery",
     "idempotency_key",
   ];
-  const counts = async (s: ServiceProcess) =>
+  const counts = async (s: FuzzService) =>
     Object.fromEntries(
       await Promise.all(
         adminTables.map(async (t) => [t, (await s.sql<{ n: string }>(`select count(*)::text as n from ${t}`))[0].n]),
@@ -335,7 +335,7 @@ describe(`GraphQL fuzz (seed ${SEED})`, () => {
 
   const run = async (
     name: string,
-    target: () => ServiceProcess,
+    target: () => FuzzService,
     creds: Cred[],
     transports: fc.Arbitrary<Transport>,
     runs: number,

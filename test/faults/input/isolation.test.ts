@@ -7,10 +7,16 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { randomBytes } from "node:crypto";
 import { createClient, type Client as WsClient } from "graphql-ws";
 import WebSocket from "ws";
-import { startService, registerGatewayMerchant, healthy, ADMIN_TOKEN, type ServiceProcess } from "./support/service.js";
-import { Client, type Answer } from "./support/http.js";
+import {
+  startService,
+  registerGatewayMerchant,
+  healthy,
+  ADMIN_TOKEN,
+  type FuzzService,
+} from "../../support/service.js";
+import { Client, type Answer } from "../../support/http.js";
 import type { Tenant } from "../../support/app.js";
-import { Rng } from "./support/gql-docs.js";
+import { Rng } from "../../support/gql-docs.js";
 
 const ROUNDS_MIN = Number(process.env.ISOLATION_ROUNDS ?? 500);
 const ROUNDS_MAX = 3000;
@@ -73,7 +79,7 @@ interface TimingResult {
 }
 
 describe("isolation between keys and tenants", () => {
-  let svc: ServiceProcess;
+  let svc: FuzzService;
   let http: Client;
   let A: Tenant;
   let B: Tenant;

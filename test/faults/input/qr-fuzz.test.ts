@@ -10,10 +10,10 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import fc from "fast-check";
 import { decodeKhqr, encodeKhqr, verifyKhqr, type KhqrDecodeResult } from "../../../src/khqr/index.js";
 import { validInput } from "../../khqr/arbitraries.js";
-import { editArb, fixCrc, mutate } from "./support/khqr-mutations.js";
-import { checkDecodeResult } from "./support/contract.js";
-import { startService, type ServiceProcess } from "./support/service.js";
-import { Client, pool } from "./support/http.js";
+import { editArb, fixCrc, mutate } from "../../support/khqr-mutations.js";
+import { checkDecodeResult } from "../../support/contract.js";
+import { startService, type FuzzService } from "../../support/service.js";
+import { Client, pool } from "../../support/http.js";
 
 const RUNS = Number(process.env.FUZZ_QR_RUNS ?? 100_000);
 const REST_RUNS = Math.max(1000, Math.ceil(RUNS / 25));
@@ -141,7 +141,7 @@ describe(`QR string fuzz (seed ${SEED}, ${RUNS} strings)`, () => {
   });
 
   describe("through REST", () => {
-    let svc: ServiceProcess;
+    let svc: FuzzService;
     let client: Client;
     let headers: Record<string, string>;
     beforeAll(async () => {

@@ -9,9 +9,9 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { gzipSync } from "node:zlib";
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
-import { startService, healthy, registerGatewayMerchant, type ServiceProcess } from "./support/service.js";
-import { Client, sendRaw, pool, type Answer, type OutRequest } from "./support/http.js";
-import { checkErrorBody, RESPONSE_SHAPE } from "./support/contract.js";
+import { startService, healthy, registerGatewayMerchant, type FuzzService } from "../../support/service.js";
+import { Client, sendRaw, pool, type Answer, type OutRequest } from "../../support/http.js";
+import { checkErrorBody, RESPONSE_SHAPE } from "../../support/contract.js";
 import {
   anyValue,
   brokenJson,
@@ -23,7 +23,7 @@ import {
   toJson,
   validMeta,
   type J,
-} from "./support/values.js";
+} from "../../support/values.js";
 import type { Tenant } from "../../support/app.js";
 
 const RUNS = Number(process.env.FUZZ_REST_RUNS ?? 10_000);
@@ -798,7 +798,7 @@ function judge(route: string, c: Case, a: Answer, w: World, browserDied = false)
 // ---- the suite ----------------------------------------------------------------------------------
 
 describe(`REST fuzz (seed ${SEED}, ${RUNS} requests per endpoint)`, () => {
-  let svc: ServiceProcess;
+  let svc: FuzzService;
   let client: Client;
   let world: World;
   const stats: Record<string, { ms: number; n: number; statuses: Record<number, number> }> = {};

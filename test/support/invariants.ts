@@ -5,8 +5,8 @@
 
 import { expect } from "@jest/globals";
 import { sleep, type ServiceProcess } from "./cluster.js";
-import type { WebhookReceiver } from "./receiver.js";
-import { dbClient, generateQr, settle, type Tenant, type Tracked } from "./tenant.js";
+import type { WebhookReceiver } from "./webhook-receiver.js";
+import { dbClient, generateQr, settle, type Tenant, type Tracked } from "./http-tenant.js";
 import type { Upstreams } from "./upstreams.js";
 
 const TERMINAL_EVENT: Record<string, string> = {

@@ -7,7 +7,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } f
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { processTree } from "../../../src/gateway-link/process-tree.js";
+import { processTree } from "../../src/gateway-link/process-tree.js";
 
 export const ADMIN_TOKEN = "faults-admin-token-0123456789";
 export const SECRET_KEY = "faults-secret-key-0123456789-0123456789";
@@ -34,9 +34,14 @@ export class ServiceProcess {
   private exited: Promise<number | null> = Promise.resolve(null);
   private readonly lines: string[] = [];
   private file: WriteStream | null = null;
-  private readonly dataDir: string;
+  /** DATA_DIR of the process (the embedded database and demo.json live there when no DATABASE_URL is set). */
+  readonly dataDir: string;
   /** How many times it was started (1 = the first start). */
   starts = 0;
+  /** How the last start ended; null while it runs (a suite that must survive its input asserts it stays null). */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  /** Every line the process wrote, from the first (up to 10,000): an index into it marks "from now on". */
+  readonly output: string[] = [];
 
   constructor(
     readonly name: string,
@@ -76,13 +81,19 @@ export class ServiceProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.child = child;
+    this.exit = null;
     const take = (chunk: Buffer) => {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) this.note(line);
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (!line.trim()) continue;
+        if (this.output.length < 10_000) this.output.push(line);
+        this.note(line);
+      }
     };
     child.stdout?.on("data", take);
     child.stderr?.on("data", take);
     this.exited = new Promise((resolve) =>
       child.once("exit", (code, signal) => {
+        this.exit = { code, signal };
         this.note(`--- exited (code ${code}, signal ${signal}) ---`);
         resolve(code);
       }),

@@ -1,16 +1,15 @@
-// The real service as its own process (`node dist/src/main.js serve`) on a fresh PostgreSQL database,
+// The real service as its own process (`node dist/src/main.js serve`, a ServiceProcess) on a fresh PostgreSQL database,
 // for the bad-input and isolation suites. A separate process rather than createApp in the jest
 // process, because these suites assert that the *process* survives: Node's default for an unhandled
 // rejection or an uncaught exception is to exit, and a child that exits is seen at once. It also puts
 // the fuzz client and the service on different cores of a 2-core machine.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { createTestDatabase } from "../../../support/db.js";
-import { ADMIN_TOKEN, createTenant, type TestApp, type Tenant } from "../../../support/app.js";
+import { createTestDatabase } from "./db.js";
+import { ADMIN_TOKEN, createTenant, type TestApp, type Tenant } from "./app.js";
+import { ARTIFACTS, freePort, ServiceProcess } from "./cluster.js";
 
 export { ADMIN_TOKEN };
 export const SECRET_KEY = "test-secret-key-0123456789-0123456789";
@@ -36,25 +35,15 @@ export function ensureBuilt(): void {
   });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-export interface ServiceProcess {
+/** A service process on its own fresh database, with what the bad-input suites ask of it. */
+export interface FuzzService {
   url: string;
   dbUrl: string;
-  child: ChildProcess;
+  process: ServiceProcess;
   /** Every line the process wrote (pino JSON at LOG_LEVEL, plus anything on stderr). */
-  output: string[];
+  readonly output: string[];
   /** Set when the process exits; null while it runs. */
-  exit: { code: number | null; signal: NodeJS.Signals | null } | null;
+  readonly exit: ServiceProcess["exit"];
   admin<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<T>;
   /** A direct connection to the service's database (row counts; never writes). */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
@@ -64,53 +53,50 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function startService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+/** `node dist/src/main.js serve` (a ServiceProcess, as every suite that runs the service as a process). */
+export async function startService(env: Record<string, string> = {}): Promise<FuzzService> {
   ensureBuilt();
   const db = await createTestDatabase();
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), "pqr-fuzz-"));
-  const child = spawn(process.execPath, [join(ROOT, "dist/src/main.js"), "serve"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_OPTIONS: "",
-      NODE_ENV: "test",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? "warn",
-      ADMIN_TOKEN,
-      SECRET_KEY,
-      SIMULATORS: "true",
-      DEMO: "false",
-      DB_POOL_SIZE: "8",
-      RATE_LIMIT_PER_MINUTE: "0",
-      // Monitors poll slowly: the fuzz suites create thousands of transactions and measure request handling, not monitoring.
-      QR_MONITOR_INTERVAL_MS: "60000",
-      GATEWAY_MONITOR_INTERVAL_MS: "60000",
-      // The link page runs in Chromium on a machine shared with other test runs: give it time (a slow
-      // healthy page is not what these suites test; the 502 for a page that never answers is tested elsewhere).
-      LINK_OPEN_TIMEOUT_MS: "60000",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output: string[] = [];
-  const collect = (buf: Buffer) => {
-    for (const line of buf.toString("utf8").split("\n"))
-      if (line.trim() !== "" && output.length < 10_000) output.push(line);
+  const logDir = join(ARTIFACTS, `input-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  mkdirSync(logDir, { recursive: true });
+  const serviceEnv = {
+    NODE_ENV: "test",
+    HOST: "127.0.0.1",
+    DATABASE_URL: db.url,
+    LOG_LEVEL: process.env.FUZZ_LOG_LEVEL ?? "warn",
+    ADMIN_TOKEN,
+    SECRET_KEY,
+    SIMULATORS: "true",
+    DEMO: "false",
+    DB_POOL_SIZE: "8",
+    RATE_LIMIT_PER_MINUTE: "0",
+    // Monitors poll slowly: the fuzz suites create thousands of transactions and measure request handling, not monitoring.
+    QR_MONITOR_INTERVAL_MS: "60000",
+    GATEWAY_MONITOR_INTERVAL_MS: "60000",
+    // The link page runs in Chromium on a machine shared with other test runs: give it time (a slow
+    // healthy page is not what these suites test; the 502 for a page that never answers is tested elsewhere).
+    LINK_OPEN_TIMEOUT_MS: "60000",
+    ...env,
   };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const url = `http://127.0.0.1:${port}`;
-  const svc: ServiceProcess = {
+  const proc = new ServiceProcess("service", "serve", await freePort(), () => serviceEnv, logDir);
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  try {
+    await proc.start();
+  } catch (err) {
+    await proc.dispose();
+    await pool.end();
+    await db.drop();
+    throw err;
+  }
+  const url = proc.url;
+  const svc: FuzzService = {
     url,
     dbUrl: db.url,
-    child,
-    output,
-    exit: null,
+    process: proc,
+    output: proc.output,
+    get exit() {
+      return proc.exit;
+    },
     async admin<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
       const res = await fetch(`${url}/graphql`, {
         method: "POST",
@@ -131,7 +117,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
     errorLines: () => {
       const out: string[] = [];
       let skipping = false;
-      for (const l of output) {
+      for (const l of proc.output) {
         if (/Internal error emitted on a WebSocket socket.*Max payload size exceeded/.test(l)) skipping = true;
         else if (skipping) skipping = l !== "}";
         else if (l.startsWith("{") ? /"level":(5\d|6\d)/.test(l) : /unhandled|uncaught|FATAL|Error/i.test(l))
@@ -140,42 +126,16 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
       return out;
     },
     async stop() {
-      if (svc.exit === null) {
-        const exited = new Promise((r) => child.once("exit", r));
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await proc.dispose();
       await pool.end();
       await db.drop();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  child.once("exit", (code, signal) => {
-    svc.exit = { code, signal };
-  });
-  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (svc.exit !== null)
-      throw new Error(`service exited during start (${JSON.stringify(svc.exit)}):\n${output.join("\n")}`);
-    const ok = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > deadline) {
-      await svc.stop();
-      throw new Error(`service not ready within 60 s:\n${output.join("\n")}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
   return svc;
 }
 
 /** Registers a tenant's hosted-gateway merchant with the in-process gateway simulator, so valid generates succeed. */
-export async function registerGatewayMerchant(svc: ServiceProcess, merchantId: string, apiKey: string): Promise<void> {
+export async function registerGatewayMerchant(svc: FuzzService, merchantId: string, apiKey: string): Promise<void> {
   const res = await fetch(`${svc.url}/sim/gateway/merchants`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -185,7 +145,7 @@ export async function registerGatewayMerchant(svc: ServiceProcess, merchantId: s
 }
 
 /** The process is alive and its health endpoints answer. */
-export async function healthy(svc: ServiceProcess): Promise<boolean> {
+export async function healthy(svc: FuzzService): Promise<boolean> {
   if (svc.exit !== null) return false;
   const h = await fetch(`${svc.url}/healthz`).then(
     (r) => r.status === 200,

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { ADMIN_TOKEN } from "./cluster.js";
 import type { Upstreams } from "./upstreams.js";
-import type { WebhookReceiver } from "./receiver.js";
+import type { WebhookReceiver } from "./webhook-receiver.js";
 
 export const AUTH = {
   qr: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-key" }),

@@ -6,9 +6,9 @@
 import { createServer, type Server } from "node:http";
 import { randomBytes } from "node:crypto";
 import express, { type RequestHandler } from "express";
-import { createNetworkSimulator, type NetworkSimulator } from "../../../src/simulators/network/index.js";
-import { createGatewaySimulator, type GatewaySimulator } from "../../../src/simulators/gateway/index.js";
-import { createLinkSimulator, type LinkSimulator } from "../../../src/simulators/link/index.js";
+import { createNetworkSimulator, type NetworkSimulator } from "../../src/simulators/network/index.js";
+import { createGatewaySimulator, type GatewaySimulator } from "../../src/simulators/gateway/index.js";
+import { createLinkSimulator, type LinkSimulator } from "../../src/simulators/link/index.js";
 import { sleep } from "./cluster.js";
 import { closeNow, listenLoopback } from "./listen.js";
 
