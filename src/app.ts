@@ -56,9 +56,9 @@ export const MODULES = [
 ] as const;
 
 /** What the ORM maps: every module's tables. */
-export const ENTITIES = MODULES.flatMap((m) => ("entities" in m ? (m.entities ?? []) : []));
+export const ENTITIES = MODULES.flatMap((m) => m.entities ?? []);
 /** The eight REST paths of the contract, from the area modules. */
-export const ROUTES = MODULES.flatMap((m) => ("routes" in m ? (m.routes ?? []) : []));
+export const ROUTES = MODULES.flatMap((m) => m.routes ?? []);
 const RESOLVER_CLASSES = MODULES.flatMap((m) => m.resolvers ?? []);
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
