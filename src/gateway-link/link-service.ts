@@ -66,7 +66,20 @@ export class LinkService {
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
-    const request = { amount: input.amount as number, currency: link.currency, meta };
+    const request = { amount: input.amount, currency: link.currency, meta };
+    // What the transaction is, whether the page gives a QR or not.
+    const draft = {
+      id,
+      area: "gateway_link" as const,
+      merchantRef: key.merchantRef,
+      apiKeyRef: key.keyId,
+      status: "PENDING" as const,
+      amount,
+      currency: NUMERIC_TO_CODE[link.currency],
+      meta,
+      request,
+      expiresAt,
+    };
     let session: LinkSession;
     try {
       session = await openLinkSession(this.pool, {
@@ -79,18 +92,7 @@ export class LinkService {
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
       // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).
-      await this.store.create({
-        id,
-        area: "gateway_link",
-        merchantRef: key.merchantRef,
-        apiKeyRef: key.keyId,
-        status: "PENDING",
-        amount,
-        currency: NUMERIC_TO_CODE[link.currency],
-        meta,
-        request,
-        expiresAt,
-      });
+      await this.store.create(draft);
       await this.store.transition({
         id,
         to: "FAILED",
@@ -104,19 +106,10 @@ export class LinkService {
     let tx: TxRecord;
     try {
       ({ tx } = await this.store.create({
-        id,
-        area: "gateway_link",
-        merchantRef: key.merchantRef,
-        apiKeyRef: key.keyId,
-        status: "PENDING",
-        amount,
-        currency: NUMERIC_TO_CODE[link.currency],
+        ...draft,
         qr: session.qr,
         clientId: session.clientId,
-        meta,
-        request,
         upstream: { linkUrl: link.url },
-        expiresAt,
         nextCheckAt: expiresAt,
       }));
     } catch (err) {
