@@ -111,12 +111,15 @@ describe("transition(): the one way a status changes", () => {
     }
   });
 
-  it("a failure inside the database transaction rolls back the status and leaves no event", async () => {
-    const tx = await create();
-    // A real failure half-way through: the delivery-row insert raises after the update and the event insert.
+  /**
+   * Runs `body` while every webhook delivery-row insert raises (a trigger), with an endpoint of the key so the
+   * outbox statement writes one: a real failure half-way through the statement that records an event.
+   */
+  const whileDeliveriesFail = async (endpointId: string, body: () => Promise<void>) => {
     await t.app.core.db.query(
-      `insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`,
-      [tenant.keyIds.qr],
+      `insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at)
+       values (?, ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`,
+      [endpointId, tenant.keyIds.qr],
     );
     await t.app.core.db.query(
       `create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`,
@@ -125,30 +128,28 @@ describe("transition(): the one way a status changes", () => {
       `create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`,
     );
     try {
+      await body();
+    } finally {
+      await t.app.core.db.query(`drop trigger fail_delivery on webhook_delivery`);
+      await t.app.core.db.query(`delete from webhook_endpoint where id = ?`, [endpointId]);
+    }
+  };
+
+  it("a failure inside the database transaction rolls back the status and leaves no event", async () => {
+    const tx = await create();
+    // A real failure half-way through: the delivery-row insert raises after the update and the event insert.
+    await whileDeliveriesFail("whe_guard", async () => {
       await expect(
         t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" }),
       ).rejects.toThrow();
-    } finally {
-      await t.app.core.db.query(`drop trigger fail_delivery on webhook_delivery`);
-      await t.app.core.db.query(`delete from webhook_endpoint where id = 'whe_guard'`);
-    }
+    });
     expect((await t.app.core.store.get(tx.id))?.status).toBe("PENDING");
     expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created"]);
   });
 
   it("creation is all or nothing too: a failing delivery-row insert leaves no transaction and no event", async () => {
     const id = newId("txn");
-    await t.app.core.db.query(
-      `insert into webhook_endpoint (id, api_key_ref, url, events, secret_enc, enabled, created_at) values ('whe_guard2', ?, 'http://127.0.0.1:9/x', '[]', 'v1.x', true, now())`,
-      [tenant.keyIds.qr],
-    );
-    await t.app.core.db.query(
-      `create or replace function fail_delivery() returns trigger as $$ begin raise exception 'boom'; end $$ language plpgsql`,
-    );
-    await t.app.core.db.query(
-      `create trigger fail_delivery before insert on webhook_delivery for each row execute function fail_delivery()`,
-    );
-    try {
+    await whileDeliveriesFail("whe_guard2", async () => {
       await expect(
         t.app.core.store.create({
           id,
@@ -162,10 +163,7 @@ describe("transition(): the one way a status changes", () => {
           expiresAt: new Date(t.clock.now().getTime() + 60_000),
         }),
       ).rejects.toThrow();
-    } finally {
-      await t.app.core.db.query(`drop trigger fail_delivery on webhook_delivery`);
-      await t.app.core.db.query(`delete from webhook_endpoint where id = 'whe_guard2'`);
-    }
+    });
     expect(await t.app.core.store.get(id)).toBeNull();
     expect(await events(id)).toEqual([]);
   });
