@@ -17,6 +17,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY src/dashboard/public ./src/dashboard/public
+COPY src/checkout/public ./src/checkout/public
 USER node
 EXPOSE 4000
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/src/main.js"]

@@ -12,7 +12,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/dashboard/public/**/*.js"],
+    files: ["src/dashboard/public/**/*.js", "src/checkout/public/**/*.js"],
     languageOptions: {
       globals: {
         window: "readonly",
@@ -24,6 +24,9 @@ export default tseslint.config(
         console: "readonly",
         setTimeout: "readonly",
         clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        URLSearchParams: "readonly",
         URL: "readonly",
         location: "readonly",
         HTMLElement: "readonly",

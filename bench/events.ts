@@ -9,7 +9,11 @@ import { benchWebhooks } from "./events/webhooks.js";
 export async function benchEvents(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section[]> {
   const only = process.env.BENCH_EVENTS_ONLY; // "subscriptions" | "webhooks", for tuning runs
   const sections: Section[] = [];
-  if (only !== "webhooks") sections.push(await benchSubscriptions(opts));
+  if (only !== "webhooks") {
+    sections.push(await benchSubscriptions(opts));
+    // The scale target (issue 15): 10,000 subscribers on one api instance, 100 transitions/s for 60 s.
+    if (!opts.quick) sections.push(await benchSubscriptions({ ...opts, subscribers: 10_000, seconds: 60 }));
+  }
   if (only !== "subscriptions") sections.push(await benchWebhooks(opts));
   return sections;
 }

@@ -16,6 +16,7 @@ import { createTenant } from "./tenant.js";
 import { baselineTarget, seed, targets, type Target } from "./load-targets.js";
 import { cpuBetween, DbProbe } from "./db-probe.js";
 import type { CannonResult, CannonSpec } from "./cannon.js";
+import { ADMIN_TOKEN } from "./support/service.js";
 
 export interface LoadOptions {
   quick: boolean;
@@ -29,7 +30,6 @@ export interface LoadOptions {
 const CONNECTIONS = 64;
 /** The service's ORM pool (DB_POOL_SIZE, set explicitly) and the baseline's one pg Pool. */
 const POOL_SIZE = 10;
-const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const run = promisify(execFile);
 
 interface Run extends CannonResult {
@@ -93,6 +93,8 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
         NETWORK_API_URL: `${sim}/sim/network-api`,
         NETWORK_API_TOKEN: "bench-network-token",
         GATEWAY_API_URL: `${sim}/sim/gateway-api`,
+        // The payment-link page of the simulators is on loopback, which production's egress policy refuses.
+        EGRESS_ALLOW_PRIVATE_URLS: "true",
         ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
         ...serviceEnvOverrides(),
       },

@@ -1,5 +1,7 @@
 // `npm run bench`: every section in order, printed as markdown; a full run also writes bench/results.md.
 // BENCH_QUICK=1 runs a ~1–2 minute smoke of the same sections (figures not meaningful, nothing written).
+// --only=NAME[,NAME…] runs only the sections whose name contains one of them (codec, load, embedded load, link
+// monitors, events, floods, startup), e.g. `npm run bench -- --only=floods`; nothing is written then either.
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -10,8 +12,14 @@ import { benchLinkMonitorsSection } from "./link-monitors.js";
 import { benchEvents } from "./events.js";
 import { benchStartup } from "./startup.js";
 import { benchEmbedded } from "./embedded.js";
+import { benchFlood } from "./flood.js";
 
 const quick = process.env.BENCH_QUICK === "1";
+const only = process.argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",")
+  .filter((x) => x !== "");
 const log = (line: string) => console.error(`  ${line}`);
 
 function machine(loadBefore: number): string[] {
@@ -37,6 +45,7 @@ async function main(): Promise<void> {
   const sections: Section[] = [];
   // A section that fails is reported as such and the run goes on: one broken section must not hide the rest.
   const run = async (name: string, fn: () => Promise<Section | Section[]>) => {
+    if (only && !only.some((o) => name.includes(o))) return;
     console.error(`# ${name}${quick ? " (quick)" : ""}`);
     const t = Date.now();
     let out: Section | Section[];
@@ -66,9 +75,10 @@ async function main(): Promise<void> {
   await run("embedded load", () => benchEmbedded({ quick, log, postgres }));
   await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
   await run("events", () => benchEvents({ quick, log }));
+  await run("floods", () => benchFlood({ quick, log }));
   await run("startup", () => benchStartup({ quick, log }));
   console.error(`# done in ${Math.round((Date.now() - started) / 1000)} s`);
-  if (quick) return;
+  if (quick || only) return;
   const out = fileURLToPath(new URL("../../bench/results.md", import.meta.url));
   const doc = [
     "# Benchmark results",

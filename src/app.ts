@@ -23,13 +23,18 @@ import { ResolverContainer } from "./graphql/container.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
 import { graphqlBodyErrors } from "./graphql/http-errors.js";
 import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRouter } from "./rest/shim.js";
-import { RateLimiter } from "./rest/rate-limit.js";
+import { RateLimiter, rateLimitMiddleware } from "./rest/rate-limit.js";
+import { BearerThrottle } from "./auth/bearer-throttle.js";
+import { credentialsFromHeaders } from "./auth/credentials.js";
 import { answerClientError } from "./rest/client-error.js";
 import { Scheduler } from "./jobs/scheduler.js";
 import { loadOrCreateSecrets } from "./auth/stored-secrets.js";
 import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError, listen } from "./startup.js";
 import { dashboardRouter } from "./dashboard/index.js";
+import { openApiDocument } from "./rest/openapi.js";
+import { docsRouter } from "./rest/docs.js";
+import { EVENT_DESCRIPTIONS, EVENT_TYPES } from "./transactions/transaction-event.entity.js";
 import type { Module, ModuleDefinition } from "./module.js";
 import { opsModule } from "./ops/index.js";
 import { adminModule } from "./admin/index.js";
@@ -39,6 +44,7 @@ import { WEBHOOK_OUTBOX, webhooksModule } from "./webhooks/index.js";
 import { qrModule } from "./qr/index.js";
 import { gatewayModule } from "./gateway/index.js";
 import { linkModule } from "./gateway-link/index.js";
+import { checkoutModule } from "./checkout/index.js";
 
 /**
  * The modules of the service, in the order their resolvers, routes and HTTP handlers are assembled.
@@ -53,6 +59,7 @@ export const MODULES = [
   qrModule,
   gatewayModule,
   linkModule,
+  checkoutModule,
 ] as const;
 
 /** What the ORM maps: every module's tables. */
@@ -60,6 +67,14 @@ export const ENTITIES = MODULES.flatMap((m) => m.entities ?? []);
 /** The eight REST paths of the contract, from the area modules. */
 export const ROUTES = MODULES.flatMap((m) => m.routes ?? []);
 const RESOLVER_CLASSES = MODULES.flatMap((m) => m.resolvers ?? []);
+const WEBHOOK_EVENTS = EVENT_TYPES.map((type) => ({ type, description: EVENT_DESCRIPTIONS[type] }));
+/** The REST contract's version in the OpenAPI document (paths carry none: the contract gives none). */
+const API_VERSION = "1.0.0";
+
+/** The OpenAPI document of the REST shim, built with no database (tests check every REST answer against it). */
+export async function restOpenApi(): Promise<Record<string, unknown>> {
+  return openApiDocument(await buildAppSchema(RESOLVER_CLASSES), ROUTES, WEBHOOK_EVENTS, API_VERSION);
+}
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
 export function schemaSdl(): Promise<string> {
@@ -102,6 +117,8 @@ export interface App {
   module<M extends Module>(definition: ModuleDefinition<never, M>): M;
   server: Server;
   url: string;
+  /** The operator listener (ADMIN_PORT), or null when admin, dashboard and metrics are on the public port. */
+  adminUrl: string | null;
   role: Role;
   embedded: boolean;
   ready(): Promise<{ ok: boolean; checks: Record<string, boolean> }>;
@@ -152,7 +169,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   const db = new Db(orm);
   const bus = new EventBus();
-  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX);
+  const { expiryGraceMs, lateWatchMs, lateCheckIntervalMs } = config.network;
+  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, {
+    qr: { graceMs: expiryGraceMs, lateWatchMs, lateCheckMs: lateCheckIntervalMs },
+  });
   const box = new SecretBox(secrets.secretKey);
   const invalidations = new Invalidations();
   const auth = new Authenticator(db, box, clock, secrets.adminToken, invalidations);
@@ -218,9 +238,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   }
 
   app.use((req, res, next) => {
-    const id = (req.headers["x-request-id"] as string | undefined) ?? randomUUID();
+    // A caller's request id is echoed and logged only if it is short and plain; anything else gets our own.
+    const given = req.headers["x-request-id"];
+    const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     (req as { id?: string }).id = id;
     res.setHeader("x-request-id", id);
+    // API answers are per caller and live: never stored by a cache (the dashboard's assets set their own).
+    res.setHeader("cache-control", "no-store");
     next();
   });
   // pino-http serialises every request into a child logger up front, whatever the level; at "silent" nothing
@@ -236,6 +260,16 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     );
   }
   app.use(metrics.middleware());
+  // Wrong bearer tokens (admin token guesses) per client address: 429 + retry-after once over the limit. Not on
+  // the simulators' paths: they stand in for the upstreams, whose own bearer tokens (the network API's JWT) our
+  // monitors send from this very address, so counting them would lock the demo's payments out.
+  const throttleBearers = new BearerThrottle(
+    async (token) => auth.isAdminToken(token) || (await auth.verifyClientToken(token)) !== null,
+    { maxFailures: config.adminThrottle.maxFailures, windowMs: config.adminThrottle.windowMs },
+  ).middleware();
+  const bearerThrottle: express.RequestHandler = (req, res, next) =>
+    req.path.startsWith("/sim/") ? next() : throttleBearers(req, res, next);
+  app.use(bearerThrottle);
 
   app.get("/healthz", (_req, res) => void res.json({ ok: true }));
   let startupDone = opts.deferStartup !== true;
@@ -261,6 +295,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ));
     checks.jobs = scheduler === null || scheduler.running;
     checks.startup = startupDone;
+    for (const m of modules) Object.assign(details, m.readiness?.() ?? {});
     const ok = Object.values(checks).every(Boolean);
     return { ok, checks, ...(Object.keys(details).length > 0 ? { details } : {}) };
   };
@@ -268,18 +303,48 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const r = await ready();
     res.status(r.ok ? 200 : 503).json(r);
   });
-  app.get("/metrics", async (_req, res) => {
+  // The operator surfaces: on their own listener when ADMIN_PORT is set, else on the public one, with
+  // /metrics behind a bearer token (METRICS_TOKEN or the admin token).
+  const adminApp = config.adminListener === null ? app : express();
+  const adminServer = adminApp === app ? null : createServer(adminApp);
+  if (adminServer !== null) {
+    adminApp.disable("x-powered-by");
+    adminApp.set("etag", false);
+    adminApp.use(metrics.middleware());
+    adminApp.use(bearerThrottle);
+    adminApp.get("/healthz", (_req, res) => void res.json({ ok: true }));
+  }
+  const scrape = async (_req: express.Request, res: express.Response) => {
     res.setHeader("content-type", metrics.registry.contentType);
+    res.setHeader("cache-control", "no-store");
     res.send(await metrics.registry.metrics());
-  });
+  };
+  if (adminServer !== null) adminApp.get("/metrics", scrape);
+  else
+    app.get("/metrics", (req, res, next) => {
+      const token = credentialsFromHeaders(req.headers).bearer ?? "";
+      const ok =
+        token !== "" && (auth.isAdminToken(token) || (config.metricsToken !== null && token === config.metricsToken));
+      if (ok) return void scrape(req, res).catch(next);
+      res.setHeader("www-authenticate", 'Bearer realm="metrics"');
+      res.status(401).json({
+        error: {
+          code: "UNAUTHENTICATED",
+          message: "/metrics needs Authorization: Bearer <METRICS_TOKEN or ADMIN_TOKEN>",
+          details: [],
+        },
+      });
+    });
 
   let edge: GraphQLEdge | null = null;
   for (const m of modules) m.mount?.(app);
   if (role !== "worker") {
-    if (config.rateLimit.perMinute > 0)
+    // One limiter, keyed on the resolved principal, for HTTP here and for websocket operations in the edge.
+    const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
+    if (limiter !== null)
       app.use(
-        ["/qr", "/gateway", "/gateway-link", "/graphql"],
-        new RateLimiter(config.rateLimit.perMinute).middleware(),
+        ["/qr", "/gateway", "/gateway-link", "/graphql", "/checkout/view", "/cards"],
+        rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers))),
       );
     const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
     edge = await createGraphQLEdge(await buildAppSchema(RESOLVER_CLASSES), server, {
@@ -288,10 +353,40 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       container,
       exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
       introspection: config.nodeEnv !== "production",
+      invalidations,
+      limiter,
+      ws: config.ws,
+      limits: config.graphql,
+      now: () => clock.now().getTime(),
     });
     app.use(restRouter(ROUTES, edge));
+    if (adminServer !== null) {
+      // The admin token is accepted on the operator listener only.
+      app.use("/graphql", (req, res, next) => {
+        const token = credentialsFromHeaders(req.headers).bearer ?? "";
+        if (token === "" || !auth.isAdminToken(token)) return next();
+        res.status(403).json({
+          errors: [
+            {
+              message: "The admin API is served on the operator listener (ADMIN_PORT)",
+              extensions: { code: "FORBIDDEN" },
+            },
+          ],
+        });
+      });
+      adminApp.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
+    }
+    const schema = edge.schema;
+    app.use(docsRouter(() => openApiDocument(schema, ROUTES, WEBHOOK_EVENTS, API_VERSION)));
     app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
-    app.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
+    adminApp.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
+  }
+  if (adminServer !== null) {
+    adminApp.use(bodyErrors);
+    adminApp.use(notFoundHandler());
+    adminApp.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
+    adminServer.on("clientError", answerClientError);
+    await listen(adminServer, config.adminListener!.port, config.adminListener!.host);
   }
   app.use(bodyErrors);
   app.use(notFoundHandler());
@@ -305,6 +400,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     stopping ??= (async () => {
       await edge?.dispose(); // stops taking requests, drains in-flight ones and websockets
       if (server.listening) await new Promise<void>((r) => server.close(() => r()));
+      if (adminServer?.listening) {
+        adminServer.closeAllConnections();
+        await new Promise<void>((r) => adminServer.close(() => r()));
+      }
+      await jobs.pause();
+      for (const m of modules) await m.handOver?.();
       await jobs.stop();
       for (const m of [...modules].reverse()) await m.stop?.();
       await orm.close();
@@ -317,6 +418,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     core,
     module,
     server,
+    adminUrl:
+      adminServer === null ? null : `http://127.0.0.1:${(adminServer.address() as AddressInfo | null)?.port ?? 0}`,
     url: baseUrl,
     role,
     embedded: embedded !== null,
@@ -325,6 +428,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     stop,
   };
 }
+
+/** What an x-request-id may be: 1–128 characters of a safe alphabet (no spaces, quotes, control characters). */
+const REQUEST_ID = /^[A-Za-z0-9._:@+=/-]{1,128}$/;
 
 function sqlState(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;

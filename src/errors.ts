@@ -1,6 +1,7 @@
 export type ErrorCode =
   | "BAD_USER_INPUT"
   | "UNAUTHENTICATED"
+  | "FORBIDDEN"
   | "NOT_FOUND"
   | "CONFLICT"
   | "UPSTREAM_REJECTED"

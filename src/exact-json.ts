@@ -163,3 +163,37 @@ export function minify(text: string): string {
   }
   return out + text.slice(from);
 }
+
+/**
+ * The first key that appears twice in one object of a JSON text, or null (`{"amount":1,"amount":1000000}`
+ * would otherwise mean its last value). The text is valid JSON already (parsed before).
+ */
+export function duplicateKey(text: string): string | null {
+  const stack: (Set<string> | null)[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const raw = text.slice(i, j + 1);
+      i = j + 1;
+      const top = stack[stack.length - 1];
+      if (top) {
+        let k = i;
+        while (k < text.length && /\s/.test(text[k] as string)) k++;
+        if (text[k] === ":") {
+          const key = JSON.parse(raw) as string;
+          if (top.has(key)) return key;
+          top.add(key);
+        }
+      }
+      continue;
+    }
+    if (c === "{") stack.push(new Set());
+    else if (c === "[") stack.push(null);
+    else if (c === "}" || c === "]") stack.pop();
+    i++;
+  }
+  return null;
+}

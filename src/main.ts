@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from "./config.js";
 import { createApp, schemaSdl, type Role } from "./app.js";
 import { createLogger } from "./logger.js";
 import { runAdminCli } from "./admin/cli.js";
+import { listenCommand } from "./webhooks/listen.js";
 import { seedDemo } from "./demo/seed.js";
 import { StartupError } from "./errors.js";
 
@@ -26,7 +27,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === "admin") {
-    process.exitCode = await runAdminCli(rest, process.env);
+    process.exitCode = await runAdminCli(rest, process.env, { listen: listenCommand });
     return;
   }
   if (!["serve", "api", "worker"].includes(command)) {

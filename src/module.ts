@@ -42,5 +42,12 @@ export interface Module {
   /** Every committed event, in this process (the events module's bus). */
   onEvent?(event: CommittedEvent): void;
   start?(): Promise<void>;
+  /**
+   * Shutdown, once this process takes no more jobs and before its job database closes: give running work
+   * to other workers now rather than when its job locks expire.
+   */
+  handOver?(): Promise<void>;
   stop?(): Promise<void>;
+  /** What /readyz should say about this module (merged into `details`); informational, never failing it. */
+  readiness?(): Record<string, unknown>;
 }

@@ -18,7 +18,7 @@ const LAYERS: string[][] = [
   ["transactions", "ops"],
   ["admin", "events", "simulators"],
   ["webhooks"],
-  ["qr", "gateway", "gateway-link", "dashboard"],
+  ["qr", "gateway", "gateway-link", "dashboard", "checkout"],
   ["app.ts", "index.ts"],
   ["demo"],
   ["main.ts"],

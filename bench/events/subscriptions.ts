@@ -7,11 +7,13 @@ import { runFanout, type FanoutPlan, type FanoutResult, type FanoutRig } from ".
 import { Rig } from "./rig.js";
 import type { SubSpec } from "./subscriber-host.js";
 
-const SUBSCRIBERS = 1000;
+/** 1,000 by default; bench/events.ts also runs the scale target's 10,000 (BENCH_SUBSCRIBERS overrides both). */
+const DEFAULT_SUBSCRIBERS = 1000;
 const RATE = Number(process.env.BENCH_EVENTS_RATE ?? 100); // override for capacity runs
 const TARGET_P99_MS = 100;
 const SELECTION = `{ id type createdAt transaction { transactionId status amount currency updatedAt } meta }`;
-const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) ${SELECTION} }`;
+// A checkout page holds a clientToken: it may select the checkout view only (README "Client tokens").
+const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { transactionId status amount currency } } }`;
 const STREAM = `subscription { transactionUpdates(area: qr) ${SELECTION} }`;
 const UPDATE = { event: "transaction.updated" as const };
 
@@ -39,7 +41,7 @@ async function generate(
 }
 
 /** A: one checkout page per transaction — transactionUpdated with its clientToken; each event has one receiver. */
-async function perTransactionPlan(baseUrl: string, seconds: number): Promise<FanoutPlan> {
+async function perTransactionPlan(baseUrl: string, seconds: number, SUBSCRIBERS: number): Promise<FanoutPlan> {
   const key = await createQrKey(baseUrl, await createMerchant(baseUrl, "Bench checkout"));
   const txs = await generate(baseUrl, key, SUBSCRIBERS);
   const subs: SubSpec[] = txs.map((t, index) => ({
@@ -61,7 +63,7 @@ async function perTransactionPlan(baseUrl: string, seconds: number): Promise<Fan
 }
 
 /** B: 100 merchants' keys, 10 listeners each on the key's stream (transactionUpdates); each event has 10 receivers. */
-async function perKeyPlan(baseUrl: string, driver: Helper, seconds: number): Promise<FanoutPlan> {
+async function perKeyPlan(baseUrl: string, driver: Helper, seconds: number, SUBSCRIBERS: number): Promise<FanoutPlan> {
   const keys = 100;
   const listeners = SUBSCRIBERS / keys;
   const subs: SubSpec[] = [];
@@ -104,13 +106,21 @@ function row(name: string, subs: number, r: FanoutResult): (string | number)[] {
  * 1,000 graphql-ws subscribers on one `api` instance; a separate process commits 100 transitions/s through
  * TransactionStore.transition (outbox + pg_notify), so every event reaches the instance over LISTEN/NOTIFY.
  */
-export async function benchSubscriptions(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
+export async function benchSubscriptions(opts: {
+  quick: boolean;
+  log?: (line: string) => void;
+  subscribers?: number;
+  seconds?: number;
+}): Promise<Section> {
   const log = opts.log ?? (() => undefined);
   const loadBefore = loadavg()[0];
-  const seconds = Number(process.env.BENCH_EVENTS_SECONDS ?? (opts.quick ? 3 : 30)); // override for tuning runs
+  const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? opts.subscribers ?? DEFAULT_SUBSCRIBERS);
+  // override for tuning runs
+  const seconds = Number(process.env.BENCH_EVENTS_SECONDS ?? opts.seconds ?? (opts.quick ? 3 : 30));
   const rig = await Rig.create("subs");
   try {
-    const api = await rig.service("api");
+    // Every subscriber comes from this machine's one address: the per-address socket cap is raised to fit.
+    const api = await rig.service("api", { WS_MAX_SOCKETS_PER_IP: String(SUBSCRIBERS + 100) });
     const driver = rig.helper("driver");
     await driver.call("init", { dbUrl: rig.db.url, poolSize: 4 });
     const hosts = [rig.helper("subscriber-host"), rig.helper("subscriber-host")];
@@ -125,19 +135,19 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
     };
     const offsets = await Promise.all([driver, ...hosts].map((h) => h.clockOffset()));
     log("subscriptions A: transactionUpdated per transaction (clientToken)");
-    const planA = await perTransactionPlan(api.url, seconds);
+    const planA = await perTransactionPlan(api.url, seconds, SUBSCRIBERS);
     log(`  ${SUBSCRIBERS} transactions issued through POST /qr/generate`);
     const a = await runFanout(planA, fr);
     log(`  p99 ${ms1(a.latency.p99)} ms, lost ${a.lost}`);
     log("subscriptions B: transactionUpdates per key (API key), 10 listeners per key");
-    const planB = await perKeyPlan(api.url, driver, seconds);
-    log(`  100 keys and ${SUBSCRIBERS} transactions created`);
+    const planB = await perKeyPlan(api.url, driver, seconds, SUBSCRIBERS);
+    log(`  100 keys and 1000 transactions created, ${SUBSCRIBERS} listeners`);
     const b = await runFanout(planB, fr);
     log(`  p99 ${ms1(b.latency.p99)} ms, lost ${b.lost}`);
     const skew = Math.max(...offsets.map((o) => Math.abs(o.offsetMs) + o.withinMs));
     const met = (r: FanoutResult) => r.lost === 0 && r.duplicates === 0 && r.latency.p99 < TARGET_P99_MS;
     return {
-      title: "Subscriptions: commit → subscriber (1 api instance, 1,000 graphql-ws subscribers)",
+      title: `Subscriptions: commit → subscriber (1 api instance, ${SUBSCRIBERS.toLocaleString("en")} graphql-ws subscribers)`,
       columns: [
         "scenario",
         "subscribers",
@@ -152,7 +162,7 @@ export async function benchSubscriptions(opts: { quick: boolean; log?: (line: st
       ],
       rows: [
         row("A: transactionUpdated, 1 per transaction", SUBSCRIBERS, a),
-        row("B: transactionUpdates, 100 keys × 10", SUBSCRIBERS, b),
+        row(`B: transactionUpdates, 100 keys × ${SUBSCRIBERS / 100}`, SUBSCRIBERS, b),
       ],
       notes: [
         `One \`node dist/src/main.js api\` instance (NODE_ENV=production, fresh PostgreSQL database); subscribers in 2 forked load-generator processes, one websocket each, authenticated in connection_init (A: the generate response's clientToken, as a checkout page; B: x-api-key + x-auth-type, as a merchant backend).`,

@@ -41,7 +41,7 @@ async function runHooks(workers: number, seconds: number, log: (s: string) => vo
   let secret = "";
   const rx = await startReceiver(() => secret);
   try {
-    const privateOk = { WEBHOOK_ALLOW_PRIVATE_URLS: "true" }; // the receiver is on loopback
+    const privateOk = { EGRESS_ALLOW_PRIVATE_URLS: "true" }; // the receiver is on loopback
     const api = await rig.service("api", privateOk);
     const ws = [];
     for (let i = 0; i < workers; i++) ws.push(await rig.service("worker", privateOk));
@@ -127,7 +127,7 @@ export async function benchWebhooks(opts: { quick: boolean; log?: (line: string)
     columns: ["workers", "events (rate)", "missing", "p50 ms", "p95 ms", "target p95 ms", "p99 ms", "max ms"],
     rows: [row("1 worker", one), row("2 workers", two)],
     notes: [
-      `Fresh PostgreSQL database per row; one \`api\` instance (set-up through the admin API) and \`node dist/src/main.js worker\` process(es) running the dispatcher (NODE_ENV=production, WEBHOOK_ALLOW_PRIVATE_URLS=true for the loopback receiver). The endpoint subscribes to payment.completed.`,
+      `Fresh PostgreSQL database per row; one \`api\` instance (set-up through the admin API) and \`node dist/src/main.js worker\` process(es) running the dispatcher (NODE_ENV=production, EGRESS_ALLOW_PRIVATE_URLS=true for the loopback receiver). The endpoint subscribes to payment.completed.`,
       `A separate process commits ${RATE} PENDING → SUCCESS transitions/s for ${seconds} s (open loop) with TransactionStore.transition (outbox row + delivery row + pg_notify in one database transaction). Latency = the receiver (in the bench process) has the whole body − commit acknowledged in the committing process (wall clock, performance.timeOrigin + performance.now(); the two clocks agree within ${Math.max(one.clockMs, two.clockMs).toFixed(2)} ms). Every signature is checked with the README recipe: bad signatures ${one.badSignatures + two.badSignatures}.`,
       `Missing = committed events not received within 30 s; duplicates (at-least-once redeliveries): 1 worker ${one.duplicates}, 2 workers ${two.duplicates}. Where time goes (1 worker / 2 workers): worker CPU ${pct(one.workers.cpuPct)} / ${pct(two.workers.cpuPct)} of one core (summed), their event-loop threads runnable but waiting for a CPU ${pct(one.workers.waitPct)} / ${pct(two.workers.waitPct)} of the time, event-loop delay p99 ${ms1(one.workers.loopP99Ms)} / ${ms1(two.workers.loopP99Ms)} ms; PostgreSQL \`select 1\` round trip p50/p99 ${ms1(one.pgRoundTrip.p50)}/${ms1(one.pgRoundTrip.p99)} / ${ms1(two.pgRoundTrip.p50)}/${ms1(two.pgRoundTrip.p99)} ms.`,
       loadNote(loadBefore, loadavg()[0]),

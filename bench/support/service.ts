@@ -5,7 +5,8 @@ import { sleep, wallNow } from "./timing.js";
 
 /** The project root (dist/bench/support/ → three levels up), where `npm start` and `dist/` live. */
 export const PROJECT_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-export const ADMIN_TOKEN = "bench-admin-token-0123456789";
+// Random enough for production mode's admin-token rule (src/config.ts), as every bench service runs in it.
+export const ADMIN_TOKEN = "bench-admin-Qm7TcW2xHq9LrZ4vKp8sYd3NfB6jUe1G";
 export const SECRET_KEY = "bench-secret-key-0123456789-0123456789";
 
 /** A port that was free a moment ago (the service is given it explicitly, so /readyz can be polled from spawn). */

@@ -24,7 +24,8 @@ export function spread(xs: number[]): Spread {
     p50: percentile(xs, 50),
     p95: percentile(xs, 95),
     p99: percentile(xs, 99),
-    max: xs.length ? Math.max(...xs) : NaN,
+    // Not Math.max(...xs): 10,000 subscribers give 600,000 samples, more arguments than the stack holds.
+    max: xs.length ? xs.reduce((m, x) => (x > m ? x : m), -Infinity) : NaN,
   };
 }
 

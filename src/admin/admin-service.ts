@@ -26,6 +26,36 @@ export interface MerchantInput {
   acquiringBank?: string | null;
   merchantCategoryCode?: string;
   defaultCurrency?: number;
+  deeplinkAppName?: string | null;
+  deeplinkAppIconUrl?: string | null;
+  deeplinkCallback?: string | null;
+}
+
+const DEEPLINK_FIELDS = ["deeplinkAppName", "deeplinkAppIconUrl", "deeplinkCallback"] as const;
+
+/** Deeplink settings: all three or none; an https icon URL; a callback URL (an app scheme or http(s)). */
+function deeplinkErrors(m: Record<string, unknown>): { field: string; message: string }[] {
+  const set = DEEPLINK_FIELDS.filter((f) => typeof m[f] === "string" && m[f] !== "");
+  if (set.length === 0) return [];
+  const errors = DEEPLINK_FIELDS.filter((f) => !set.includes(f)).map((field) => ({
+    field,
+    message: "is required with the other deeplink settings",
+  }));
+  const name = m.deeplinkAppName;
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (typeof name === "string" && (name.length > 100 || /[\u0000-\u001f]/.test(name)))
+    errors.push({ field: "deeplinkAppName", message: "must be at most 100 characters, no control characters" });
+  for (const f of ["deeplinkAppIconUrl", "deeplinkCallback"] as const) {
+    const v = m[f];
+    if (typeof v === "string" && v.length > 500) errors.push({ field: f, message: "must be at most 500 characters" });
+  }
+  const icon = m.deeplinkAppIconUrl;
+  if (typeof icon === "string" && icon !== "" && !/^https:\/\/[^\s]+$/.test(icon))
+    errors.push({ field: "deeplinkAppIconUrl", message: "must be an https URL" });
+  const callback = m.deeplinkCallback;
+  if (typeof callback === "string" && callback !== "" && !/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/.test(callback))
+    errors.push({ field: "deeplinkCallback", message: "must be a URL (an app scheme or https)" });
+  return errors;
 }
 
 /**
@@ -97,6 +127,7 @@ export class AdminService {
     if (merged.defaultCurrency !== 116 && merged.defaultCurrency !== 840)
       c.fail("defaultCurrency", "must be 116 (KHR) or 840 (USD)");
     for (const e of validateMerchantAccount(merged)) c.fail(e.field, e.message);
+    for (const e of deeplinkErrors(merged as unknown as Record<string, unknown>)) c.fail(e.field, e.message);
     c.done(creating ? "Invalid merchant" : "Invalid merchant update");
     Object.assign(m, merged);
   }

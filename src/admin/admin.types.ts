@@ -23,6 +23,12 @@ export class MerchantGql {
   @Field(() => String, { nullable: true }) acquiringBank!: string | null;
   @Field() merchantCategoryCode!: string;
   @Field(() => Int) defaultCurrency!: number;
+  @Field(() => String, { nullable: true, description: "Deeplink settings: the app's name" }) deeplinkAppName!:
+    string | null;
+  @Field(() => String, { nullable: true, description: "Deeplink settings: the app's icon (https)" })
+  deeplinkAppIconUrl!: string | null;
+  @Field(() => String, { nullable: true, description: "Deeplink settings: where the banking app returns to" })
+  deeplinkCallback!: string | null;
   @Field() createdAt!: Date;
 }
 
@@ -37,6 +43,13 @@ export class MerchantInputGql {
   @Field(() => String, { nullable: true }) acquiringBank?: string | null;
   @Field({ nullable: true }) merchantCategoryCode?: string;
   @Field(() => Int, { nullable: true }) defaultCurrency?: number;
+  @Field(() => String, {
+    nullable: true,
+    description: "Deeplink settings (all three or none): generic QRs then carry a deeplink",
+  })
+  deeplinkAppName?: string | null;
+  @Field(() => String, { nullable: true }) deeplinkAppIconUrl?: string | null;
+  @Field(() => String, { nullable: true }) deeplinkCallback?: string | null;
 }
 
 @ObjectType("ApiKey")

@@ -47,6 +47,15 @@ const COMMANDS: Record<string, { doc: string; query: string; input?: boolean; ar
       "mutation($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret endpoint { id url events enabled } } }",
     input: true,
   },
+  "network-token": {
+    doc: "the national network API token in use: source, expiry, warning",
+    query: "query { networkToken { source expiresAt updatedAt warning } }",
+  },
+  "network-token:set": {
+    doc: "--token  replace the network API token (stored encrypted; every process uses it at once)",
+    query: "mutation($token: String!) { setNetworkToken(token: $token) { source expiresAt updatedAt warning } }",
+    args: ["token"],
+  },
   webhooks: {
     doc: "list webhook endpoints",
     query: "query { webhookEndpoints { id apiKeyId url events enabled disabledReason } }",
@@ -71,23 +80,45 @@ function parseFlags(args: string[]): Record<string, unknown> {
   return out;
 }
 
-export async function runAdminCli(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+/** What a command that is more than one GraphQL call receives (e.g. `listen`, registered by main.ts). */
+export interface CliContext {
+  baseUrl: string;
+  /** The admin token from ADMIN_TOKEN or DATA_DIR/demo.json, when there is one. */
+  adminToken?: string;
+  /** DATA_DIR/demo.json of a demo service, when there is one. */
+  demo: { webhook?: { secret?: string }; keys?: Record<string, string> };
+  env: Record<string, string | undefined>;
+}
+
+export interface CliCommand {
+  doc: string;
+  run(args: string[], ctx: CliContext): Promise<number>;
+}
+
+export async function runAdminCli(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  extra: Record<string, CliCommand> = {},
+): Promise<number> {
   const [command, ...rest] = argv;
   const cmd = command ? COMMANDS[command] : undefined;
-  if (!cmd) {
+  const special = command ? extra[command] : undefined;
+  if (!cmd && !special) {
     console.log(
       "usage: npm run admin -- <command> [--flag value ...]\nenvironment: PQR_URL (default from " +
         "DATA_DIR/demo.json or http://127.0.0.1:4000), ADMIN_TOKEN (default from DATA_DIR/demo.json)\n",
     );
-    for (const [name, c] of Object.entries(COMMANDS)) console.log(`  ${name.padEnd(22)} ${c.doc}`);
+    for (const [name, c] of Object.entries({ ...COMMANDS, ...extra })) console.log(`  ${name.padEnd(22)} ${c.doc}`);
     return command === undefined || command === "help" ? 0 : 2;
   }
   const demoFile = join(env.DATA_DIR ?? "./data", "demo.json");
   const demo = existsSync(demoFile)
-    ? (JSON.parse(readFileSync(demoFile, "utf8")) as { baseUrl?: string; adminToken?: string })
+    ? (JSON.parse(readFileSync(demoFile, "utf8")) as CliContext["demo"] & { baseUrl?: string; adminToken?: string })
     : {};
   const baseUrl = env.PQR_URL ?? demo.baseUrl ?? `http://127.0.0.1:${env.PORT ?? 4000}`;
   const token = env.ADMIN_TOKEN ?? demo.adminToken;
+  if (special) return special.run(rest, { baseUrl, adminToken: token, demo, env });
+  if (!cmd) return 2;
   if (!token) {
     console.error("ADMIN_TOKEN is not set and no demo.json was found");
     return 2;

@@ -15,6 +15,10 @@ export class Merchant {
   @Property({ type: "text", nullable: true }) acquiringBank: string | null = null;
   @Property({ type: "text" }) merchantCategoryCode: string = "5999";
   @Property({ type: "integer" }) defaultCurrency: 116 | 840 = 116;
+  /** Deeplink settings (the network's generate_deeplink_by_qr sourceInfo): all three or none. */
+  @Property({ type: "text", nullable: true }) deeplinkAppName: string | null = null;
+  @Property({ type: "text", nullable: true }) deeplinkAppIconUrl: string | null = null;
+  @Property({ type: "text", nullable: true }) deeplinkCallback: string | null = null;
   @Property({ type: "timestamptz" }) createdAt: Date = new Date();
   @Property({ type: "timestamptz", onUpdate: () => new Date() }) updatedAt: Date = new Date();
 }

@@ -4,13 +4,19 @@ function one(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * Only the blanks HTTP itself allows around a value (space, tab). String.trim() also removed Unicode spaces
+ * (0xA0 among them), so a key with such bytes appended authenticated as the key while looking like another.
+ */
+const blanks = (v: string | undefined) => v?.replace(/^[ \t]+|[ \t]+$/g, "");
+
 /** The credential headers of DESIGN.md "Auth": x-api-key + x-auth-type, or Authorization: Bearer (admin token or clientToken). */
 export function credentialsFromHeaders(headers: HeaderBag): { apiKey?: string; authType?: string; bearer?: string } {
   const auth = one(headers.authorization);
-  const bearer = auth !== undefined && /^bearer /i.test(auth) ? auth.slice(7).trim() : undefined;
+  const bearer = auth !== undefined && /^bearer /i.test(auth) ? blanks(auth.slice(7)) : undefined;
   return {
-    apiKey: one(headers["x-api-key"])?.trim(),
-    authType: one(headers["x-auth-type"])?.trim().toLowerCase(),
+    apiKey: blanks(one(headers["x-api-key"])),
+    authType: blanks(one(headers["x-auth-type"]))?.toLowerCase(),
     bearer,
   };
 }

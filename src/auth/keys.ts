@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { KeyKind } from "./api-key.entity.js";
-import { AUTH_TYPES, type KeyPrincipal, type Principal } from "./principal.js";
+import { AUTH_TYPES, type ClientPrincipal, type KeyPrincipal, type Principal } from "./principal.js";
 import type { SecretBox } from "./secret-box.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import type { Invalidation, Invalidations } from "../cache/invalidation.js";
@@ -15,6 +15,17 @@ const LAST_USED_EVERY_MS = 60_000;
  * this bound only matters when a notification is lost, e.g. while a listener reconnects.
  */
 export const KEY_CACHE_TTL_MS = 5_000;
+
+/**
+ * The longest a clientToken lives (it is public by design: a browser holds it). A token issued for a
+ * longer-lived transaction (a hosted gateway QR may live 120 days) stops at this cap; the page asks its
+ * server for a new one.
+ */
+export const CLIENT_TOKEN_MAX_MS = 24 * 3600_000;
+/** A client token outlives its transaction by this much, so the page still sees the end. */
+const CLIENT_TOKEN_GRACE_MS = 600_000;
+/** What generateKey writes: `pqr_`, a kind tag, `_`, base64url. Anything else is not a key (401, no lookup). */
+const KEY_ALPHABET = /^[A-Za-z0-9_-]{1,200}$/;
 
 export function hashKey(plain: string): string {
   return createHash("sha256").update(plain).digest("hex");
@@ -31,6 +42,8 @@ export class Authenticator {
   private readonly lastUsedWritten = new Map<string, number>();
   /** SHA-256 of the presented key → its principal (valid keys only, so unknown keys cannot fill it). */
   private readonly keys: TtlCache<KeyPrincipal>;
+  /** Key id → still active (a client token is checked against the key that issued it). */
+  private readonly activeKeys: TtlCache<true>;
 
   constructor(
     private readonly db: Db,
@@ -40,11 +53,17 @@ export class Authenticator {
     invalidations?: Invalidations,
   ) {
     this.keys = new TtlCache(KEY_CACHE_TTL_MS, () => clock.now().getTime());
+    this.activeKeys = new TtlCache(KEY_CACHE_TTL_MS, () => clock.now().getTime());
     invalidations?.register({
       invalidate: (inv: Invalidation) => {
-        if (inv.kind === "api_key") this.keys.delete((_hash, p) => p.keyId === inv.id);
+        if (inv.kind !== "api_key") return;
+        this.keys.delete((_hash, p) => p.keyId === inv.id);
+        this.activeKeys.delete((id) => id === inv.id);
       },
-      clear: () => this.keys.clear(),
+      clear: () => {
+        this.keys.clear();
+        this.activeKeys.clear();
+      },
     });
   }
 
@@ -56,14 +75,15 @@ export class Authenticator {
   }): Promise<Principal> {
     if (creds.bearer !== undefined && creds.bearer !== "") {
       if (this.isAdminToken(creds.bearer)) return { type: "admin" };
-      const client = this.verifyClientToken(creds.bearer);
+      const client = await this.verifyClientToken(creds.bearer);
       if (client !== null) return client;
       return { type: "anonymous", reason: "invalid bearer token" };
     }
     if (creds.clientToken !== undefined && creds.clientToken !== "") {
-      return this.verifyClientToken(creds.clientToken) ?? { type: "anonymous", reason: "invalid client token" };
+      return (await this.verifyClientToken(creds.clientToken)) ?? { type: "anonymous", reason: "invalid client token" };
     }
     if (creds.apiKey === undefined || creds.apiKey === "") return { type: "anonymous", reason: "missing x-api-key" };
+    if (!KEY_ALPHABET.test(creds.apiKey)) return { type: "anonymous", reason: "invalid API key" };
     const kind = creds.authType === undefined ? undefined : AUTH_TYPES[creds.authType];
     if (kind === undefined) return { type: "anonymous", reason: "missing or unknown x-auth-type" };
     const key = await this.lookup(creds.apiKey);
@@ -82,22 +102,32 @@ export class Authenticator {
     return timingSafeEqual(a, b);
   }
 
-  /** A read-only token for one transaction that a browser may hold; valid until the transaction expires (+ 10 min to see the end). */
-  issueClientToken(transactionId: string, expiresAt: Date): string {
-    const body = Buffer.from(`${transactionId}.${expiresAt.getTime() + 600_000}`).toString("base64url");
+  /**
+   * A read-only token for one transaction that a browser may hold (the checkout view only): valid until the
+   * transaction expires (+ 10 min to see the end), at most CLIENT_TOKEN_MAX_MS, and while its key is active.
+   */
+  issueClientToken(transactionId: string, expiresAt: Date, keyId: string): string {
+    const exp = Math.min(expiresAt.getTime() + CLIENT_TOKEN_GRACE_MS, this.clock.now().getTime() + CLIENT_TOKEN_MAX_MS);
+    const body = Buffer.from(`${transactionId}.${exp}.${keyId}`).toString("base64url");
     return `ct_${body}.${this.box.mac(body)}`;
   }
 
-  verifyClientToken(token: string): Principal | null {
-    if (!token.startsWith("ct_")) return null;
+  async verifyClientToken(token: string): Promise<ClientPrincipal | null> {
+    if (!token.startsWith("ct_") || token.length > 400) return null;
     const dot = token.lastIndexOf(".");
     if (dot < 0) return null;
     const body = token.slice(3, dot);
     if (!this.box.macMatches(body, token.slice(dot + 1))) return null;
-    const [transactionId, exp] = Buffer.from(body, "base64url").toString().split(".");
+    const [transactionId, exp, keyId] = Buffer.from(body, "base64url").toString().split(".");
     const expiresAt = Number(exp);
-    if (!transactionId || !Number.isFinite(expiresAt) || expiresAt < this.clock.now().getTime()) return null;
-    return { type: "client", transactionId, expiresAt };
+    if (!transactionId || !keyId || !Number.isFinite(expiresAt) || expiresAt < this.clock.now().getTime()) return null;
+    if ((await this.activeKeys.get(keyId, () => this.keyActive(keyId))) === null) return null;
+    return { type: "client", transactionId, expiresAt, keyId };
+  }
+
+  private async keyActive(keyId: string): Promise<true | null> {
+    const rows = await this.db.query(`select 1 from api_key where id = ? and revoked_at is null`, [keyId]);
+    return rows.length > 0 ? true : null;
   }
 
   private async lookup(plain: string): Promise<KeyPrincipal | null> {

@@ -9,12 +9,18 @@ export interface KeyPrincipal {
   linkConfigRef: string | null;
 }
 
+/** A browser holding one transaction's clientToken: the checkout view of that transaction only. */
+export interface ClientPrincipal {
+  type: "client";
+  transactionId: string;
+  /** Epoch milliseconds; at most CLIENT_TOKEN_MAX_MS after issue. */
+  expiresAt: number;
+  /** The key that created the transaction: the token dies with it. */
+  keyId: string;
+}
+
 /** Who is calling: an API key, the operator (ADMIN_TOKEN), a browser holding one transaction's clientToken, or nobody. */
-export type Principal =
-  | KeyPrincipal
-  | { type: "admin" }
-  | { type: "client"; transactionId: string; expiresAt: number }
-  | { type: "anonymous"; reason: string };
+export type Principal = KeyPrincipal | { type: "admin" } | ClientPrincipal | { type: "anonymous"; reason: string };
 
 /** `x-auth-type` header value → key kind (DESIGN.md "Auth"). */
 export const AUTH_TYPES: Record<string, KeyKind> = {

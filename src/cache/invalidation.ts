@@ -11,7 +11,7 @@ import type { EntityManager as EM } from "@mikro-orm/postgresql";
 export const INVALIDATE_CHANNEL = "pqr_invalidate";
 export const NOTIFY_INVALIDATION_SQL = "select pg_notify(?, ?)";
 
-const KINDS = ["api_key", "merchant", "gateway_config"] as const;
+const KINDS = ["api_key", "merchant", "gateway_config", "network_token"] as const;
 export type Invalidation = { kind: (typeof KINDS)[number]; id: string };
 
 export interface InvalidationTarget {

@@ -21,6 +21,13 @@ export interface DemoFile {
  * The demo tenant of `npm start`: a merchant, one key of each kind, a webhook endpoint pointing at the
  * built-in inbox; printed and written to DATA_DIR/demo.json. Restarting reuses the same tenant and keys.
  */
+/** The demo merchant's deeplink settings: its generic QRs carry a deeplink (issue 20). */
+const DEMO_DEEPLINK = {
+  deeplinkAppName: "Demo Coffee",
+  deeplinkAppIconUrl: "https://demo-coffee.example/icon.png",
+  deeplinkCallback: "democoffee://payment-done",
+};
+
 export async function seedDemo(app: App): Promise<DemoFile> {
   const { config, admin } = app.core;
   const webhooks = app.module(webhooksModule).endpoints;
@@ -36,6 +43,8 @@ export async function seedDemo(app: App): Promise<DemoFile> {
     // The port may differ from the last run: keep the tenant's URLs pointing at this process.
     await linkConfigs.update(previous.ids.linkConfig, { url: demoLinkUrl(base) });
     await webhooks.update(previous.ids.webhook, { url: `${base}/sim/inbox` });
+    // Demo data from before deeplink settings existed gets them too.
+    if (existing.deeplinkAppName === null) await admin.updateMerchant(existing.id, DEMO_DEEPLINK);
   } else {
     const merchant = await admin.createMerchant({
       name: "Demo Coffee",
@@ -47,6 +56,7 @@ export async function seedDemo(app: App): Promise<DemoFile> {
       acquiringBank: "Dev Bank",
       merchantCategoryCode: "5814",
       defaultCurrency: 840,
+      ...DEMO_DEEPLINK,
     });
     const gw = await gatewayConfigs.create({
       merchantId: merchant.id,

@@ -6,6 +6,7 @@ import type { Module, ModuleDefinition } from "../module.js";
 import type { EventBus } from "./event-bus.js";
 import { EventListener } from "./event-listener.js";
 import { LiveEvents } from "./live-events.js";
+import { ReplayBudget } from "./replay-budget.js";
 import { SubscriptionsResolver } from "./subscriptions.resolver.js";
 
 export { EventBus } from "./event-bus.js";
@@ -18,6 +19,7 @@ export interface EventsModuleDeps {
   query: TransactionQuery;
   logger: Logger;
   invalidations: Invalidations;
+  config: { ws: { maxReplay: number; replayEventsPerMinute: number } };
 }
 
 /**
@@ -26,7 +28,9 @@ export interface EventsModuleDeps {
  * subscriptions of GraphQL clients.
  */
 export function createEventsModule(deps: EventsModuleDeps): Module {
-  const live = new LiveEvents(deps.store, deps.bus, deps.query);
+  const { maxReplay, replayEventsPerMinute } = deps.config.ws;
+  const budget = replayEventsPerMinute > 0 ? new ReplayBudget(replayEventsPerMinute, maxReplay) : null;
+  const live = new LiveEvents(deps.store, deps.bus, deps.query, maxReplay, budget);
   const listener =
     deps.listenUrl === null
       ? null

@@ -1,10 +1,17 @@
 import { AppError } from "../errors.js";
 import type { Principal } from "../auth/principal.js";
+import { bucketOf } from "../auth/rate-limit.js";
 import type { EventBus, StoredEvent } from "./event-bus.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
 import { EventStream } from "./event-stream.js";
+import { FanOut, type Interest } from "./fan-out.js";
+import type { ReplayBudget } from "./replay-budget.js";
 import { TERMINAL, type TxStatus } from "../transactions/transaction.entity.js";
+
+/** How far before lastEventId a resumed subscription looks, in sequence numbers and in time. */
+const RESUME_MARGIN = 2000n;
+const RESUME_WINDOW_MS = 30_000;
 
 export interface LiveFilter {
   transactionId?: string;
@@ -19,11 +26,24 @@ export interface LiveFilter {
  * without gaps (live events are buffered while the replay is read), then follows the bus.
  */
 export class LiveEvents {
+  private readonly fanOut: FanOut;
+
   constructor(
     private readonly store: TransactionStore,
-    private readonly bus: EventBus,
+    bus: EventBus,
     private readonly transactions: TransactionQuery,
-  ) {}
+    /** The most events one subscription replays from lastEventId (WS_MAX_REPLAY). */
+    private readonly maxReplay = 1000,
+    /** Events replayed per credential (WS_REPLAY_EVENTS_PER_MINUTE); null: unlimited. */
+    private readonly replayBudget: ReplayBudget | null = null,
+  ) {
+    this.fanOut = new FanOut(bus);
+  }
+
+  /** Streams following the bus now (opened and not yet closed). */
+  get listening(): number {
+    return this.fanOut.size;
+  }
 
   private visible(p: Principal, e: StoredEvent): boolean {
     if (p.type === "admin") return true;
@@ -62,8 +82,16 @@ export class LiveEvents {
       stream.push(e);
       if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
     };
+    const interest: Interest =
+      f.transactionId !== undefined
+        ? { transactionId: f.transactionId }
+        : p.type === "key"
+          ? { apiKeyRef: p.keyId }
+          : p.type === "client"
+            ? { transactionId: p.transactionId }
+            : { all: true };
     stream.onClose(
-      this.bus.subscribe((e) => {
+      this.fanOut.subscribe(interest, (e) => {
         if (!matches(e)) return;
         if (replaying) buffered.push(e);
         else emit(e);
@@ -72,17 +100,58 @@ export class LiveEvents {
 
     let replay: StoredEvent[] = [];
     if (f.lastEventId !== undefined) {
-      const from = await this.store.eventById(f.lastEventId);
-      if (from === null || !this.visible(p, from))
-        throw new AppError("NOT_FOUND", "lastEventId is not an event you can see");
-      replay = await this.store.eventsSince(
-        f.transactionId !== undefined
-          ? { transactionId: f.transactionId, afterSeq: from.seq }
-          : p.type === "key"
-            ? { apiKeyRef: p.keyId, afterSeq: from.seq }
-            : { afterSeq: from.seq, all: true },
-        1000,
-      );
+      const budgetId = bucketOf(p, undefined);
+      let reserved = false;
+      let read = 0;
+      let before: StoredEvent[] = [];
+      try {
+        if (this.replayBudget !== null) {
+          const wait = this.replayBudget.take(budgetId, this.maxReplay + 1);
+          if (wait > 0)
+            throw new AppError(
+              "RATE_LIMITED",
+              `Too many events replayed for this credential (WS_REPLAY_EVENTS_PER_MINUTE); retry in ${wait} s`,
+            );
+          reserved = true;
+        }
+        const from = await this.store.eventById(f.lastEventId);
+        if (from === null || !this.visible(p, from))
+          throw new AppError("NOT_FOUND", "lastEventId is not an event you can see");
+        const scope =
+          f.transactionId !== undefined
+            ? { transactionId: f.transactionId }
+            : p.type === "key"
+              ? { apiKeyRef: p.keyId }
+              : { all: true as const };
+        // Events commit out of sequence order with several writers: one that took a lower number than
+        // lastEventId may have committed after it. The recent ones just before it are sent again (at least
+        // once; clients de-duplicate by event id, as the replay and the bus are de-duplicated here).
+        const seq = BigInt(from.seq);
+        const marginStart = seq > RESUME_MARGIN ? (seq - RESUME_MARGIN).toString() : "0";
+        const since = from.createdAt.getTime() - RESUME_WINDOW_MS;
+        before = (await this.store.eventsSince({ ...scope, afterSeq: marginStart }, Number(RESUME_MARGIN))).filter(
+          (e) => BigInt(e.seq) < seq && e.createdAt.getTime() >= since,
+        );
+        replay = await this.store.eventsSince({ ...scope, afterSeq: from.seq }, this.maxReplay + 1);
+        read = replay.length + before.length;
+      } catch (err) {
+        // Refused or failed before the stream was handed out: its bus listener must not stay behind (it would
+        // buffer every later event of the key for nobody).
+        stream.return();
+        throw err;
+      } finally {
+        if (reserved) this.replayBudget?.refund(budgetId, Math.max(0, this.maxReplay + 1 - read));
+      }
+      if (replay.length > this.maxReplay) {
+        stream.return();
+        throw new AppError(
+          "BAD_USER_INPUT",
+          `More than ${this.maxReplay} events to replay after lastEventId (WS_MAX_REPLAY): read the transactions ` +
+            "query for the current state, then subscribe without lastEventId",
+          [{ field: "lastEventId", message: `is more than ${this.maxReplay} events ago` }],
+        );
+      }
+      replay = [...before, ...replay];
       replay = replay.filter(matches);
     } else if (terminalNow && f.transactionId !== undefined) {
       // Already finished: send its current state (the terminal event), then complete.

@@ -7,7 +7,7 @@
 import { accessSync, constants } from "node:fs";
 import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
 import {
-  blockResourceTypes,
+  filterRequests,
   createHiddenTarget,
   killProcessGroup,
   launchChromium,
@@ -16,7 +16,14 @@ import {
   type LaunchedChromium,
 } from "./chromium.js";
 
-export { DEFAULT_CHROMIUM_ARGS, type BlockedResourceType } from "./chromium.js";
+export {
+  chooseSandbox,
+  DEFAULT_CHROMIUM_ARGS,
+  sandboxForThisMachine,
+  type BlockedResourceType,
+  type SandboxChoice,
+  type SandboxMode,
+} from "./chromium.js";
 
 export interface PoolLogger {
   info(obj: object, msg: string): void;
@@ -31,6 +38,8 @@ export interface BrowserPoolOptions {
   acquireTimeoutMs?: number;
   /** Chromium flags appended to the defaults (memory tuning, see docs/decisions-link.md). */
   extraArgs?: string[];
+  /** `--no-sandbox` or nothing (chooseSandbox()); default: what this machine allows (sandboxForThisMachine()). */
+  sandboxArgs?: readonly string[];
   /** Resource types the pool refuses to load. Default: images, fonts, media, stylesheets (and favicons). */
   blockedResourceTypes?: readonly BlockedResourceType[];
   /**
@@ -119,12 +128,16 @@ export class BrowserPool {
       throw new RangeError("maxPages must be a positive integer");
   }
 
-  /** Leases a fresh page in its own context; rejects with POOL_FULL after `timeoutMs` without a slot. */
-  async acquire(opts: { timeoutMs?: number } = {}): Promise<PageLease> {
+  /**
+   * Leases a fresh page in its own context; rejects with POOL_FULL after `timeoutMs` without a slot.
+   * `allowedOrigins`: the page may load only from these origins (scheme://host:port); every other request
+   * is failed inside Chromium. Without it the page may load from anywhere (minus the blocked types).
+   */
+  async acquire(opts: { timeoutMs?: number; allowedOrigins?: readonly string[] } = {}): Promise<PageLease> {
     if (this.closing) throw new BrowserPoolError("POOL_CLOSED", "browser pool is closed");
     await this.takeSlot(opts.timeoutMs ?? this.options.acquireTimeoutMs ?? 10_000);
     try {
-      return await this.openLease();
+      return await this.openLease(opts.allowedOrigins);
     } catch (err) {
       this.freeSlot();
       throw err instanceof BrowserPoolError
@@ -177,7 +190,7 @@ export class BrowserPool {
     }
   }
 
-  private async openLease(): Promise<PageLease> {
+  private async openLease(allowedOrigins: readonly string[] | undefined): Promise<PageLease> {
     const live = await this.ensureBrowser();
     const context = await live.browser.createBrowserContext();
     const controller = new AbortController();
@@ -196,7 +209,8 @@ export class BrowserPool {
       page.once("error", (err: Error) =>
         controller.abort(new BrowserPoolError("PAGE_CRASHED", `page crashed: ${err.message}`, { cause: err })),
       );
-      await blockResourceTypes(page, this.options.blockedResourceTypes);
+      const origins = allowedOrigins === undefined ? undefined : new Set(allowedOrigins);
+      await filterRequests(page, this.options.blockedResourceTypes, origins);
       if (this.closing || !live.browser.connected)
         throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
       return { page, context, signal: controller.signal, release };
@@ -238,6 +252,7 @@ export class BrowserPool {
         this.options.executablePath,
         this.options.extraArgs ?? [],
         this.options.launchTimeoutMs ?? 30_000,
+        this.options.sandboxArgs,
       );
     } catch (err) {
       throw new BrowserPoolError(

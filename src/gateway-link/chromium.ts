@@ -1,13 +1,21 @@
 // Chromium specifics behind the browser pool: how it is launched and stopped, how a page without
 // a window is made, and which requests a monitor's page never needs.
 
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from "puppeteer-core";
+import puppeteer, {
+  type Browser,
+  type BrowserContext,
+  type CDPSession,
+  type Page,
+  type Protocol,
+} from "puppeteer-core";
 
+/** Always passed. The sandbox flag is not among them: see chooseSandbox(). */
 export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
-  "--no-sandbox",
   "--disable-gpu",
   "--disable-background-networking",
   "--disable-component-update",
@@ -19,6 +27,77 @@ export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
   // a monitor never types in an omnibox. Puppeteer merges this with its own --disable-features.
   "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup",
 ];
+
+/** CHROMIUM_SANDBOX: `auto` uses the sandbox where it can work, `on` always asks for it, `off` never does. */
+export type SandboxMode = "auto" | "on" | "off";
+
+/** What decides whether Chromium's sandbox can run here. */
+export interface SandboxSituation {
+  /** This process runs as uid 0: Chromium refuses to start sandboxed as root. */
+  root: boolean;
+  /** An unprivileged process may create a user namespace (what Chromium's namespace sandbox needs). */
+  userNamespaces: boolean;
+}
+
+export interface SandboxChoice {
+  sandboxed: boolean;
+  /** Flags for Chromium: `--no-sandbox` or nothing. */
+  args: string[];
+  /** One line for the start-up log. */
+  reason: string;
+}
+
+/** The launch flags for a situation (pure; detectSandboxSituation() reads the real one). */
+export function chooseSandbox(situation: SandboxSituation, mode: SandboxMode = "auto"): SandboxChoice {
+  if (mode === "on")
+    return { sandboxed: true, args: [], reason: "Chromium runs with its sandbox (CHROMIUM_SANDBOX=on)" };
+  const without = (why: string): SandboxChoice => ({
+    sandboxed: false,
+    args: ["--no-sandbox"],
+    reason: `Chromium runs WITHOUT its sandbox: ${why}`,
+  });
+  if (mode === "off") return without("CHROMIUM_SANDBOX=off");
+  if (situation.root)
+    return without(
+      "this process runs as root, where Chromium refuses its sandbox; run the service as a non-root user " +
+        "with unprivileged user namespaces (see README, Security)",
+    );
+  if (!situation.userNamespaces)
+    return without(
+      "unprivileged user namespaces are not available (kernel setting, or a container's seccomp/AppArmor " +
+        "profile); see README, Security",
+    );
+  return { sandboxed: true, args: [], reason: "Chromium runs with its sandbox (non-root, user namespaces available)" };
+}
+
+/** Reads this machine's situation: the uid, the kernel's user-namespace switches, and one real attempt. */
+export function detectSandboxSituation(): SandboxSituation {
+  const root = process.getuid?.() === 0;
+  const sysctl = (path: string): string | null => {
+    try {
+      return readFileSync(path, "utf8").trim();
+    } catch {
+      return null;
+    }
+  };
+  let userNamespaces =
+    sysctl("/proc/sys/kernel/unprivileged_userns_clone") !== "0" &&
+    sysctl("/proc/sys/user/max_user_namespaces") !== "0" &&
+    sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") !== "1";
+  if (userNamespaces && !root) {
+    // A seccomp profile (Docker's default) refuses the clone without any sysctl saying so: try it.
+    const probe = spawnSync("unshare", ["--user", "true"], { timeout: 5_000, stdio: "ignore" });
+    if (!(probe.error && "code" in probe.error && probe.error.code === "ENOENT")) userNamespaces = probe.status === 0;
+  }
+  return { root, userNamespaces };
+}
+
+let detected: SandboxChoice | null = null;
+/** chooseSandbox() for this machine in `auto` mode, detected once per process. */
+export function sandboxForThisMachine(): SandboxChoice {
+  detected ??= chooseSandbox(detectSandboxSituation());
+  return detected;
+}
 
 export type BlockedResourceType = "Image" | "Font" | "Media" | "Stylesheet" | "TextTrack" | "Manifest";
 const DEFAULT_BLOCKED: readonly BlockedResourceType[] = ["Image", "Font", "Media", "Stylesheet"];
@@ -34,6 +113,7 @@ export async function launchChromium(
   executablePath: string,
   extraArgs: readonly string[],
   timeoutMs: number,
+  sandboxArgs: readonly string[] = sandboxForThisMachine().args,
 ): Promise<LaunchedChromium> {
   const userDataDir = await mkdtemp(join(tmpdir(), "pqr-chromium-"));
   try {
@@ -48,13 +128,23 @@ export async function launchChromium(
       handleSIGTERM: false,
       handleSIGHUP: false,
       timeout: timeoutMs,
-      args: [...DEFAULT_CHROMIUM_ARGS, ...extraArgs],
+      args: [...DEFAULT_CHROMIUM_ARGS, ...sandboxArgs, ...extraArgs],
+      // Third-party pages run in this process tree: it gets no secret (SECRET_KEY, ADMIN_TOKEN, DATABASE_URL…).
+      env: chromiumEnv(process.env),
     });
     return { browser, pid: browser.process()?.pid ?? null, userDataDir };
   } catch (err) {
     await removeProfile(userDataDir);
     throw err;
   }
+}
+
+/** The only variables Chromium is started with: what it needs to run, nothing of the service's own. */
+export function chromiumEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const keep = ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "XDG_RUNTIME_DIR", "FONTCONFIG_PATH"];
+  const out: Record<string, string> = {};
+  for (const k of keep) if (env[k] !== undefined) out[k] = env[k] as string;
+  return out;
 }
 
 /** Puppeteer starts Chromium as a process-group leader; this reaches helpers that outlived it. */
@@ -89,21 +179,120 @@ export async function createHiddenTarget(session: CDPSession, context: BrowserCo
   return target.asPage();
 }
 
-/** Fails the unneeded resource types inside Chromium; only those requests pause, not the page's API calls. */
-export async function blockResourceTypes(
+/**
+ * Fails requests inside Chromium: the unneeded resource types, and (when `allowedOrigins` is given) every
+ * request to an origin not in it. Without an origin list only the blocked types pause; with one, every
+ * request pauses for a decision (one CDP round trip, well under a millisecond on this pipe).
+ * Child targets of the page (out-of-process iframes, workers) are attached paused and get the same rule
+ * before they run, so a foreign iframe or a worker cannot reach another origin either.
+ */
+export async function filterRequests(
   page: Page,
   types: readonly BlockedResourceType[] = DEFAULT_BLOCKED,
+  allowedOrigins?: ReadonlySet<string>,
 ): Promise<void> {
-  if (types.length === 0) return;
+  if (types.length === 0 && allowedOrigins === undefined) return;
   const cdp = await page.createCDPSession();
+  await applyFilter(cdp, types, allowedOrigins);
+}
+
+async function applyFilter(
+  cdp: CDPSession,
+  types: readonly BlockedResourceType[],
+  allowedOrigins: ReadonlySet<string> | undefined,
+): Promise<void> {
+  const blocked = new Set<string>(types);
+  const csp = allowedOrigins === undefined ? null : connectPolicy(allowedOrigins);
   cdp.on("Fetch.requestPaused", (event) => {
-    cdp
-      .send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
-      .catch(() => undefined);
+    if (csp !== null && (event.responseStatusCode !== undefined || event.responseErrorReason !== undefined)) {
+      void addPolicy(cdp, event, csp);
+      return;
+    }
+    const refuse =
+      blocked.has(event.resourceType) ||
+      /\/favicon\.ico(?:$|\?)/.test(event.request.url) ||
+      (allowedOrigins !== undefined && !originAllowed(event.request.url, allowedOrigins));
+    const answer = refuse
+      ? cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
+      : cdp.send("Fetch.continueRequest", { requestId: event.requestId });
+    answer.catch(() => undefined);
   });
-  const patterns: Array<{ urlPattern: string; resourceType: BlockedResourceType | "Other"; requestStage: "Request" }> =
-    types.map((resourceType) => ({ urlPattern: "*", resourceType, requestStage: "Request" }));
-  // The browser's own favicon fetch is typed "Other"; it is one wasted request per page.
-  patterns.push({ urlPattern: "*/favicon.ico", resourceType: "Other", requestStage: "Request" });
-  await cdp.send("Fetch.enable", { patterns });
+  if (allowedOrigins === undefined) {
+    const patterns: Array<{
+      urlPattern: string;
+      resourceType: BlockedResourceType | "Other";
+      requestStage: "Request";
+    }> = types.map((resourceType) => ({ urlPattern: "*", resourceType, requestStage: "Request" }));
+    // The browser's own favicon fetch is typed "Other"; it is one wasted request per page.
+    patterns.push({ urlPattern: "*/favicon.ico", resourceType: "Other", requestStage: "Request" });
+    await cdp.send("Fetch.enable", { patterns });
+    return;
+  }
+  await cdp.send("Fetch.enable", {
+    patterns: [
+      // Documents and worker scripts ("Other") also pause on their response, to carry the connect-src policy.
+      { urlPattern: "*", resourceType: "Document", requestStage: "Response" },
+      { urlPattern: "*", resourceType: "Other", requestStage: "Response" },
+      { urlPattern: "*", requestStage: "Request" },
+    ],
+  });
+  // Out-of-process iframes, dedicated and shared workers: each is its own target with its own requests.
+  cdp.on("Target.attachedToTarget", (event) => {
+    const child = cdp.connection()?.session(event.sessionId);
+    if (!child) return;
+    void applyFilter(child, types, allowedOrigins)
+      .catch(() => undefined)
+      .finally(() => void child.send("Runtime.runIfWaitingForDebugger").catch(() => undefined));
+  });
+  await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
+}
+
+/**
+ * WebSocket handshakes never reach the Fetch domain, so request interception alone cannot stop them. A
+ * Content-Security-Policy `connect-src` added to every document and worker script can: fetch, XHR, beacons,
+ * EventSource and WebSockets then reach only the allowed origins. A page's own policy still applies too
+ * (several policies are all enforced), so this only ever narrows what the page may do.
+ */
+function connectPolicy(allowedOrigins: ReadonlySet<string>): string {
+  const sources = [...allowedOrigins].flatMap((origin) => {
+    const url = new URL(origin);
+    return [origin, `${url.protocol === "https:" ? "wss" : "ws"}://${url.host}`];
+  });
+  return `connect-src ${sources.join(" ")}`;
+}
+
+async function addPolicy(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent, csp: string): Promise<void> {
+  const status = event.responseStatusCode;
+  try {
+    // A redirect's next request is checked like any other; an error has no document to protect.
+    if (status === undefined || (status >= 300 && status < 400)) {
+      await cdp.send("Fetch.continueRequest", { requestId: event.requestId });
+      return;
+    }
+    const { body, base64Encoded } = await cdp.send("Fetch.getResponseBody", { requestId: event.requestId });
+    // The body comes back decoded: its length and encoding headers no longer apply.
+    const headers = (event.responseHeaders ?? []).filter(
+      (h) => !/^(content-length|content-encoding|transfer-encoding)$/i.test(h.name),
+    );
+    headers.push({ name: "Content-Security-Policy", value: csp });
+    await cdp.send("Fetch.fulfillRequest", {
+      requestId: event.requestId,
+      responseCode: status,
+      responseHeaders: headers,
+      body: base64Encoded ? body : Buffer.from(body).toString("base64"),
+    });
+  } catch {
+    // Without the policy the document does not load (fail closed).
+    await cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" }).catch(() => {});
+  }
+}
+
+/** data: and about: never reach the network; blob: URLs carry the origin that made them. */
+function originAllowed(raw: string, allowed: ReadonlySet<string>): boolean {
+  try {
+    const url = new URL(raw);
+    return url.protocol === "data:" || url.protocol === "about:" || allowed.has(url.origin);
+  } catch {
+    return false;
+  }
 }

@@ -2,7 +2,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { AppError } from "../errors.js";
 import type { Orm } from "../db/orm.js";
 import type { AdminService } from "../admin/admin-service.js";
-import { Checker, isHttpUrl } from "../validation/checker.js";
+import { Checker } from "../validation/checker.js";
+import { checkTargetUrl, resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { LinkConfig } from "./link-config.entity.js";
 
 /** The payment-link pages (URL + currency) a gateway-link key can be bound to (operator only). */
@@ -10,7 +11,18 @@ export class LinkConfigs {
   constructor(
     private readonly orm: Orm,
     private readonly merchants: Pick<AdminService, "mustHaveMerchant">,
+    private readonly egress: EgressPolicy,
   ) {}
+
+  /** The egress policy (upstreams/egress.ts) on a page URL: its shape, then where its name resolves now. */
+  private async checkUrl(c: Checker, url: string): Promise<boolean> {
+    const problem = checkTargetUrl(url, this.egress);
+    if (problem !== null) c.fail("url", problem);
+    else if (!(await resolvesAllowed(url, this.egress)))
+      c.fail("url", "must resolve to a public address (loopback, private and reserved addresses are refused)");
+    else return true;
+    return false;
+  }
 
   private em(): EntityManager {
     return this.orm.em.fork();
@@ -20,7 +32,7 @@ export class LinkConfigs {
     const c = new Checker();
     c.text("name", input.name, { required: true, max: 100 });
     const url = c.text("url", input.url, { required: true, max: 2000 });
-    if (url !== null && !isHttpUrl(url)) c.fail("url", "must be an http(s) URL");
+    if (url !== null) await this.checkUrl(c, url);
     if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");
     c.done("Invalid payment-link configuration");
     await this.merchants.mustHaveMerchant(input.merchantId);
@@ -42,8 +54,7 @@ export class LinkConfigs {
     if (input.name !== undefined) l.name = c.text("name", input.name, { required: true, max: 100 }) ?? l.name;
     if (input.url !== undefined) {
       const url = c.text("url", input.url, { required: true, max: 2000 });
-      if (url !== null && !isHttpUrl(url)) c.fail("url", "must be an http(s) URL");
-      else if (url !== null) l.url = url;
+      if (url !== null && (await this.checkUrl(c, url))) l.url = url;
     }
     if (input.currency !== undefined) {
       if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");

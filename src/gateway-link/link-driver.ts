@@ -3,6 +3,7 @@
 // It knows nothing of transactions or the 180-second limit; the monitor above it does.
 
 import { ProtocolError, TimeoutError, type Page } from "puppeteer-core";
+import { resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
 import {
   PageTraffic,
@@ -55,6 +56,17 @@ interface CommonOptions {
   timeoutMs: number;
   /** How the page is driven and read (LINK_PAGE_PROTOCOL; never a silent default). */
   protocol: LinkPageProtocol;
+  /**
+   * Where the page may be (upstreams/egress.ts): its name is resolved and checked before each opening.
+   * The service always passes its policy; the driver's own tests on loopback pages leave it out.
+   */
+  egress?: EgressPolicy;
+  /**
+   * Origins (scheme://host:port) the page may load from besides its own (LINK_ALLOWED_ORIGINS): a payment
+   * page's CDN, say. Every other request of the page is failed inside Chromium, and a receipt URL is kept
+   * only on the page's origin or one of these.
+   */
+  allowedOrigins?: readonly string[];
   watch?: WatchOptions;
 }
 
@@ -125,16 +137,22 @@ async function startSession(
   const origin = new URL(options.url).origin;
   if (new URL(target).origin !== origin)
     throw new LinkDriverError("page_error", "refusing to open a URL outside the configured link's origin");
+  // A configuration stored before the policy (or a name that now resolves elsewhere) is not driven.
+  if (options.egress && !(await resolvesAllowed(options.url, options.egress)))
+    throw new LinkDriverError("page_error", "the payment page's address is not a public address");
   const deadline = Date.now() + options.timeoutMs;
   const remainingMs = () => Math.max(1, deadline - Date.now());
 
   let lease: PageLease;
   try {
-    lease = await pool.acquire({ timeoutMs: remainingMs() });
+    lease = await pool.acquire({
+      timeoutMs: remainingMs(),
+      allowedOrigins: [origin, ...(options.allowedOrigins ?? [])],
+    });
   } catch (err) {
     throw toDriverError(err);
   }
-  const traffic = new PageTraffic(lease, protocol, origin, options.watch ?? {});
+  const traffic = new PageTraffic(lease, protocol, origin, options.watch ?? {}, options.allowedOrigins ?? []);
   try {
     const info = await withinDeadline(deadline, lease.signal, async () => {
       const response = await lease.page.goto(target, { waitUntil: "domcontentloaded", timeout: remainingMs() });

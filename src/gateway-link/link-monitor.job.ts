@@ -6,6 +6,7 @@ import type { JobSpec } from "../jobs/scheduler.js";
 import { monitorJob, type MonitorDeps } from "../transactions/monitor.js";
 import type { BrowserPool } from "./browser.js";
 import type { LinkPageProtocol } from "./link-protocol.js";
+import type { EgressPolicy } from "../upstreams/egress.js";
 import { LinkDriverError, resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
 import type { LinkService } from "./link-service.js";
 import { LINK_LIFETIME_MS } from "./link.types.js";
@@ -15,7 +16,35 @@ const TICK_MS = 250;
 /** Wait before reopening a page, growing with each failed reopening up to this. */
 const MAX_RESUME_WAIT_MS = 10_000;
 
-type Outcome = { kind: "done" } | { kind: "lost"; message: string; unavailable: boolean };
+type Outcome = { kind: "done" } | { kind: "lost"; message: string; unavailable: boolean } | { kind: "handed_over" };
+
+/**
+ * The monitors running in this process. On shutdown they are interrupted (their pages closed, nothing
+ * written) and the module enqueues a fresh job for each, which another worker takes within a second or
+ * two and resumes by clientId, instead of waiting for this process's 30 s job lock to expire.
+ */
+export class LinkMonitors {
+  private readonly running = new Map<string, { stop: AbortController; done: Promise<void> }>();
+
+  track(transactionId: string, work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const stop = new AbortController();
+    const done = work(stop.signal).finally(() => this.running.delete(transactionId));
+    this.running.set(transactionId, { stop, done: done.catch(() => undefined) });
+    return done;
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Interrupts every running monitor and waits until each has closed its page; returns their transactions. */
+  async interruptAll(): Promise<string[]> {
+    const all = [...this.running.entries()];
+    for (const [, m] of all) m.stop.abort();
+    await Promise.all(all.map(([, m]) => m.done));
+    return all.map(([id]) => id);
+  }
+}
 
 /**
  * Holds one transaction's payment page until it ends, for at most 180 s: scanned → payment.scanned,
@@ -35,12 +64,15 @@ export interface LinkMonitorDeps {
   maxMonitors: number;
   openTimeoutMs: number;
   protocol: LinkPageProtocol;
+  egress: EgressPolicy;
+  allowedOrigins: readonly string[];
 }
 
 export function linkMonitorJob(
   deps: LinkMonitorDeps,
   link: LinkService,
   pool: BrowserPool,
+  monitors: LinkMonitors,
 ): JobSpec<{ transactionId: string }> {
   const { store, clock, logger } = deps;
 
@@ -49,6 +81,7 @@ export function linkMonitorJob(
     session: LinkSession,
     deadline: number,
     job: Job<{ transactionId: string }>,
+    interrupted: AbortSignal,
   ): Promise<Outcome> {
     const it = session.events[Symbol.asyncIterator]();
     let pending: Promise<IteratorResult<LinkEvent>> | null = null;
@@ -57,6 +90,7 @@ export function linkMonitorJob(
     let awaitingReceipt = false;
     try {
       for (;;) {
+        if (interrupted.aborted) return { kind: "handed_over" };
         if (clock.now().getTime() >= deadline) {
           if (!awaitingReceipt) await store.transition({ id: txId, to: "EXPIRED", event: "payment.expired" });
           return { kind: "done" };
@@ -119,7 +153,12 @@ export function linkMonitorJob(
     name: "link.monitor",
     concurrency: deps.maxMonitors,
     lockLifetimeMs: 30_000,
-    async run({ transactionId }, job) {
+    run: ({ transactionId }, job) =>
+      monitors.track(transactionId, (interrupted) => monitor(transactionId, job, interrupted)),
+  };
+
+  async function monitor(transactionId: string, job: Job<{ transactionId: string }>, interrupted: AbortSignal) {
+    {
       let tx = await store.get(transactionId);
       if (tx === null || tx.status !== "PENDING") return;
       const deadline = tx.expiresAt.getTime();
@@ -129,6 +168,10 @@ export function linkMonitorJob(
       // Only failures of the payment itself count towards FAILED; outages of the page's site are waited out.
       let failures = 0;
       for (let reopenings = 0; failures <= RESUME_ATTEMPTS;) {
+        if (interrupted.aborted) {
+          await session?.close();
+          return;
+        }
         if (clock.now().getTime() >= deadline) {
           await store.transition({ id: transactionId, to: "EXPIRED", event: "payment.expired" });
           return;
@@ -141,6 +184,8 @@ export function linkMonitorJob(
             clientId: tx.clientId as string,
             timeoutMs: deps.openTimeoutMs,
             protocol: deps.protocol,
+            egress: deps.egress,
+            allowedOrigins: deps.allowedOrigins,
           }).catch((err: Error) => {
             lastError = err.message;
             if (!(err instanceof LinkDriverError && err.unavailable)) failures++;
@@ -149,13 +194,16 @@ export function linkMonitorJob(
           if (session === null) {
             reopenings++;
             const wait = Math.min(1000 * reopenings, MAX_RESUME_WAIT_MS, Math.max(0, deadline - clock.now().getTime()));
-            await new Promise((r) => setTimeout(r, wait));
+            await new Promise((r) => {
+              const timer = setTimeout(r, wait);
+              interrupted.addEventListener("abort", () => (clearTimeout(timer), r(null)), { once: true });
+            });
             continue;
           }
         }
-        const outcome = await follow(transactionId, session, deadline, job);
+        const outcome = await follow(transactionId, session, deadline, job, interrupted);
         session = null;
-        if (outcome.kind === "done") return;
+        if (outcome.kind === "done" || outcome.kind === "handed_over") return;
         lastError = outcome.message;
         if (!outcome.unavailable) failures++;
         logger.warn(
@@ -171,8 +219,8 @@ export function linkMonitorJob(
         event: "payment.failed",
         upstream: { failure: { message: `monitoring failed: ${lastError}` } },
       });
-    },
-  };
+    }
+  }
 }
 
 /**

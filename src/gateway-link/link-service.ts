@@ -1,4 +1,6 @@
+import { issueCheckout } from "../auth/checkout-link.js";
 import type { Clock } from "../clock.js";
+import type { EgressPolicy } from "../upstreams/egress.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
@@ -25,6 +27,7 @@ export interface LinkView {
   receiptUrl?: string;
   scanned?: boolean;
   clientToken?: string;
+  checkoutUrl?: string;
 }
 
 /** Gateway-link area: a QR obtained by driving the key's payment-link page in headless Chromium. */
@@ -42,7 +45,11 @@ export class LinkService {
     private readonly opts: {
       openTimeoutMs: number;
       protocol: LinkPageProtocol;
+      egress: EgressPolicy;
+      allowedOrigins: readonly string[];
       startMonitor: (transactionId: string) => Promise<void>;
+      /** Where the hosted checkout page is (checkoutUrl). */
+      baseUrl?: string;
     },
   ) {}
 
@@ -88,6 +95,8 @@ export class LinkService {
         currency: link.currency,
         timeoutMs: this.opts.openTimeoutMs,
         protocol: this.opts.protocol,
+        egress: this.opts.egress,
+        allowedOrigins: this.opts.allowedOrigins,
       });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
@@ -123,7 +132,20 @@ export class LinkService {
       if (s) void s.close().then(() => this.handoff.delete(tx.id));
     }, 5_000).unref();
     await this.opts.startMonitor(tx.id);
-    return { ...this.view(tx), clientToken: this.auth.issueClientToken(tx.id, tx.expiresAt) };
+    return {
+      ...this.view(tx),
+      ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
+    };
+  }
+
+  /** The generate answer rebuilt from its transaction (an Idempotency-Key retry after a crash). */
+  async replay(key: KeyPrincipal, transactionId: string): Promise<LinkView> {
+    const tx = await this.store.findForKey(key.keyId, { id: transactionId, area: "gateway_link" });
+    if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
+    return {
+      ...this.view(tx),
+      ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
+    };
   }
 
   async check(key: KeyPrincipal, transactionId: unknown): Promise<LinkView> {

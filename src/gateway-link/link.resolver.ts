@@ -20,8 +20,13 @@ export class LinkResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayLinkTransactionGql> {
     const key = requireKey(ctx, "gateway_link");
-    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayLinkQr", input, () =>
-      this.link.generate(key, input),
+    return this.idempotency.run(
+      key,
+      ctx.idempotencyKey,
+      "generateGatewayLinkQr",
+      input,
+      () => this.link.generate(key, input),
+      (id) => this.link.replay(key, id),
     );
   }
 

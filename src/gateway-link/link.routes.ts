@@ -7,10 +7,16 @@ export const LINK_ROUTES: RestRoute[] = [
     path: "/gateway-link/generate-qr",
     kind: "gateway_link",
     document: `mutation($input: GenerateGatewayLinkQrInput!) { generateGatewayLinkQr(input: $input) { transactionId
-      expiredAt status requestData { amount currency meta } data { qr clientId } clientToken } }`,
+      expiredAt status requestData { amount currency meta } data { qr clientId } clientToken checkoutUrl } }`,
     variables: (b) => ({ input: b }),
     bodyVariable: "input",
     shape: compact("generateGatewayLinkQr"),
+    doc: {
+      summary: "Generate a QR through the key's payment link (expires after exactly 180 s)",
+      description: "The link URL is fixed by the key: a body naming a target URL is refused with 400.",
+      errors: ["UPSTREAM_UNAVAILABLE", "IDEMPOTENCY_CONFLICT"],
+      example: { amount: 5000, currency: 116, meta: { orderRef: "L-77" } },
+    },
     refuseUnknown: { test: namesTarget, message: "cannot be sent: the payment link is fixed by the API key" },
   },
   {
@@ -20,5 +26,10 @@ export const LINK_ROUTES: RestRoute[] = [
       expiredAt status requestData { amount currency meta } data { qr clientId } receiptUrl scanned } }`,
     variables: (b) => b,
     shape: compact("gatewayLinkTransaction"),
+    doc: {
+      summary: "The locally monitored state of a gateway-link transaction",
+      errors: ["NOT_FOUND"],
+      example: { transactionId: "{{transactionId}}" },
+    },
   },
 ];

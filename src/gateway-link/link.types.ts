@@ -54,4 +54,9 @@ export class GatewayLinkTransactionGql {
   @Field(() => Boolean, { nullable: true, description: "True once the payer's app has scanned the QR" })
   scanned?: boolean;
   @Field(() => String, { nullable: true, description: "generate only" }) clientToken?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "The hosted checkout page, authorised by the clientToken (generate only)",
+  })
+  checkoutUrl?: string;
 }

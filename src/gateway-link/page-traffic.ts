@@ -67,6 +67,8 @@ export class PageTraffic {
     private readonly protocol: LinkPageProtocol,
     private readonly origin: string,
     watch: WatchOptions,
+    /** Further origins a receipt URL may be on (LINK_ALLOWED_ORIGINS). */
+    private readonly receiptOrigins: readonly string[] = [],
   ) {
     this.maxFailures = watch.maxConsecutiveFailures ?? 5;
     this.stallMs = watch.stallMs ?? 15_000;
@@ -164,7 +166,9 @@ export class PageTraffic {
     else if (this.failures === 1) this.events.push({ type: "error", message: reason, fatal: false });
   }
 
-  private report(action: LinkAction, receiptUrl?: string): void {
+  private report(action: LinkAction, reported?: string): void {
+    const receiptUrl =
+      reported === undefined ? undefined : (acceptableReceipt(reported, this.origin, this.receiptOrigins) ?? undefined);
     if (action === this.lastAction) {
       // Approved without a receipt: the receipt arrives in a later poll, which ends the session.
       if (action === "approved" && receiptUrl) {
@@ -222,4 +226,26 @@ function errorText(body: unknown): string {
   return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? `: ${error.message}`
     : "";
+}
+
+/**
+ * A receipt URL read from a third-party page is stored, sent to merchants and rendered: it is kept only as
+ * an absolute https: URL on the link's own origin or an allowlisted one (LINK_ALLOWED_ORIGINS); http: only
+ * when the link itself is http:, i.e. the demo's simulator. Anything else (javascript:, data:, another site)
+ * is dropped: the payment is still approved.
+ */
+export function acceptableReceipt(
+  raw: string,
+  linkOrigin: string,
+  allowedOrigins: readonly string[] = [],
+): string | null {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return null;
+  }
+  const link = new URL(linkOrigin);
+  if (u.protocol !== "https:" && !(u.protocol === "http:" && link.protocol === "http:")) return null;
+  return u.origin === link.origin || allowedOrigins.includes(u.origin) ? u.toString() : null;
 }

@@ -2,11 +2,20 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { AppError } from "../errors.js";
 import type { Orm } from "../db/orm.js";
 import type { SecretBox } from "../auth/secret-box.js";
+import { rewriteSealed, type SealedColumn } from "../auth/stored-secrets.js";
+import type { Db } from "../db/sql.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { withInvalidation, type Invalidations } from "../cache/invalidation.js";
 import { HOT_READ_TTL_MS, type AdminService } from "../admin/admin-service.js";
 import { Checker } from "../validation/checker.js";
 import { GatewayConfig } from "./gateway-config.entity.js";
+
+/** Where a configuration's gateway API secret is stored, sealed to its row. */
+export const GATEWAY_SECRET: SealedColumn = {
+  table: "gateway_config",
+  column: "api_secret_enc",
+  purpose: "gateway-api-secret",
+};
 
 export interface GatewayCredentials {
   merchantId: string;
@@ -19,6 +28,7 @@ export class GatewayConfigs {
 
   constructor(
     private readonly orm: Orm,
+    private readonly db: Pick<Db, "query">,
     private readonly box: SecretBox,
     private readonly merchants: Pick<AdminService, "mustHaveMerchant">,
     private readonly invalidations: Invalidations,
@@ -53,8 +63,8 @@ export class GatewayConfigs {
       merchantRef: input.merchantId,
       name: input.name,
       upstreamMerchantId: input.upstreamMerchantId,
-      apiSecretEnc: this.box.encrypt(input.apiSecret),
     });
+    g.apiSecretEnc = this.box.seal(input.apiSecret, "gateway-api-secret", g.id);
     await this.em().persist(g).flush();
     return g;
   }
@@ -75,7 +85,7 @@ export class GatewayConfigs {
       const secret =
         input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
       c.done("Invalid gateway configuration");
-      if (secret !== null) g.apiSecretEnc = this.box.encrypt(secret);
+      if (secret !== null) g.apiSecretEnc = this.box.seal(secret, "gateway-api-secret", g.id);
       return g;
     });
   }
@@ -91,10 +101,16 @@ export class GatewayConfigs {
     return (await this.em().findOne(GatewayConfig, { id, merchantRef: merchantId })) !== null;
   }
 
-  /** The upstream credentials of a configuration, decrypted, for the gateway client only. */
+  /**
+   * The upstream credentials of a configuration, decrypted, for the gateway client only. A secret stored in the
+   * legacy format is rewritten bound to its row; one that is not this row's throws SecretUnreadableError.
+   */
   async credentialsOf(configId: string): Promise<GatewayCredentials | null> {
     const g = await this.em().findOne(GatewayConfig, { id: configId });
-    return g === null ? null : { merchantId: g.upstreamMerchantId, apiKey: this.box.decrypt(g.apiSecretEnc) };
+    if (g === null) return null;
+    const opened = this.box.open(g.apiSecretEnc, "gateway-api-secret", g.id);
+    if (opened.upgraded !== null) await rewriteSealed(this.db, GATEWAY_SECRET, g.id, g.apiSecretEnc, opened.upgraded);
+    return { merchantId: g.upstreamMerchantId, apiKey: opened.plain };
   }
 
   /** The credentials for a generate call: the hot path, so read through a short cache (NOTIFY-invalidated on update). */

@@ -5,6 +5,7 @@ import { monitorJob, type CheckOutcome, type MonitorDeps, type MonitorPort } fro
 import type { GatewayClient } from "./upstream-client.js";
 import type { GatewayConfigs } from "./gateway-configs.js";
 import type { TransitionRequest } from "../transactions/transition.js";
+import { AppError } from "../errors.js";
 
 /**
  * The upstream payment status → our status (docs/decisions.md "Gateway status mapping").
@@ -24,15 +25,73 @@ export function mapGatewayStatus(paymentStatus: string): Pick<TransitionRequest,
   }
 }
 
+/** check-transaction-2 answers for the last 7 days only; older transactions go to transaction-detail. */
+export const CHECK_WINDOW_MS = 7 * 24 * 3600_000;
+/** transaction-detail: 10 requests per minute per merchant (the gateway's limit). */
+export const DETAIL_PER_MINUTE = 10;
+/** After a 429, a merchant's checks pause this long. */
+export const RATE_LIMIT_PAUSE_MS = 60_000;
+
 /**
- * The gateway's check-transaction API as the monitor loop sees it: one call per transaction, with the
- * credentials of the configuration its key is linked to. A final status → SUCCESS or FAILED; a non-final
- * status that changed (e.g. the gateway starts reporting PENDING) → transaction.updated.
+ * The gateway's limits, per upstream merchant, in this process: the transaction-detail budget (a sliding
+ * minute) and the pause after a 429.
+ */
+export class GatewayLimits {
+  private readonly detailCalls = new Map<string, number[]>();
+  private readonly pausedUntil = new Map<string, number>();
+  /** When each transaction last had its turn at transaction-detail (the longest waiting go first). */
+  private readonly lastTurn = new Map<string, number>();
+
+  /** Old transactions in the order they should share the budget: never asked first, then longest ago. */
+  byTurn<T extends { id: string }>(txs: T[]): T[] {
+    return [...txs].sort((a, b) => (this.lastTurn.get(a.id) ?? 0) - (this.lastTurn.get(b.id) ?? 0));
+  }
+
+  tookTurn(txId: string): void {
+    const now = this.now();
+    this.lastTurn.set(txId, now);
+    // Bounded: a transaction not seen for a day has ended or expired.
+    if (this.lastTurn.size > 10_000)
+      for (const [id, at] of this.lastTurn) if (at < now - 24 * 3600_000) this.lastTurn.delete(id);
+  }
+
+  constructor(private readonly now: () => number) {}
+
+  paused(merchantId: string): boolean {
+    return (this.pausedUntil.get(merchantId) ?? 0) > this.now();
+  }
+
+  pause(merchantId: string): void {
+    this.pausedUntil.set(merchantId, this.now() + RATE_LIMIT_PAUSE_MS);
+  }
+
+  /** Takes one transaction-detail call from the merchant's budget; false when the minute's 10 are used. */
+  takeDetail(merchantId: string): boolean {
+    const now = this.now();
+    const recent = (this.detailCalls.get(merchantId) ?? []).filter((t) => t > now - 60_000);
+    if (recent.length >= DETAIL_PER_MINUTE) {
+      this.detailCalls.set(merchantId, recent);
+      return false;
+    }
+    recent.push(now);
+    this.detailCalls.set(merchantId, recent);
+    return true;
+  }
+}
+
+/**
+ * The gateway's check APIs as the monitor loop sees it: one call per transaction, with the credentials of
+ * the configuration its key is linked to — check-transaction-2 for the last 7 days, transaction-detail
+ * (within its budget of 10 a minute per merchant; beyond it the transaction waits for a later round) for
+ * older ones. A final status → SUCCESS or FAILED; a non-final status that changed (e.g. the gateway starts
+ * reporting PENDING) → transaction.updated. A 429 pauses the merchant's checks for a minute.
  */
 export function gatewayMonitorPort(
   admin: Pick<AdminService, "apiKey">,
   configs: Pick<GatewayConfigs, "credentialsOf">,
   client: GatewayClient,
+  limits: GatewayLimits = new GatewayLimits(Date.now),
+  now: () => number = Date.now,
 ): MonitorPort {
   return {
     async check(txs) {
@@ -43,12 +102,35 @@ export function gatewayMonitorPort(
         if (!creds.has(cfg)) creds.set(cfg, configs.credentialsOf(cfg));
         return creds.get(cfg) ?? null;
       };
+      // Credentials first, then the budget in claim order (longest waiting first), then the calls.
+      const credsOf = await Promise.all(txs.map((tx) => credentialsOf(tx).catch(() => null)));
+      const isOld = (tx: TxRecord) => now() - tx.createdAt.getTime() > CHECK_WINDOW_MS;
+      const granted = new Set<string>();
+      for (const tx of limits.byTurn(txs.filter(isOld))) {
+        const cred = credsOf[txs.indexOf(tx)];
+        if (cred && !limits.paused(cred.merchantId) && limits.takeDetail(cred.merchantId)) {
+          granted.add(tx.id);
+          limits.tookTurn(tx.id);
+        }
+      }
+      const plan = txs.map((tx, i) => {
+        const cred = credsOf[i];
+        if (!cred) return { tx, cred, skip: { kind: "fault", error: "the key has no gateway configuration" } as const };
+        if (limits.paused(cred.merchantId)) {
+          const error = "the gateway answered 429 (too many attempts): paused";
+          return { tx, cred, skip: { kind: "fault", error } as const };
+        }
+        const old = isOld(tx);
+        if (old && !granted.has(tx.id)) return { tx, cred, skip: { kind: "unchanged" } as const };
+        return { tx, cred, old, skip: null };
+      });
       const answers = await Promise.all(
-        txs.map(async (tx): Promise<[string, CheckOutcome]> => {
+        plan.map(async ({ tx, cred, old, skip }): Promise<[string, CheckOutcome]> => {
+          if (skip !== null || !cred) return [tx.id, skip ?? { kind: "unchanged" }];
           try {
-            const cred = await credentialsOf(tx);
-            if (!cred) return [tx.id, { kind: "fault", error: "the key has no gateway configuration" }];
-            const r = await client.checkTransaction(cred, tx.orderId as string);
+            const r = old
+              ? await client.transactionDetail(cred, tx.orderId as string)
+              : await client.checkTransaction(cred, tx.orderId as string);
             const mapped = mapGatewayStatus(r.paymentStatus);
             const upstream = {
               gatewayStatus: { code: r.statusCode, message: r.message },
@@ -57,8 +139,11 @@ export function gatewayMonitorPort(
             if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
             if (r.paymentStatus !== tx.upstream.paymentStatus)
               return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];
-            return [tx.id, { kind: "unchanged" }];
+            // An old one asked through the limited call waits a minute, so each gets its turn in the budget.
+            return [tx.id, old ? { kind: "unchanged", recheckMs: 60_000 } : { kind: "unchanged" }];
           } catch (err) {
+            const e = err as AppError;
+            if (e instanceof AppError && e.extra.rateLimited === true) limits.pause(cred.merchantId);
             return [tx.id, { kind: "fault", error: (err as Error).message }];
           }
         }),
@@ -72,6 +157,7 @@ export interface GatewayMonitorDeps extends MonitorDeps {
   admin: Pick<AdminService, "apiKey">;
   configs: Pick<GatewayConfigs, "credentialsOf">;
   intervalMs: number;
+  limits: GatewayLimits;
 }
 
 /** Polls CHECKOUT gateway transactions until final or expired (transactions/monitor.ts); faults back off. */
@@ -81,6 +167,6 @@ export function gatewayMonitorJob(deps: GatewayMonitorDeps, client: GatewayClien
     area: "gateway",
     recheckMs: deps.intervalMs,
     batch: 200,
-    port: gatewayMonitorPort(deps.admin, deps.configs, client),
+    port: gatewayMonitorPort(deps.admin, deps.configs, client, deps.limits, () => deps.clock.now().getTime()),
   });
 }

@@ -1,3 +1,4 @@
+import { issueCheckout } from "../auth/checkout-link.js";
 import QRCode from "qrcode";
 import type { Clock } from "../clock.js";
 import { AppError } from "../errors.js";
@@ -20,6 +21,10 @@ export class GatewayService {
     private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly client: GatewayClient,
     private readonly clock: Clock,
+    /** Where the hosted checkout page is (checkoutUrl). */
+    private readonly baseUrl = "",
+    /** The configuration's pushback URL, sent as callback_url (null: none). */
+    private readonly pushbackUrl: (configId: string) => string | null = () => null,
   ) {}
 
   /** `input` is checked already (its class's rules, src/validation); here it becomes the upstream request. */
@@ -63,6 +68,7 @@ export class GatewayService {
         items: v.items,
         lifetimeMinutes: v.lifetime,
         qrImageTemplate: v.qrImageTemplate,
+        callbackUrl: this.pushbackUrl(key.gatewayConfigRef as string) ?? undefined,
       })
       .catch((err: unknown) => {
         const e = err as AppError;
@@ -120,7 +126,38 @@ export class GatewayService {
       status: "CHECKOUT",
       gatewayStatus: up.status,
       expiresAt: expiresAt.toISOString(),
-      clientToken: this.auth.issueClientToken(tx.id, expiresAt),
+      ...issueCheckout(this.auth, this.baseUrl, tx.id, expiresAt, tx.apiKeyRef),
+    };
+  }
+
+  /**
+   * The generate answer rebuilt from its transaction (an Idempotency-Key retry after a crash between the
+   * create and storing the answer). The QR image is drawn again from the stored QR string.
+   */
+  async replay(key: KeyPrincipal, transactionId: string) {
+    const tx = await this.store.findForKey(key.keyId, { id: transactionId, area: "gateway" });
+    if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
+    const qrString = tx.qr ?? "";
+    const up = tx.upstream as {
+      gatewayStatus: { code: string; message: string };
+      deeplink: string;
+      appStore: string;
+      playStore: string;
+    };
+    return {
+      transactionId: tx.id,
+      orderId: tx.orderId as string,
+      qrString,
+      qrImage: await QRCode.toDataURL(qrString, { errorCorrectionLevel: "M", margin: 1, width: 256 }),
+      deeplink: up.deeplink,
+      appStore: up.appStore,
+      playStore: up.playStore,
+      amount: Number(tx.amount),
+      currency: tx.currency as "USD" | "KHR",
+      status: tx.status,
+      gatewayStatus: up.gatewayStatus,
+      expiresAt: tx.expiresAt.toISOString(),
+      ...issueCheckout(this.auth, this.baseUrl, tx.id, tx.expiresAt, tx.apiKeyRef),
     };
   }
 

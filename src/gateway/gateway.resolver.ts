@@ -18,8 +18,13 @@ export class GatewayResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayQrGql> {
     const key = requireKey(ctx, "gateway");
-    return this.idempotency.run(key, ctx.idempotencyKey, "generateGatewayQr", input, () =>
-      this.gateway.generate(key, input),
+    return this.idempotency.run(
+      key,
+      ctx.idempotencyKey,
+      "generateGatewayQr",
+      input,
+      () => this.gateway.generate(key, input),
+      (id) => this.gateway.replay(key, id),
     );
   }
 

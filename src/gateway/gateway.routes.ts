@@ -6,10 +6,17 @@ export const GATEWAY_ROUTES: RestRoute[] = [
     path: "/gateway/generate-qr",
     kind: "gateway",
     document: `mutation($input: GenerateGatewayQrInput!) { generateGatewayQr(input: $input) { transactionId orderId
-      qrString qrImage deeplink appStore playStore amount currency status gatewayStatus { code message } expiresAt clientToken } }`,
+      qrString qrImage deeplink appStore playStore amount currency status gatewayStatus { code message } expiresAt
+      clientToken checkoutUrl } }`,
     variables: (b) => ({ input: b }),
     bodyVariable: "input",
     shape: compact("generateGatewayQr"),
+    doc: {
+      summary: "Generate a hosted gateway QR (status CHECKOUT)",
+      description: "A duplicate orderId or a rejection by the gateway answer 400; an unreachable gateway 502.",
+      errors: ["CONFLICT", "UPSTREAM_REJECTED", "UPSTREAM_UNAVAILABLE", "IDEMPOTENCY_CONFLICT"],
+      example: { qrData: { orderId: "{{orderId}}", amount: 2.5, currency: "USD" }, metaData: { table: "7" } },
+    },
   },
   {
     path: "/gateway/check-status",
@@ -18,5 +25,10 @@ export const GATEWAY_ROUTES: RestRoute[] = [
       orderId: $orderId) { transactionId orderId status amount currency expiredAt createdAt } }`,
     variables: (b) => b,
     shape: pass("gatewayTransaction"),
+    doc: {
+      summary: "Status of a hosted gateway transaction, by transactionId or orderId (send one)",
+      errors: ["NOT_FOUND"],
+      example: { transactionId: "{{transactionId}}" },
+    },
   },
 ];

@@ -121,6 +121,8 @@ export class GatewayQrGql {
   @Field(() => GatewayStatusGql) gatewayStatus!: GatewayStatusGql;
   @Field() expiresAt!: string;
   @Field(() => String, { nullable: true }) clientToken?: string;
+  @Field(() => String, { nullable: true, description: "The hosted checkout page, authorised by the clientToken" })
+  checkoutUrl?: string;
 }
 
 @ObjectType("GatewayTransactionStatus")

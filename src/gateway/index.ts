@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/sql.js";
 import type { Orm } from "../db/orm.js";
 import type { SecretBox } from "../auth/secret-box.js";
+import { upgradeLegacySecrets } from "../auth/stored-secrets.js";
 import type { Invalidations } from "../cache/invalidation.js";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
@@ -15,12 +16,14 @@ import { mountSimulator } from "../simulators/http.js";
 import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 import { createGatewayClient } from "./upstream-client.js";
-import { gatewayMonitorJob } from "./gateway-monitor.job.js";
+import { upstreamHttp } from "../upstreams/http-client.js";
+import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
+import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
 import { GatewayResolver } from "./gateway.resolver.js";
 import { GATEWAY_ROUTES } from "./gateway.routes.js";
 import { GatewayService } from "./gateway-service.js";
 import { GatewayConfig } from "./gateway-config.entity.js";
-import { GatewayConfigs } from "./gateway-configs.js";
+import { GATEWAY_SECRET, GatewayConfigs } from "./gateway-configs.js";
 import { GatewayConfigResolver } from "./gateway-config.resolver.js";
 
 export interface GatewayModuleDeps {
@@ -37,6 +40,8 @@ export interface GatewayModuleDeps {
   invalidations: Invalidations;
   admin: Pick<AdminService, "apiKey" | "mustHaveMerchant" | "acceptKeyTarget">;
   auth: Pick<Authenticator, "issueClientToken">;
+  /** Runs a job now (a pushback asks for the monitor's next round at once). */
+  enqueue(name: string, data: Record<string, unknown>): Promise<void>;
 }
 
 export interface GatewayModule extends Module {
@@ -53,30 +58,48 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
     simulator = createGatewaySimulator({
       makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116),
+      clock: () => clock.now(),
     });
     simulator.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);
   }
+  const http = upstreamHttp(config.gateway.proxy);
   const client = createGatewayClient({
     baseUrl: config.gateway.baseUrl ?? `${deps.baseUrl}/sim/gateway-api`,
     timeoutMs: config.upstreamTimeoutMs,
     clock: () => clock.now(),
+    fetch: http.fetch,
   });
-  const configs = new GatewayConfigs(deps.orm, deps.box, deps.admin, deps.invalidations, () => clock.now().getTime());
+  const configs = new GatewayConfigs(deps.orm, deps.db, deps.box, deps.admin, deps.invalidations, () =>
+    clock.now().getTime(),
+  );
   deps.admin.acceptKeyTarget({
     kind: "gateway",
     field: "gatewayConfigId",
     notFound: "Gateway configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
-  const service = new GatewayService(deps.store, configs, deps.auth, client, clock);
+  // The gateway's pushback after a payment comes to a per-configuration URL (sent as callback_url).
+  const pushbackUrl = (configId: string) =>
+    config.gateway.pushback ? `${deps.baseUrl}${PUSHBACK_PATH}/${encodeURIComponent(configId)}` : null;
+  const service = new GatewayService(deps.store, configs, deps.auth, client, clock, deps.baseUrl, pushbackUrl);
+  const limits = new GatewayLimits(() => clock.now().getTime());
   return {
     service,
     configs,
     simulator,
     resolvers: [new GatewayResolver(service, deps.idempotency), new GatewayConfigResolver(configs)],
-    jobs: [gatewayMonitorJob({ ...deps, configs, intervalMs: config.gateway.monitorIntervalMs }, client)],
+    jobs: [gatewayMonitorJob({ ...deps, configs, limits, intervalMs: config.gateway.monitorIntervalMs }, client)],
     mount(app) {
       if (simulator !== null) mountSimulator(app, "/sim/gateway-api", simulator);
+      app.post(`${PUSHBACK_PATH}/:configId`, pushbackRouter(deps.db, deps.enqueue, deps.logger, clock));
+    },
+    async stop() {
+      await http.close();
+    },
+    // Secrets stored before issue 16 (v1) are rewritten bound to their rows (reads upgrade lazily too).
+    async start() {
+      const done = await upgradeLegacySecrets(deps.db, deps.box, [GATEWAY_SECRET]);
+      if (done.upgraded + done.unreadable > 0) deps.logger.info(done, "gateway secrets upgraded to the v2 format");
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { UpstreamFetch } from "../upstreams/http-client.js";
 import { AppError, type FieldError } from "../errors.js";
 import { checkTransactionHash, generateQrHash, type GenerateQrHashInput } from "../upstreams/gateway-hash.js";
 
@@ -70,16 +71,23 @@ export interface GatewayCheckResult {
 export interface GatewayClient {
   generateQr(cred: GatewayCredentials, req: GatewayGenerateRequest): Promise<GatewayGenerateResult>;
   checkTransaction(cred: GatewayCredentials, tranId: string): Promise<GatewayCheckResult>;
+  /** The transaction-detail call: any age (check-transaction-2 sees 7 days), limited to 10/min per merchant. */
+  transactionDetail(cred: GatewayCredentials, tranId: string): Promise<GatewayCheckResult>;
 }
 
 export interface GatewayClientOptions {
   baseUrl: string;
   timeoutMs: number;
   clock?: () => Date;
+  /** The HTTP client (GATEWAY_API_PROXY: through the proxy); the global fetch by default. */
+  fetch?: UpstreamFetch;
 }
 
 const GENERATE_PATH = "/api/payment-gateway/v1/payments/generate-qr";
 const CHECK_PATH = "/api/payment-gateway/v1/payments/check-transaction-2";
+const DETAIL_PATH = "/api/payment-gateway/v1/payments/transaction-detail";
+/** generate-qr status 6: the calling domain (or outbound address) is not whitelisted for the merchant. */
+const DOMAIN_NOT_WHITELISTED = "6";
 /** check-transaction-2: "00" success, "6" tran_id not (yet) known; "11"/"429" are transient. */
 const CHECK_NOT_FOUND = "6";
 const CHECK_TRANSIENT = new Set(["11", "429"]);
@@ -95,8 +103,9 @@ const STATUS_BY_CODE: Record<number, GatewayPaymentStatus> = {
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const clock = options.clock ?? (() => new Date());
+  const http = options.fetch ?? ((url: string, init: RequestInit) => fetch(url, init));
   const send = (path: string, body: Record<string, unknown>) =>
-    post(`${baseUrl}${path}`, path, body, options.timeoutMs);
+    post(http, `${baseUrl}${path}`, path, body, options.timeoutMs);
 
   return {
     async generateQr(cred, req) {
@@ -106,6 +115,16 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const answer = await send(GENERATE_PATH, body);
       const status = gatewayStatus(GENERATE_PATH, answer);
       // The QR API documents "0"; "00" is the gateway's success code elsewhere, never a refusal.
+      if (status.code === DOMAIN_NOT_WHITELISTED) {
+        throw new AppError(
+          "UPSTREAM_REJECTED",
+          `gateway refused generate-qr: domain not whitelisted (code 6, "${status.message}"). Fix: ask the gateway ` +
+            `to whitelist this service's domain and outbound IP address for merchant ${cred.merchantId} ` +
+            "(with GATEWAY_API_PROXY, the proxy's address)",
+          [],
+          { upstream: "gateway", gatewayStatus: status },
+        );
+      }
       if (status.code !== "0" && status.code !== "00") {
         throw new AppError(
           "UPSTREAM_REJECTED",
@@ -120,33 +139,40 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       return readGenerated(answer, status);
     },
 
-    async checkTransaction(cred, tranId) {
-      assertValid(checkTranId(tranId));
-      const fields = { req_time: formatReqTime(clock()), merchant_id: cred.merchantId, tran_id: tranId };
-      const answer = await send(CHECK_PATH, { ...fields, hash: checkTransactionHash(cred.apiKey, fields) });
-      const status = gatewayStatus(CHECK_PATH, answer);
-      const raw = answer.body as Record<string, unknown>;
-      if (status.code === "00" || status.code === "0") {
-        return { paymentStatus: readPaymentStatus(answer), statusCode: status.code, message: status.message, raw };
-      }
-      if (status.code === CHECK_NOT_FOUND)
-        return { paymentStatus: "NOT_FOUND", statusCode: status.code, message: status.message, raw };
-      if (CHECK_TRANSIENT.has(status.code)) {
-        throw fault(CHECK_PATH, `gateway busy: ${status.message} (code ${status.code})`, "UPSTREAM_ERROR", {
-          gatewayStatus: status,
-        });
-      }
-      throw new AppError(
-        "UPSTREAM_REJECTED",
-        `gateway refused check-transaction: ${status.message} (code ${status.code})`,
-        [],
-        {
-          upstream: "gateway",
-          gatewayStatus: status,
-        },
-      );
-    },
+    checkTransaction: (cred, tranId) => check(CHECK_PATH, cred, tranId),
+    transactionDetail: (cred, tranId) => check(DETAIL_PATH, cred, tranId),
   };
+
+  /** check-transaction-2 and transaction-detail: the same request (and hash) and answer. */
+  async function check(path: string, cred: GatewayCredentials, tranId: string): Promise<GatewayCheckResult> {
+    assertValid(checkTranId(tranId));
+    const fields = { req_time: formatReqTime(clock()), merchant_id: cred.merchantId, tran_id: tranId };
+    const answer = await send(path, { ...fields, hash: checkTransactionHash(cred.apiKey, fields) });
+    const status = rateLimited(path, answer) ?? gatewayStatus(path, answer);
+    const raw = answer.body as Record<string, unknown>;
+    if (status.code === "00" || status.code === "0") {
+      return { paymentStatus: readPaymentStatus(answer), statusCode: status.code, message: status.message, raw };
+    }
+    if (status.code === CHECK_NOT_FOUND)
+      return { paymentStatus: "NOT_FOUND", statusCode: status.code, message: status.message, raw };
+    if (CHECK_TRANSIENT.has(status.code)) {
+      throw fault(path, `gateway busy: ${status.message} (code ${status.code})`, "UPSTREAM_ERROR", {
+        gatewayStatus: status,
+        ...(status.code === "429" ? { rateLimited: true } : {}),
+      });
+    }
+    throw new AppError("UPSTREAM_REJECTED", `gateway refused ${path}: ${status.message} (code ${status.code})`, [], {
+      upstream: "gateway",
+      gatewayStatus: status,
+    });
+  }
+}
+
+/** HTTP 429 (too many attempts): a fault marked `rateLimited`, the caller backs off the whole merchant. */
+function rateLimited(path: string, answer: Answer): null {
+  if (answer.httpStatus === 429)
+    throw fault(path, "HTTP 429 (too many attempts)", "HTTP_STATUS", { httpStatus: 429, rateLimited: true });
+  return null;
 }
 
 /** UTC YYYYMMDDHHmmss. */
@@ -231,11 +257,17 @@ interface Answer {
   body: unknown;
 }
 
-async function post(url: string, path: string, body: Record<string, unknown>, timeoutMs: number): Promise<Answer> {
+async function post(
+  http: UpstreamFetch,
+  url: string,
+  path: string,
+  body: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<Answer> {
   let res: Response;
   let text: string;
   try {
-    res = await fetch(url, {
+    res = await http(url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(body),

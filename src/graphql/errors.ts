@@ -7,6 +7,7 @@ export const UNAVAILABLE_MESSAGE = "The service cannot reach its database; retry
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
   UNAUTHENTICATED: 401,
+  FORBIDDEN: 403, // a client token asking for more than the checkout view
   NOT_FOUND: 404,
   CONFLICT: 400, // the contract answers a duplicate orderId with 400
   UPSTREAM_REJECTED: 400,

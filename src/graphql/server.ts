@@ -2,12 +2,15 @@ import type { Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
+import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
 import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { RequestHandler } from "express";
 import {
   execute,
+  getOperationAST,
   GraphQLError,
   parse,
   specifiedRules,
@@ -25,7 +28,23 @@ import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
 import { limitsRule } from "./limits.js";
 import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting.js";
-import { exactReplacer, spliceExact, stringifyExact } from "../exact-json.js";
+import { stringifyExact } from "../exact-json.js";
+import type { Invalidations } from "../cache/invalidation.js";
+import { bucketOf, rateLimitedMessage, type RateLimiter } from "../auth/rate-limit.js";
+import { CLOSE, SocketRegistry, type SocketLimits, type TrackedSocket } from "./sockets.js";
+import { checkoutViewError, outsideCheckoutView } from "./checkout-view.js";
+import { costError, operationCost } from "./cost.js";
+import { SharedExecution } from "./shared-execution.js";
+import { SharedFrames } from "./frames.js";
+
+type Credentials = ReturnType<typeof credentialsFromConnectionParams>;
+/** What a /graphql websocket carries through graphql-ws (`ctx.extra`). */
+type SocketExtra = {
+  ctx?: GqlContext;
+  creds?: Credentials;
+  ip?: string;
+  lastActive?: number;
+};
 
 export interface GraphQLEdge {
   schema: GraphQLSchema;
@@ -58,7 +77,34 @@ export interface GraphQLEdgeDeps {
   /** Messages of internal errors reach the client (development with debug logs only). */
   exposeInternals: boolean;
   introspection: boolean;
+  /** Key revocations (and cache clears) re-authorise the open websockets. */
+  invalidations?: Invalidations;
+  /** The one per-principal limiter (null: RATE_LIMIT_PER_MINUTE=0); HTTP charges it in app.ts. */
+  limiter?: RateLimiter | null;
+  ws?: SocketLimits & { keepaliveMs: number; idleTimeoutMs: number };
+  /** Per-operation cost budget, response-size cap (bytes) and time budget (ms). */
+  limits?: { maxCost: number; maxResponseBytes: number; timeBudgetMs: number };
+  now?: () => number;
 }
+
+/** When an operation answered nothing and every error has one of these codes, the HTTP status says so too. */
+const NOTHING_ANSWERED_STATUS: Record<string, number> = { UNAUTHENTICATED: 401, BAD_USER_INPUT: 400, FORBIDDEN: 403 };
+
+export const DEFAULT_OPERATION_LIMITS: NonNullable<GraphQLEdgeDeps["limits"]> = {
+  maxCost: 5000,
+  maxResponseBytes: 2 * 1024 * 1024,
+  timeBudgetMs: 10_000,
+};
+
+export const DEFAULT_WS_LIMITS: NonNullable<GraphQLEdgeDeps["ws"]> = {
+  maxLifetimeMs: 3600_000,
+  maxSocketsPerPrincipal: 200,
+  maxSocketsPerIp: 1000,
+  maxSubscriptionsPerSocket: 100,
+  subscribesPerSecond: 20,
+  keepaliveMs: 30_000,
+  idleTimeoutMs: 90_000,
+};
 
 export async function createGraphQLEdge(
   schema: GraphQLSchema,
@@ -87,28 +133,98 @@ export async function createGraphQLEdge(
 
   const limits = limitsRule(12, 500);
   const rules = [...specifiedRules, limits];
+  const wsLimits = deps.ws ?? DEFAULT_WS_LIMITS;
+  const opLimits = deps.limits ?? DEFAULT_OPERATION_LIMITS;
+  /** Responses measured in willSendResponse, so stringifyResult does not serialise them a second time. */
+  const serialised = new WeakMap<object, string>();
+  const now = deps.now ?? Date.now;
+  const limiter = deps.limiter ?? null;
+  const sockets = new SocketRegistry(wsLimits, now);
+  const shared = new SharedExecution();
+  // A live event's shared result is serialised once, not once per socket (src/graphql/frames.ts).
+  const frames = new SharedFrames((v) => shared.isShared(v));
   // Frames are capped like HTTP bodies (64 KiB); ws would take 100 MiB by default. Over the cap: close 1009.
   const wss = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: 64 * 1024 });
-  // meta goes out exactly as it was read (src/exact-json.ts): graphql-ws stringifies with exactReplacer, which
-  // leaves markers that each socket's send replaces by the exact text.
-  wss.on("connection", (socket) => {
+  // meta goes out exactly as it was read (src/exact-json.ts): graphql-ws stringifies with exactReplacer (through
+  // frames.replacer), which leaves markers that each socket's send replaces by the exact text.
+  wss.on("connection", (socket, request) => {
     const send = socket.send.bind(socket) as (data: unknown, cb?: (err?: Error) => void) => void;
     (socket as unknown as { send: typeof send }).send = (data, cb) =>
-      send(typeof data === "string" ? spliceExact(data) : data, cb);
+      send(typeof data === "string" ? frames.splice(data) : data, cb);
+    // Sockets per address are counted from the upgrade on: a flood of sockets that never authenticate counts.
+    const ip = request.socket.remoteAddress ?? "unknown";
+    if (!sockets.openAddress(ip)) {
+      socket.close(CLOSE.TOO_MANY, `Too many sockets from this address (the limit is ${wsLimits.maxSocketsPerIp})`);
+      return;
+    }
+    socket.once("close", () => {
+      sockets.closeAddress(ip);
+      sockets.remove(socket);
+    });
   });
-  const wsCleanup = useServer<Record<string, unknown>, { ctx?: GqlContext }>(
+  const operationError = (message: string, code: string) => [new GraphQLError(message, { extensions: { code } })];
+  /**
+   * Credentials are checked again for every operation on a socket (through the key cache), and for every
+   * open socket when a key is invalidated: a revoked key's (or its client tokens') sockets close with 4403.
+   */
+  const reauthorise = async (socket: TrackedSocket, extra: SocketExtra): Promise<Principal | null> => {
+    const principal = await auth.fromCredentials(extra.creds ?? {});
+    if (principal.type === "anonymous") {
+      socket.close(CLOSE.FORBIDDEN, "Forbidden: the credential is no longer valid");
+      return null;
+    }
+    sockets.update(socket, principal);
+    if (extra.ctx) extra.ctx = { ...extra.ctx, principal };
+    return principal;
+  };
+  // In chunks that yield between them: 10,000 sockets re-checked in one turn held the event loop ~100 ms.
+  const recheck = async (keyId: string | null) => {
+    const all = sockets.socketsOfKey(keyId);
+    for (let i = 0; i < all.length; i += 500) {
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      await Promise.all(
+        all.slice(i, i + 500).map(async (socket) => {
+          const extra = sockets.extraOf(socket) as SocketExtra | undefined;
+          if (extra)
+            await reauthorise(socket, extra).catch((err: unknown) => logger.warn({ err }, "websocket re-check failed"));
+        }),
+      );
+    }
+  };
+  deps.invalidations?.register({
+    invalidate: (inv) => {
+      if (inv.kind === "api_key") void recheck(inv.id);
+    },
+    clear: () => void recheck(null),
+  });
+  // Idle sockets (no operation, nothing received for WS_IDLE_TIMEOUT_MS) are closed; every socket is
+  // re-authorised now and then too, in case an invalidation was missed while the listener reconnected.
+  let rechecking = false;
+  const sweepEvery = Math.max(250, Math.min(10_000, Math.floor(wsLimits.idleTimeoutMs / 2)));
+  const sweep = setInterval(() => {
+    for (const socket of sockets.idle(wsLimits.idleTimeoutMs))
+      socket.close(CLOSE.LIFETIME, "Idle: no operation on this socket");
+    if (!rechecking) {
+      rechecking = true;
+      void recheck(null).finally(() => (rechecking = false));
+    }
+  }, sweepEvery);
+  sweep.unref();
+  const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
     {
       schema,
-      jsonMessageReplacer: exactReplacer,
-      validate: (sch, doc) => validate(sch, doc, rules),
-      onSubscribe: (_ctx, _id, payload) => {
+      subscribe: (args) => shared.subscribe(args),
+      jsonMessageReplacer: frames.replacer,
+      onSubscribe: async (ctx, _id, payload) => {
+        const socket = ctx.extra.socket;
+        ctx.extra.lastActive = now();
         const nesting = documentNesting(payload.query);
-        if (nesting > MAX_DOCUMENT_NESTING)
-          return [new GraphQLError(tooDeepMessage(nesting), { extensions: { code: "BAD_USER_INPUT" } })];
+        if (nesting > MAX_DOCUMENT_NESTING) return operationError(tooDeepMessage(nesting), "BAD_USER_INPUT");
         // graphql-ws lets a syntax error escape and closes the whole socket with 4500 (every other
         // subscription on it ends too); answered as an error for this subscription instead.
+        let document: DocumentNode;
         try {
-          parse(payload.query);
+          document = shared.parseShared(payload.query);
         } catch (err) {
           return [
             err instanceof GraphQLError
@@ -116,14 +232,57 @@ export async function createGraphQLEdge(
               : new GraphQLError("The document could not be parsed", { extensions: { code: "BAD_USER_INPUT" } }),
           ];
         }
+        const principal = await reauthorise(socket, ctx.extra);
+        if (principal === null || ctx.extra.ctx === undefined)
+          return operationError("The credential of this socket is no longer valid", "UNAUTHENTICATED");
+        if (limiter !== null) {
+          const wait = limiter.take(bucketOf(principal, ctx.extra.ip));
+          if (wait > 0) return operationError(rateLimitedMessage(wait), "RATE_LIMITED");
+        }
+        const refusal = sockets.startOperation(socket, Object.keys(ctx.subscriptions).length);
+        if (refusal !== null) return operationError(refusal, "RATE_LIMITED");
+        const errors = validate(schema, document, rules);
+        if (errors.length > 0)
+          return deps.introspection
+            ? errors
+            : errors.map((e) => Object.assign(e, { message: e.message.replace(/ ?Did you mean .*\?$/, "") }));
+        if (getOperationAST(document, payload.operationName) === null)
+          return operationError("Unable to identify operation", "BAD_USER_INPUT");
+        const tooCostly = costError(
+          operationCost(schema, document, payload.variables ?? undefined, payload.operationName),
+          opLimits.maxCost,
+        );
+        if (tooCostly !== null) return [tooCostly];
+        if (principal.type === "client") {
+          const outside = outsideCheckoutView(schema, document);
+          if (outside.length > 0) return [checkoutViewError(outside)];
+        }
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: ctx.extra.ctx,
+        };
+      },
+      onComplete: (ctx) => {
+        ctx.extra.lastActive = now();
       },
       onConnect: async (ctx) => {
-        const principal = await auth.fromCredentials(credentialsFromConnectionParams(ctx.connectionParams));
+        const creds = credentialsFromConnectionParams(ctx.connectionParams);
+        const principal = await auth.fromCredentials(creds);
         if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
+        const socket = ctx.extra.socket;
+        const ip = ctx.extra.request.socket.remoteAddress ?? "unknown";
+        Object.assign(ctx.extra, { creds, ip, lastActive: now() });
         ctx.extra.ctx = { principal, container, requestId: randomUUID() };
+        const refusal = sockets.add(socket, principal, ctx.extra, () => Object.keys(ctx.subscriptions).length);
+        if (refusal !== null) {
+          socket.close(CLOSE.TOO_MANY, refusal);
+          return false;
+        }
         return true;
       },
-      context: (ctx) => ctx.extra.ctx as GqlContext,
       // Errors inside a result (e.g. NOT_FOUND thrown while opening the stream) get extensions.code as over HTTP.
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors?.length) return;
@@ -144,6 +303,7 @@ export async function createGraphQLEdge(
         }),
     },
     wss,
+    wsLimits.keepaliveMs,
   );
 
   const apollo = new ApolloServer<GqlContext>({
@@ -151,12 +311,17 @@ export async function createGraphQLEdge(
     validationRules: [limits],
     introspection: deps.introspection,
     allowBatchedHttpRequests: false,
+    // "Did you mean …?" suggestions name fields and types: off where introspection is (production).
+    hideSchemaDetailsFromClientErrors: !deps.introspection,
     // main.ts owns SIGTERM/SIGINT and stops Apollo through app.stop(). Apollo's own handler would start a
     // second, concurrent stop(), and in 5.5.1 a concurrent stop() never settles (its barrier is resolved only
     // on error), so every shutdown waited for main.ts's 30 s force-exit and ended with code 1.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
-    stringifyResult: (value) => `${stringifyExact(value)}\n`,
+    stringifyResult: (value) => {
+      const known = value.data != null ? serialised.get(value.data) : undefined;
+      return `${known ?? stringifyExact(value)}\n`;
+    },
     formatError: (formatted, error) => {
       const f = formatGraphQLError(formatted, error, exposeInternals);
       logFailure(
@@ -173,12 +338,69 @@ export async function createGraphQLEdge(
       {
         async requestDidStart() {
           return {
-            async didResolveOperation({ operation }) {
+            async didResolveOperation({ operation, contextValue, document, request }) {
               if (operation?.operation === "subscription")
                 throw new GraphQLError(
                   "Subscriptions are served over graphql-ws (WebSocket) on /graphql, not over HTTP",
                   { extensions: { code: "BAD_USER_INPUT", http: { status: 400 } } },
                 );
+              if (contextValue.principal.type === "client") {
+                const outside = outsideCheckoutView(schema, document);
+                if (outside.length > 0) throw checkoutViewError(outside);
+              }
+              const tooCostly = costError(
+                operationCost(schema, document, request.variables, request.operationName),
+                opLimits.maxCost,
+              );
+              if (tooCostly !== null) throw tooCostly;
+            },
+            // The time budget: once it is spent, every field still to resolve fails at once (what was
+            // resolved is kept), so an operation cannot hold the process for longer than GRAPHQL_TIME_BUDGET_MS.
+            async executionDidStart() {
+              const deadline = Date.now() + opLimits.timeBudgetMs;
+              return {
+                willResolveField() {
+                  if (Date.now() <= deadline) return;
+                  throw new GraphQLError(
+                    `The operation ran over its time budget of ${opLimits.timeBudgetMs} ms (GRAPHQL_TIME_BUDGET_MS)`,
+                    { extensions: { code: "BAD_USER_INPUT" } },
+                  );
+                },
+              };
+            },
+            // Apollo's convention: a request refused for its credentials answers 401 (and one refused for its
+            // input 400), not 200 with an error (docs/decisions.md). Only when nothing was answered: partial data
+            // keeps 200.
+            async willSendResponse({ response }) {
+              if (response.body.kind !== "single") return;
+              // The response-size cap: measured once here (stringifyResult reuses the text).
+              const r = response.body.singleResult;
+              // In the order Apollo writes it (errors, data, extensions).
+              const text = stringifyExact({ errors: r.errors, data: r.data, extensions: r.extensions });
+              if (Buffer.byteLength(text) > opLimits.maxResponseBytes) {
+                response.body.singleResult = {
+                  errors: [
+                    {
+                      message:
+                        `The response is larger than ${opLimits.maxResponseBytes} bytes (GRAPHQL_MAX_RESPONSE_BYTES); ` +
+                        "ask for fewer rows (first) or fewer fields",
+                      extensions: { code: "BAD_USER_INPUT", details: [] },
+                    },
+                  ],
+                };
+                response.http.status = 400;
+                return;
+              }
+              if (r.data != null) serialised.set(r.data, text);
+              const { errors, data } = r;
+              const code = errors?.[0]?.extensions?.code;
+              if (
+                typeof code === "string" &&
+                code in NOTHING_ANSWERED_STATUS &&
+                errors!.every((e) => e.extensions?.code === code) &&
+                (data == null || Object.values(data).every((v) => v === null))
+              )
+                response.http.status = NOTHING_ANSWERED_STATUS[code];
             },
           };
         },
@@ -186,6 +408,18 @@ export async function createGraphQLEdge(
       // The default cache-control plugin wraps every field resolver to collect hints; no type declares any,
       // so it only cost time on every field of every operation (REST included).
       ApolloServerPluginCacheControlDisabled(),
+      // Sandbox opens with an example of every kind of operation (graphql/sandbox.ts); production keeps Apollo's default.
+      ...(deps.introspection
+        ? [
+            ApolloServerPluginLandingPageLocalDefault({
+              document: SANDBOX_DOCUMENT,
+              variables: SANDBOX_VARIABLES,
+              headers: SANDBOX_HEADERS,
+              includeCookies: false,
+              embed: true,
+            }),
+          ]
+        : []),
       {
         async serverWillStart() {
           return {
@@ -247,6 +481,7 @@ export async function createGraphQLEdge(
     prepare,
     run,
     async dispose() {
+      clearInterval(sweep);
       await apollo.stop();
       wss.close();
     },

@@ -89,17 +89,27 @@ export class Scheduler {
     return this.started;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Takes no more jobs (jobs locked but not started are released); running jobs go on, and jobs can still be
+   * enqueued (the connection stays open until stop()).
+   */
+  async pause(): Promise<void> {
     if (this.started) {
       this.started = false;
-      // Releases the locks of running jobs so another worker takes them over at once.
       await this.agenda
-        .stop()
+        .stop(false)
         .catch((err: Error) => this.opts.logger.warn({ err: err.message }, "scheduler stop failed"));
-    } else {
+    } else if (!this.paused) {
       await this.agenda.ready.catch(() => undefined);
-      await this.agenda.stop().catch(() => undefined);
+      await this.agenda.stop(false).catch(() => undefined);
     }
+    this.paused = true;
+  }
+
+  async stop(): Promise<void> {
+    await this.pause();
     await this.pool.end().catch(() => undefined);
   }
+
+  private paused = false;
 }

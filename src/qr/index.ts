@@ -7,9 +7,19 @@ import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
+import { Gauge, type Registry } from "prom-client";
 import { createNetworkSimulator, type NetworkSimulator } from "../simulators/network/index.js";
 import { mountSimulator } from "../simulators/http.js";
-import { createNetworkClient } from "./network-client.js";
+import { createNetworkClient, renewNetworkToken, type CheckMode, type Refusal } from "./network-client.js";
+import { upstreamHttp } from "../upstreams/http-client.js";
+import { NetworkToken } from "./network-token.js";
+import { NetworkTokenResolver } from "./network-token.resolver.js";
+import { CardResolver } from "./card.resolver.js";
+import { cardRoute } from "./card.routes.js";
+import { credentialsFromHeaders } from "../auth/credentials.js";
+import type { TransactionQuery } from "../transactions/transaction-query.js";
+import type { Invalidations } from "../cache/invalidation.js";
+import type { SecretBox } from "../auth/secret-box.js";
 import { qrMonitorJob } from "./qr-monitor.job.js";
 import { QrResolver } from "./qr.resolver.js";
 import { QR_ROUTES } from "./qr.routes.js";
@@ -17,6 +27,11 @@ import { QrService, type IssuedFacts } from "./qr-service.js";
 
 export interface QrModuleDeps {
   config: Pick<Config, "network" | "upstreamTimeoutMs" | "simulators">;
+  /** Where the area's gauges are registered (the /metrics registry). */
+  metrics: { registry: Registry };
+  /** The network token's replacement: stored encrypted, effective in every process (qr/network-token.ts). */
+  box: Pick<SecretBox, "seal" | "open">;
+  invalidations: Invalidations;
   /** Where this process is reachable: the simulated network API's default address. */
   baseUrl: string;
   clock: Clock;
@@ -25,13 +40,17 @@ export interface QrModuleDeps {
   store: TransactionStore;
   idempotency: Idempotency;
   admin: Pick<AdminService, "merchantForIssue">;
-  auth: Pick<Authenticator, "issueClientToken">;
+  auth: Pick<Authenticator, "issueClientToken" | "fromCredentials">;
+  /** Scoped reads (the card: a key sees its own transactions, a client token its one). */
+  query: Pick<TransactionQuery, "one">;
 }
 
 export interface QrModule extends Module {
   service: QrService;
   /** The national network's simulator, when simulators are on. */
   simulator: NetworkSimulator | null;
+  /** The network API token in use. */
+  token: NetworkToken;
 }
 
 /** Simulated payments remember what each QR pays for this many QRs (the oldest are forgotten). */
@@ -49,29 +68,139 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
       issued.set(md5, facts);
       if (issued.size > ISSUED_MEMORY) issued.delete(issued.keys().next().value as string);
     };
-    simulator = createNetworkSimulator({ token: config.network.token, describe: (md5) => issued.get(md5) });
+    simulator = createNetworkSimulator({
+      token: config.network.token,
+      clock: () => clock.now(),
+      describe: (md5) => issued.get(md5),
+    });
   }
+  const modeGauge = new Gauge({
+    name: "network_md5_check_mode",
+    help: "How the generic QR monitor checks payments: 1 for the mode in use (list: md5-list calls; single: one call per md5)",
+    labelNames: ["mode"],
+    registers: [deps.metrics.registry],
+  });
+  const showMode = (mode: CheckMode) => {
+    modeGauge.set({ mode: "list" }, mode === "list" ? 1 : 0);
+    modeGauge.set({ mode: "single" }, mode === "single" ? 1 : 0);
+  };
+  showMode("list");
+  const networkBase = config.network.baseUrl ?? `${deps.baseUrl}/sim/network-api`;
+  const http = upstreamHttp(config.network.proxy);
+  let refused: Refusal | null = null;
+  const token = new NetworkToken({
+    db: deps.db,
+    box: deps.box,
+    invalidations: deps.invalidations,
+    logger: deps.logger,
+    now: () => clock.now().getTime(),
+    envToken: config.network.token,
+    email: config.network.email,
+    renew: (email) => renewNetworkToken(networkBase, email, config.upstreamTimeoutMs, http.fetch),
+  });
+  new Gauge({
+    name: "network_token_expires_at_seconds",
+    help: "When the network API token in use expires (its JWT exp, Unix seconds); absent if it carries none",
+    registers: [deps.metrics.registry],
+    collect() {
+      const expiresAt = token.status().expiresAt;
+      this.reset();
+      if (expiresAt !== null) this.set(Math.floor(expiresAt.getTime() / 1000));
+    },
+  });
   const client = createNetworkClient({
-    baseUrl: config.network.baseUrl ?? `${deps.baseUrl}/sim/network-api`,
-    token: config.network.token,
+    baseUrl: networkBase,
+    token: () => token.current(),
+    onUnauthorized: (used) => token.unauthorized(used),
     timeoutMs: config.upstreamTimeoutMs,
     batchSize: config.network.batchSize,
+    listReprobeMs: config.network.listReprobeMs,
+    singleConcurrency: config.network.singleConcurrency,
+    now: () => clock.now().getTime(),
+    fetch: http.fetch,
+    onRefused(r) {
+      refused = r;
+      if (r === null) deps.logger.info({ upstream: "network" }, "network API: calls are answered again");
+      else deps.logger.error({ upstream: "network", ...r, proxy: http.proxy }, refusalMessage(r, http.proxy));
+    },
+    onMode(mode, reason) {
+      showMode(mode);
+      deps.logger.warn({ upstream: "network", checkMode: mode, reason }, `network checks: ${mode} mode (${reason})`);
+    },
   });
-  const service = new QrService(store, deps.admin, deps.auth, clock, onIssued);
+  const service = new QrService(store, deps.admin, deps.auth, clock, onIssued, deps.baseUrl, (qr, source) =>
+    client.generateDeeplink(qr, source),
+  );
   return {
     service,
     simulator,
-    resolvers: [new QrResolver(service, deps.idempotency)],
-    jobs: [qrMonitorJob({ ...deps, intervalMs: config.network.monitorIntervalMs }, client)],
+    token,
+    resolvers: [
+      new QrResolver(service, deps.idempotency),
+      new NetworkTokenResolver(token),
+      new CardResolver(deps.query),
+    ],
+    jobs: [
+      qrMonitorJob({ ...deps, intervalMs: config.network.monitorIntervalMs }, client),
+      // Ahead of expiry, with NETWORK_API_EMAIL: at most one renewal attempt a day (network-token.ts).
+      { name: "network.token-renewal", every: "1 hour", lockLifetimeMs: 60_000, run: () => token.renewAhead() },
+    ],
     mount(app) {
       if (simulator !== null) mountSimulator(app, "/sim/network-api", simulator);
+      app.get(
+        "/cards/:file",
+        cardRoute({
+          principal: (req) => {
+            const token = typeof req.query.token === "string" ? req.query.token : undefined;
+            return deps.auth.fromCredentials({ ...credentialsFromHeaders(req.headers), clientToken: token });
+          },
+          transaction: (p, id) => deps.query.one(p, id),
+        }),
+      );
+    },
+    async start() {
+      await token.load();
+    },
+    async stop() {
+      await http.close();
+    },
+    readiness() {
+      const { warning, expiresAt } = token.status();
+      return {
+        ...(warning === null ? {} : { networkToken: { expiresAt: expiresAt?.toISOString() ?? null, warning } }),
+        ...(refused === null
+          ? {}
+          : {
+              network: {
+                refused: `every network API call answers HTTP 403 since ${refused.since}`,
+                endpoints: refused.endpoints,
+                likelyCauses: LIKELY_CAUSES,
+                setting: "NETWORK_API_PROXY",
+                proxy: http.proxy,
+              },
+            }),
+      };
     },
   };
 }
 
+const LIKELY_CAUSES = [
+  "the network API refuses callers outside Cambodia (geo-restriction): route the calls through a proxy in " +
+    "Cambodia with NETWORK_API_PROXY=http://[user:pass@]host:port",
+  "the token is not allowed to call these endpoints: check it with the network (NETWORK_API_TOKEN / setNetworkToken)",
+];
+
+function refusalMessage(r: Refusal, proxy: string | null): string {
+  return (
+    `network API: every call is refused with HTTP 403 since ${r.since} (${r.endpoints.join(", ")}); ` +
+    `payments cannot be followed. Likely causes: ${LIKELY_CAUSES.join("; or ")}` +
+    (proxy === null ? "" : ` (calls go through the proxy ${proxy})`)
+  );
+}
+
 export const qrModule: ModuleDefinition<QrModuleDeps, QrModule> = {
   name: "qr",
-  resolvers: [QrResolver],
+  resolvers: [QrResolver, NetworkTokenResolver, CardResolver],
   routes: QR_ROUTES,
   create: createQrModule,
 };

@@ -1,4 +1,5 @@
 import { AppError } from "../errors.js";
+import type { UpstreamFetch } from "../upstreams/http-client.js";
 
 /**
  * Client of the national payment network's open API: "was the QR with this md5 paid?".
@@ -19,48 +20,158 @@ export type NetworkResult =
       createdDateMs: number | null;
     }
   | { kind: "failed"; message: string }
-  | { kind: "not_found" };
+  | { kind: "not_found" }
+  /** Only from the list call in single mode: this md5's own check failed (the others may have answered). */
+  | { kind: "fault"; message: string };
+
+/**
+ * How the list call checks: `list` (one md5-list call per batch) or `single` (one single-md5 call per md5,
+ * after the list endpoint answered 403/404 — seen in production with a valid token).
+ */
+export type CheckMode = "list" | "single";
 
 export interface NetworkClient {
+  /**
+   * generate_deeplink_by_qr: the short link, or null when the network declined (it answers HTTP 200 with a
+   * non-zero responseCode, e.g. errorCode 4 deeplink provider error or 5 missing fields). HTTP faults throw.
+   */
+  generateDeeplink(
+    qr: string,
+    source: { appName: string; appIconUrl: string; appDeepLinkCallback: string },
+  ): Promise<string | null>;
   checkByMd5(md5: string): Promise<NetworkResult>;
   checkByMd5List(md5s: string[]): Promise<Map<string, NetworkResult>>;
+  mode(): CheckMode;
 }
 
 export interface NetworkClientOptions {
   baseUrl: string;
-  token: string;
+  /** The bearer token, or where to read the one in use at each call (qr/network-token.ts). */
+  token: string | (() => string);
+  /**
+   * A call answered 401 with the token `used`: resolves true when another token is available, and the call
+   * is then made once more (never more: a second 401 is the answer).
+   */
+  onUnauthorized?: (used: string) => Promise<boolean>;
   timeoutMs: number;
   /** md5s per upstream bulk call; the network accepts at most 50. */
   batchSize?: number;
+  /** In single mode, how often the list endpoint is tried again (default 10 min). */
+  listReprobeMs?: number;
+  /** In single mode, single calls in flight at once (default 4). */
+  singleConcurrency?: number;
+  /** Milliseconds now (the service's clock). */
+  now?: () => number;
+  /** Told of every change of mode, with the reason. */
+  onMode?: (mode: CheckMode, reason: string) => void;
+  /** The HTTP client (NETWORK_API_PROXY: through the proxy); the global fetch by default. */
+  fetch?: UpstreamFetch;
+  /**
+   * Told when every call is refused with 403 (the last REFUSED_RUN calls, the single-md5 endpoint among them:
+   * not only the list endpoint), with what was refused; and told `null` when a call is answered again.
+   */
+  onRefused?: (refused: Refusal | null) => void;
 }
+
+export interface Refusal {
+  since: string;
+  endpoints: string[];
+}
+
+/** This many 403s in a row, the single-md5 endpoint among them, mean every call is refused. */
+const REFUSED_RUN = 3;
 
 /** The network's own limit for check_transaction_by_md5_list. */
 export const MAX_BATCH_SIZE = 50;
 
 const SINGLE_PATH = "/v1/check_transaction_by_md5";
 const LIST_PATH = "/v1/check_transaction_by_md5_list";
+const DEEPLINK_PATH = "/v1/generate_deeplink_by_qr";
 const ERROR_NOT_FOUND = 1;
 const ERROR_FAILED = 3;
 const ERROR_UNAUTHORIZED = 6;
 const MD5 = /^[0-9a-f]{32}$/i;
 
 export function createNetworkClient(options: NetworkClientOptions): NetworkClient {
-  const { token, timeoutMs, batchSize = MAX_BATCH_SIZE } = options;
+  const { timeoutMs, batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4 } = options;
+  const token = typeof options.token === "string" ? () => options.token as string : options.token;
+  const now = options.now ?? Date.now;
+  let mode: CheckMode = "list";
+  let listRefusedAt = 0;
+  const http = options.fetch ?? ((url: string, init: RequestInit) => fetch(url, init));
+  const run = { count: 0, since: 0, endpoints: new Set<string>(), told: false };
+
+  /** Every answer (not connection faults): a run of 403s across endpoints is "every call refused". */
+  function observe(path: string, status: number): void {
+    if (status !== 403) {
+      if (run.told) options.onRefused?.(null);
+      run.count = 0;
+      run.endpoints.clear();
+      run.told = false;
+      return;
+    }
+    if (run.count++ === 0) run.since = now();
+    run.endpoints.add(path);
+    if (!run.told && run.count >= REFUSED_RUN && run.endpoints.has(SINGLE_PATH)) {
+      run.told = true;
+      options.onRefused?.({ since: new Date(run.since).toISOString(), endpoints: [...run.endpoints].sort() });
+    }
+  }
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
     throw new AppError("INTERNAL", `network client: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}`);
   }
 
+  async function send(path: string, body: unknown): Promise<RawAnswer> {
+    const used = token();
+    let answer = await post(http, `${baseUrl}${path}`, path, body, used, timeoutMs);
+    if (unauthorized(answer) && options.onUnauthorized !== undefined && (await options.onUnauthorized(used)))
+      answer = await post(http, `${baseUrl}${path}`, path, body, token(), timeoutMs);
+    observe(path, answer.status);
+    return answer;
+  }
+
   async function call(path: string, body: unknown): Promise<Envelope> {
-    return parseEnvelope(path, await post(`${baseUrl}${path}`, path, body, token, timeoutMs));
+    return parseEnvelope(path, await send(path, body));
+  }
+
+  async function checkOne(md5: string): Promise<NetworkResult> {
+    assertMd5s([md5]);
+    const envelope = await call(SINGLE_PATH, { md5: md5.toLowerCase() });
+    if (envelope.responseCode === 0) return paidFrom(SINGLE_PATH, envelope.data);
+    return unsuccessful(SINGLE_PATH, envelope);
+  }
+
+  function setMode(next: CheckMode, reason: string): void {
+    if (mode === next) return;
+    mode = next;
+    options.onMode?.(next, reason);
+  }
+
+  /** Single checks of a batch, `singleConcurrency` at a time; one md5's fault is that md5's alone. */
+  async function checkSingly(batch: string[], into: Map<string, NetworkResult>): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < batch.length) {
+        const md5 = batch[next++];
+        into.set(
+          md5,
+          await checkOne(md5).catch((err: unknown): NetworkResult => ({ kind: "fault", message: String(err) })),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(singleConcurrency, batch.length) }, worker));
   }
 
   return {
-    async checkByMd5(md5) {
-      assertMd5s([md5]);
-      const envelope = await call(SINGLE_PATH, { md5: md5.toLowerCase() });
-      if (envelope.responseCode === 0) return paidFrom(SINGLE_PATH, envelope.data);
-      return unsuccessful(SINGLE_PATH, envelope);
+    checkByMd5: checkOne,
+    mode: () => mode,
+
+    async generateDeeplink(qr, source) {
+      const envelope = await call(DEEPLINK_PATH, { qr, sourceInfo: source });
+      const data = envelope.data;
+      const link = isRecord(data) && typeof data.shortLink === "string" ? data.shortLink : null;
+      return envelope.responseCode === 0 && link !== null && /^https?:\/\/\S+$/.test(link) ? link : null;
     },
 
     async checkByMd5List(md5s) {
@@ -71,16 +182,58 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
       // our share of the network's rate limit small. The first faulty batch fails the call.
       for (let i = 0; i < unique.length; i += batchSize) {
         const batch = unique.slice(i, i + batchSize);
-        const envelope = await call(LIST_PATH, batch);
-        // Per-md5 outcomes travel inside `data`; a failed envelope is about the whole call.
-        if (envelope.responseCode !== 0) {
-          throw fault(LIST_PATH, `answered ${describeEnvelope(envelope)}`, "UPSTREAM_ERROR", envelopeExtra(envelope));
+        // In single mode the list endpoint is tried again once `listReprobeMs` has passed.
+        if (mode === "list" || now() - listRefusedAt >= listReprobeMs) {
+          const answer = await send(LIST_PATH, batch);
+          if (answer.status !== 403 && answer.status !== 404) {
+            const envelope = parseEnvelope(LIST_PATH, answer);
+            // Per-md5 outcomes travel inside `data`; a failed envelope is about the whole call.
+            if (envelope.responseCode !== 0) {
+              const extra = envelopeExtra(envelope);
+              throw fault(LIST_PATH, `answered ${describeEnvelope(envelope)}`, "UPSTREAM_ERROR", extra);
+            }
+            const items = readListItems(envelope.data, batch);
+            setMode("list", `${LIST_PATH} answers again`);
+            for (const [md5, result] of items) byMd5.set(md5, result);
+            continue;
+          }
+          listRefusedAt = now();
+          setMode("single", `${LIST_PATH} answered HTTP ${answer.status}; checking each md5 with ${SINGLE_PATH}`);
         }
-        for (const [md5, result] of readListItems(envelope.data, batch)) byMd5.set(md5, result);
+        await checkSingly(batch, byMd5);
       }
       return new Map(md5s.map((m) => [m, byMd5.get(m.toLowerCase()) as NetworkResult]));
     },
   };
+}
+
+/**
+ * The network's renew_token call: POST /v1/renew_token {email} (no bearer token). The new token, or null when
+ * the network answered without one (its renewal is known to be unreliable); HTTP faults throw.
+ */
+export async function renewNetworkToken(
+  baseUrl: string,
+  email: string,
+  timeoutMs: number,
+  http: UpstreamFetch = (url, init) => fetch(url, init),
+): Promise<string | null> {
+  const path = "/v1/renew_token";
+  const answer = await post(http, `${baseUrl.replace(/\/+$/, "")}${path}`, path, { email }, null, timeoutMs);
+  if (answer.status !== 200) throw fault(path, `HTTP ${answer.status}`, "HTTP_STATUS", { httpStatus: answer.status });
+  const envelope = parseEnvelope(path, answer);
+  const data = envelope.data;
+  const fresh = isRecord(data) && typeof data.token === "string" ? data.token : null;
+  return envelope.responseCode === 0 && fresh !== null && fresh.length > 0 ? fresh : null;
+}
+
+function unauthorized(answer: RawAnswer): boolean {
+  if (answer.status === 401) return true;
+  try {
+    const body = JSON.parse(answer.text) as unknown;
+    return isRecord(body) && body.errorCode === ERROR_UNAUTHORIZED;
+  } catch {
+    return false;
+  }
 }
 
 // --- HTTP ---------------------------------------------------------------------------------
@@ -90,11 +243,20 @@ interface RawAnswer {
   text: string;
 }
 
-async function post(url: string, path: string, body: unknown, token: string, timeoutMs: number): Promise<RawAnswer> {
+async function post(
+  http: UpstreamFetch,
+  url: string,
+  path: string,
+  body: unknown,
+  token: string | null,
+  timeoutMs: number,
+): Promise<RawAnswer> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
   try {
-    const res = await fetch(url, {
+    const res = await http(url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${token}` },
+      headers,
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -4,7 +4,8 @@ import type { NetworkClient } from "./network-client.js";
 
 /**
  * The national network as the monitor loop sees it: one bulk call (its md5-list API, batched by the
- * client) for a claimed batch. Paid → SUCCESS (keeping the payer hash/account/time), failed → FAILED.
+ * client) for a claimed batch. Paid → SUCCESS (keeping the payer hash/account/time), failed → FAILED;
+ * not found → unchanged (which, at or after the expiry, the loop turns into EXPIRED).
  */
 export function networkMonitorPort(client: NetworkClient): MonitorPort {
   return {
@@ -23,10 +24,17 @@ export function networkMonitorPort(client: NetworkClient): MonitorPort {
             acknowledgedDateMs: r.acknowledgedDateMs,
             createdDateMs: r.createdDateMs,
           };
+          // Paid before expiry is paid (docs/decisions.md): on time when the payer sent the money at or before
+          // the expiry, whenever the network acknowledged it. Sent after the expiry, or found after the transaction
+          // was declared expired, it is a late payment: recorded all the same, flagged for reconciliation.
+          const sent = r.createdDateMs ?? r.acknowledgedDateMs;
+          const late = tx.status === "EXPIRED" || (sent !== null && sent > tx.expiresAt.getTime());
           out.set(tx.id, {
             kind: "transition",
-            change: { to: "SUCCESS", event: "payment.completed", upstream: { payment } },
+            change: { to: "SUCCESS", event: "payment.completed", upstream: { payment }, ...(late ? { late } : {}) },
           });
+        } else if (r?.kind === "fault") {
+          out.set(tx.id, { kind: "fault", error: r.message });
         } else if (r?.kind === "failed") {
           out.set(tx.id, {
             kind: "transition",

@@ -1,3 +1,4 @@
+import { issueCheckout } from "../auth/checkout-link.js";
 import type { Clock } from "../clock.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
@@ -19,7 +20,19 @@ export interface QrView {
   requestData: { amount: number; currency: number; expiredAfter: number; meta: Record<string, unknown> };
   data: { qr: string; md5: string };
   clientToken?: string;
+  checkoutUrl?: string;
+  /** generate only, for a merchant with deeplink settings: the network's short link, or null when it failed. */
+  deeplink?: string | null;
 }
+
+/** The generate waits at most this long for the deeplink (then answers without it). */
+const DEEPLINK_WAIT_MS = 3000;
+
+/** The network's generate_deeplink_by_qr for a merchant's settings; null on any failure (best effort). */
+export type DeeplinkMaker = (
+  qr: string,
+  source: { appName: string; appIconUrl: string; appDeepLinkCallback: string },
+) => Promise<string | null>;
 
 /** What a QR pays, for the network simulator's answers. */
 export interface IssuedFacts {
@@ -37,6 +50,9 @@ export class QrService {
     private readonly clock: Clock,
     /** Demo/tests: tells the network simulator what a QR pays (the payee side of the transfer). */
     private readonly onIssued: ((md5: string, facts: IssuedFacts) => void) | null = null,
+    /** Where the hosted checkout page is (checkoutUrl). */
+    private readonly baseUrl = "",
+    private readonly deeplinks: DeeplinkMaker | null = null,
   ) {}
 
   /** `input` is checked already (its class's rules, src/validation); here it becomes a transaction. */
@@ -77,7 +93,22 @@ export class QrService {
       amount: Number(amount).toFixed(currency === 116 ? 0 : 2),
       currency: NUMERIC_TO_CODE[currency],
     });
-    return { ...this.view(tx), clientToken: this.auth.issueClientToken(tx.id, tx.expiresAt) };
+    const view = { ...this.view(tx), ...issueCheckout(this.auth, this.baseUrl, tx.id, tx.expiresAt, tx.apiKeyRef) };
+    const { deeplinkAppName: appName, deeplinkAppIconUrl: appIconUrl, deeplinkCallback } = merchant;
+    if (this.deeplinks === null || !appName || !appIconUrl || !deeplinkCallback) return view;
+    // Best effort: a failure leaves it null and never fails the generate (the transaction exists already).
+    const asked = this.deeplinks(qr, { appName, appIconUrl, appDeepLinkCallback: deeplinkCallback });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), DEEPLINK_WAIT_MS)));
+    const deeplink = await Promise.race([asked.catch(() => null), late]).finally(() => clearTimeout(timer));
+    return { ...view, deeplink };
+  }
+
+  /** The generate answer rebuilt from its transaction (an Idempotency-Key retry after a crash). */
+  async replay(key: KeyPrincipal, transactionId: string): Promise<QrView> {
+    const tx = await this.store.findForKey(key.keyId, { id: transactionId, area: "qr" });
+    if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
+    return { ...this.view(tx), ...issueCheckout(this.auth, this.baseUrl, tx.id, tx.expiresAt, tx.apiKeyRef) };
   }
 
   async check(key: KeyPrincipal, md5: unknown): Promise<QrView> {

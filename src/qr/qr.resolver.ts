@@ -18,7 +18,14 @@ export class QrResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<QrTransactionGql> {
     const key = requireKey(ctx, "qr");
-    return this.idempotency.run(key, ctx.idempotencyKey, "generateQr", input, () => this.qr.generate(key, input));
+    return this.idempotency.run(
+      key,
+      ctx.idempotencyKey,
+      "generateQr",
+      input,
+      () => this.qr.generate(key, input),
+      (id) => this.qr.replay(key, id),
+    );
   }
 
   @Query(() => QrTransactionGql, { description: "A generic QR transaction of this key, by md5" })

@@ -64,6 +64,17 @@ export class QrTransactionGql {
     description: "Read-only token a browser may use to subscribe to this one transaction (generate only)",
   })
   clientToken?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "The hosted checkout page of this transaction, authorised by the clientToken (generate only)",
+  })
+  checkoutUrl?: string;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "generate only, for a merchant with deeplink settings: a short link opening a banking app (null if it failed)",
+  })
+  deeplink?: string | null;
 }
 
 @ObjectType("DecodeStatus")

@@ -1,4 +1,5 @@
 import type { KeyKind } from "../auth/api-key.entity.js";
+import type { ErrorCode } from "../errors.js";
 
 /**
  * One REST path = one GraphQL operation against the one schema (DESIGN.md "Shape"). The shim adds no
@@ -16,11 +17,29 @@ export interface RestRoute {
   bodyVariable?: string;
   /** Unknown body fields are ignored (decisions.md, legacy compatibility), except those this refuses with 400. */
   refuseUnknown?: { test(field: string): boolean; message: string };
-  /** Operation data → the contract's JSON. */
-  shape(data: Record<string, unknown>): unknown;
+  /** Operation data → the contract's JSON: `pass` or `compact`, whose field the OpenAPI document reads. */
+  shape: Shape;
+  /** What the OpenAPI document says beyond the types (rest/openapi.ts); the schemas come from the document above. */
+  doc: RouteDoc;
 }
 
-export const pass = (field: string) => (data: Record<string, unknown>) => data[field];
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+  /** Error codes this path can answer beyond the ones every path can (bad input, key, size, rate, outage). */
+  errors: ErrorCode[];
+  /** A request body that runs against the demo tenant; `{{transactionId}}`/`{{md5}}`/`{{orderId}}` come from a generate. */
+  example: Record<string, unknown>;
+}
+
+export type Shape = ((data: Record<string, unknown>) => unknown) & { field: string; compact: boolean };
+
+export const pass = (field: string): Shape =>
+  Object.assign((data: Record<string, unknown>) => data[field], { field, compact: false });
 /** Optional fields the operation did not fill are left out of the JSON rather than sent as null. */
-export const compact = (field: string) => (data: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries((data[field] ?? {}) as Record<string, unknown>).filter(([, v]) => v !== null));
+export const compact = (field: string): Shape =>
+  Object.assign(
+    (data: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries((data[field] ?? {}) as Record<string, unknown>).filter(([, v]) => v !== null)),
+    { field, compact: true },
+  );

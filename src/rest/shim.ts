@@ -5,7 +5,7 @@ import type { GraphQLEdge } from "../graphql/server.js";
 import { httpStatusFor, UNAVAILABLE_MESSAGE } from "../graphql/errors.js";
 import { databaseUnavailable } from "../db/unavailable.js";
 import type { RestRoute } from "./route-table.js";
-import { annotate, stringifyExact } from "../exact-json.js";
+import { annotate, duplicateKey, stringifyExact } from "../exact-json.js";
 import { bodyFields, dropUnknown, ignoredFieldsHeader, IGNORED_FIELDS_HEADER, refusedFields } from "./body-fields.js";
 
 export const BODY_LIMIT = "64kb";
@@ -40,6 +40,10 @@ export function jsonParser(limit: string): express.RequestHandler[] {
     (req, _res, next) => {
       const text = bodyTexts.get(req);
       bodyTexts.delete(req);
+      // One value per key: a repeated key (a second "amount") is refused, never silently the last one.
+      const dup = text === undefined ? null : duplicateKey(text);
+      if (dup !== null)
+        return next(Object.assign(new Error("duplicate key"), { type: "entity.duplicate.key", status: 400, key: dup }));
       if (text !== undefined && req.body !== null && typeof req.body === "object") annotate(req.body, text);
       next();
     },
@@ -67,11 +71,20 @@ export function jsonBody(): express.RequestHandler[] {
   ];
 }
 
-export const bodyErrors: ErrorRequestHandler = (err: { type?: string; status?: number }, _req, res, next) => {
+export const bodyErrors: ErrorRequestHandler = (
+  err: { type?: string; status?: number; key?: string },
+  _req,
+  res,
+  next,
+) => {
   if (err?.type === "entity.too.large")
     return sendError(res, 413, "BAD_USER_INPUT", `Request body is larger than ${BODY_LIMIT}`);
   if (err?.type === "entity.parse.failed")
     return sendError(res, 400, "BAD_USER_INPUT", "Request body is not valid JSON");
+  if (err?.type === "entity.duplicate.key")
+    return sendError(res, 400, "BAD_USER_INPUT", `Request body has the key "${err.key}" twice in one object`, [
+      { field: String(err.key), message: "appears more than once" },
+    ]);
   if (err?.type === "encoding.unsupported" || err?.type === "charset.unsupported")
     return sendError(res, 400, "BAD_USER_INPUT", "Unsupported body encoding");
   if (typeof err?.status === "number" && err.status >= 400 && err.status < 500)

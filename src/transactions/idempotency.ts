@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
@@ -6,7 +7,27 @@ import { AppError } from "../errors.js";
 import { stringifyExact } from "../exact-json.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 
-const WINDOW_MS = 24 * 3600_000;
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
+const WINDOW_MS = IDEMPOTENCY_WINDOW_MS;
+/**
+ * A claim with neither a response nor a transaction this old belongs to a request that died before its
+ * create committed (no generate runs this long: upstream and page timeouts are at most 2 min): released.
+ */
+const STALE_CLAIM_MS = 10 * 60_000;
+/** A claim whose transaction is written but whose response is not yet stored: wait this long before replaying. */
+const RESPONSE_GRACE_MS = 2_000;
+
+/** The claim of the request running in this async context: the create writes its transaction id onto it. */
+export interface IdempotencyClaim {
+  keyId: string;
+  key: string;
+}
+const claimContext = new AsyncLocalStorage<IdempotencyClaim>();
+
+/** The idempotency claim of the current request, if any (read by TransactionStore.create). */
+export function currentClaim(): IdempotencyClaim | null {
+  return claimContext.getStore() ?? null;
+}
 
 function stable(v: unknown): string {
   if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
@@ -20,7 +41,9 @@ function stable(v: unknown): string {
 /**
  * `Idempotency-Key` on the generate operations: a retry with the same key and body within 24 h returns the
  * first response and creates nothing; the same key with another body is refused. The first request claims
- * the key with a unique insert, so concurrent duplicates cannot both create a transaction.
+ * the key with a unique insert, so concurrent duplicates cannot both create a transaction. The create's own
+ * statement writes the new transaction's id onto the claim, so when the process dies between the create and
+ * storing the response, a retry answers from that transaction (`replay`) instead of 409 for 24 h.
  */
 export class Idempotency {
   constructor(
@@ -34,6 +57,8 @@ export class Idempotency {
     operation: string,
     input: unknown,
     fn: () => Promise<T>,
+    /** The answer rebuilt from the transaction the claim's create wrote (after a crash before the response). */
+    replay?: (transactionId: string) => Promise<T>,
   ): Promise<T> {
     if (idemKey === undefined || idemKey === "") return fn();
     if (idemKey.length > 255)
@@ -56,26 +81,35 @@ export class Idempotency {
         [key.keyId, idemKey, operation, hash, now],
       );
       if (claimed.length === 1) {
+        let result: T;
         try {
-          const result = await fn();
-          await this.db.query(`update idempotency_key set response = ?::json where api_key_ref = ? and key = ?`, [
+          result = await claimContext.run({ keyId: key.keyId, key: idemKey }, fn);
+        } catch (err) {
+          // The first answer was an error: the key is released (as before), whatever the create wrote.
+          await this.db
+            .query(`delete from idempotency_key where api_key_ref = ? and key = ?`, [key.keyId, idemKey])
+            .catch(() => undefined);
+          throw err;
+        }
+        // If this fails (the database went away), the claim holds the transaction id: a retry replays.
+        await this.db
+          .query(`update idempotency_key set response = ?::json where api_key_ref = ? and key = ?`, [
             stringifyExact(result),
             key.keyId,
             idemKey,
-          ]);
-          return result;
-        } catch (err) {
-          await this.db.query(`delete from idempotency_key where api_key_ref = ? and key = ?`, [key.keyId, idemKey]);
-          throw err;
-        }
+          ])
+          .catch(() => undefined);
+        return result;
       }
       const [row] = await this.db.query<{
         operation: string;
         request_hash: string;
         response: T | null;
         created_at: string;
+        transaction_ref: string | null;
       }>(
-        `select operation, request_hash, response, created_at from idempotency_key where api_key_ref = ? and key = ?`,
+        `select operation, request_hash, response, created_at, transaction_ref from idempotency_key
+         where api_key_ref = ? and key = ?`,
         [key.keyId, idemKey],
       );
       if (row === undefined) continue; // the first request failed and released the key: claim it again
@@ -93,10 +127,49 @@ export class Idempotency {
         ]);
       }
       if (row.response !== null) return row.response;
+      const age = this.clock.now().getTime() - toDate(row.created_at).getTime();
+      if (
+        row.transaction_ref !== null &&
+        replay !== undefined &&
+        (attempt * 100 >= RESPONSE_GRACE_MS || age > 60_000)
+      ) {
+        // The create committed and its response was never stored (the first request's process died).
+        const result = await replay(row.transaction_ref);
+        await this.db.query(
+          `update idempotency_key set response = ?::json where api_key_ref = ? and key = ? and response is null`,
+          [stringifyExact(result), key.keyId, idemKey],
+        );
+        return result;
+      }
+      if (row.transaction_ref === null && age > STALE_CLAIM_MS) {
+        // The first request died before its create committed: nothing exists, the key may be used again.
+        await this.db.query(
+          `delete from idempotency_key where api_key_ref = ? and key = ? and created_at = ? and transaction_ref is null`,
+          [key.keyId, idemKey, row.created_at],
+        );
+        continue;
+      }
       await new Promise((r) => setTimeout(r, 100)); // the first request is still running
     }
     throw new AppError("IDEMPOTENCY_CONFLICT", "A request with this Idempotency-Key is still in progress", [
       { field: "idempotency-key", message: "in progress" },
     ]);
+  }
+
+  /** Deletes claims older than the 24 h window (the recurring `idempotency.prune` job); returns how many. */
+  async prune(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - WINDOW_MS);
+    let total = 0;
+    for (;;) {
+      // In slices, so a large backlog never holds one long transaction.
+      const [row] = await this.db.query<{ n: number }>(
+        `with gone as (delete from idempotency_key where (api_key_ref, key) in (
+           select api_key_ref, key from idempotency_key where created_at < ? limit 5000) returning 1)
+         select count(*)::int as n from gone`,
+        [cutoff],
+      );
+      total += Number(row?.n ?? 0);
+      if (Number(row?.n ?? 0) < 5000) return total;
+    }
   }
 }

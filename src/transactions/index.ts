@@ -1,6 +1,7 @@
 import type { Module, ModuleDefinition } from "../module.js";
 import type { TransactionQuery } from "./transaction-query.js";
 import type { TransactionStore } from "./transition.js";
+import type { Idempotency } from "./idempotency.js";
 import { Transaction } from "./transaction.entity.js";
 import { TransactionEvent } from "./transaction-event.entity.js";
 import { TransactionsResolver } from "./transactions.resolver.js";
@@ -10,11 +11,28 @@ import { TransactionsResolver } from "./transactions.resolver.js";
  * transition function) and the read model (TransactionQuery) are built by app.ts's core, because every
  * area writes through the one and reads through the other.
  */
-export function createTransactionsModule(deps: { store: TransactionStore; query: TransactionQuery }): Module {
-  return { resolvers: [new TransactionsResolver(deps.query, deps.store)] };
+export interface TransactionsModuleDeps {
+  store: TransactionStore;
+  query: TransactionQuery;
+  idempotency: Idempotency;
 }
 
-export const transactionsModule: ModuleDefinition<{ store: TransactionStore; query: TransactionQuery }> = {
+export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
+  return {
+    resolvers: [new TransactionsResolver(deps.query, deps.store)],
+    // Idempotency-Key claims are kept for their 24 h window only.
+    jobs: [
+      {
+        name: "idempotency.prune",
+        every: "10 minutes",
+        lockLifetimeMs: 60_000,
+        run: async () => void (await deps.idempotency.prune()),
+      },
+    ],
+  };
+}
+
+export const transactionsModule: ModuleDefinition<TransactionsModuleDeps> = {
   name: "transactions",
   entities: [Transaction, TransactionEvent],
   resolvers: [TransactionsResolver],

@@ -2,17 +2,17 @@ import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 import type { JobSpec } from "../jobs/scheduler.js";
-import { claimDue, scheduleNext } from "./claim.js";
+import { claimDue, claimLate, scheduleLate, scheduleNext } from "./claim.js";
 import type { TxRecord } from "./record.js";
 import type { Area } from "./transaction.entity.js";
-import type { TransactionStore, TransitionRequest } from "./transition.js";
+import type { ExpiryPolicy, TransactionStore, TransitionRequest } from "./transition.js";
 
 /** What an area's upstream said of one transaction. */
 export type CheckOutcome =
   /** A change to record: an outcome (SUCCESS, FAILED) or a visible change that keeps the status. */
   | { kind: "transition"; change: Omit<TransitionRequest, "id"> }
-  /** The upstream answered: nothing new. */
-  | { kind: "unchanged" }
+  /** The upstream answered: nothing new (`recheckMs`: look again after this long instead of the interval). */
+  | { kind: "unchanged"; recheckMs?: number }
   /** The upstream could not answer for it: back off; a fault never ends a transaction. */
   | { kind: "fault"; error: string };
 
@@ -66,23 +66,32 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
     every: spec.every ?? `${Math.max(1, Math.round(spec.recheckMs / 1000))} seconds`,
     lockLifetimeMs: spec.lockLifetimeMs ?? 60_000,
     async run() {
+      const policy = spec.port === null ? null : store.expiryPolicy(spec.area);
+      const graceMs = policy?.graceMs ?? 0;
       for (let round = 0; round < (spec.rounds ?? 1); round++) {
         const now = clock.now();
         const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + spec.recheckMs), spec.batch, {
           nextCheck: true,
+          graceMs,
         });
-        if (claimed.length === 0) return;
+        if (claimed.length === 0) break;
         const live: TxRecord[] = [];
         for (const tx of claimed) {
-          if (tx.expiresAt.getTime() <= now.getTime())
-            await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
+          // Past its expiry (and its grace, if the area has one) a transaction expires without a check.
+          if (tx.expiresAt.getTime() + graceMs <= now.getTime()) await expire(tx);
           else live.push(tx);
         }
-        if (live.length > 0 && spec.port !== null) await record(live, await ask(spec.port, live));
-        if (claimed.length < spec.batch) return;
+        if (live.length > 0 && spec.port !== null) await record(live, await ask(spec.port, live), now, graceMs);
+        if (claimed.length < spec.batch) break;
       }
+      if (policy !== null && policy.lateWatchMs > 0 && spec.port !== null) await lateWatch(spec.port, policy);
     },
   };
+
+  async function expire(tx: TxRecord): Promise<void> {
+    const nextCheckAt = store.lateWatchNext(tx.area, clock.now());
+    await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired", nextCheckAt });
+  }
 
   async function ask(port: MonitorPort, live: TxRecord[]): Promise<Map<string, CheckOutcome>> {
     try {
@@ -93,24 +102,37 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
     }
   }
 
-  async function record(live: TxRecord[], outcomes: Map<string, CheckOutcome>): Promise<void> {
+  async function record(
+    live: TxRecord[],
+    outcomes: Map<string, CheckOutcome>,
+    claimedAt: Date,
+    graceMs: number,
+  ): Promise<void> {
     const recovered: string[] = [];
     const backoff = new Map<number, string[]>();
+    const later = new Map<number, string[]>();
     let lastError = "";
     for (const tx of live) {
-      const o = outcomes.get(tx.id) ?? { kind: "unchanged" };
+      const o: CheckOutcome = outcomes.get(tx.id) ?? { kind: "unchanged" };
       if (o.kind === "fault") {
         const wait = faultBackoffMs(spec.recheckMs, tx.checkFailures + 1);
         backoff.set(wait, [...(backoff.get(wait) ?? []), tx.id]);
         lastError = o.error;
         continue;
       }
+      if (o.kind === "unchanged" && o.recheckMs !== undefined && tx.expiresAt.getTime() > claimedAt.getTime()) {
+        later.set(o.recheckMs, [...(later.get(o.recheckMs) ?? []), tx.id]);
+        continue;
+      }
       if (o.kind === "transition") await store.transition({ id: tx.id, ...o.change });
+      // A check at or after its expiry answered and said nothing was paid: now it is expired.
+      else if (tx.expiresAt.getTime() <= claimedAt.getTime()) await expire(tx);
       // Only one that had been backing off needs its failure count reset (and its next check from now).
-      if (tx.checkFailures > 0) recovered.push(tx.id);
+      else if (tx.checkFailures > 0) recovered.push(tx.id);
     }
-    const now = clock.now().getTime();
-    for (const [wait, ids] of backoff) await scheduleNext(db, ids, new Date(now + wait), true);
+    const now = clock.now();
+    const grace = { now, graceMs };
+    for (const [wait, ids] of backoff) await scheduleNext(db, ids, new Date(now.getTime() + wait), true, grace);
     if (backoff.size > 0) {
       const count = [...backoff.values()].reduce((n, ids) => n + ids.length, 0);
       logger.warn(
@@ -118,6 +140,53 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
         `${spec.name}: upstream check failed; backing off`,
       );
     }
-    await scheduleNext(db, recovered, new Date(now + spec.recheckMs), false);
+    await scheduleNext(db, recovered, new Date(now.getTime() + spec.recheckMs), false, grace);
+    for (const [wait, ids] of later) await scheduleNext(db, ids, new Date(now.getTime() + wait), false, grace);
+  }
+
+  /**
+   * The late watch: expired transactions are checked every `lateCheckMs` until `lateWatchMs` after their
+   * expiry. A payment found then is recorded (EXPIRED → SUCCESS, `payment.completed` with `late: true`);
+   * anything else only moves the next check (a fault is logged and waits one interval too).
+   */
+  async function lateWatch(port: MonitorPort, policy: ExpiryPolicy): Promise<void> {
+    for (let round = 0; round < (spec.rounds ?? 1); round++) {
+      const now = clock.now();
+      const next = new Date(now.getTime() + policy.lateCheckMs);
+      const claimed = await claimLate(db, spec.area, now, next, spec.batch);
+      if (claimed.length === 0) return;
+      const outcomes = await ask(port, claimed);
+      const again: string[] = [];
+      const over: string[] = [];
+      const faulty: string[] = [];
+      for (const tx of claimed) {
+        const o = outcomes.get(tx.id) ?? { kind: "unchanged" };
+        if (o.kind === "transition" && o.change.to === "SUCCESS") {
+          const { won } = await store.transition({ id: tx.id, ...o.change, late: true });
+          if (won)
+            logger.warn(
+              { monitor: spec.name, transactionId: tx.id, expiredAt: tx.expiresAt.toISOString() },
+              `${spec.name}: late payment recorded (paid, but seen after the transaction expired): reconcile it`,
+            );
+          continue;
+        }
+        if (o.kind === "fault") faulty.push(tx.id);
+        (next.getTime() > tx.expiresAt.getTime() + policy.lateWatchMs ? over : again).push(tx.id);
+      }
+      await scheduleLate(db, over, null, false);
+      await scheduleLate(
+        db,
+        again.filter((id) => !faulty.includes(id)),
+        next,
+        false,
+      );
+      await scheduleLate(
+        db,
+        again.filter((id) => faulty.includes(id)),
+        next,
+        true,
+      );
+      if (claimed.length < spec.batch) return;
+    }
   }
 }

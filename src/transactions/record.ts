@@ -73,5 +73,6 @@ export function snapshot(tx: TxRecord): Json {
   if (tx.completedAt !== null) out.completedAt = tx.completedAt.toISOString();
   if (tx.upstream.gatewayStatus !== undefined) out.gatewayStatus = tx.upstream.gatewayStatus;
   if (tx.upstream.payment !== undefined) out.payment = tx.upstream.payment;
+  if (tx.upstream.late === true) out.late = true;
   return out;
 }

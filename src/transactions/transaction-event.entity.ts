@@ -17,6 +17,17 @@ export const EVENT_TYPES: readonly EventType[] = [
   "transaction.updated",
 ];
 
+/** When each event is emitted (README "Webhooks" has the table per area); the OpenAPI document's webhooks. */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  "payment.created": "A QR was issued (PENDING, or CHECKOUT for the hosted gateway)",
+  "payment.scanned": "A gateway-link QR was scanned; still PENDING",
+  "payment.completed":
+    "The payment succeeded (SUCCESS); a gateway-link one carries receiptUrl when the gateway gave one",
+  "payment.failed": "The payment failed (FAILED)",
+  "payment.expired": "The QR expired unpaid (EXPIRED)",
+  "transaction.updated": "A change that is not a new status (e.g. a receipt arriving after an approval)",
+};
+
 /** The outbox: one row per visible change, written in the same database transaction as the change. */
 @Entity({ tableName: "transaction_event" })
 export class TransactionEvent {

@@ -5,6 +5,7 @@ import type { Principal } from "../auth/principal.js";
 import type { TransactionStore } from "./transition.js";
 import { rowToTx, type TxRecord } from "./record.js";
 import type { Area, TxStatus } from "./transaction.entity.js";
+import { TtlCache } from "../cache/ttl-cache.js";
 
 export interface TransactionFilter {
   area?: Area;
@@ -13,6 +14,8 @@ export interface TransactionFilter {
   createdTo?: Date;
   /** orderId, md5 or transactionId: exact or by prefix. */
   search?: string;
+  /** Only late payments (true) or only the others (false). */
+  latePayment?: boolean;
 }
 
 export interface TransactionPage {
@@ -29,7 +32,33 @@ interface Position {
 }
 
 /** How PostgreSQL prints a timestamptz: "2026-01-01 10:00:00.123456+00". */
-const TIMESTAMP_TEXT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
+const TIMESTAMP_TEXT =
+  /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?(?::(\d{2}))?$/;
+
+/**
+ * The shape alone let a crafted cursor reach PostgreSQL with a date it refuses (month 13, 30 February, year
+ * 0): a 500. Every part is checked to be a real instant, so a cursor the API did not return is a 400.
+ */
+function isRealTimestamp(text: string): boolean {
+  const m = TIMESTAMP_TEXT.exec(text);
+  if (m === null) return false;
+  const [y, mo, d, h, mi, s, oh = 0, om = 0, os = 0] = [m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10]].map(
+    (v) => Number(v ?? 0),
+  );
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  return (
+    y >= 1 &&
+    date.getUTCFullYear() === y &&
+    date.getUTCMonth() === mo - 1 &&
+    date.getUTCDate() === d &&
+    h < 24 &&
+    mi < 60 &&
+    s < 60 &&
+    oh <= 15 &&
+    om < 60 &&
+    os < 60
+  );
+}
 
 export function encodeCursor(p: Position): string {
   return Buffer.from(JSON.stringify([p.c, p.i])).toString("base64url");
@@ -43,7 +72,8 @@ export function decodeCursor(cursor: string): Position {
       v.length === 2 &&
       typeof v[0] === "string" &&
       typeof v[1] === "string" &&
-      TIMESTAMP_TEXT.test(v[0])
+      /^[A-Za-z0-9_-]{1,100}$/.test(v[1]) &&
+      isRealTimestamp(v[0])
     )
       return { c: v[0], i: v[1] };
   } catch {
@@ -64,11 +94,26 @@ const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
  * token its one transaction, the operator everything.
  */
 export class TransactionQuery {
+  /** Merchant id → display name (a checkout page shows it); names change rarely, a minute's staleness is fine. */
+  private readonly names: TtlCache<string>;
+
   constructor(
     private readonly db: Db,
     private readonly store: TransactionStore,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.names = new TtlCache(60_000, () => clock.now().getTime(), 1000);
+  }
+
+  /** The name the payer's app shows for this merchant (its KHQR merchant name). */
+  async merchantName(merchantRef: string): Promise<string | null> {
+    return this.names.get(merchantRef, async () => {
+      const rows = await this.db.query<{ merchant_name: string }>(`select merchant_name from merchant where id = ?`, [
+        merchantRef,
+      ]);
+      return rows[0]?.merchant_name ?? null;
+    });
+  }
 
   async page(
     p: Principal,
@@ -130,13 +175,18 @@ export class TransactionQuery {
   private filters(f: TransactionFilter, add: (sql: string, ...v: unknown[]) => void): void {
     const now = this.clock.now();
     if (f.area !== undefined && f.area !== null) add("area = ?", f.area);
-    // Status as reads show it: a non-terminal row past its expiry counts as EXPIRED (it is expired on read).
-    if (f.status === "PENDING" || f.status === "CHECKOUT") add("status = ? and expires_at > ?", f.status, now);
+    // Status as reads show it: a non-terminal row past its expiry (plus the generic QR area's grace, during
+    // which only an answering check expires it) counts as EXPIRED (it is expired on read).
+    const due = `expires_at + (case when area = 'qr' then ?::float8 else 0 end) * interval '1 millisecond'`;
+    const grace = this.store.graceMs("qr");
+    if (f.status === "PENDING" || f.status === "CHECKOUT") add(`status = ? and ${due} > ?`, f.status, grace, now);
     else if (f.status === "EXPIRED")
-      add("(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and expires_at <= ?))", now);
+      add(`(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and ${due} <= ?))`, grace, now);
     else if (f.status !== undefined && f.status !== null) add("status = ?", f.status);
     if (f.createdFrom instanceof Date) add("created_at >= ?", f.createdFrom);
     if (f.createdTo instanceof Date) add("created_at < ?", f.createdTo);
+    if (f.latePayment === true) add(`status = 'SUCCESS' and upstream @> '{"late": true}'::jsonb`);
+    else if (f.latePayment === false) add(`not (upstream @> '{"late": true}'::jsonb)`);
     const s = f.search?.trim();
     if (s) {
       if (s.length > 100)

@@ -43,6 +43,11 @@ export class TransactionSnapshotGql {
     description: "What the upstream reported about the payment (payer, hash, time)",
   })
   payment?: Record<string, unknown>;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: "True on a late payment: paid, but sent after the expiry or seen after the transaction expired",
+  })
+  late?: boolean;
   @Field() expiredAt!: string;
   @Field() createdAt!: string;
   @Field() updatedAt!: string;

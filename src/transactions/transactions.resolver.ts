@@ -17,6 +17,9 @@ import {
  */
 @Resolver(() => TransactionGql)
 export class TransactionsResolver {
+  /** QR string → its PNG data URL (the last 500 rendered). */
+  private readonly images = new Map<string, Promise<string>>();
+
   constructor(
     private readonly query: TransactionQuery,
     private readonly store: TransactionStore,
@@ -53,8 +56,25 @@ export class TransactionsResolver {
     return (await this.store.eventsSince({ transactionId: tx.id, afterSeq: "0" }, 1000)).map(toEventGql);
   }
 
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: "The merchant's display name (as the payer's app shows it)",
+  })
+  async merchantName(@Root() tx: TransactionGql): Promise<string | null> {
+    return this.query.merchantName(tx.merchantId);
+  }
+
   @FieldResolver(() => String, { nullable: true, description: "The QR as a PNG data URL (rendered on request)" })
   async qrImage(@Root() tx: TransactionGql): Promise<string | null> {
-    return tx.qr === null ? null : QRCode.toDataURL(tx.qr, { errorCorrectionLevel: "M", margin: 1, width: 256 });
+    if (tx.qr === null) return null;
+    // A transaction's QR never changes: rendered once, kept for the next read (a checkout page polls).
+    let png = this.images.get(tx.qr);
+    if (png === undefined) {
+      png = QRCode.toDataURL(tx.qr, { errorCorrectionLevel: "M", margin: 1, width: 256 });
+      this.images.set(tx.qr, png);
+      png.catch(() => this.images.delete(tx.qr as string));
+      if (this.images.size > 500) this.images.delete(this.images.keys().next().value as string);
+    }
+    return png;
   }
 }

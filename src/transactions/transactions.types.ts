@@ -18,7 +18,19 @@ export class TransactionGql {
   @Field(() => String, { nullable: true, description: "Gateway-link area" }) clientId!: string | null;
   @Field(() => String, { nullable: true, description: "The KHQR payload string" }) qr!: string | null;
   @Field(() => String, { nullable: true }) receiptUrl!: string | null;
+  @Field({ description: "The payer's app has scanned the QR (gateway-link area; false where it cannot be seen)" })
+  scanned!: boolean;
+  @Field(() => String, {
+    nullable: true,
+    description: "Hosted gateway area: the deeplink that opens the payer's banking app on this payment",
+  })
+  deeplink!: string | null;
   @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus!: GatewayStatusGql | null;
+  @Field({
+    description:
+      "A late payment to reconcile: paid, but sent after the expiry or seen only after the transaction had expired",
+  })
+  latePayment!: boolean;
   @Field(() => GraphQLJSONObject) meta!: Record<string, unknown>;
   @Field({
     description:
@@ -45,7 +57,10 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
     clientId: tx.clientId,
     qr: tx.qr,
     receiptUrl: tx.receiptUrl,
+    scanned: tx.upstream.scannedAt !== undefined,
+    deeplink: typeof tx.upstream.deeplink === "string" ? tx.upstream.deeplink : null,
     gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null,
+    latePayment: tx.upstream.late === true,
     meta: tx.meta,
     metaJson: stringifyExact(tx.meta),
     expiredAt: tx.expiresAt,
@@ -87,4 +102,6 @@ export class TransactionFilterGql {
   @Field(() => Date, { nullable: true, description: "Created before this instant (exclusive)" }) createdTo?: Date;
   @Field(() => String, { nullable: true, description: "orderId, md5 or transactionId: exact, or a prefix of one" })
   search?: string;
+  @Field(() => Boolean, { nullable: true, description: "Only late payments (true) or only the others (false)" })
+  latePayment?: boolean;
 }

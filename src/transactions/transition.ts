@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import { currentClaim, type IdempotencyClaim } from "./idempotency.js";
 import { newId } from "../ids.js";
 import { Db, type Query } from "../db/sql.js";
 import type { EventSink, StoredEvent } from "./stored-event.js";
@@ -52,6 +53,24 @@ export interface TransitionRequest {
   upstream?: Json;
   receiptUrl?: string | null;
   clientId?: string | null;
+  /**
+   * A late payment (generic QR area, docs/decisions.md): the one move out of EXPIRED, to SUCCESS as
+   * `payment.completed`, when the network shows a payment after the transaction was declared expired.
+   * Also allowed from a non-terminal state (paid after expiry, seen during the grace). Recorded as `upstream.late`.
+   */
+  late?: boolean;
+  /** With a terminal change: when the late watch looks at the transaction again (default: never). */
+  nextCheckAt?: Date | null;
+}
+
+/** How an area's transactions expire (only the generic QR area has one; the others expire at `expiresAt`). */
+export interface ExpiryPolicy {
+  /** Past expiry, a transaction waits this long for a check that answers "not paid"; then it expires anyway. */
+  graceMs: number;
+  /** After expiry, a late payment is still looked for this long (0: never). */
+  lateWatchMs: number;
+  /** How often the late watch checks. */
+  lateCheckMs: number;
 }
 
 export interface TransitionResult {
@@ -76,9 +95,10 @@ const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currenc
 const createManySql = (fanout: OutboxFanout | null) => `with input as (
     select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[],
       ?::text[], ?::text[], ?::text[],
-      ?::json[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::json[], ?::int[])
+      ?::json[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::json[], ?::int[],
+      ?::text[], ?::text[])
       as i(id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
-        expires_at, created_at, next_check_at, ev_id, payload, ord)),
+        expires_at, created_at, next_check_at, ev_id, payload, ord, idem_key_ref, idem_key)),
   tx as (
     insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
       meta, request, upstream, expires_at, created_at, updated_at, next_check_at)
@@ -86,6 +106,9 @@ const createManySql = (fanout: OutboxFanout | null) => `with input as (
       meta, request, upstream, expires_at, created_at, created_at, next_check_at
     from input order by ord
     returning id),
+  idem as (
+    update idempotency_key k set transaction_ref = i.id from input i join tx on tx.id = i.id
+    where i.idem_key is not null and k.api_key_ref = i.idem_key_ref and k.key = i.idem_key),
   src as (select i.*, 'payment.created'::text as ev_type from input i join tx on tx.id = i.id order by i.ord),
   ${outboxCtes("src", fanout)}
   select ev.id, ev.seq::text as seq, ${outboxCounts(fanout)} from ev`;
@@ -96,6 +119,8 @@ const CREATE_BATCH = { lanes: 2, maxBatch: 64 };
 interface PendingCreate {
   draft: TxRecord;
   event: StoredEvent;
+  /** The Idempotency-Key claim of the request, which this create's statement marks with the transaction id. */
+  claim: IdempotencyClaim | null;
 }
 
 const TRANSITION_SQL = `update "transaction" set
@@ -105,9 +130,10 @@ const TRANSITION_SQL = `update "transaction" set
     client_id = coalesce(?, client_id),
     updated_at = ?,
     completed_at = case when ? then ? else completed_at end,
-    next_check_at = case when ? then null else next_check_at end,
+    next_check_at = case when ? then ?::timestamptz else next_check_at end,
     version = version + 1
-  where id = ? and (status in ${NON_TERMINAL_SQL} or (?::boolean and status = 'SUCCESS' and receipt_url is null))
+  where id = ? and (status in ${NON_TERMINAL_SQL} or (?::boolean and status = 'SUCCESS' and receipt_url is null)
+    or (?::boolean and status = 'EXPIRED'))
   returning ${TX_COLUMNS}`;
 
 /**
@@ -160,6 +186,8 @@ export class TransactionStore {
     private readonly clock: Clock,
     /** Rows another module writes with every event (the webhooks module's deliveries; app.ts passes it). */
     fanout: OutboxFanout | null = null,
+    /** Areas whose expiry waits for a check (the generic QR area; app.ts passes it from the configuration). */
+    private readonly expiry: Partial<Record<TxRecord["area"], ExpiryPolicy>> = {},
   ) {
     this.createManySql = createManySql(fanout);
     this.outboxForRowSql = outboxForRowSql(fanout);
@@ -189,7 +217,9 @@ export class TransactionStore {
       payload: { transaction: snapshot(draft), meta: draft.meta },
       createdAt: now,
     };
-    const event = await this.committing(eventId, () => this.creates.add({ draft, event: pending }));
+    const event = await this.committing(eventId, () =>
+      this.creates.add({ draft, event: pending, claim: currentClaim() }),
+    );
     this.bus.publish(event);
     return { tx: draft, event };
   }
@@ -219,6 +249,8 @@ export class TransactionStore {
         col((p) => p.event.id),
         col((p) => stringifyExact(p.event.payload)),
         col((_, i) => i),
+        col((p) => p.claim?.keyId ?? null),
+        col((p) => p.claim?.key ?? null),
         NOTIFY_CHANNEL,
       ],
       "pqr_create_many",
@@ -236,6 +268,8 @@ export class TransactionStore {
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
     const lateReceipt =
       req.to === undefined && req.event === "transaction.updated" && typeof req.receiptUrl === "string";
+    const latePayment = req.late === true && req.to === "SUCCESS" && req.event === "payment.completed";
+    const upstream = latePayment ? { ...(req.upstream ?? {}), late: true } : (req.upstream ?? {});
     const eventId = newId("evt");
     const result = await this.committing(eventId, () =>
       this.db.transaction(async (q) => {
@@ -243,15 +277,17 @@ export class TransactionStore {
           TRANSITION_SQL,
           [
             req.to ?? null,
-            JSON.stringify(req.upstream ?? {}),
+            JSON.stringify(upstream),
             req.receiptUrl ?? null,
             req.clientId ?? null,
             now,
             terminal,
             now,
             terminal,
+            terminal ? (req.nextCheckAt ?? null) : null,
             req.id,
             lateReceipt,
+            latePayment,
           ],
           "pqr_transition",
         );
@@ -301,9 +337,31 @@ export class TransactionStore {
     return rows.length > 0;
   }
 
+  /**
+   * Expires a non-terminal transaction on read once it is past its expiry — for an area with an expiry
+   * policy, past its expiry plus the grace (until then only a check that answers may expire it).
+   */
   async expireIfDue(tx: TxRecord): Promise<TxRecord> {
-    if (TERMINAL.includes(tx.status) || tx.expiresAt.getTime() > this.clock.now().getTime()) return tx;
-    return (await this.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" })).tx;
+    const now = this.clock.now();
+    if (TERMINAL.includes(tx.status) || tx.expiresAt.getTime() + this.graceMs(tx.area) > now.getTime()) return tx;
+    const nextCheckAt = this.lateWatchNext(tx.area, now);
+    return (await this.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired", nextCheckAt })).tx;
+  }
+
+  /** How long past expiry an area's transaction waits for an answering check (0 for most areas). */
+  graceMs(area: TxRecord["area"]): number {
+    return this.expiry[area]?.graceMs ?? 0;
+  }
+
+  /** The area's expiry policy, if it has one. */
+  expiryPolicy(area: TxRecord["area"]): ExpiryPolicy | null {
+    return this.expiry[area] ?? null;
+  }
+
+  /** When an area's transaction that expires now is first checked for a late payment (null: no late watch). */
+  lateWatchNext(area: TxRecord["area"], now: Date): Date | null {
+    const policy = this.expiry[area];
+    return policy !== undefined && policy.lateWatchMs > 0 ? new Date(now.getTime() + policy.lateCheckMs) : null;
   }
 
   async eventsSince(

@@ -4,16 +4,17 @@ import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../ops/metrics.js";
 import { retryDelayMs } from "./backoff.js";
-import { signatureHeader } from "./signing.js";
-import { stringifyExact } from "../exact-json.js";
-import { resolvesToPrivate } from "./url-policy.js";
+import { deliveryBody, deliveryHeaders } from "./signing.js";
+import { fetch, type Agent } from "undici";
+import { egressAgent, isEgressRefusal, REFUSED_TEXT, type EgressPolicy } from "../upstreams/egress.js";
 import type { WebhookEndpointService } from "./endpoint-service.js";
 
 export interface DispatcherOptions {
   timeoutMs: number;
   retryForMs: number;
   disableAfterMs: number;
-  allowPrivateUrls: boolean;
+  /** Which addresses a delivery may connect to (upstreams/egress.ts), enforced at connect time. */
+  egress: EgressPolicy;
   /** How long a claimed delivery is leased to this process before another may take it. */
   leaseMs?: number;
   maxInFlight?: number;
@@ -45,6 +46,7 @@ export class WebhookDispatcher {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private readonly agent: Agent;
 
   constructor(
     private readonly db: Db,
@@ -53,7 +55,9 @@ export class WebhookDispatcher {
     private readonly logger: Logger,
     private readonly metrics: Metrics,
     private readonly opts: DispatcherOptions,
-  ) {}
+  ) {
+    this.agent = egressAgent(opts.egress, { connectTimeoutMs: opts.timeoutMs });
+  }
 
   /** Run a pass now (called on every committed event in this process, and by the recurring job). */
   kick(): Promise<void> {
@@ -80,6 +84,7 @@ export class WebhookDispatcher {
     await this.running;
     const until = Date.now() + 10_000;
     while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await this.agent.close().catch(() => undefined);
   }
 
   private async pass(): Promise<void> {
@@ -129,32 +134,20 @@ export class WebhookDispatcher {
     }
   }
 
-  /** The exact bytes sent; redeliveries of one event carry the same id and body, with meta exactly as sent. */
-  static body(eventId: string, type: string, createdAt: Date, data: unknown): string {
-    return stringifyExact({ id: eventId, type, createdAt: createdAt.toISOString(), data });
-  }
-
   private async send(c: Claimed): Promise<void> {
-    const body = WebhookDispatcher.body(c.eventId, c.eventType, c.eventCreatedAt, c.payload);
+    const body = deliveryBody(c.eventId, c.eventType, c.eventCreatedAt, c.payload);
     const ts = Math.floor(this.clock.now().getTime() / 1000);
     const started = performance.now();
     let status: number | null = null;
     let error: string | null = null;
     try {
-      if (!this.opts.allowPrivateUrls && (await resolvesToPrivate(c.url)))
-        throw new Error("refused: the URL resolves to a private address");
+      // The agent resolves the name once, checks every address and connects to a checked one.
       const res = await fetch(c.url, {
+        dispatcher: this.agent,
         method: "POST",
         redirect: "manual",
         signal: AbortSignal.timeout(this.opts.timeoutMs),
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "payment-qr-webhooks/1",
-          "x-timestamp": String(ts),
-          "x-signature": signatureHeader(this.endpoints.activeSecrets(c), ts, body),
-          "x-event-id": c.eventId,
-          "x-event-type": c.eventType,
-        },
+        headers: deliveryHeaders(this.endpoints.activeSecrets(c), ts, body, { id: c.eventId, type: c.eventType }),
         body,
       });
       status = res.status;
@@ -162,8 +155,11 @@ export class WebhookDispatcher {
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
-      error =
-        e.name === "TimeoutError"
+      // A refused target gets one text whatever the reason (closed port, no such name, private address):
+      // the delivery log must not tell a key holder what exists on the service's network.
+      error = isEgressRefusal(err)
+        ? REFUSED_TEXT
+        : e.name === "TimeoutError"
           ? `timeout after ${this.opts.timeoutMs} ms`
           : (e.cause?.code ?? e.message).slice(0, 300);
     }

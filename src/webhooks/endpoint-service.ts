@@ -4,11 +4,12 @@ import type { Db } from "../db/sql.js";
 import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Clock } from "../clock.js";
 import type { SecretBox } from "../auth/secret-box.js";
+import { rewriteSealed, type SealedColumn } from "../auth/stored-secrets.js";
 import { AppError } from "../errors.js";
 import { ApiKey } from "../auth/api-key.entity.js";
 import { EVENT_TYPES } from "../transactions/transaction-event.entity.js";
 import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
-import { checkWebhookUrl } from "./url-policy.js";
+import { checkTargetUrl, type EgressPolicy } from "../upstreams/egress.js";
 import { newId } from "../ids.js";
 
 export interface DeliveryView {
@@ -27,6 +28,15 @@ export interface DeliveryView {
   log: { attemptedAt: Date; statusCode: number | null; latencyMs: number; error: string | null }[];
 }
 
+/**
+ * The endpoint's signing secrets, sealed to its row. Both columns share one purpose: rotation moves the current
+ * secret into `previous_secret_enc` of the same row.
+ */
+export const ENDPOINT_SECRETS: readonly SealedColumn[] = [
+  { table: "webhook_endpoint", column: "secret_enc", purpose: "webhook-endpoint-secret" },
+  { table: "webhook_endpoint", column: "previous_secret_enc", purpose: "webhook-endpoint-secret" },
+];
+
 /** Webhook endpoints per API key: registration, filters, enable/disable, secret rotation, the delivery log, redelivery. */
 export class WebhookEndpointService {
   constructor(
@@ -34,7 +44,7 @@ export class WebhookEndpointService {
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: Clock,
-    private readonly allowPrivateUrls: boolean,
+    private readonly egress: EgressPolicy,
   ) {}
 
   static newSecret(): string {
@@ -44,7 +54,7 @@ export class WebhookEndpointService {
   private validate(url: string | undefined, events: string[] | undefined): void {
     const details = [];
     if (url !== undefined) {
-      const problem = checkWebhookUrl(url, this.allowPrivateUrls);
+      const problem = checkTargetUrl(url, this.egress);
       if (problem) details.push({ field: "url", message: problem });
     }
     for (const e of events ?? [])
@@ -73,8 +83,8 @@ export class WebhookEndpointService {
       apiKeyRef: input.apiKeyId,
       url: input.url,
       events: [...new Set(input.events ?? [])],
-      secretEnc: this.box.encrypt(secret),
     });
+    endpoint.secretEnc = this.box.seal(secret, "webhook-endpoint-secret", endpoint.id);
     await em.persist(endpoint).flush();
     return { endpoint, secret };
   }
@@ -111,7 +121,7 @@ export class WebhookEndpointService {
     ep.previousSecretEnc = overlapMinutes > 0 ? ep.secretEnc : null;
     ep.previousSecretExpiresAt =
       overlapMinutes > 0 ? new Date(this.clock.now().getTime() + overlapMinutes * 60_000) : null;
-    ep.secretEnc = this.box.encrypt(secret);
+    ep.secretEnc = this.box.seal(secret, "webhook-endpoint-secret", ep.id);
     await em.flush();
     return { endpoint: ep, secret };
   }
@@ -122,19 +132,31 @@ export class WebhookEndpointService {
       .find(WebhookEndpoint, apiKeyId ? { apiKeyRef: apiKeyId } : {}, { orderBy: { createdAt: "asc" } });
   }
 
-  /** The secrets that sign a delivery now: the current one, plus the previous one during its overlap. */
+  /**
+   * The secrets that sign a delivery now: the current one, plus the previous one during its overlap. A secret
+   * that is not this endpoint's throws SecretUnreadableError (the delivery fails, nothing is signed); one in
+   * the legacy format is rewritten bound to the row in the background.
+   */
   activeSecrets(ep: {
+    endpointId: string;
     secretEnc: string;
     previousSecretEnc: string | null;
     previousSecretExpiresAt: Date | null;
   }): string[] {
-    const out = [this.box.decrypt(ep.secretEnc)];
+    const open = (col: SealedColumn, sealed: string): string => {
+      const opened = this.box.open(sealed, col.purpose, ep.endpointId);
+      if (opened.upgraded !== null)
+        void rewriteSealed(this.db, col, ep.endpointId, sealed, opened.upgraded).catch(() => undefined);
+      return opened.plain;
+    };
+    const [current, previous] = ENDPOINT_SECRETS as [SealedColumn, SealedColumn];
+    const out = [open(current, ep.secretEnc)];
     if (
       ep.previousSecretEnc &&
       ep.previousSecretExpiresAt &&
       ep.previousSecretExpiresAt.getTime() > this.clock.now().getTime()
     )
-      out.push(this.box.decrypt(ep.previousSecretEnc));
+      out.push(open(previous, ep.previousSecretEnc));
     return out;
   }
 

@@ -4,19 +4,20 @@ import type { Db } from "../db/sql.js";
 import type { Orm } from "../db/orm.js";
 import type { Logger } from "../logger.js";
 import type { SecretBox } from "../auth/secret-box.js";
+import { upgradeLegacySecrets } from "../auth/stored-secrets.js";
 import type { Metrics } from "../ops/metrics.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { WebhookInbox } from "../simulators/inbox.js";
 import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
 import { WebhookAttempt, WebhookDelivery } from "./webhook-delivery.entity.js";
-import { WebhookEndpointService } from "./endpoint-service.js";
+import { ENDPOINT_SECRETS, WebhookEndpointService } from "./endpoint-service.js";
 import { WebhookDispatcher } from "./dispatcher.js";
 import { TransactionDeliveriesResolver, WebhooksResolver } from "./webhooks.resolver.js";
 
 export { WEBHOOK_OUTBOX } from "./outbox-fanout.js";
 
 export interface WebhooksModuleDeps {
-  config: Pick<Config, "webhooks" | "simulators">;
+  config: Pick<Config, "webhooks" | "simulators" | "egress">;
   orm: Orm;
   db: Db;
   box: SecretBox;
@@ -36,15 +37,12 @@ export interface WebhooksModule extends Module {
 /** Signed webhooks: endpoints per API key, at-least-once delivery with retries, the delivery log. */
 export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
   const { config, logger } = deps;
-  const endpoints = new WebhookEndpointService(
-    deps.orm,
-    deps.db,
-    deps.box,
-    deps.clock,
-    config.webhooks.allowPrivateUrls,
-  );
+  const endpoints = new WebhookEndpointService(deps.orm, deps.db, deps.box, deps.clock, config.egress);
   const dispatcher = deps.delivers
-    ? new WebhookDispatcher(deps.db, endpoints, deps.clock, logger, deps.metrics, config.webhooks)
+    ? new WebhookDispatcher(deps.db, endpoints, deps.clock, logger, deps.metrics, {
+        ...config.webhooks,
+        egress: config.egress,
+      })
     : null;
   const inbox = config.simulators ? new WebhookInbox() : null;
   return {
@@ -65,6 +63,11 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
     },
     mount(app) {
       if (inbox !== null) app.use(inbox.router());
+    },
+    // Secrets stored before issue 16 (v1) are rewritten bound to their rows (deliveries upgrade lazily too).
+    async start() {
+      const done = await upgradeLegacySecrets(deps.db, deps.box, ENDPOINT_SECRETS);
+      if (done.upgraded + done.unreadable > 0) logger.info(done, "webhook secrets upgraded to the v2 format");
     },
     async stop() {
       await dispatcher?.stop();

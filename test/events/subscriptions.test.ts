@@ -93,8 +93,10 @@ describe("GraphQL subscriptions", () => {
   it("a clientToken follows its own transaction and cannot subscribe to another", async () => {
     const x = await gen();
     const y = await gen();
-    const own = subscribe<One>(t.url, { clientToken: x.clientToken }, ONE, { id: x.transactionId });
-    const stolen = subscribe<One>(t.url, { clientToken: x.clientToken }, ONE, { id: y.transactionId });
+    // The checkout view: no meta, no ids beyond the transaction's own (test/faults/input/live-surfaces.test.ts).
+    const VIEW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { transactionId status } } }`;
+    const own = subscribe<One>(t.url, { clientToken: x.clientToken }, VIEW, { id: x.transactionId });
+    const stolen = subscribe<One>(t.url, { clientToken: x.clientToken }, VIEW, { id: y.transactionId });
     await stolen.sub.done;
     expect(JSON.stringify(stolen.sub.error)).toMatch(/not found/i);
     expect(stolen.sub.events).toHaveLength(0);

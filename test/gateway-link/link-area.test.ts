@@ -40,6 +40,7 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     expect(res.status).toBe(200);
     const b = res.body as LinkTx;
     expect(Object.keys(b).sort()).toEqual([
+      "checkoutUrl",
       "clientToken",
       "data",
       "expiredAt",

@@ -71,6 +71,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     expect(Object.keys(b).sort()).toEqual([
       "amount",
       "appStore",
+      "checkoutUrl",
       "clientToken",
       "currency",
       "deeplink",

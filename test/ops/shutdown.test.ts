@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
-import { waitFor } from "../support/app.js";
+import { ADMIN_TOKEN, waitFor } from "../support/app.js";
 
 describe("process shutdown", () => {
   it("SIGTERM stops a production serve process cleanly within seconds (exit code 0)", async () => {
@@ -28,7 +28,7 @@ describe("process shutdown", () => {
         HOST: "127.0.0.1",
         LOG_LEVEL: "warn",
         DATA_DIR: dataDir,
-        ADMIN_TOKEN: "test-admin-token-0123456789",
+        ADMIN_TOKEN,
         SECRET_KEY: "test-secret-key-0123456789-0123456789",
         SIMULATORS: "false",
         NETWORK_API_URL: "http://127.0.0.1:9/network",

@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
-import { AUTH, post, waitFor } from "../support/app.js";
+import { ADMIN_TOKEN, AUTH, post, waitFor } from "../support/app.js";
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {
   NODE_ENV: "production",
   HOST: "127.0.0.1",
   LOG_LEVEL: "warn",
-  ADMIN_TOKEN: "test-admin-token-0123456789",
+  ADMIN_TOKEN,
   SECRET_KEY: "test-secret-key-0123456789-0123456789",
   SIMULATORS: "false",
   NETWORK_API_URL: "http://127.0.0.1:9/network",
@@ -63,6 +63,24 @@ function expectOneClearLine(stderr: string, ...mentions: RegExp[]): void {
 }
 
 describe("start-up failures are one clear line and a non-zero exit", () => {
+  it.each([
+    "aaaaaaaaaaaaaaaa",
+    "password12345678",
+    "password12345678password12345678",
+    "0123456789abcdef0123456789abcdef",
+  ])(
+    "a production ADMIN_TOKEN of low entropy (%s) is refused with one line and a generated token to copy",
+    async (weak) => {
+      const r = await run({ ...PROD, ADMIN_TOKEN: weak, PORT: String(await freePort()) });
+      expect(r.code).not.toBe(0);
+      const lines = r.stderr.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("npm "));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^Configuration error: ADMIN_TOKEN is too weak for production \(.+\); .*ADMIN_TOKEN=[\w-]{43}$/,
+      );
+    },
+  );
+
   it("the port is already in use", async () => {
     const db = await createTestDatabase();
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));

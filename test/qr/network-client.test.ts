@@ -201,3 +201,99 @@ describe("network md5 client against the simulator", () => {
     );
   });
 });
+
+describe("md5-list endpoint refused (403/404): single checks, re-probe", () => {
+  let net: NetworkHarness;
+  let now = 0;
+  const modes: string[] = [];
+  let client: NetworkClient;
+  beforeAll(async () => {
+    net = await startNetworkSimulator(TOKEN, () => NOW);
+    client = createNetworkClient({
+      baseUrl: net.apiBase,
+      token: TOKEN,
+      timeoutMs: 2000,
+      batchSize: 5,
+      singleConcurrency: 3,
+      listReprobeMs: 60_000,
+      now: () => now,
+      onMode: (mode) => modes.push(mode),
+    });
+  });
+  afterAll(() => net.close());
+
+  it("falls back to bounded single calls, re-probes the list endpoint later, and says which mode it is in", async () => {
+    const md5s = Array.from({ length: 12 }, () => md5());
+    await postJson(`${net.base}/sim/network/pay`, {
+      md5: md5s[0],
+      toAccountId: "a@b",
+      amount: "1.00",
+      currency: "USD",
+    });
+    await postJson(`${net.base}/sim/network/fail`, { md5: md5s[1] });
+    expect((await postJson(`${net.base}/sim/network/fault`, { mode: "md5list-forbidden" })).status).toBe(200);
+    // The list endpoint itself answers a bare nginx 403 page.
+    const raw = await fetch(`${net.apiBase}/v1/check_transaction_by_md5_list`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify([md5s[0]]),
+    });
+    expect(raw.status).toBe(403);
+    expect(await raw.text()).toContain("<center>nginx</center>");
+    const refused = net.sim.state.calls.md5ListRefused;
+
+    const results = await client.checkByMd5List(md5s);
+    expect(results.get(md5s[0])).toMatchObject({ kind: "paid", amount: "1" });
+    expect(results.get(md5s[1])).toEqual({ kind: "failed", message: "Transaction failed." });
+    expect(md5s.slice(2).map((m) => results.get(m))).toEqual(md5s.slice(2).map(() => ({ kind: "not_found" })));
+    expect(client.mode()).toBe("single");
+    expect(modes).toEqual(["single"]);
+    expect(net.sim.state.calls.md5).toBe(12);
+    expect(net.sim.state.maxInFlight).toBeLessThanOrEqual(3);
+    // One refused probe, then no list call until the re-probe interval has passed.
+    expect(net.sim.state.calls.md5ListRefused).toBe(refused + 1);
+    await client.checkByMd5List(md5s.slice(0, 5));
+    expect(net.sim.state.calls.md5ListRefused).toBe(refused + 1);
+    expect(net.sim.state.calls.md5).toBe(17);
+
+    await postJson(`${net.base}/sim/network/fault`, { mode: "ok" });
+    now += 60_000;
+    const again = await client.checkByMd5List(md5s.slice(0, 5));
+    expect(again.get(md5s[0])).toMatchObject({ kind: "paid" });
+    expect(client.mode()).toBe("list");
+    expect(modes).toEqual(["single", "list"]);
+    expect(net.sim.state.calls.md5List).toBe(1);
+    expect(net.sim.state.calls.md5).toBe(17);
+  });
+});
+
+describe("every call refused with 403 (geo-restriction)", () => {
+  let net: NetworkHarness;
+  afterAll(() => net.close());
+
+  it("is told once (one log line), not per call, with what was refused; and once more when answered again", async () => {
+    net = await startNetworkSimulator(TOKEN, () => NOW);
+    const told: unknown[] = [];
+    const client = createNetworkClient({
+      baseUrl: net.apiBase,
+      token: TOKEN,
+      timeoutMs: 2000,
+      onRefused: (r) => told.push(r),
+    });
+    await postJson(`${net.base}/sim/network/fault`, { mode: "geo-blocked" });
+    const md5s = [md5(), md5(), md5()];
+    for (let i = 0; i < 5; i++) {
+      const results = await client.checkByMd5List(md5s);
+      expect([...results.values()].every((r) => r.kind === "fault")).toBe(true);
+    }
+    expect(told).toEqual([
+      {
+        since: expect.any(String),
+        endpoints: ["/v1/check_transaction_by_md5", "/v1/check_transaction_by_md5_list"],
+      },
+    ]);
+    await postJson(`${net.base}/sim/network/fault`, { mode: "ok" });
+    await client.checkByMd5(md5());
+    expect(told).toEqual([expect.anything(), null]);
+  });
+});

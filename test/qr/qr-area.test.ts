@@ -36,6 +36,7 @@ describe("generic QR area over REST", () => {
     expect(res.status).toBe(200);
     const body = res.body as QrTx;
     expect(Object.keys(body).sort()).toEqual([
+      "checkoutUrl",
       "clientToken",
       "data",
       "expiredAt",
@@ -93,11 +94,20 @@ describe("generic QR area over REST", () => {
     await waitFor(async () => ((await check(body.data.md5)).body as QrTx).status === "FAILED", 10_000);
   });
 
-  it("left alone → EXPIRED right after its expiry (no worker needed for the read)", async () => {
+  it("left alone → EXPIRED after the check at its expiry says not paid; past the grace a read expires it itself", async () => {
     const body = (await gen({ amount: 4000, currency: 116, expiredAfter: 10000 })).body as QrTx;
     expect(((await check(body.data.md5)).body as QrTx).status).toBe("PENDING");
     t.clock.advance(10_001);
-    expect(((await check(body.data.md5)).body as QrTx).status).toBe("EXPIRED");
+    await waitFor(async () => ((await check(body.data.md5)).body as QrTx).status === "EXPIRED", 10_000);
+    // No worker needed once the grace (QR_EXPIRY_GRACE_MS, 10 min by default) is over.
+    const other = (await gen({ amount: 4000, currency: 116, expiredAfter: 10000 })).body as QrTx;
+    await post(`${t.url}/sim/network/fault`, { mode: "error500" });
+    try {
+      t.clock.advance(10_001 + 600_000);
+      expect(((await check(other.data.md5)).body as QrTx).status).toBe("EXPIRED");
+    } finally {
+      await post(`${t.url}/sim/network/fault`, { mode: "ok" });
+    }
   });
 
   it("a network outage keeps it PENDING (never terminal), then SUCCESS after recovery", async () => {

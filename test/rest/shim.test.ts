@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 
 const errorBody = (code: string) => ({ error: { code, message: expect.any(String), details: expect.any(Array) } });
 
@@ -73,8 +73,11 @@ describe("REST shim: bodies and errors", () => {
       ok: true,
       checks: { database: true, statements: true, migrations: true, jobs: true, startup: true },
     });
-    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect((await fetch(`${t.url}/metrics`)).status).toBe(401);
+    const metrics = await (
+      await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).text();
     expect(metrics).toContain("http_request_duration_seconds_bucket");
-    expect(metrics).toContain("# TYPE transactions gauge");
+    expect(metrics).toContain("# TYPE transactions_rows_estimate gauge");
   });
 });

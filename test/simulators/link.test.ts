@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import puppeteer, { type Browser } from "puppeteer-core";
-import { DEFAULT_CHROMIUM_ARGS } from "../../src/gateway-link/browser.js";
+import { DEFAULT_CHROMIUM_ARGS, sandboxForThisMachine } from "../../src/gateway-link/browser.js";
 import { CHROMIUM_PATH, eventually, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
 
 let sim: RunningLinkSim;
@@ -150,7 +150,7 @@ describe("payment-link simulator: the page in a real browser", () => {
       executablePath: CHROMIUM_PATH,
       headless: true,
       pipe: true,
-      args: [...DEFAULT_CHROMIUM_ARGS],
+      args: [...DEFAULT_CHROMIUM_ARGS, ...sandboxForThisMachine().args],
     });
   });
   afterAll(async () => {

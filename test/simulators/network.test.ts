@@ -118,7 +118,12 @@ describe("network simulator speaks the network's protocol", () => {
     await postJson(single, { md5: md5() }, AUTH);
     await postJson(list, [md5(), md5()], AUTH);
     await postJson(list, [md5()], { authorization: "Bearer wrong" });
-    expect(net.sim.state.calls).toEqual({ md5: before.md5 + 1, md5List: before.md5List + 1 });
+    expect(net.sim.state.calls).toEqual({
+      md5: before.md5 + 1,
+      md5List: before.md5List + 1,
+      md5ListRefused: 0,
+      deeplink: 0,
+    });
   });
 
   it("injects faults into the API but not into the controls", async () => {

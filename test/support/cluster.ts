@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processTree } from "../../src/gateway-link/process-tree.js";
 
-export const ADMIN_TOKEN = "faults-admin-token-0123456789";
+export const ADMIN_TOKEN = "faults-admin-Ec6bXamUTowVNsxtJoUTnxoX_mS1j5pRN4oAu5jjiF4";
 export const SECRET_KEY = "faults-secret-key-0123456789-0123456789";
 export const ARTIFACTS = join(process.cwd(), "test", "artifacts", "faults");
 const MAIN = join(process.cwd(), "dist", "src", "main.js");
@@ -238,6 +238,7 @@ export class Cluster {
       GATEWAY_MONITOR_INTERVAL_MS: "500",
       DB_POOL_SIZE: "5",
       RATE_LIMIT_PER_MINUTE: "0",
+      BEARER_FAILURES_PER_MINUTE: "100000",
       WEBHOOK_TIMEOUT_MS: "3000",
       UPSTREAM_TIMEOUT_MS: "8000",
       ...this.opts.env,

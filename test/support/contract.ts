@@ -5,6 +5,7 @@
 export const ERROR_STATUS: Record<string, number> = {
   BAD_USER_INPUT: 400,
   UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 400,
   UPSTREAM_REJECTED: 400,
@@ -115,7 +116,7 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/qr/generate": (b) => {
     const o = b as Obj;
     return all(
-      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken"]),
+      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken", "checkoutUrl"]),
       need(
         str(o.transactionId) && ISO_UTC.test(String(o.expiredAt)) && o.status === "PENDING" && str(o.clientToken),
         "scalar members",
@@ -163,6 +164,7 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
         "gatewayStatus",
         "expiresAt",
         "clientToken",
+        "checkoutUrl",
       ]),
       need(
         str(o.transactionId) &&
@@ -198,7 +200,7 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/gateway-link/generate-qr": (b) => {
     const o = b as Obj;
     return all(
-      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken"]),
+      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken", "checkoutUrl"]),
       need(o.status === "PENDING" && ISO_UTC.test(String(o.expiredAt)), "status/expiredAt"),
       keys(o.requestData, ["amount", "currency", "meta"]),
       keys(o.data, ["qr", "clientId"]),

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { ADMIN_TOKEN } from "./cluster.js";
 import type { Upstreams } from "./upstreams.js";
+import { checkRestAnswer } from "./openapi-contract.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
 
 export const AUTH = {
@@ -32,6 +33,7 @@ export async function postJson(
   } catch {
     /* keep text */
   }
+  await checkRestAnswer(url, res.status, parsed);
   return { status: res.status, body: parsed };
 }
 

@@ -70,6 +70,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Fu
     DEMO: "false",
     DB_POOL_SIZE: "8",
     RATE_LIMIT_PER_MINUTE: "0",
+    BEARER_FAILURES_PER_MINUTE: "100000",
     // Monitors poll slowly: the fuzz suites create thousands of transactions and measure request handling, not monitoring.
     QR_MONITOR_INTERVAL_MS: "60000",
     GATEWAY_MONITOR_INTERVAL_MS: "60000",

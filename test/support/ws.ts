@@ -38,3 +38,69 @@ export function subscribe<T = { transactionUpdated: { id: string; type: string; 
   });
   return { client, sub };
 }
+
+export interface RawSocket {
+  /** Every message the server sent, parsed. */
+  messages: { id?: string; type: string; payload?: unknown }[];
+  /** The close code and reason, once closed. */
+  closed: Promise<{ code: number; reason: string }>;
+  isOpen(): boolean;
+  subscribe(id: string, query: string, variables?: Record<string, unknown>): void;
+  /** Resolves with the first message (from now on or already received) that matches. */
+  next(
+    match: (m: RawSocket["messages"][number]) => boolean,
+    timeoutMs?: number,
+  ): Promise<RawSocket["messages"][number]>;
+  close(): void;
+}
+
+/**
+ * A graphql-transport-ws socket driven by hand: connection_init with `params`, resolved once acknowledged
+ * (or closed: then `closed` says how). For tests about the socket itself (close codes, caps, revocation).
+ */
+export async function openSocket(baseUrl: string, params: Record<string, string>): Promise<RawSocket> {
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws");
+  const messages: RawSocket["messages"] = [];
+  const waiters: { match: (m: RawSocket["messages"][number]) => boolean; resolve: (m: never) => void }[] = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  ws.on("error", () => undefined);
+  ws.on("message", (data: Buffer) => {
+    const m = JSON.parse(data.toString("utf8")) as RawSocket["messages"][number];
+    messages.push(m);
+    for (const w of [...waiters])
+      if (w.match(m)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(m as never);
+      }
+  });
+  const sock: RawSocket = {
+    messages,
+    closed,
+    isOpen: () => ws.readyState === WebSocket.OPEN,
+    subscribe: (id, query, variables = {}) =>
+      ws.send(JSON.stringify({ id, type: "subscribe", payload: { query, variables } })),
+    next: (match, timeoutMs = 10_000) => {
+      const seen = messages.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const w = { match, resolve: resolve as (m: never) => void };
+        waiters.push(w);
+        setTimeout(() => reject(new Error(`no matching message within ${timeoutMs} ms`)), timeoutMs).unref();
+      });
+    },
+    close: () => ws.close(1000),
+  };
+  await new Promise<void>((resolve) => {
+    ws.on("open", () => ws.send(JSON.stringify({ type: "connection_init", payload: params })));
+    void closed.then(() => resolve());
+    void sock
+      .next((m) => m.type === "connection_ack")
+      .then(
+        () => resolve(),
+        () => resolve(),
+      );
+  });
+  return sock;
+}

@@ -326,7 +326,7 @@ describe("transition(): the one way a status changes", () => {
 
   it("a read past expiry performs the EXPIRED transition itself, once", async () => {
     const tx = await create("PENDING", 1000);
-    t.clock.advance(1500);
+    t.clock.advance(1500 + t.app.core.store.graceMs("qr"));
     const [a, b] = await Promise.all([
       t.app.core.store.findForKey(tenant.keyIds.qr, { id: tx.id, area: "qr" }),
       t.app.core.store.findForKey(tenant.keyIds.qr, { md5: tx.md5!, area: "qr" }),

@@ -26,8 +26,21 @@ export interface GatewaySimulatorOptions {
   clock?: () => Date;
 }
 
-export type GatewayFaultMode = "ok" | "down" | "timeout" | "garbage" | "slow";
-export const GATEWAY_FAULT_MODES: readonly GatewayFaultMode[] = ["ok", "down", "timeout", "garbage", "slow"];
+/**
+ * `rate-limited`: every API call answers HTTP 429 "Too many attempts" (status code 429).
+ * `domain-not-whitelisted`: generate-qr answers status code 6, as for a caller whose domain is not whitelisted.
+ */
+export type GatewayFaultMode =
+  "ok" | "down" | "timeout" | "garbage" | "slow" | "rate-limited" | "domain-not-whitelisted";
+export const GATEWAY_FAULT_MODES: readonly GatewayFaultMode[] = [
+  "ok",
+  "down",
+  "timeout",
+  "garbage",
+  "slow",
+  "rate-limited",
+  "domain-not-whitelisted",
+];
 
 export interface GatewaySimTransaction {
   merchantId: string;
@@ -47,6 +60,10 @@ export interface GatewaySimulatorState {
   /** Keyed by merchantId + "/" + tranId. */
   transactions: Map<string, GatewaySimTransaction>;
   fault: { mode: GatewayFaultMode; slowMs: number; variant: "text" | "json" };
+  /** Calls per endpoint, and transaction-detail calls refused for the per-merchant limit. */
+  calls: { generate: number; check: number; detail: number; detailRefused: number; rateLimited: number };
+  /** transaction-detail call times per merchant (10 a minute). */
+  detailWindow: Map<string, number[]>;
 }
 
 export interface GatewaySimulator {
@@ -63,6 +80,8 @@ const CHECK_WINDOW_MS = 7 * 24 * 3600_000;
 /** transaction_date is Phnom Penh time (UTC+7), as in the gateway's published example. */
 const PHNOM_PENH_OFFSET_MS = 7 * 3600_000;
 const PAYMENT_STATUS_CODE = { APPROVED: 0, PENDING: 2, DECLINED: 3 } as const;
+/** transaction-detail's documented limit. */
+const DETAIL_PER_MINUTE = 10;
 
 export function createGatewaySimulator(options: GatewaySimulatorOptions): GatewaySimulator {
   const clock = options.clock ?? (() => new Date());
@@ -70,6 +89,8 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
     merchants: new Map(),
     transactions: new Map(),
     fault: { mode: "ok", slowMs: 1000, variant: "text" },
+    calls: { generate: 0, check: 0, detail: 0, detailRefused: 0, rateLimited: 0 },
+    detailWindow: new Map(),
   };
   const registerMerchant = (merchantId: string, apiKey: string) => void state.merchants.set(merchantId, apiKey);
 
@@ -78,6 +99,9 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
   api.use((_req, res, next) => applyFault(state, res, next));
 
   api.post("/api/payment-gateway/v1/payments/generate-qr", async (req, res) => {
+    state.calls.generate++;
+    if (state.fault.mode === "domain-not-whitelisted")
+      return refuse(res, { http: 200, code: "6", message: "Your domain is not whitelisted." });
     const body = isRecord(req.body) ? req.body : {};
     const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
     if (apiKey === undefined) return refuse(res, { http: 403, code: "96", message: "Invalid merchant data" });
@@ -116,7 +140,33 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
     });
   });
 
+  // Any age, but 10 requests a minute per merchant (then HTTP 429, status 429).
+  api.post("/api/payment-gateway/v1/payments/transaction-detail", (req, res) => {
+    state.calls.detail++;
+    const body = isRecord(req.body) ? req.body : {};
+    const tranId = typeof body.tran_id === "string" ? body.tran_id : "";
+    const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
+    if (apiKey === undefined) return refuse(res, { http: 403, code: "8", message: "Invalid merchant profile" }, tranId);
+    const wrongHash = verifyCheckHash(body, apiKey);
+    if (wrongHash) return refuse(res, wrongHash, tranId);
+    const now = clock().getTime();
+    const recent = (state.detailWindow.get(String(body.merchant_id)) ?? []).filter((t) => t > now - 60_000);
+    if (recent.length >= DETAIL_PER_MINUTE) {
+      state.calls.detailRefused++;
+      state.detailWindow.set(String(body.merchant_id), recent);
+      return refuse(res, { http: 429, code: "429", message: "Too many attempts." }, tranId);
+    }
+    state.detailWindow.set(String(body.merchant_id), [...recent, now]);
+    const tx = state.transactions.get(`${body.merchant_id}/${tranId}`);
+    if (!tx) return refuse(res, { http: 200, code: "6", message: "Transaction not found." }, tranId);
+    res.json({
+      data: { ...paymentData(tx), tran_id: tranId },
+      status: { code: "00", message: "Success!", tran_id: tranId },
+    });
+  });
+
   api.post("/api/payment-gateway/v1/payments/check-transaction-2", (req, res) => {
+    state.calls.check++;
     const body = isRecord(req.body) ? req.body : {};
     const tranId = typeof body.tran_id === "string" ? body.tran_id : "";
     const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
@@ -259,6 +309,11 @@ async function pushback(url: string, tx: GatewaySimTransaction): Promise<void> {
 
 async function applyFault(state: GatewaySimulatorState, res: Response, next: NextFunction): Promise<void> {
   const { mode, slowMs, variant } = state.fault;
+  if (mode === "rate-limited") {
+    state.calls.rateLimited++;
+    res.status(429).json({ status: { code: "429", message: "Too many attempts.", trace_id: randomUUID() } });
+    return;
+  }
   if (mode === "down") {
     res.status(503).type("text/html").send("<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>");
     return;

@@ -100,12 +100,14 @@ export class LinkClientStore {
    * With `receiptLater`, the page reports approved without a receipt until `issueReceipt` (a gateway that
    * makes receipts asynchronously).
    */
-  approve(clientId: string, opts: { receiptLater?: boolean } = {}): ControlResult {
+  approve(clientId: string, opts: { receiptLater?: boolean; receiptUrl?: string } = {}): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
     if (client.action !== "approved") {
       client.action = "approved";
       client.approvedAt = this.clock();
+      // A page may report any receipt URL (tests drive a hostile one); the service decides what it keeps.
+      if (opts.receiptUrl !== undefined) client.receiptUrl = opts.receiptUrl;
       if (!opts.receiptLater) this.setReceipt(client);
     }
     return { ok: true, client };

@@ -27,8 +27,11 @@ export const LINK_FAULT_MODES: readonly LinkFaultMode[] = ["ok", "down", "garbag
 export interface LinkSimulator {
   router: express.Router;
   controls: express.Router;
-  /** The injected fault (`POST /sim/link/fault`); it hits the page and its API, never controls or receipts. */
-  state: { fault: FaultState<LinkFaultMode> };
+  /**
+   * The injected fault (`POST /sim/link/fault`); it hits the page and its API, never controls or receipts.
+   * `embeds` (`POST /sim/link/embeds`): other sites every page pulls in from now on (see pages.ts).
+   */
+  state: { fault: FaultState<LinkFaultMode>; embeds: string[] };
 }
 
 const BASE = "/sim/link";
@@ -47,7 +50,7 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
   const pollMs = options.pollIntervalMs ?? 1000;
   const store = new LinkClientStore(clock, options.retentionMs ?? 3_600_000, options.maxClients ?? 10_000);
   const json = express.json({ limit: "16kb" });
-  const state: LinkSimulator["state"] = { fault: { mode: "ok", slowMs: 1000, variant: "text" } };
+  const state: LinkSimulator["state"] = { fault: { mode: "ok", slowMs: 1000, variant: "text" }, embeds: [] };
 
   const router = express.Router();
   router.use([`${BASE}/p`, `${BASE}/api`], (req, res, next) => void applyFault(state.fault, req, res, next));
@@ -63,7 +66,17 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     res
       .set("cache-control", "no-store")
       .type("html")
-      .send(renderLinkPage({ slug, currency: currency.iso, apiBase: `${BASE}/api`, pollMs, amount, clientId }));
+      .send(
+        renderLinkPage({
+          slug,
+          currency: currency.iso,
+          apiBase: `${BASE}/api`,
+          pollMs,
+          amount,
+          clientId,
+          embeds: state.embeds,
+        }),
+      );
   });
 
   router.post(`${BASE}/api/request_qr`, json, (req, res) => {
@@ -156,10 +169,13 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     control((id) => store.scan(id)),
   );
   controls.post(`${BASE}/approve`, json, (req, res) =>
-    control((id) => store.approve(id, { receiptLater: (req.body as { receipt?: unknown })?.receipt === "later" }))(
-      req,
-      res,
-    ),
+    control((id) => {
+      const body = req.body as { receipt?: unknown; receiptUrl?: unknown } | undefined;
+      return store.approve(id, {
+        receiptLater: body?.receipt === "later",
+        ...(typeof body?.receiptUrl === "string" ? { receiptUrl: body.receiptUrl } : {}),
+      });
+    })(req, res),
   );
   controls.post(
     `${BASE}/receipt`,
@@ -177,6 +193,16 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     res.json(inspectView(client));
   });
   controls.post(`${BASE}/fault`, json, faultControl(LINK_FAULT_MODES, state));
+  controls.post(`${BASE}/embeds`, json, (req, res) => {
+    const body = objectBody(req, res);
+    if (!body) return;
+    const urls = body.urls;
+    const ok = (u: unknown): u is string => typeof u === "string" && /^https?:\/\/[^\s"'<>]{1,200}$/.test(u);
+    if (!Array.isArray(urls) || urls.length > 5 || !urls.every(ok))
+      return badInput(res, [{ field: "urls", message: "up to 5 http(s) base URLs" }]);
+    state.embeds = urls.map((u) => u.replace(/\/+$/, ""));
+    res.json({ embeds: state.embeds });
+  });
   controls.use(BASE, simErrorHandler);
 
   return { router, controls, state };

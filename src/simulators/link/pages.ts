@@ -14,6 +14,12 @@ export interface LinkPageConfig {
   amount: string;
   /** Set when the page is reopened for an existing client (resume). */
   clientId: string | null;
+  /**
+   * Other sites the page pulls in, as a real hosted page does (analytics, a CDN, a chat widget): for each
+   * base URL the page loads a script and an iframe, fetches, sends a beacon, opens a WebSocket and starts a
+   * worker that fetches. Tests use it to play a page that reaches beyond its own origin. Default none.
+   */
+  embeds?: string[];
 }
 
 // The script is kept as a plain string so it runs as written in any browser; `cfg` is injected
@@ -85,6 +91,16 @@ const PAGE_SCRIPT = String.raw`
       .then(startPolling)
       .catch(function (err) { setError(err.message); payButton.disabled = false; });
   });
+  (cfg.embeds || []).forEach(function (base) {
+    var attempt = function (f) { try { f(); } catch (e) { /* a third party never breaks the page */ } };
+    attempt(function () { fetch(base + "/fetch", { mode: "no-cors" }).catch(function () {}); });
+    attempt(function () { navigator.sendBeacon(base + "/beacon", "x"); });
+    attempt(function () { var ws = new WebSocket(base.replace(/^http/, "ws") + "/ws"); ws.onerror = function () {}; });
+    attempt(function () {
+      var src = "fetch(" + JSON.stringify(base + "/worker") + ", { mode: 'no-cors' }).catch(function () {});";
+      new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+    });
+  });
   if (cfg.clientId) {
     form.hidden = true;
     api("/resume", { clientId: cfg.clientId, requestId: requestId() })
@@ -123,9 +139,16 @@ body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 2rem auto; 
 <p id="error" role="alert" hidden></p>
 <script id="link-config" type="application/json">${configJson}</script>
 <script>${PAGE_SCRIPT}</script>
+${(cfg.embeds ?? []).map(embedTags).join("\n")}
 </body>
 </html>
 `;
+}
+
+/** A third-party script and widget frame, as a hosted page with analytics or chat includes them. */
+function embedTags(base: string): string {
+  const b = escapeHtml(base);
+  return `<script async src="${b}/script.js"></script>\n<iframe src="${b}/frame" title="widget"></iframe>`;
 }
 
 export function renderReceiptPage(client: LinkClient, approvedAtIso: string): string {

@@ -375,7 +375,9 @@ describe("isolation between keys and tenants", () => {
         name: "GraphQL transaction(id), A's clientToken on B's transaction",
         existing: b.gw.id,
         missing: missingTxn,
-        ask: (id) => gql(hdr.bearer(a.qr.clientToken), ONE, { id }),
+        // A client token reads the checkout view only (live-surfaces.test.ts); the lookup is the same.
+        ask: (id) =>
+          gql(hdr.bearer(a.qr.clientToken), `query($id: ID!) { transaction(id: $id) { id status } }`, { id }),
       },
       {
         name: "GraphQL qrTransaction(md5)",
@@ -451,13 +453,13 @@ describe("isolation between keys and tenants", () => {
           const r = (
             await gql(
               headers,
-              `query($after: String, $filter: TransactionFilter) { transactions(first: 2, after: $after, filter: $filter) { edges { node { id apiKeyId } } pageInfo { hasNextPage endCursor } } }`,
+              `query($after: String, $filter: TransactionFilter) { transactions(first: 2, after: $after, filter: $filter) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
               { after, filter },
             )
           ).body as {
             data: {
               transactions: {
-                edges: { node: { id: string; apiKeyId: string } }[];
+                edges: { node: { id: string } }[];
                 pageInfo: { hasNextPage: boolean; endCursor: string };
               };
             };
@@ -498,11 +500,12 @@ describe("isolation between keys and tenants", () => {
       const bQr = await ws(hdr.qr(B.keys.qr));
       const aGw = await ws(hdr.gw(A.keys.gateway));
       const aClient = await ws({ clientToken: a.qr.clientToken });
+      const VIEW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { transactionId status } } }`;
       const cases: [string, WsClient, string, Record<string, unknown>, Record<string, unknown>][] = [
         ["B's key, transactionUpdated(A's transaction)", bQr, ONE, { id: a.qr.id }, { id: missingTxn() }],
         ["B's key, transactionUpdated(A's link transaction)", bQr, ONE, { id: a.link.id }, { id: missingTxn() }],
         ["A's gateway key, transactionUpdated(A's qr transaction)", aGw, ONE, { id: a.qr.id }, { id: missingTxn() }],
-        ["A's clientToken, transactionUpdated(B's transaction)", aClient, ONE, { id: b.qr.id }, { id: missingTxn() }],
+        ["A's clientToken, transactionUpdated(B's transaction)", aClient, VIEW, { id: b.qr.id }, { id: missingTxn() }],
         [
           "B's key, transactionUpdates(lastEventId: A's event)",
           bQr,
@@ -534,7 +537,7 @@ describe("isolation between keys and tenants", () => {
       }
       // A clientToken cannot follow everything.
       const all = await firstMessage(aClient, ALL, {});
-      expect(JSON.stringify(all.body)).toMatch(/"code":"UNAUTHENTICATED"/);
+      expect(JSON.stringify(all.body)).toMatch(/"code":"FORBIDDEN"/);
     });
 
     it("transactionUpdated on another key's transaction takes the same time as on a missing one, within noise", async () => {
@@ -550,7 +553,12 @@ describe("isolation between keys and tenants", () => {
         name: "WS transactionUpdated, A's clientToken on B's transaction",
         existing: b.gw.id,
         missing: missingTxn,
-        ask: (id) => firstMessage(aClient, ONE, { id }),
+        ask: (id) =>
+          firstMessage(
+            aClient,
+            `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { transactionId status } } }`,
+            { id },
+          ),
       });
     });
 
@@ -665,7 +673,7 @@ describe("isolation between keys and tenants", () => {
       `mutation { redeliverWebhook(endpointId: "x", eventId: "y") { id } }`,
     ];
 
-    it("no API key or clientToken reaches an admin operation (UNAUTHENTICATED, no data, nothing written); the admin token does", async () => {
+    it("no API key or clientToken reaches an admin operation (UNAUTHENTICATED / FORBIDDEN, no data, nothing written); the admin token does", async () => {
       const tables = ["merchant", "api_key", "gateway_config", "link_config", "webhook_endpoint", "webhook_delivery"];
       const count = async () =>
         Promise.all(
@@ -683,10 +691,14 @@ describe("isolation between keys and tenants", () => {
         for (const query of ADMIN_OPS) {
           const r = await gql(headers, query);
           const body = r.body as { data?: Record<string, unknown> | null; errors?: { extensions: { code: string } }[] };
+          // A clientToken is refused before anything runs: outside its checkout view (FORBIDDEN).
           expect({ query, data: body.data ?? null, code: body.errors?.[0].extensions.code }).toEqual({
             query,
             data: null,
-            code: "UNAUTHENTICATED",
+            code:
+              "authorization" in headers && headers.authorization === `Bearer ${a.qr.clientToken}`
+                ? "FORBIDDEN"
+                : "UNAUTHENTICATED",
           });
         }
       }

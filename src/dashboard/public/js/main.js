@@ -1,5 +1,5 @@
 // The dashboard shell: sign-in gate, navigation, hash routes (#/transactions, #/transactions/<id>, #/merchants, …).
-import { dashboardConfig, session } from "./api.js";
+import { dashboardConfig, gql, session } from "./api.js";
 import { fill, h } from "./dom.js";
 import "./pages/signin.js";
 import "./pages/transactions.js";
@@ -44,6 +44,8 @@ class App extends HTMLElement {
     );
     this.demo = h("span", { class: "demo-flag", hidden: true }, "Demo mode: simulators on");
     this.main = h("main", { id: "main", tabindex: "-1" });
+    // From 14 days before the network API token expires (and after): what to do, above every page.
+    this.tokenWarning = h("p", { class: "banner warning", role: "alert", hidden: true });
     fill(
       this,
       h(
@@ -59,8 +61,17 @@ class App extends HTMLElement {
         this.demo,
         h("button", { type: "button", class: "secondary sign-out", onclick: () => session.signOut() }, "Sign out"),
       ),
+      this.tokenWarning,
       this.main,
       announcer(),
+    );
+    void gql("query { networkToken { warning } }").then(
+      (d) => {
+        const warning = d?.networkToken?.warning ?? null;
+        this.tokenWarning.textContent = warning ?? "";
+        this.tokenWarning.hidden = warning === null;
+      },
+      () => undefined,
     );
     void dashboardConfig().then((c) => {
       this.demo.hidden = !c.simulators;

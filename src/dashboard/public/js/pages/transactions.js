@@ -4,10 +4,10 @@ import { gql, onConnection, subscribe } from "../api.js";
 import { AREA_LABELS, fill, fmtAmount, h, shortId, statusBadge, timeEl } from "../dom.js";
 import { field, values } from "../form.js";
 
-const NODE = "id area status amount currency orderId md5 clientId createdAt updatedAt";
+const NODE = "id area status latePayment amount currency orderId md5 clientId createdAt updatedAt";
 const PAGE = `query($first: Int!, $after: String, $filter: TransactionFilter) {
   transactions(first: $first, after: $after, filter: $filter) { edges { node { ${NODE} } } pageInfo { hasNextPage endCursor } } }`;
-const LIVE = `subscription { transactionUpdates { id type transaction { transactionId area status amount currency
+const LIVE = `subscription { transactionUpdates { id type transaction { transactionId area status late amount currency
   orderId md5 clientId createdAt updatedAt } } }`;
 const STATUSES = ["PENDING", "CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"];
 const PAGE_SIZE = 25;
@@ -16,6 +16,7 @@ const fromSnapshot = (s) => ({
   id: s.transactionId,
   area: s.area,
   status: s.status,
+  latePayment: s.late === true,
   amount: s.amount,
   currency: s.currency,
   orderId: s.orderId ?? null,
@@ -254,7 +255,17 @@ class TransactionsPage extends HTMLElement {
       cell("Created", timeEl(r.createdAt)),
       cell("Transaction", h("a", { href: `#/transactions/${r.id}`, title: r.id }, shortId(r.id))),
       cell("Area", AREA_LABELS[r.area] ?? r.area),
-      cell("Status", statusBadge(r.status)),
+      cell(
+        "Status",
+        statusBadge(r.status),
+        r.latePayment
+          ? h(
+              "span",
+              { class: "badge late", title: "Paid after the expiry or seen after it: reconcile" },
+              "late payment",
+            )
+          : "",
+      ),
       cell("Amount", fmtAmount(r.amount, r.currency)),
       cell("Reference", h("span", { class: "wrap" }, reference(r))),
     );

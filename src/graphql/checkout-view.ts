@@ -1,0 +1,62 @@
+import { GraphQLError, TypeInfo, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema } from "graphql";
+
+/**
+ * What a clientToken (a browser's credential for one transaction: public by design) may read: the
+ * checkout view of its transaction and nothing else. Never meta, internal ids (merchant, key), the event
+ * timeline, webhook deliveries, or the payer's details. The list is documented in README ("Client tokens")
+ * and docs/decisions.md; a field added to these types is invisible to client tokens until it is listed here.
+ */
+export const CHECKOUT_VIEW: Record<string, readonly string[]> = {
+  Query: ["transaction", "transactions"],
+  Subscription: ["transactionUpdated"],
+  Transaction: [
+    "id",
+    "status",
+    "amount",
+    "currency",
+    "qr",
+    "qrImage",
+    "expiredAt",
+    "receiptUrl",
+    "scanned",
+    "merchantName",
+    "deeplink",
+  ],
+  TransactionConnection: ["edges", "pageInfo"],
+  TransactionEdge: ["cursor", "node"],
+  PageInfo: ["hasNextPage", "hasPreviousPage", "startCursor", "endCursor"],
+  // A live event: its id (for lastEventId), its type (payment.scanned, payment.completed…) and the snapshot.
+  TransactionEvent: ["id", "type", "transaction"],
+  TransactionSnapshot: ["transactionId", "status", "amount", "currency", "expiredAt", "receiptUrl"],
+};
+
+const ALLOWED = new Map(Object.entries(CHECKOUT_VIEW).map(([t, f]) => [t, new Set(f)]));
+
+/**
+ * The fields of a (valid) document outside the checkout view, as `Type.field`; empty when a client token may
+ * run it. Static: checked once per operation before it runs, so a refused one does no work at all.
+ */
+export function outsideCheckoutView(schema: GraphQLSchema, document: DocumentNode): string[] {
+  const typeInfo = new TypeInfo(schema);
+  const out = new Set<string>();
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        const name = node.name.value;
+        if (name === "__typename") return;
+        const parent = typeInfo.getParentType();
+        const parentName = parent?.name ?? "?";
+        if (!ALLOWED.get(parentName)?.has(name)) out.add(`${parentName}.${name}`);
+      },
+    }),
+  );
+  return [...out];
+}
+
+export function checkoutViewError(fields: string[]): GraphQLError {
+  return new GraphQLError(
+    `A client token reads the checkout view only; not readable with it: ${fields.slice(0, 10).join(", ")}`,
+    { extensions: { code: "FORBIDDEN", http: { status: 403 } } },
+  );
+}

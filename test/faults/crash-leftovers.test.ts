@@ -1,0 +1,130 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { createFaultsDatabase } from "../support/db.js";
+import { startUpstreams, type Upstreams } from "../support/upstreams.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import {
+  AUTH,
+  createTenant,
+  dbClient,
+  generateLink,
+  postJson,
+  settle,
+  statuses,
+  type Tenant,
+} from "../support/http-tenant.js";
+
+/**
+ * Issue 16, "what a crash leaves behind": an Idempotency-Key whose create committed in a process killed
+ * before it stored the answer, and the link monitors of a worker stopped with SIGTERM.
+ */
+describe("crash leftovers", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let ups: Upstreams;
+  let receiver: WebhookReceiver;
+  let cluster: Cluster;
+  let api: ServiceProcess;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    db = await createFaultsDatabase();
+    ups = await startUpstreams();
+    receiver = await startReceiver();
+    cluster = new Cluster({ name: "crash-leftovers", databaseUrl: db.url, env: ups.env });
+    api = await cluster.add("api", "api");
+    tenant = await createTenant(api.url, ups, receiver, "Crash Shop");
+  });
+
+  afterAll(async () => {
+    await cluster?.dispose();
+    await receiver?.down();
+    await ups?.close();
+    await db?.drop();
+  });
+
+  it("kill -9 after the create committed, before the key's answer was stored: the retry gets the first answer", () =>
+    withLogs(cluster, async () => {
+      const c = await dbClient(db.url);
+      try {
+        // Storing the answer hangs (as if the database stopped answering right after the create's commit).
+        await c.query(`create or replace function pqr_test_hang() returns trigger language plpgsql as
+          $$ begin perform pg_sleep(600); return new; end $$`);
+        await c.query(`create trigger pqr_test_hang before update of response on idempotency_key
+          for each row execute function pqr_test_hang()`);
+        const body = { amount: 12.34, currency: 840, expiredAfter: 600_000, meta: { n: 1 } };
+        const headers = { ...AUTH.qr(tenant.keys.qr), "idempotency-key": "crash-1" };
+        const first = postJson(`${api.url}/qr/generate`, body, headers, 120_000).catch((e: unknown) => e);
+        const count = async () =>
+          Number(
+            (
+              await c.query<{ n: string }>(`select count(*)::text as n from "transaction" where api_key_ref = $1`, [
+                tenant.keyIds.qr,
+              ])
+            ).rows[0].n,
+          );
+        const until = Date.now() + 30_000;
+        while ((await count()) === 0 && Date.now() < until) await sleep(50);
+        expect(await count()).toBe(1);
+        await sleep(300); // the create is committed; the process now waits on storing the answer
+        await api.kill9();
+        await first;
+        // The dead client's session is ended (as a restarted database would have ended it).
+        await c.query(
+          `select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and query like '%set response%'`,
+        );
+        await c.query(`drop trigger pqr_test_hang on idempotency_key`);
+        await api.start();
+
+        const retry = await postJson(`${api.url}/qr/generate`, body, headers, 60_000);
+        expect(retry.status).toBe(200);
+        const answer = retry.body as { transactionId: string; data: { md5: string; qr: string }; status: string };
+        const { rows } = await c.query<{ id: string; md5: string; qr: string }>(
+          `select id, md5, qr from "transaction" where api_key_ref = $1`,
+          [tenant.keyIds.qr],
+        );
+        expect(rows).toHaveLength(1);
+        expect(answer.transactionId).toBe(rows[0].id);
+        expect(answer.data).toEqual({ md5: rows[0].md5, qr: rows[0].qr });
+        // And once more: now answered from the stored response.
+        const again = await postJson(`${api.url}/qr/generate`, body, headers, 60_000);
+        expect(again.status).toBe(200);
+        expect((again.body as { transactionId: string }).transactionId).toBe(rows[0].id);
+      } finally {
+        await c.query(`drop trigger if exists pqr_test_hang on idempotency_key`).catch(() => undefined);
+        await c.end();
+      }
+    }));
+
+  it("SIGTERM of a worker holding a link page: another worker resumes it within 5 s", () =>
+    withLogs(cluster, async () => {
+      const a = await cluster.add("worker-a", "worker");
+      const link = await generateLink(api.url, tenant, "SUCCESS");
+      // Worker A takes the monitor and reopens the page by clientId (the api process's hand-over ends after 5 s).
+      const resumedByA = ups.link.calls("resume");
+      let until = Date.now() + 30_000;
+      while (ups.link.calls("resume") === resumedByA && Date.now() < until) await sleep(100);
+      expect(ups.link.calls("resume")).toBeGreaterThan(resumedByA);
+      expect(a.descendants().length).toBeGreaterThan(0);
+
+      await cluster.add("worker-b", "worker");
+      const before = ups.link.calls("resume");
+      const stopping = Date.now();
+      await a.stop();
+      const stoppedS = (Date.now() - stopping) / 1000;
+      until = Date.now() + 40_000;
+      while (ups.link.calls("resume") === before && Date.now() < until) await sleep(100);
+      const resumedS = (Date.now() - stopping) / 1000;
+      console.log(
+        `SIGTERM hand-over: worker A stopped in ${stoppedS.toFixed(1)} s, B resumed the page ${resumedS.toFixed(1)} s after the signal`,
+      );
+      expect(ups.link.calls("resume")).toBeGreaterThan(before);
+      expect(resumedS).toBeLessThan(5 + stoppedS);
+      expect(resumedS).toBeLessThan(10);
+
+      // The resumed page is followed: the approval is seen, the payment is not failed by the shutdown.
+      await settle(ups, link);
+      until = Date.now() + 30_000;
+      while ((await statuses(db.url, [link.id])).get(link.id) !== "SUCCESS" && Date.now() < until) await sleep(200);
+      expect((await statuses(db.url, [link.id])).get(link.id)).toBe("SUCCESS");
+    }));
+});

@@ -1,0 +1,128 @@
+import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
+import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { gatewayModule } from "../../src/gateway/index.js";
+
+// Issue 20, point 7: the gateway's limits as they are — check-transaction-2 sees 7 days, transaction-detail
+// 10 calls a minute per merchant, 429 backs off, the pushback is a hint, error 6 says what to fix.
+
+const DAY = 24 * 3600_000;
+
+async function gatewayTenant(t: TestApp, id: string): Promise<Tenant> {
+  const secret = `gw-secret-${id}-0123456789`;
+  const tenant = await createTenant(t, { gatewayMerchantId: id, gatewaySecret: secret, name: id });
+  expect((await post(`${t.url}/sim/gateway/merchants`, { merchantId: id, apiKey: secret })).status).toBeLessThan(300);
+  return tenant;
+}
+
+let n = 0;
+const orderId = () => `lim-${Date.now().toString(36)}-${n++}`;
+
+function helpers(t: () => TestApp) {
+  const gen = async (tenant: Tenant, lifetime = 60) => {
+    const id = orderId();
+    const res = await post(
+      `${t().url}/gateway/generate-qr`,
+      { qrData: { orderId: id, amount: 2, currency: "USD", lifetime } },
+      AUTH.gateway(tenant.keys.gateway),
+    );
+    return { res, orderId: id };
+  };
+  const status = async (tenant: Tenant, id: string) =>
+    (
+      (await post(`${t().url}/gateway/check-status`, { orderId: id }, AUTH.gateway(tenant.keys.gateway))).body as {
+        status: string;
+      }
+    ).status;
+  return { gen, status };
+}
+
+describe("gateway limits (monitor every 500 ms)", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  const { gen, status } = helpers(() => t);
+  beforeAll(async () => {
+    t = await startTestApp();
+    tenant = await gatewayTenant(t, "gw_limits_1");
+  });
+  afterEach(async () => {
+    await post(`${t.url}/sim/gateway/fault`, { mode: "ok" });
+  });
+  afterAll(async () => t?.stop());
+
+  it("error 6 (domain not whitelisted) → UPSTREAM_REJECTED naming the fix", async () => {
+    await post(`${t.url}/sim/gateway/fault`, { mode: "domain-not-whitelisted" });
+    const { res } = await gen(tenant);
+    expect(res.status).toBe(400);
+    const error = (res.body as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("UPSTREAM_REJECTED");
+    expect(error.message).toMatch(/domain not whitelisted \(code 6/);
+    expect(error.message).toMatch(/whitelist this service's domain and outbound IP address for merchant gw_limits_1/);
+    expect(error.message).toMatch(/GATEWAY_API_PROXY/);
+  });
+
+  it("older than 7 days → transaction-detail, within 10 calls a minute per merchant; a paid one is found", async () => {
+    const sim = t.app.module(gatewayModule).simulator!;
+    const old: { orderId: string; res: { status: number } }[] = [];
+    for (let i = 0; i < 12; i++) old.push(await gen(tenant, 30 * 24 * 60));
+    for (const o of old) expect(o.res.status).toBe(200);
+    const detailBefore = sim.state.calls.detail;
+    t.clock.advance(8 * DAY);
+    const paid = await post(`${t.url}/sim/gateway/pay`, { tranId: old[0].orderId, outcome: "APPROVED" });
+    expect(paid.status).toBe(200);
+    await waitFor(async () => sim.state.calls.detail > detailBefore, 20_000);
+    await new Promise((r) => setTimeout(r, 2000)); // more monitor rounds within the same minute
+    expect(sim.state.calls.detail - detailBefore).toBeLessThanOrEqual(10);
+    expect(sim.state.calls.detailRefused).toBe(0);
+    // A minute later the budget is back: the rest are checked too, and the paid one is SUCCESS although
+    // check-transaction-2 no longer sees it.
+    t.clock.advance(61_000);
+    await waitFor(
+      async () => sim.state.calls.detail - detailBefore > 10 && (await status(tenant, old[0].orderId)) === "SUCCESS",
+      20_000,
+    );
+    expect(sim.state.calls.detailRefused).toBe(0);
+  });
+
+  it("a 429 pauses the merchant's checks (one call, not one per backoff step)", async () => {
+    const sim = t.app.module(gatewayModule).simulator!;
+    const other = await gatewayTenant(t, "gw_limits_2");
+    const { orderId: id } = await gen(other);
+    await post(`${t.url}/sim/gateway/fault`, { mode: "rate-limited" });
+    const before = sim.state.calls.rateLimited;
+    await waitFor(async () => sim.state.calls.rateLimited > before, 10_000);
+    await new Promise((r) => setTimeout(r, 4000)); // several monitor rounds; per-transaction backoff alone would ask 2–3 times more
+    expect(sim.state.calls.rateLimited - before).toBe(1);
+    expect(await status(other, id)).toBe("CHECKOUT");
+  });
+});
+
+describe("gateway pushback: a hint that triggers an immediate check (monitor every 60 s)", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  const { gen, status } = helpers(() => t);
+  beforeAll(async () => {
+    t = await startTestApp({ GATEWAY_MONITOR_INTERVAL_MS: "60000" });
+    tenant = await gatewayTenant(t, "gw_push_1");
+  });
+  afterAll(async () => t?.stop());
+
+  it("the gateway's pushback after payment → SUCCESS long before the next scheduled check", async () => {
+    const { orderId: id } = await gen(tenant);
+    // Let the first scheduled check pass (the transaction's next check is then a minute away).
+    await new Promise((r) => setTimeout(r, 1500));
+    const started = Date.now();
+    await post(`${t.url}/sim/gateway/pay`, { tranId: id, outcome: "APPROVED" });
+    await waitFor(async () => (await status(tenant, id)) === "SUCCESS", 30_000);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it("a forged pushback never changes a status by itself; nonsense is 400", async () => {
+    const { orderId: id } = await gen(tenant);
+    const configId = tenant.gatewayConfigId;
+    const forged = await post(`${t.url}/gateway/pushback/${configId}`, { tran_id: id, apv: "123456", status: "00" });
+    expect(forged.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await status(tenant, id)).toBe("CHECKOUT");
+    expect((await post(`${t.url}/gateway/pushback/${configId}`, { nope: 1 })).status).toBe(400);
+  });
+});

@@ -1,0 +1,185 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import {
+  startTestApp,
+  createTenant,
+  post,
+  waitFor,
+  AUTH,
+  ADMIN_TOKEN,
+  type TestApp,
+  type Tenant,
+} from "../support/app.js";
+import { startReceiver } from "../support/receiver.js";
+import { isPublicAddress } from "../../src/upstreams/egress.js";
+
+/** The bypasses the review found (issue 16, finding 1), and addresses that must stay reachable. */
+const REFUSED = [
+  "::ffff:127.0.0.1",
+  "::ffff:7f00:1",
+  "::ffff:169.254.169.254",
+  "169.254.169.254",
+  "192.0.2.10",
+  "198.18.0.1",
+  "198.19.255.1",
+  "224.0.0.1",
+  "240.0.0.1",
+  "255.255.255.255",
+  "fe80::1",
+  "fe90::1",
+  "febf::1",
+  "fec0::1",
+  "64:ff9b::7f00:1",
+  "64:ff9b::a9fe:a9fe",
+  "::7f00:1",
+  "::a9fe:a9fe",
+  "2002:7f00:1::1",
+  "2002:a9fe:a9fe::1",
+  "0.0.0.0",
+  "::",
+  "::1",
+  "10.1.2.3",
+  "100.64.0.1",
+  "fd00::1",
+  "2001:db8::1",
+];
+const ALLOWED = ["8.8.8.8", "2606:4700:4700::1111", "64:ff9b::808:808", "2002:808:808::1"];
+
+const addEndpoint = (t: TestApp, apiKeyId: string, url: string) =>
+  post(
+    `${t.url}/graphql`,
+    {
+      query: `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { endpoint { id } } }`,
+      variables: { i: { apiKeyId, url } },
+    },
+    { authorization: `Bearer ${ADMIN_TOKEN}` },
+  ).then((r) => r.body as { data?: { createWebhookEndpoint: { endpoint: { id: string } } }; errors?: unknown[] });
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe("the egress policy (ipaddr.js ranges, embedded IPv4 forms)", () => {
+  it.each(REFUSED)("refuses %s", (a) => expect(isPublicAddress(a)).toBe(false));
+  it.each(ALLOWED)("allows %s", (a) => expect(isPublicAddress(a)).toBe(true));
+});
+
+describe("webhook and payment-link egress in strict mode (production's default)", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  // Both names: the earlier one is what the code before this policy read.
+  const strict = { EGRESS_ALLOW_PRIVATE_URLS: "false", WEBHOOK_ALLOW_PRIVATE_URLS: "false" };
+  beforeAll(async () => {
+    t = await startTestApp(strict);
+    tenant = await createTenant(t, { linkUrl: "https://8.8.8.8/p/shop" });
+  });
+  afterAll(async () => t?.stop());
+
+  it("refuses every literal bypass at registration", async () => {
+    const accepted: string[] = [];
+    for (const a of REFUSED) {
+      const host = a.includes(":") ? `[${a}]` : a;
+      const r = await addEndpoint(t, tenant.keyIds.qr, `http://${host}:8080/hook`);
+      if (!r.errors) accepted.push(a);
+    }
+    expect(accepted).toEqual([]);
+  });
+
+  /** Endpoints stored before the policy (or by a name): delivery is refused at connect time, coarsely logged. */
+  it("does not deliver to loopback through a mapped address, a name or a closed port; the log says only 'refused'", async () => {
+    const rx = await startReceiver(() => 204);
+    const port = Number(new URL(rx.url).port);
+    const dead = await closedPort();
+    const urls = [
+      `http://[::ffff:127.0.0.1]:${port}/hook`, // the exact bypass: delivered with 204 before
+      `http://vm:${port}/hook`, // this machine's name, which resolves to 127.0.0.1
+      `http://[::ffff:127.0.0.1]:${dead}/hook`, // a closed port: must read like the open one
+      `http://no-such-host.invalid:${port}/hook`, // DNS failure: fail closed, same text
+    ];
+    try {
+      // Stored as an older release (or a permissive operator) would have: registered, then the URL set directly.
+      const ids: string[] = [];
+      for (const [i, url] of urls.entries()) {
+        const r = await addEndpoint(t, tenant.keyIds.qr, `https://8.8.8.8/hook${i}`);
+        const id = r.data!.createWebhookEndpoint.endpoint.id;
+        await t.app.core.db.query(`update webhook_endpoint set url = ? where id = ?`, [url, id]);
+        ids.push(id);
+      }
+      const g = await post(
+        `${t.url}/qr/generate`,
+        { amount: 1, currency: 840, expiredAfter: 60000 },
+        AUTH.qr(tenant.keys.qr),
+      );
+      expect(g.status).toBe(200);
+      const errors = async () => {
+        const out: (string | null)[] = [];
+        for (const id of ids) {
+          const d = await t.admin<{ webhookDeliveries: { attempts: number; lastError: string | null }[] }>(
+            `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts lastError } }`,
+            { e: id },
+          );
+          out.push(d.webhookDeliveries[0]?.attempts ? d.webhookDeliveries[0].lastError : null);
+        }
+        return out;
+      };
+      await waitFor(async () => (await errors()).every((e) => e !== null), 15_000);
+      expect(rx.received).toEqual([]);
+      const texts = await errors();
+      expect(new Set(texts).size).toBe(1);
+      expect(texts[0]).toMatch(/^refused/);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it("refuses a payment-link page on loopback, and does not drive one stored before", async () => {
+    const r = await post(
+      `${t.url}/graphql`,
+      {
+        query: `mutation($i: LinkConfigInput!) { createLinkConfig(input: $i) { id } }`,
+        variables: {
+          i: { merchantId: tenant.merchantId, name: "x", url: `${t.url}/sim/link/p/test-shop`, currency: 116 },
+        },
+      },
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+    );
+    expect((r.body as { errors?: { message: string }[] }).errors?.[0]?.message).toMatch(/url/);
+    // A loopback page stored by an older release: generating from it fails without opening the page.
+    await t.app.core.db.query(`update link_config set url = ? where id = ?`, [
+      `${t.url}/sim/link/p/test-shop?currency=KHR`,
+      tenant.linkConfigId,
+    ]);
+    const g = await post(
+      `${t.url}/gateway-link/generate-qr`,
+      { amount: 100, currency: 116 },
+      AUTH.gatewayLink(tenant.keys.gatewayLink),
+    );
+    expect(g.status).toBe(502);
+  });
+});
+
+describe("permissive mode (the demo and test default) still reaches loopback", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t?.stop());
+
+  it("delivers to a loopback receiver", async () => {
+    const tenant = await createTenant(t);
+    const rx = await startReceiver(() => 204);
+    try {
+      expect((await addEndpoint(t, tenant.keyIds.qr, rx.url)).errors).toBeUndefined();
+      await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
+      await waitFor(async () => rx.received.length >= 1, 10_000);
+    } finally {
+      await rx.close();
+    }
+  });
+});
