@@ -160,13 +160,7 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
           connected: () => {
             failures = 0;
             if (announced)
-              return console.log(`${new Date().toISOString()}  reconnected; replaying from the last event`);
-            announced = true;
-            console.log(`Ready: forwarding ${s.events ? [...s.events].join(",") : "all events"} of ${s.who}`);
-            console.log(`  from ${ctx.baseUrl} to ${s.target.href}`);
-            console.log(
-              `  signing with ${s.secretSource === "new for this session" ? `${s.secret} (new for this session)` : s.secretSource}`,
-            );
+              console.log(`${new Date().toISOString()}  reconnected; replaying from the last event`);
           },
         },
       });
@@ -195,6 +189,26 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
           complete: () => resolve(null),
         },
       );
+      // "Ready" means subscribed: the acknowledgement of the connection comes before the server has opened the
+      // subscription, and an event in between would be missed. A query sent after it on the same socket is
+      // answered once the server has handled the subscribe message before it.
+      if (!announced)
+        client.subscribe(
+          { query: "{ __typename }" },
+          {
+            next: () => undefined,
+            error: () => undefined,
+            complete: () => {
+              if (announced || stopped) return;
+              announced = true;
+              console.log(`Ready: forwarding ${s.events ? [...s.events].join(",") : "all events"} of ${s.who}`);
+              console.log(`  from ${ctx.baseUrl} to ${s.target.href}`);
+              console.log(
+                `  signing with ${s.secretSource === "new for this session" ? `${s.secret} (new for this session)` : s.secretSource}`,
+              );
+            },
+          },
+        );
     });
   const loop = async (): Promise<number> => {
     while (!stopped) {
