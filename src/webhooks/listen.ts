@@ -159,8 +159,7 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
         on: {
           connected: () => {
             failures = 0;
-            if (announced)
-              console.log(`${new Date().toISOString()}  reconnected; replaying from the last event`);
+            if (announced) console.log(`${new Date().toISOString()}  reconnected; replaying from the last event`);
           },
         },
       });
