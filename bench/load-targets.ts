@@ -13,6 +13,8 @@ export interface Target {
   /** Overrides of the default concurrency / duration (gateway-link generation drives Chromium). */
   connections?: number;
   amount?: number;
+  /** Which baseline its row is compared with: the bare INSERT (default) or the gateway call + INSERT. */
+  baseline?: "insert" | "gateway";
 }
 
 export interface Seed {
@@ -124,12 +126,7 @@ export function targets(tenant: BenchTenant, s: Seed, link: { connections: numbe
       qr,
       s.qrs.map((qrData) => JSON.stringify({ qrData })),
     ),
-    svc("POST /gateway/generate-qr", "/gateway/generate-qr", gw, [
-      JSON.stringify({
-        qrData: { orderId: "{{n}}", amount: 1.25, currency: "USD", lifetime: 60 },
-        metaData: { shop: "bench" },
-      }),
-    ]),
+    svc("POST /gateway/generate-qr", "/gateway/generate-qr", gw, [GATEWAY_BODY], { baseline: "gateway" }),
     svc(
       "POST /gateway/check-status",
       "/gateway/check-status",
@@ -180,14 +177,31 @@ export function targets(tenant: BenchTenant, s: Seed, link: { connections: numbe
   ];
 }
 
-export function baselineTarget(connections?: number): Target {
-  return {
-    name: "baseline: bare express + single INSERT",
-    server: "baseline",
-    path: "/insert",
-    headers: {},
-    bodies: QR_BODIES,
-    expect: "json",
-    connections,
-  };
+const GATEWAY_BODY = JSON.stringify({
+  qrData: { orderId: "{{n}}", amount: 1.25, currency: "USD", lifetime: 60 },
+  metaData: { shop: "bench" },
+});
+
+export function baselineTarget(connections?: number, kind: "insert" | "gateway" = "insert"): Target {
+  return kind === "insert"
+    ? {
+        name: "baseline: bare express + single INSERT",
+        server: "baseline",
+        path: "/insert",
+        headers: {},
+        bodies: QR_BODIES,
+        expect: "json",
+        connections,
+        baseline: "insert",
+      }
+    : {
+        name: "baseline: bare express + one gateway generate-qr call + INSERT",
+        server: "baseline",
+        path: "/gateway-insert",
+        headers: {},
+        bodies: [GATEWAY_BODY],
+        expect: "json",
+        connections,
+        baseline: "gateway",
+      };
 }

@@ -105,6 +105,8 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
       PORT: String(baselinePort),
       DATABASE_URL: dbUrl,
       POOL_SIZE: String(POOL_SIZE),
+      GATEWAY_API_URL: `${sim}/sim/gateway-api`,
+      GATEWAY_SIM_URL: sim,
     });
     children.push(baseline);
     await waitReady(`http://127.0.0.1:${servicePort}/readyz`, service);
@@ -137,10 +139,11 @@ function section(
   measured: Measured[],
   opts: { quick: boolean; durationS: number; repeat: number; load: string[] },
 ): Section {
-  const base = new Map(measured.filter((m) => m.target.server === "baseline").map((m) => [m.connections, m]));
+  const baseKey = (m: Measured) => `${m.target.baseline ?? "insert"}@${m.connections}`;
+  const base = new Map(measured.filter((m) => m.target.server === "baseline").map((m) => [baseKey(m), m]));
   const med = (m: Measured, f: (r: Run) => number) => median(m.runs.map(f));
   const rows = measured.map((m) => {
-    const b = base.get(m.connections);
+    const b = base.get(baseKey(m));
     const rps = med(m, (r) => r.rps);
     // Each run against the baseline run of the same round (they ran minutes apart at most), then the median.
     const ratio =
@@ -164,6 +167,7 @@ function section(
     `autocannon in its own process, ${CONNECTIONS} connections for ${opts.durationS} s per target after a ${opts.quick ? 1 : 3} s warm-up${opts.repeat > 1 ? `; ${opts.repeat} alternating runs of each target, medians shown` : ""}${opts.quick ? " (quick mode: figures are a smoke test only)" : ""}.`,
     `Service: \`node dist/src/main.js serve\` (API + jobs in one process), NODE_ENV=production, LOG_LEVEL=${process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent"}, RATE_LIMIT_PER_MINUTE=0, DB_POOL_SIZE=${POOL_SIZE}, on a fresh pqr_bench_* PostgreSQL database. The three upstream simulators run in their own process (SIMULATORS=false in the service), so no /sim route or simulator work (e.g. the gateway's PNG per QR) is charged to the service.`,
     `Baseline: a bare express 5 app in its own process, express.json(), one pg Pool of ${POOL_SIZE}, one \`INSERT … RETURNING id\` per request (the /qr/generate body, stored as jsonb), on the same database; measured at each concurrency used. "ours / baseline" compares req/s at the same concurrency (with several runs: the median of each run against the baseline run of its round).`,
+    "The hosted gateway's generate is compared with its own floor instead: the same bare app making the one upstream call such a generate needs (the simulated gateway's signed generate-qr, through the project's gateway client, so the same bytes go over the wire and the simulator's work per QR is the same) before the INSERT.",
     "CPU ms/req: CPU time (user + system, from /proc) of the server process under test per answered request, warm-up included; PG CPU ms/req: the same for the PostgreSQL backends serving that process (the service's ORM, job and listener connections, or the baseline's pool). Both depend far less than req/s on what other processes leave over, so they are the steadier figures on a shared machine (still ±20% here).",
     'Every 2xx body is checked (REST: not an error body; GraphQL: data and no errors); "failed" counts non-2xx answers, connection errors/timeouts and failed body checks, over all runs.',
     "The check endpoints rotate through transactions created just before (200 QRs, 100 gateway transactions, a few gateway-link ones approved on the simulated page so their monitors end); between targets every pending transaction's next monitor check moves to its expiry, so no target inherits the previous one's monitoring backlog, and the tables are ANALYZEd (as autovacuum would within a minute; with statistics from before a generate target's growth, the md5 lookup of /qr/check scans all of the key's rows). The monitors themselves keep running, so a generate target includes the monitoring of what it creates.",
@@ -217,7 +221,14 @@ export async function benchLoad(opts: LoadOptions): Promise<Section[]> {
     );
     const chosen = targets(tenant, seeded, link).filter((t) => !opts.only || opts.only.some((o) => t.name.includes(o)));
     const concurrencies = [...new Set(chosen.map((t) => t.connections ?? CONNECTIONS))];
-    const plan = [...concurrencies.map((c) => baselineTarget(c)), ...chosen];
+    const gatewayBases = [
+      ...new Set(chosen.filter((t) => t.baseline === "gateway").map((t) => t.connections ?? CONNECTIONS)),
+    ];
+    const plan = [
+      ...concurrencies.map((c) => baselineTarget(c)),
+      ...gatewayBases.map((c) => baselineTarget(c, "gateway")),
+      ...chosen,
+    ];
     const measured: Measured[] = plan.map((target) => ({
       target,
       connections: target.connections ?? CONNECTIONS,

@@ -1,7 +1,7 @@
 // `npm run bench`: every section in order, printed as markdown; a full run also writes bench/results.md.
 // BENCH_QUICK=1 runs a ~1–2 minute smoke of the same sections (figures not meaningful, nothing written).
 // --only=NAME[,NAME…] runs only the sections whose name contains one of them (codec, load, embedded load, link
-// monitors, events, floods, startup), e.g. `npm run bench -- --only=floods`; nothing is written then either.
+// monitors, events, floods, lifecycle, startup), e.g. `npm run bench -- --only=floods`; nothing is written then either.
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,7 @@ import { benchEvents } from "./events.js";
 import { benchStartup } from "./startup.js";
 import { benchEmbedded } from "./embedded.js";
 import { benchFlood } from "./flood.js";
+import { benchLifecycle } from "./lifecycle.js";
 
 const quick = process.env.BENCH_QUICK === "1";
 const only = process.argv
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
   await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
   await run("events", () => benchEvents({ quick, log }));
   await run("floods", () => benchFlood({ quick, log }));
+  await run("lifecycle", () => benchLifecycle({ quick, log }));
   await run("startup", () => benchStartup({ quick, log }));
   console.error(`# done in ${Math.round((Date.now() - started) / 1000)} s`);
   if (quick || only) return;

@@ -9,6 +9,8 @@ export const AUTH = {
 export interface BenchTenant {
   merchantId: string;
   keys: { qr: string; gateway: string; gatewayLink: string };
+  /** The keys' ids (webhook endpoints are created per key). */
+  keyIds: { qr: string; gateway: string; gatewayLink: string };
 }
 
 /** POST JSON; throws unless the answer is 2xx. */
@@ -68,17 +70,19 @@ export async function createTenant(baseUrl: string, adminToken: string, simUrl: 
   );
   const key = async (kind: string, extra: Record<string, string>) =>
     (
-      await admin<{ createApiKey: { apiKey: string } }>(
-        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey } }`,
+      await admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
+        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
         { input: { merchantId: m.id, kind, ...extra } },
       )
-    ).createApiKey.apiKey;
+    ).createApiKey;
+  const [qr, gateway, gatewayLink] = [
+    await key("qr", {}),
+    await key("gateway", { gatewayConfigId: g.id }),
+    await key("gateway_link", { linkConfigId: l.id }),
+  ];
   return {
     merchantId: m.id,
-    keys: {
-      qr: await key("qr", {}),
-      gateway: await key("gateway", { gatewayConfigId: g.id }),
-      gatewayLink: await key("gateway_link", { linkConfigId: l.id }),
-    },
+    keys: { qr: qr.apiKey, gateway: gateway.apiKey, gatewayLink: gatewayLink.apiKey },
+    keyIds: { qr: qr.key.id, gateway: gateway.key.id, gatewayLink: gatewayLink.key.id },
   };
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serviceMain } from "../proc.js";
 import { Helper } from "../support/ipc.js";
 import { createBenchDb, type BenchDb } from "../support/pg.js";
 import { ADMIN_TOKEN, SECRET_KEY, baseEnv, freePort, startService, type ServiceProcess } from "../support/service.js";
@@ -28,7 +29,7 @@ export class Rig {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-evbench-"));
     this.dirs.push(dataDir);
     const s = await startService({
-      command: [process.execPath, "dist/src/main.js", role],
+      command: [process.execPath, serviceMain(), role],
       port: await freePort(),
       env: {
         ...baseEnv(),

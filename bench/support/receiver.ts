@@ -12,7 +12,7 @@ export interface Receiver {
 }
 
 /** The signature check of the README recipe: one of the `v1=` values is HMAC-SHA256(secret, `${timestamp}.${body}`). */
-function signed(secret: string, timestamp: string, signature: string, body: Buffer): boolean {
+export function signedBy(secret: string, timestamp: string, signature: string, body: Buffer): boolean {
   const expected = Buffer.from(`v1=${createHmac("sha256", secret).update(`${timestamp}.`).update(body).digest("hex")}`);
   return signature.split(" ").some((v) => v.length === expected.length && timingSafeEqual(Buffer.from(v), expected));
 }
@@ -27,7 +27,12 @@ export async function startReceiver(secret: () => string): Promise<Receiver> {
       const at = wallNow();
       const id = String(req.headers["x-event-id"]);
       if (
-        !signed(secret(), String(req.headers["x-timestamp"]), String(req.headers["x-signature"]), Buffer.concat(chunks))
+        !signedBy(
+          secret(),
+          String(req.headers["x-timestamp"]),
+          String(req.headers["x-signature"]),
+          Buffer.concat(chunks),
+        )
       )
         rx.badSignatures++;
       const list = rx.arrivals.get(id);

@@ -1,0 +1,310 @@
+// Lifecycle: the whole payment as the unit of work. Open-loop R payments/s against one `serve` process and
+// against 2 `api` + 2 `worker` processes; the upstream simulators, the merchant's webhook receiver and the
+// load generator (with a checkout page's client-token subscriber per payment) each in a process of their own.
+//   npm run bench -- --only=lifecycle     BENCH_LIFECYCLE_SECONDS=20 BENCH_LIFECYCLE_RATES=300,500 for tuning
+// BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service processes.
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import type { Section } from "./table.js";
+import { benchScript, freePort, spawnNode, waitReady, type Child } from "./proc.js";
+import { createTenant } from "./tenant.js";
+import { createWebhookEndpoint } from "./support/admin.js";
+import { DbProbe, cpuBetween } from "./db-probe.js";
+import { cpuSeconds } from "./support/cpu.js";
+import { Helper } from "./support/ipc.js";
+import { Rig } from "./events/rig.js";
+import { ADMIN_TOKEN, type ServiceProcess } from "./support/service.js";
+import { loadNote, ms1, sleep, spread, type Spread } from "./support/timing.js";
+import type { DriverSetup, Kind, Payment } from "./lifecycle/driver-host.js";
+import type { Delivery } from "./lifecycle/receiver-host.js";
+
+const QR_MONITOR_INTERVAL_MS = 3000; // the service's default (QR_MONITOR_INTERVAL_MS)
+const TARGET_RATE = 500;
+const DRAIN_MS = 30_000;
+/** The rates tried, in order; a topology's ladder starts at START and moves one rung at a time. */
+const LADDER = [25, 50, 100, 150, 200, 300, 400, 500, 650, 800, 1000];
+
+export type Topology = "serve" | "scaled";
+export type MixName = "generic" | "mix";
+const MIXES: Record<MixName, Record<Kind, number>> = {
+  generic: { qr: 1, gateway: 0, link: 0 },
+  mix: { qr: 0.8, gateway: 0.15, link: 0.05 },
+};
+
+export interface Step {
+  rate: number;
+  seconds: number;
+  generated: number;
+  paid: number;
+  /** Paid payments missing their payment.completed webhook or the subscriber's SUCCESS, generated ones missing payment.created. */
+  lost: number;
+  errors: number;
+  firstError: string | null;
+  duplicates: number;
+  badSignatures: number;
+  /** The load generator fell behind (sent the load in > 110 % of the time): the row says nothing about the service. */
+  driverBehind: boolean;
+  generate: Spread;
+  payToWebhook: Spread;
+  payToSubscriber: Spread;
+  /** CPU ms per lifecycle of the service processes and of PostgreSQL's backends. */
+  serviceCpuMs: number;
+  pgCpuMs: number;
+  driverLoopP99Ms: number;
+}
+
+const helper = (name: string) => Helper.start(fileURLToPath(new URL(`./lifecycle/${name}.js`, import.meta.url)), name);
+
+export const held = (s: Step) => s.lost === 0 && s.errors === 0 && s.badSignatures === 0 && !s.driverBehind;
+
+/** One topology: its processes started once, then the ladder of rates for each mix asked for. */
+export async function runTopology(
+  topology: Topology,
+  mixes: { mix: MixName; start: number }[],
+  opts: { seconds: number; maxSteps: number; rates?: number[]; log: (s: string) => void },
+): Promise<Map<MixName, Step[]>> {
+  const rig = await Rig.create(`life_${topology}`);
+  const children: Child[] = [];
+  const receiver = helper("receiver-host");
+  const driver = helper("driver-host");
+  try {
+    const simPort = await freePort();
+    const sim = `http://127.0.0.1:${simPort}`;
+    children.push(
+      spawnNode(benchScript("sim-upstreams"), [], { PORT: String(simPort), NETWORK_TOKEN: "bench-network-token" }),
+    );
+    await waitReady(`${sim}/healthz`, children[0]);
+    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+    const env: Record<string, string> = {
+      NETWORK_API_URL: `${sim}/sim/network-api`,
+      NETWORK_API_TOKEN: "bench-network-token",
+      GATEWAY_API_URL: `${sim}/sim/gateway-api`,
+      // The receiver and the payment-link page are on loopback, which production's egress policy refuses.
+      EGRESS_ALLOW_PRIVATE_URLS: "true",
+      // Every checkout page of the bench comes from 127.0.0.1; in life they come from as many addresses.
+      WS_MAX_SOCKETS_PER_IP: "1000000",
+      QR_MONITOR_INTERVAL_MS: String(QR_MONITOR_INTERVAL_MS),
+      ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+      ...(nodeArgs.length ? { NODE_OPTIONS: nodeArgs.join(" ") } : {}),
+    };
+    const services: ServiceProcess[] = [];
+    const apis: string[] = [];
+    if (topology === "serve") {
+      services.push(await rig.service("serve", env));
+      apis.push(services[0].url);
+    } else {
+      for (let i = 0; i < 2; i++) {
+        const api = await rig.service("api", env);
+        services.push(api);
+        apis.push(api.url);
+      }
+      for (let i = 0; i < 2; i++) services.push(await rig.service("worker", env));
+    }
+    const tenant = await createTenant(apis[0], ADMIN_TOKEN, sim);
+    const hooks = await receiver.call<string>("listen");
+    const events = ["payment.created", "payment.completed"];
+    const secrets = [];
+    for (const keyId of Object.values(tenant.keyIds))
+      secrets.push((await createWebhookEndpoint(apis[0], keyId, hooks, events)).secret);
+    await receiver.call("secrets", { secrets });
+    const probe = await DbProbe.open(rig.db.url);
+    const out = new Map<MixName, Step[]>();
+    try {
+      for (const { mix, start } of mixes) {
+        const setup: DriverSetup = {
+          apis,
+          sim,
+          keys: { qr: tenant.keys.qr, gateway: tenant.keys.gateway, link: tenant.keys.gatewayLink },
+          mix: MIXES[mix],
+          payMaxMs: 5000,
+        };
+        await driver.call("init", { setup });
+        const steps: Step[] = [];
+        const measure = async (rate: number) => {
+          const s = await step(rate, opts.seconds, { driver, receiver, probe, services });
+          opts.log(
+            `  ${topology} ${mix} R=${rate}/s: ${held(s) ? "held" : "NOT held"} (lost ${s.lost}, errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ""}${s.driverBehind ? ", driver behind" : ""}), pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms, pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms, CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle`,
+          );
+          steps.push(s);
+          await probe.settle();
+          await sleep(2000);
+          return s;
+        };
+        if (opts.rates) {
+          for (const r of opts.rates) await measure(r);
+        } else {
+          // Up the ladder while the rate holds, down it until one does; at most maxSteps rates.
+          let i = LADDER.indexOf(start);
+          const first = held(await measure(LADDER[i]));
+          for (let n = 1; n < opts.maxSteps; n++) {
+            i += first ? 1 : -1;
+            if (i < 0 || i >= LADDER.length) break;
+            const ok = held(await measure(LADDER[i]));
+            if (ok !== first) break;
+          }
+        }
+        out.set(mix, steps);
+      }
+    } finally {
+      await probe.close();
+    }
+    return out;
+  } finally {
+    await driver.stop();
+    await receiver.stop();
+    for (const c of children) await c.stop();
+    await rig.close();
+  }
+}
+
+async function step(
+  rate: number,
+  seconds: number,
+  p: { driver: Helper; receiver: Helper; probe: DbProbe; services: ServiceProcess[] },
+): Promise<Step> {
+  await p.receiver.call("drain");
+  const pids = p.services.map((s) => s.child.pid);
+  const cpu0 = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  const pg0 = await p.probe.backendCpu("service");
+  const ran = await p.driver.call<{ sentS: number; loopP99Ms: number }>("run", { rate, seconds });
+  // Drain: until every paid payment has both webhooks and its subscriber's SUCCESS, or DRAIN_MS.
+  const deliveries: Delivery[] = [];
+  let badSignatures = 0;
+  let payments: Payment[] = [];
+  const until = Date.now() + DRAIN_MS;
+  for (;;) {
+    const got = await p.receiver.call<{ deliveries: Delivery[]; badSignatures: number }>("drain");
+    deliveries.push(...got.deliveries);
+    badSignatures = got.badSignatures;
+    payments = (await p.driver.call<{ payments: Payment[] }>("collect")).payments;
+    const completed = new Set(deliveries.filter((d) => d[1] === "payment.completed").map((d) => d[0]));
+    const waiting = payments.filter(
+      (x) => x.payAt !== null && (!completed.has(x.transactionId as string) || x.seenAt === null),
+    );
+    if (waiting.length === 0 || Date.now() > until) break;
+    await sleep(250);
+  }
+  const cpu1 = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  const pg1 = await p.probe.backendCpu("service");
+  // First arrival of each (transaction, type); later ones are at-least-once redeliveries.
+  const first = new Map<string, number>();
+  let duplicates = 0;
+  for (const [tx, type, , at] of deliveries) {
+    const k = `${tx} ${type}`;
+    if (first.has(k)) duplicates++;
+    else first.set(k, at);
+  }
+  let lost = 0;
+  let errors = 0;
+  let firstError: string | null = null;
+  const toHook: number[] = [];
+  const toSub: number[] = [];
+  for (const x of payments) {
+    if (x.error !== null || x.seenOther !== null) {
+      errors++;
+      firstError ??= x.error ?? `subscriber saw ${x.seenOther}`;
+    }
+    if (x.transactionId === null) continue;
+    if (!first.has(`${x.transactionId} payment.created`)) lost++;
+    if (x.payAt === null) continue;
+    const hook = first.get(`${x.transactionId} payment.completed`);
+    if (hook === undefined || x.seenAt === null) lost++;
+    if (hook !== undefined) toHook.push(hook - x.payAt);
+    if (x.seenAt !== null) toSub.push(x.seenAt - x.payAt);
+  }
+  const lifecycles = Math.max(1, payments.filter((x) => x.payAt !== null).length);
+  return {
+    rate,
+    seconds,
+    generated: payments.filter((x) => x.transactionId !== null).length,
+    paid: payments.filter((x) => x.payAt !== null).length,
+    lost,
+    errors,
+    firstError,
+    duplicates,
+    badSignatures,
+    driverBehind: ran.sentS > seconds * 1.1,
+    generate: spread(payments.map((x) => x.generateMs)),
+    payToWebhook: spread(toHook),
+    payToSubscriber: spread(toSub),
+    serviceCpuMs: (cpu1.reduce((a, b, i) => a + b - cpu0[i], 0) * 1000) / lifecycles,
+    pgCpuMs: cpuBetween(pg0, pg1) / lifecycles,
+    driverLoopP99Ms: ran.loopP99Ms,
+  };
+}
+
+const TOPOLOGY_NAME: Record<Topology, string> = { serve: "1 × serve", scaled: "2 api + 2 worker" };
+
+function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
+  return [
+    `${TOPOLOGY_NAME[topology]}, ${mix === "generic" ? "generic QR" : "80/15/5 mix"}`,
+    `${s.rate}/s × ${s.seconds} s`,
+    held(s) ? "held" : "not held",
+    `${s.paid} / ${s.lost} / ${s.errors}`,
+    `${ms1(s.payToWebhook.p50)} / ${ms1(s.payToWebhook.p99)}`,
+    `≤ ${QR_MONITOR_INTERVAL_MS + 1000}`,
+    `${ms1(s.payToSubscriber.p50)} / ${ms1(s.payToSubscriber.p99)}`,
+    `${ms1(s.generate.p50)} / ${ms1(s.generate.p99)}`,
+    `${ms1(s.serviceCpuMs)} + ${ms1(s.pgCpuMs)}`,
+  ];
+}
+
+/** The highest rate held in a ladder (null: none held). */
+export const highest = (steps: Step[]) =>
+  steps.filter(held).reduce<Step | null>((best, s) => (best === null || s.rate > best.rate ? s : best), null);
+
+export async function benchLifecycle(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
+  const log = opts.log ?? (() => undefined);
+  const loadBefore = loadavg()[0];
+  const seconds = Number(process.env.BENCH_LIFECYCLE_SECONDS ?? (opts.quick ? 3 : 60));
+  const rates = process.env.BENCH_LIFECYCLE_RATES?.split(",").map(Number);
+  const run = { seconds, maxSteps: opts.quick ? 1 : 3, rates: opts.quick ? [20] : rates, log };
+  // BENCH_LIFECYCLE_TOPOLOGIES=serve and BENCH_LIFECYCLE_MIXES=generic narrow a tuning run.
+  const pickOnly = <T extends string>(all: T[], env: string | undefined) =>
+    all.filter((x) => env === undefined || env.split(",").includes(x));
+  const mixes = pickOnly<MixName>(["generic", "mix"], process.env.BENCH_LIFECYCLE_MIXES).map((mix) => ({
+    mix,
+    start: mix === "generic" ? TARGET_RATE : 200,
+  }));
+  const results: [Topology, Map<MixName, Step[]>][] = [];
+  for (const t of pickOnly<Topology>(["serve", "scaled"], process.env.BENCH_LIFECYCLE_TOPOLOGIES))
+    results.push([t, await runTopology(t, mixes, run)]);
+  const rows: (string | number)[][] = [];
+  const verdicts: string[] = [];
+  for (const [t, byMix] of results)
+    for (const [mix, steps] of byMix) {
+      for (const s of [...steps].sort((a, b) => a.rate - b.rate)) rows.push(rowOf(t, mix, s));
+      const best = highest(steps);
+      verdicts.push(
+        `${TOPOLOGY_NAME[t]}, ${mix}: highest rate held ${best ? `${best.rate}/s (pay → webhook p99 ${ms1(best.payToWebhook.p99)} ms)` : "none of those tried"}`,
+      );
+    }
+  const generic = results.map(([, m]) => highest(m.get("generic") ?? []));
+  const met = generic.some(
+    (b) => b !== null && b.rate >= TARGET_RATE && b.payToWebhook.p99 <= QR_MONITOR_INTERVAL_MS + 1000,
+  );
+  return {
+    title: "Lifecycle: generate → paid → SUCCESS → webhooks and checkout subscriber (open loop)",
+    columns: [
+      "processes, mix",
+      "rate × time",
+      "result",
+      "paid / lost / errors",
+      "pay → webhook p50 / p99 ms",
+      "target p99 ms",
+      "pay → subscriber p50 / p99 ms",
+      "generate p50 / p99 ms",
+      "CPU ms per lifecycle: service + PostgreSQL",
+    ],
+    rows,
+    notes: [
+      `Each payment: a REST generate (80 % \`/qr/generate\`, 15 % \`/gateway/generate-qr\`, 5 % \`/gateway-link/generate-qr\` in the mix rows; all generic QR in the others), sent open loop at the rate for ${seconds} s; a client-token subscriber (\`transactionUpdated\`, one websocket per payment, as a checkout page) opened on the answer; the simulated payer pays after a random 0–5 s (network \`/sim/network/pay\`, gateway \`/sim/gateway/pay\`, payment-link \`approve\`). Pay time = when the pay call was sent.`,
+      `Processes: the service (NODE_ENV=production, one fresh PostgreSQL database per topology, QR_MONITOR_INTERVAL_MS=${QR_MONITOR_INTERVAL_MS}), the simulators (\`dist/bench/sim-upstreams.js\`), the merchant's receiver (signed \`payment.created\` + \`payment.completed\` of all three keys, every signature checked) and the load generator with its subscribers each in their own process, all on this machine's ${"CPUs"}.`,
+      `Held = every generate answered 2xx, every pay accepted, every generated payment's \`payment.created\` and every paid one's \`payment.completed\` received and its subscriber saw SUCCESS within ${DRAIN_MS / 1000} s of the last pay, no other terminal state, no bad signature, and the load generator kept the rate. A ladder of rates (${LADDER.join(", ")}) is climbed from ${TARGET_RATE}/s (generic) and 200/s (mix) while each holds, or descended until one does, at most ${run.maxSteps} rates per mix.`,
+      `CPU per lifecycle = CPU seconds of the service processes (/proc) and of PostgreSQL's backends of the database over the step (drain included) ÷ paid payments.`,
+      ...verdicts,
+      `Target (issue 19): ≥ ${TARGET_RATE} lifecycles/s of the generic-QR mix on this machine with pay → webhook p99 ≤ monitor interval + 1 s = ${QR_MONITOR_INTERVAL_MS + 1000} ms: ${met ? "met" : "NOT met"}.`,
+      loadNote(loadBefore, loadavg()[0]),
+    ],
+  };
+}
