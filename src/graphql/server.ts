@@ -210,6 +210,8 @@ export async function createGraphQLEdge(
     }
   }, sweepEvery);
   sweep.unref();
+  const validDocuments = new WeakSet<DocumentNode>();
+  const outsideView = new WeakMap<DocumentNode, ReturnType<typeof outsideCheckoutView>>();
   const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
     {
       schema,
@@ -241,11 +243,16 @@ export async function createGraphQLEdge(
         }
         const refusal = sockets.startOperation(socket, Object.keys(ctx.subscriptions).length);
         if (refusal !== null) return operationError(refusal, "RATE_LIMITED");
-        const errors = validate(schema, document, rules);
-        if (errors.length > 0)
-          return deps.introspection
-            ? errors
-            : errors.map((e) => Object.assign(e, { message: e.message.replace(/ ?Did you mean .*\?$/, "") }));
+        // A document is the same DocumentNode for the same text (parseShared), so one that validated once is
+        // valid for good: every checkout page subscribes with the same document.
+        if (!validDocuments.has(document)) {
+          const errors = validate(schema, document, rules);
+          if (errors.length > 0)
+            return deps.introspection
+              ? errors
+              : errors.map((e) => Object.assign(e, { message: e.message.replace(/ ?Did you mean .*\?$/, "") }));
+          validDocuments.add(document);
+        }
         if (getOperationAST(document, payload.operationName) === null)
           return operationError("Unable to identify operation", "BAD_USER_INPUT");
         const tooCostly = costError(
@@ -254,7 +261,8 @@ export async function createGraphQLEdge(
         );
         if (tooCostly !== null) return [tooCostly];
         if (principal.type === "client") {
-          const outside = outsideCheckoutView(schema, document);
+          let outside = outsideView.get(document);
+          if (outside === undefined) outsideView.set(document, (outside = outsideCheckoutView(schema, document)));
           if (outside.length > 0) return [checkoutViewError(outside)];
         }
         return {

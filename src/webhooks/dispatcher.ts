@@ -8,6 +8,7 @@ import { deliveryBody, deliveryHeaders } from "./signing.js";
 import { fetch, type Agent } from "undici";
 import { egressAgent, isEgressRefusal, REFUSED_TEXT, type EgressPolicy } from "../upstreams/egress.js";
 import type { WebhookEndpointService } from "./endpoint-service.js";
+import { Batcher, refusedByDatabase } from "../db/batcher.js";
 
 export interface DispatcherOptions {
   timeoutMs: number;
@@ -18,6 +19,15 @@ export interface DispatcherOptions {
   /** How long a claimed delivery is leased to this process before another may take it. */
   leaseMs?: number;
   maxInFlight?: number;
+}
+
+interface Delivered {
+  deliveryId: string;
+  endpointId: string;
+  at: Date;
+  status: number;
+  latencyMs: number;
+  attempts: number;
 }
 
 interface Claimed {
@@ -47,6 +57,16 @@ export class WebhookDispatcher {
   private again = false;
   private stopped = false;
   private readonly agent: Agent;
+  /**
+   * Successful attempts are recorded together (db/batcher.ts: alone when the database is idle, grouped while a
+   * statement is in flight): the attempt row, the delivery marked delivered and the endpoint no longer failing,
+   * for many deliveries in one statement (atomic on its own).
+   */
+  private readonly delivered = new Batcher<Delivered, void>((items) => this.recordDelivered(items), {
+    lanes: 2,
+    maxBatch: 64,
+    refused: refusedByDatabase,
+  });
 
   constructor(
     private readonly db: Db,
@@ -169,21 +189,47 @@ export class WebhookDispatcher {
     );
   }
 
+  private async recordDelivered(items: Delivered[]): Promise<void[]> {
+    const col = <T>(f: (d: Delivered) => T) => items.map(f);
+    await this.db.query(
+      `with input as (
+         select * from unnest(?::text[], ?::text[], ?::timestamptz[], ?::int[], ?::int[], ?::int[])
+           as v(delivery_id, endpoint_id, at, status, latency_ms, attempts)),
+       attempt as (
+         insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error)
+         select delivery_id, at, status, latency_ms, null from input),
+       delivery as (
+         update webhook_delivery d set state = 'delivered', attempts = v.attempts, delivered_at = v.at,
+           last_status_code = v.status, last_error = null, next_attempt_at = null
+         from input v where d.id = v.delivery_id)
+       update webhook_endpoint w set failing_since = null
+       where w.id in (select endpoint_id from input) and w.failing_since is not null`,
+      [
+        col((d) => d.deliveryId),
+        col((d) => d.endpointId),
+        col((d) => d.at),
+        col((d) => d.status),
+        col((d) => d.latencyMs),
+        col((d) => d.attempts),
+      ],
+      "pqr_webhook_delivered",
+    );
+    return items.map(() => undefined);
+  }
+
   private async record(c: Claimed, status: number | null, error: string | null, latencyMs: number): Promise<void> {
     const now = this.clock.now();
     const attempts = c.attempts + 1;
     this.metrics.webhookAttempts.inc({ outcome: error === null ? "delivered" : "failed" });
     if (error === null) {
-      // The common case in one statement (atomic on its own): a transaction of three would be five round trips.
-      await this.db.query(
-        `with attempt as (
-           insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error) values (?,?,?,?,null)),
-         delivery as (
-           update webhook_delivery set state = 'delivered', attempts = ?, delivered_at = ?, last_status_code = ?,
-             last_error = null, next_attempt_at = null where id = ?)
-         update webhook_endpoint set failing_since = null where id = ? and failing_since is not null`,
-        [c.id, now, status, latencyMs, attempts, now, status, c.id, c.endpointId],
-      );
+      await this.delivered.add({
+        deliveryId: c.id,
+        endpointId: c.endpointId,
+        at: now,
+        status: status as number,
+        latencyMs,
+        attempts,
+      });
       return;
     }
     await this.db.transaction(async (q) => {
