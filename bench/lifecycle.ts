@@ -50,18 +50,26 @@ export interface Step {
   /** CPU ms per lifecycle of the service processes and of PostgreSQL's backends. */
   serviceCpuMs: number;
   pgCpuMs: number;
+  /** CPU ms per lifecycle of the bench's own processes: load generator with its subscribers, receiver, simulators. */
+  benchCpuMs: number;
   driverLoopP99Ms: number;
 }
 
 const helper = (name: string) => Helper.start(fileURLToPath(new URL(`./lifecycle/${name}.js`, import.meta.url)), name);
 
-export const held = (s: Step) => s.lost === 0 && s.errors === 0 && s.badSignatures === 0 && !s.driverBehind;
+/** Held: nothing lost or failed, and the pay → webhook p99 within target (a backlog that grows is not held). */
+export const held = (s: Step) =>
+  s.lost === 0 &&
+  s.errors === 0 &&
+  s.badSignatures === 0 &&
+  !s.driverBehind &&
+  s.payToWebhook.p99 <= QR_MONITOR_INTERVAL_MS + 1000;
 
 /** One topology: its processes started once, then the ladder of rates for each mix asked for. */
 export async function runTopology(
   topology: Topology,
   mixes: { mix: MixName; start: number }[],
-  opts: { seconds: number; maxSteps: number; rates?: number[]; log: (s: string) => void },
+  opts: { seconds: number; maxSteps: number; rates?: number[]; log: (s: string) => void; main?: string },
 ): Promise<Map<MixName, Step[]>> {
   const rig = await Rig.create(`life_${topology}`);
   const children: Child[] = [];
@@ -90,15 +98,15 @@ export async function runTopology(
     const services: ServiceProcess[] = [];
     const apis: string[] = [];
     if (topology === "serve") {
-      services.push(await rig.service("serve", env));
+      services.push(await rig.service("serve", env, opts.main));
       apis.push(services[0].url);
     } else {
       for (let i = 0; i < 2; i++) {
-        const api = await rig.service("api", env);
+        const api = await rig.service("api", env, opts.main);
         services.push(api);
         apis.push(api.url);
       }
-      for (let i = 0; i < 2; i++) services.push(await rig.service("worker", env));
+      for (let i = 0; i < 2; i++) services.push(await rig.service("worker", env, opts.main));
     }
     const tenant = await createTenant(apis[0], ADMIN_TOKEN, sim);
     const hooks = await receiver.call<string>("listen");
@@ -121,9 +129,9 @@ export async function runTopology(
         await driver.call("init", { setup });
         const steps: Step[] = [];
         const measure = async (rate: number) => {
-          const s = await step(rate, opts.seconds, { driver, receiver, probe, services });
+          const s = await step(rate, opts.seconds, { driver, receiver, probe, services, sim: children[0] });
           opts.log(
-            `  ${topology} ${mix} R=${rate}/s: ${held(s) ? "held" : "NOT held"} (lost ${s.lost}, errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ""}${s.driverBehind ? ", driver behind" : ""}), pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms, pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms, CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle`,
+            `  ${topology} ${mix} R=${rate}/s: ${held(s) ? "held" : "NOT held"} (lost ${s.lost}, errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ""}${s.driverBehind ? ", driver behind" : ""}), pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms, pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms, CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle (bench processes ${ms1(s.benchCpuMs)})`,
           );
           steps.push(s);
           await probe.settle();
@@ -160,11 +168,13 @@ export async function runTopology(
 async function step(
   rate: number,
   seconds: number,
-  p: { driver: Helper; receiver: Helper; probe: DbProbe; services: ServiceProcess[] },
+  p: { driver: Helper; receiver: Helper; probe: DbProbe; services: ServiceProcess[]; sim: Child },
 ): Promise<Step> {
   await p.receiver.call("drain");
   const pids = p.services.map((s) => s.child.pid);
+  const benchPids = [p.driver.child.pid, p.receiver.child.pid, p.sim.proc.pid];
   const cpu0 = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  const bench0 = benchPids.map((pid) => cpuSeconds(pid) ?? 0);
   const pg0 = await p.probe.backendCpu("service");
   const ran = await p.driver.call<{ sentS: number; loopP99Ms: number }>("run", { rate, seconds });
   // Drain: until every paid payment has both webhooks and its subscriber's SUCCESS, or DRAIN_MS.
@@ -185,6 +195,7 @@ async function step(
     await sleep(250);
   }
   const cpu1 = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  const bench1 = benchPids.map((pid) => cpuSeconds(pid) ?? 0);
   const pg1 = await p.probe.backendCpu("service");
   // First arrival of each (transaction, type); later ones are at-least-once redeliveries.
   const first = new Map<string, number>();
@@ -229,6 +240,7 @@ async function step(
     payToSubscriber: spread(toSub),
     serviceCpuMs: (cpu1.reduce((a, b, i) => a + b - cpu0[i], 0) * 1000) / lifecycles,
     pgCpuMs: cpuBetween(pg0, pg1) / lifecycles,
+    benchCpuMs: (bench1.reduce((a, b, i) => a + b - bench0[i], 0) * 1000) / lifecycles,
     driverLoopP99Ms: ran.loopP99Ms,
   };
 }
@@ -246,6 +258,7 @@ function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
     `${ms1(s.payToSubscriber.p50)} / ${ms1(s.payToSubscriber.p99)}`,
     `${ms1(s.generate.p50)} / ${ms1(s.generate.p99)}`,
     `${ms1(s.serviceCpuMs)} + ${ms1(s.pgCpuMs)}`,
+    ms1(s.benchCpuMs),
   ];
 }
 
@@ -253,7 +266,63 @@ function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
 export const highest = (steps: Step[]) =>
   steps.filter(held).reduce<Step | null>((best, s) => (best === null || s.rate > best.rate ? s : best), null);
 
-export async function benchLifecycle(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section> {
+/**
+ * Before/after of this round's changes, in the same run: one `serve`, generic QR at fixed rates, the build of
+ * BENCH_BEFORE_MAIN (another checkout's dist/src/main.js) and ours alternately, twice.
+ */
+async function beforeAfter(before: string, seconds: number, log: (s: string) => void): Promise<Section> {
+  const rates = [100, 200];
+  const runs: Record<"before" | "after", Step[][]> = { before: [], after: [] };
+  for (let round = 0; round < 2; round++)
+    for (const which of ["before", "after"] as const) {
+      const out = await runTopology("serve", [{ mix: "generic", start: 100 }], {
+        seconds,
+        maxSteps: rates.length,
+        rates,
+        log: (l) => log(`${which}: ${l}`),
+        ...(which === "before" ? { main: before } : {}),
+      });
+      runs[which].push(out.get("generic") ?? []);
+    }
+  const med = (xs: number[]) => {
+    const v = [...xs].sort((a, b) => a - b);
+    return v.length === 0 ? NaN : (v[Math.floor((v.length - 1) / 2)] + v[Math.ceil((v.length - 1) / 2)]) / 2;
+  };
+  const rows = rates.flatMap((rate, i) =>
+    (["before", "after"] as const).map((which) => {
+      const steps = runs[which].map((r) => r[i]).filter((s): s is Step => s !== undefined);
+      return [
+        `${rate}/s × ${seconds} s`,
+        which,
+        steps.map((s) => `${s.lost}/${s.errors}`).join(", "),
+        steps.map((s) => ms1(s.payToWebhook.p50)).join(", "),
+        steps.map((s) => ms1(s.payToWebhook.p99)).join(", "),
+        ms1(med(steps.map((s) => s.payToWebhook.p99))),
+        ms1(med(steps.map((s) => s.serviceCpuMs))),
+        ms1(med(steps.map((s) => s.pgCpuMs))),
+      ];
+    }),
+  );
+  return {
+    title: "Lifecycle before/after: one serve, generic QR, fixed rates",
+    columns: [
+      "rate",
+      "build",
+      "lost/errors per run",
+      "pay → webhook p50 ms per run",
+      "pay → webhook p99 ms per run",
+      "median p99 ms",
+      "median service CPU ms/lifecycle",
+      "median PostgreSQL CPU ms/lifecycle",
+    ],
+    rows,
+    notes: [
+      `"before" is the build given in BENCH_BEFORE_MAIN (the commit before this round's lifecycle changes, see docs/decisions.md "Lifecycle performance"); the two builds ran alternately, two rounds each, in this run, same processes and settings as the lifecycle table.`,
+    ],
+  };
+}
+
+export async function benchLifecycle(opts: { quick: boolean; log?: (line: string) => void }): Promise<Section[]> {
   const log = opts.log ?? (() => undefined);
   const loadBefore = loadavg()[0];
   const seconds = Number(process.env.BENCH_LIFECYCLE_SECONDS ?? (opts.quick ? 3 : 60));
@@ -264,7 +333,7 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
     all.filter((x) => env === undefined || env.split(",").includes(x));
   const mixes = pickOnly<MixName>(["generic", "mix"], process.env.BENCH_LIFECYCLE_MIXES).map((mix) => ({
     mix,
-    start: mix === "generic" ? TARGET_RATE : 200,
+    start: mix === "generic" ? 200 : 100,
   }));
   const results: [Topology, Map<MixName, Step[]>][] = [];
   for (const t of pickOnly<Topology>(["serve", "scaled"], process.env.BENCH_LIFECYCLE_TOPOLOGIES))
@@ -279,11 +348,12 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
         `${TOPOLOGY_NAME[t]}, ${mix}: highest rate held ${best ? `${best.rate}/s (pay → webhook p99 ${ms1(best.payToWebhook.p99)} ms)` : "none of those tried"}`,
       );
     }
+  const sections: Section[] = [];
   const generic = results.map(([, m]) => highest(m.get("generic") ?? []));
   const met = generic.some(
     (b) => b !== null && b.rate >= TARGET_RATE && b.payToWebhook.p99 <= QR_MONITOR_INTERVAL_MS + 1000,
   );
-  return {
+  sections.push({
     title: "Lifecycle: generate → paid → SUCCESS → webhooks and checkout subscriber (open loop)",
     columns: [
       "processes, mix",
@@ -295,16 +365,20 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
       "pay → subscriber p50 / p99 ms",
       "generate p50 / p99 ms",
       "CPU ms per lifecycle: service + PostgreSQL",
+      "bench processes' CPU ms per lifecycle",
     ],
     rows,
     notes: [
       `Each payment: a REST generate (80 % \`/qr/generate\`, 15 % \`/gateway/generate-qr\`, 5 % \`/gateway-link/generate-qr\` in the mix rows; all generic QR in the others), sent open loop at the rate for ${seconds} s; a client-token subscriber (\`transactionUpdated\`, one websocket per payment, as a checkout page) opened on the answer; the simulated payer pays after a random 0–5 s (network \`/sim/network/pay\`, gateway \`/sim/gateway/pay\`, payment-link \`approve\`). Pay time = when the pay call was sent.`,
       `Processes: the service (NODE_ENV=production, one fresh PostgreSQL database per topology, QR_MONITOR_INTERVAL_MS=${QR_MONITOR_INTERVAL_MS}), the simulators (\`dist/bench/sim-upstreams.js\`), the merchant's receiver (signed \`payment.created\` + \`payment.completed\` of all three keys, every signature checked) and the load generator with its subscribers each in their own process, all on this machine's ${"CPUs"}.`,
-      `Held = every generate answered 2xx, every pay accepted, every generated payment's \`payment.created\` and every paid one's \`payment.completed\` received and its subscriber saw SUCCESS within ${DRAIN_MS / 1000} s of the last pay, no other terminal state, no bad signature, and the load generator kept the rate. A ladder of rates (${LADDER.join(", ")}) is climbed from ${TARGET_RATE}/s (generic) and 200/s (mix) while each holds, or descended until one does, at most ${run.maxSteps} rates per mix.`,
+      `Held = every generate answered 2xx, every pay accepted, every generated payment's \`payment.created\` and every paid one's \`payment.completed\` received and its subscriber saw SUCCESS within ${DRAIN_MS / 1000} s of the last pay, no other terminal state, no bad signature, and the load generator kept the rate. Held also needs pay → webhook p99 ≤ ${QR_MONITOR_INTERVAL_MS + 1000} ms (a backlog that grows through the run is not held). A ladder of rates (${LADDER.join(", ")}) is climbed from 200/s (generic) and 100/s (mix) while each holds, or descended until one does, at most ${run.maxSteps} rates per mix.`,
       `CPU per lifecycle = CPU seconds of the service processes (/proc) and of PostgreSQL's backends of the database over the step (drain included) ÷ paid payments.`,
       ...verdicts,
       `Target (issue 19): ≥ ${TARGET_RATE} lifecycles/s of the generic-QR mix on this machine with pay → webhook p99 ≤ monitor interval + 1 s = ${QR_MONITOR_INTERVAL_MS + 1000} ms: ${met ? "met" : "NOT met"}.`,
       loadNote(loadBefore, loadavg()[0]),
     ],
-  };
+  });
+  const before = process.env.BENCH_BEFORE_MAIN;
+  if (before && !opts.quick) sections.push(await beforeAfter(before, Math.min(seconds, 30), log));
+  return sections;
 }

@@ -25,11 +25,15 @@ export class Rig {
   }
 
   /** `node dist/src/main.js <role>` on the rig's database. */
-  async service(role: "api" | "worker" | "serve", env: Record<string, string> = {}): Promise<ServiceProcess> {
+  async service(
+    role: "api" | "worker" | "serve",
+    env: Record<string, string> = {},
+    main = serviceMain(),
+  ): Promise<ServiceProcess> {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-evbench-"));
     this.dirs.push(dataDir);
     const s = await startService({
-      command: [process.execPath, serviceMain(), role],
+      command: [process.execPath, main, role],
       port: await freePort(),
       env: {
         ...baseEnv(),
