@@ -48,8 +48,8 @@ export interface MonitorDeps {
   logger: Logger;
 }
 
-/** Transitions of one checked batch committed at the same time (each its own database transaction). */
-const TRANSITIONS_IN_FLIGHT = 8;
+/** Transitions of one checked batch handed to the store at once (it groups them into shared database transactions). */
+const TRANSITIONS_IN_FLIGHT = 64;
 
 async function inParallel(tasks: (() => Promise<unknown>)[], width: number): Promise<void> {
   let next = 0;
@@ -148,7 +148,7 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
       // Only one that had been backing off needs its failure count reset (and its next check from now).
       else if (tx.checkFailures > 0) recovered.push(tx.id);
     }
-    // Each change is its own database transaction: several at once over the pool, in the order found.
+    // Handed over together: the store commits concurrent transitions in shared database transactions.
     await inParallel(changes, TRANSITIONS_IN_FLIGHT);
     const now = clock.now();
     const grace = { now, graceMs };

@@ -16,6 +16,7 @@ import {
   type OutboxFanout,
 } from "./outbox-sql.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
+import { AppError } from "../errors.js";
 import { stringifyExact } from "../exact-json.js";
 
 export { NOTIFY_CHANNEL };
@@ -115,6 +116,15 @@ const createManySql = (fanout: OutboxFanout | null) => `with input as (
 
 /** Up to this many creates share a statement; two statements in flight keep the pool and PostgreSQL busy. */
 const CREATE_BATCH = { lanes: 2, maxBatch: 64 };
+const TRANSITION_BATCH = { lanes: 2, maxBatch: 32 };
+
+interface PendingTransition {
+  id: string;
+  params: unknown[];
+  eventId: string;
+  event: EventType;
+  now: Date;
+}
 
 interface PendingCreate {
   draft: TxRecord;
@@ -177,7 +187,8 @@ function newRecord(input: NewTransaction, now: Date): TxRecord {
  * win), the outbox event, a delivery row for every matching webhook endpoint, and pg_notify. Creation
  * is a single statement (insert + outbox, atomic on its own), shared by the creates that arrive together
  * (db/batcher.ts: one round trip, commit and notify for many on the hot generate path); a transition is
- * the update plus one outbox statement inside BEGIN/COMMIT. After commit the event is published in-process.
+ * the update plus one outbox statement inside BEGIN/COMMIT, and concurrent transitions share one BEGIN/COMMIT
+ * (each keeps its own statements and outcome). After commit the event is published in-process.
  */
 export class TransactionStore {
   constructor(
@@ -195,6 +206,36 @@ export class TransactionStore {
 
   private readonly createManySql: string;
   private readonly outboxForRowSql: string;
+
+  /**
+   * Concurrent transitions, grouped into one database transaction (db/batcher.ts): each keeps its own
+   * conditional update and outbox statement, and the group shares BEGIN, COMMIT and the commit's WAL flush
+   * (a checked batch of the monitor commits its payments together). Alone at once when nothing is in flight.
+   */
+  private readonly transitions = new Batcher<PendingTransition, { tx: TxRecord; event: StoredEvent } | null>(
+    (items) => this.transitionMany(items),
+    // A group is one database transaction: whatever fails inside it before COMMIT (the database's refusal, or
+    // ours of unstorable text) rolled all of it back, so each item is tried again alone.
+    { ...TRANSITION_BATCH, refused: (err) => err instanceof AppError || refusedByDatabase(err) },
+  );
+
+  private async transitionMany(items: PendingTransition[]): Promise<({ tx: TxRecord; event: StoredEvent } | null)[]> {
+    // In id order, so two groups in two processes that share transactions lock them in the same order.
+    const order = items
+      .map((_, i) => i)
+      .sort((a, b) => (items[a].id < items[b].id ? -1 : items[a].id > items[b].id ? 1 : a - b));
+    return this.db.transaction(async (q) => {
+      const out: ({ tx: TxRecord; event: StoredEvent } | null)[] = items.map(() => null);
+      for (const i of order) {
+        const it = items[i];
+        const rows = await q(TRANSITION_SQL, it.params, "pqr_transition");
+        if (rows.length === 0) continue;
+        const tx = rowToTx(rows[0]);
+        out[i] = { tx, event: await this.writeEvent(q, tx, it.eventId, it.event, it.now) };
+      }
+      return out;
+    });
+  }
 
   /** Concurrent creates, grouped into shared statements (db/batcher.ts). */
   private readonly creates = new Batcher<PendingCreate, StoredEvent>((items) => this.createMany(items), {
@@ -271,30 +312,22 @@ export class TransactionStore {
     const latePayment = req.late === true && req.to === "SUCCESS" && req.event === "payment.completed";
     const upstream = latePayment ? { ...(req.upstream ?? {}), late: true } : (req.upstream ?? {});
     const eventId = newId("evt");
+    const params = [
+      req.to ?? null,
+      JSON.stringify(upstream),
+      req.receiptUrl ?? null,
+      req.clientId ?? null,
+      now,
+      terminal,
+      now,
+      terminal,
+      terminal ? (req.nextCheckAt ?? null) : null,
+      req.id,
+      lateReceipt,
+      latePayment,
+    ];
     const result = await this.committing(eventId, () =>
-      this.db.transaction(async (q) => {
-        const rows = await q(
-          TRANSITION_SQL,
-          [
-            req.to ?? null,
-            JSON.stringify(upstream),
-            req.receiptUrl ?? null,
-            req.clientId ?? null,
-            now,
-            terminal,
-            now,
-            terminal,
-            terminal ? (req.nextCheckAt ?? null) : null,
-            req.id,
-            lateReceipt,
-            latePayment,
-          ],
-          "pqr_transition",
-        );
-        if (rows.length === 0) return null;
-        const tx = rowToTx(rows[0]);
-        return { tx, event: await this.writeEvent(q, tx, eventId, req.event, now) };
-      }),
+      this.transitions.add({ id: req.id, params, eventId, event: req.event, now }),
     );
     if (result === null) this.bus.notCommittingLocally(eventId);
     if (result === null) {

@@ -48,6 +48,39 @@ describe("transition(): the one way a status changes", () => {
     expect(ev.map((e) => e.type)).toEqual(["payment.created", winner.event!.type]);
   });
 
+  it("transitions committed together: each wins or fails on its own (ones with unstorable text fail alone)", async () => {
+    const txs = await Promise.all(Array.from({ length: 12 }, () => create()));
+    const outcomes = await Promise.allSettled(
+      txs.map((tx, i) =>
+        t.app.core.store.transition({
+          id: tx.id,
+          to: "SUCCESS",
+          event: "payment.completed",
+          upstream: { payment: { hash: i === 5 ? "bad\u0000hash" : `h${i}` } },
+          ...(i === 7 ? { clientId: "client\u0000id" } : {}),
+        }),
+      ),
+    );
+    const bad = outcomes[5];
+    expect(bad.status).toBe("rejected");
+    // PostgreSQL refuses a NUL escape in jsonb (22P05), the service a NUL in text before sending it: the group
+    // each was in is tried again item by item.
+    expect(((bad as PromiseRejectedResult).reason as { code?: string }).code).toBe("22P05");
+    expect(outcomes[7].status).toBe("rejected");
+    expect(((outcomes[7] as PromiseRejectedResult).reason as { code?: string }).code).toBe("BAD_USER_INPUT");
+    for (const [i, o] of outcomes.entries()) {
+      if (i === 5 || i === 7) continue;
+      expect(o.status).toBe("fulfilled");
+      expect((o as PromiseFulfilledResult<{ won: boolean }>).value.won).toBe(true);
+      expect((await events(txs[i].id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed"]);
+    }
+    // Nothing of the failed ones was written: still pending, no event beyond their creation.
+    for (const i of [5, 7]) {
+      expect((await t.app.core.store.get(txs[i].id))?.status).toBe("PENDING");
+      expect((await events(txs[i].id)).map((e) => e.type)).toEqual(["payment.created"]);
+    }
+  });
+
   it("a terminal transaction never changes again", async () => {
     const tx = await create();
     await t.app.core.store.transition({
