@@ -45,7 +45,7 @@ interface Measured {
   runs: Run[];
 }
 
-interface Servers {
+export interface Servers {
   service: string;
   baseline: string;
   sim: string;
@@ -64,7 +64,11 @@ function serviceEnvOverrides(): Record<string, string> {
   return Object.fromEntries(pairs.filter(([k, v]) => k && v !== undefined));
 }
 
-async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
+export async function startServers(
+  dbUrl: string,
+  dataDir: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Servers> {
   const [simPort, servicePort, baselinePort] = [await freePort(), await freePort(), await freePort()];
   const sim = `http://127.0.0.1:${simPort}`;
   const children: Child[] = [];
@@ -96,6 +100,7 @@ async function startServers(dbUrl: string, dataDir: string): Promise<Servers> {
         // The payment-link page of the simulators is on loopback, which production's egress policy refuses.
         EGRESS_ALLOW_PRIVATE_URLS: "true",
         ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+        ...extraEnv,
         ...serviceEnvOverrides(),
       },
       (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),

@@ -42,7 +42,8 @@ export class Scheduler {
       backend: new PostgresBackend({ pool: this.pool, disableNotifications: true }),
       processEvery: "1 second",
       defaultConcurrency: 4,
-      maxConcurrency: 200,
+      // Every job type has its own concurrency (link monitors: LINK_MAX_MONITORS); this is only a backstop above their sum.
+      maxConcurrency: 2_000,
       defaultLockLifetime: 60_000,
       removeOnComplete: true,
     });
