@@ -143,12 +143,9 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
   // Any age, but 10 requests a minute per merchant (then HTTP 429, status 429).
   api.post("/api/payment-gateway/v1/payments/transaction-detail", (req, res) => {
     state.calls.detail++;
-    const body = isRecord(req.body) ? req.body : {};
-    const tranId = typeof body.tran_id === "string" ? body.tran_id : "";
-    const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
-    if (apiKey === undefined) return refuse(res, { http: 403, code: "8", message: "Invalid merchant profile" }, tranId);
-    const wrongHash = verifyCheckHash(body, apiKey);
-    if (wrongHash) return refuse(res, wrongHash, tranId);
+    const caller = checkCaller(state, req.body, res);
+    if (caller === null) return;
+    const { body, tranId } = caller;
     const now = clock().getTime();
     const recent = (state.detailWindow.get(String(body.merchant_id)) ?? []).filter((t) => t > now - 60_000);
     if (recent.length >= DETAIL_PER_MINUTE) {
@@ -167,12 +164,9 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
 
   api.post("/api/payment-gateway/v1/payments/check-transaction-2", (req, res) => {
     state.calls.check++;
-    const body = isRecord(req.body) ? req.body : {};
-    const tranId = typeof body.tran_id === "string" ? body.tran_id : "";
-    const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
-    if (apiKey === undefined) return refuse(res, { http: 403, code: "8", message: "Invalid merchant profile" }, tranId);
-    const wrongHash = verifyCheckHash(body, apiKey);
-    if (wrongHash) return refuse(res, wrongHash, tranId);
+    const caller = checkCaller(state, req.body, res);
+    if (caller === null) return;
+    const { body, tranId } = caller;
     const tx = state.transactions.get(`${body.merchant_id}/${tranId}`);
     if (!tx || clock().getTime() - tx.createdAt.getTime() > CHECK_WINDOW_MS) {
       return refuse(res, { http: 200, code: "6", message: "Transaction not found." }, tranId);
@@ -284,6 +278,30 @@ function paymentData(tx: GatewaySimTransaction): Record<string, unknown> {
       .replace("T", " ")
       .slice(0, 19),
   };
+}
+
+/**
+ * The caller of a check endpoint (transaction-detail, check-transaction-2): a known merchant with a right hash.
+ * Otherwise the refusal is sent and null returned.
+ */
+function checkCaller(
+  state: GatewaySimulatorState,
+  raw: unknown,
+  res: Response,
+): { body: Record<string, unknown>; tranId: string } | null {
+  const body = isRecord(raw) ? raw : {};
+  const tranId = typeof body.tran_id === "string" ? body.tran_id : "";
+  const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
+  if (apiKey === undefined) {
+    refuse(res, { http: 403, code: "8", message: "Invalid merchant profile" }, tranId);
+    return null;
+  }
+  const wrongHash = verifyCheckHash(body, apiKey);
+  if (wrongHash) {
+    refuse(res, wrongHash, tranId);
+    return null;
+  }
+  return { body, tranId };
 }
 
 function refuse(res: Response, refusal: Refusal, tranId?: string): void {
