@@ -62,7 +62,7 @@ export async function benchLinkMonitors(opts: LinkBenchOptions = {}): Promise<Li
   const fatal: string[] = [];
   try {
     // Baseline: the browser running with no page of ours, so per-monitor cost is the increment.
-    await (await pool.acquire()).release();
+    await (await pool.acquire({ url: "about:blank" })).release();
     await sleep(1_000);
     const baseline = measure(pool);
     log(`baseline: ${fmt(baseline.pssKb)} PSS, ${fmt(baseline.rssKb)} RSS, ${baseline.processes} processes`);

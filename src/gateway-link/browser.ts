@@ -1,19 +1,22 @@
 // One headless Chromium per process, shared by all payment-link monitors of that process. Each
-// monitor leases a page in its own browser context (no cookies or storage shared between
-// payments; by default a hidden target, see chromium.ts), the number of leases is capped, and a
-// browser that dies is replaced on the next acquire while every lease it carried is told
-// through its AbortSignal.
+// monitor leases a page: a hidden target (see BrowserPoolOptions.pageMode) created straight on its
+// URL and held before its first request while its traffic rules are put in place, driven over its
+// own CDP session (no Page abstraction: the protocol alone, which costs a fraction of the CPU). A
+// lease without a partition gets a browser context of its own; leases of one partition (one
+// merchant's pages on one site) share a warm context, hence cookies and, on the same site, one
+// renderer process. The number of leases is capped, and a browser that dies is replaced on the
+// next acquire while every lease it carried is told through its AbortSignal.
 
 import { accessSync, constants } from "node:fs";
-import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
+import type { CDPSession, Protocol } from "puppeteer-core";
 import {
-  filterRequests,
-  createHiddenTarget,
+  interceptRequests,
   killProcessGroup,
   launchChromium,
   removeProfile,
   type BlockedResourceType,
   type LaunchedChromium,
+  type PageResponse,
 } from "./chromium.js";
 
 export {
@@ -21,6 +24,7 @@ export {
   DEFAULT_CHROMIUM_ARGS,
   sandboxForThisMachine,
   type BlockedResourceType,
+  type PageResponse,
   type SandboxChoice,
   type SandboxMode,
 } from "./chromium.js";
@@ -48,6 +52,8 @@ export interface BrowserPoolOptions {
    * processes keyboard but not mouse input. "window": an ordinary tab in its own window.
    */
   pageMode?: "hidden" | "window";
+  /** How long a partition's context outlives its last lease, warm for the next one. Default 30 000 ms. */
+  partitionIdleMs?: number;
   launchTimeoutMs?: number;
   logger?: PoolLogger;
 }
@@ -66,12 +72,41 @@ export class BrowserPoolError extends Error {
   }
 }
 
+/** What a lease's owner reads of the page's traffic (XHR/fetch answers of the top-level page). */
+export interface TrafficReader {
+  wants(url: string): boolean;
+  onResponse(response: PageResponse): void;
+}
+
+export interface AcquireOptions {
+  /** Where the page goes; it is held before this first request until start(). */
+  url: string;
+  timeoutMs?: number;
+  /**
+   * The page may load only from these origins (scheme://host:port); every other request is failed inside
+   * Chromium. Without it the page may load from anywhere (minus the blocked types).
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Leases with the same partition share one browser context (cookies, storage, a renderer per site);
+   * without one the lease gets a context of its own. The service partitions by merchant and site: pages of
+   * two merchants never share a context or a process.
+   */
+  partition?: string;
+  traffic?: TrafficReader;
+}
+
 /** A page on loan. `signal` aborts (reason: BrowserPoolError) when the page or its browser dies. */
 export interface PageLease {
-  readonly page: Page;
-  readonly context: BrowserContext;
+  /** The page target's own CDP session: commands go to the page, its events arrive here. */
+  readonly session: CDPSession;
   readonly signal: AbortSignal;
-  /** Closes the context and frees the slot. Idempotent, never throws. */
+  /**
+   * Lets the held page load its URL. Resolves with the main document's HTTP status (the first that is not
+   * a redirect); rejects with `net::ERR_<reason>` when the document could not be loaded or was refused.
+   */
+  start(): Promise<number>;
+  /** Closes the page (and its context, if its own) and frees the slot. Idempotent, never throws. */
   release(): Promise<void>;
 }
 
@@ -84,6 +119,8 @@ export interface BrowserPoolStats {
   launched: number;
   /** Process id of the live browser, null when none runs. */
   pid: number | null;
+  /** Browser contexts open: one per lease without a partition, one per live or idle partition. */
+  contexts: number;
 }
 
 interface Waiter {
@@ -91,11 +128,25 @@ interface Waiter {
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
 }
+interface Partition {
+  id: Promise<string>;
+  leases: number;
+  idle?: NodeJS.Timeout;
+}
 interface LiveBrowser extends LaunchedChromium {
-  leases: Set<AbortController>;
+  /** A browser-level session that auto-attaches every new page target, held before its first request. */
+  root: CDPSession;
+  /** Targets attached before their creator asked for them, and creators waiting for theirs. */
+  attached: Map<string, CDPSession>;
+  awaiting: Map<string, (session: CDPSession) => void>;
+  /** Live leases by target id (a target closed behind our back aborts its lease). */
+  leases: Map<string, AbortController>;
+  partitions: Map<string, Partition>;
+  /** Browser contexts this pool made (a target in any other is not a payment page). */
+  contextIds: Set<string>;
+  contexts: number;
   cleanup: Promise<void> | null;
   hiddenUnsupported: boolean;
-  targetSession?: Promise<CDPSession>;
 }
 
 export class BrowserPool {
@@ -128,16 +179,13 @@ export class BrowserPool {
       throw new RangeError("maxPages must be a positive integer");
   }
 
-  /**
-   * Leases a fresh page in its own context; rejects with POOL_FULL after `timeoutMs` without a slot.
-   * `allowedOrigins`: the page may load only from these origins (scheme://host:port); every other request
-   * is failed inside Chromium. Without it the page may load from anywhere (minus the blocked types).
-   */
-  async acquire(opts: { timeoutMs?: number; allowedOrigins?: readonly string[] } = {}): Promise<PageLease> {
+  /** Leases a page held on `url` (see AcquireOptions); rejects with POOL_FULL after `timeoutMs` without a slot. */
+  async acquire(opts: AcquireOptions): Promise<PageLease> {
     if (this.closing) throw new BrowserPoolError("POOL_CLOSED", "browser pool is closed");
-    await this.takeSlot(opts.timeoutMs ?? this.options.acquireTimeoutMs ?? 10_000);
+    const timeoutMs = opts.timeoutMs ?? this.options.acquireTimeoutMs ?? 10_000;
+    await this.takeSlot(timeoutMs);
     try {
-      return await this.openLease(opts.allowedOrigins);
+      return await this.openLease(opts, timeoutMs);
     } catch (err) {
       this.freeSlot();
       throw err instanceof BrowserPoolError
@@ -147,7 +195,13 @@ export class BrowserPool {
   }
 
   stats(): BrowserPoolStats {
-    return { pages: this.active, waiting: this.waiters.length, launched: this.launches, pid: this.live?.pid ?? null };
+    return {
+      pages: this.active,
+      waiting: this.waiters.length,
+      launched: this.launches,
+      pid: this.live?.pid ?? null,
+      contexts: this.live?.contexts ?? 0,
+    };
   }
 
   /** Stops the browser and rejects waiters; leases in flight see their signal abort. Idempotent. */
@@ -190,51 +244,222 @@ export class BrowserPool {
     }
   }
 
-  private async openLease(allowedOrigins: readonly string[] | undefined): Promise<PageLease> {
+  private async openLease(opts: AcquireOptions, timeoutMs: number): Promise<PageLease> {
     const live = await this.ensureBrowser();
-    const context = await live.browser.createBrowserContext();
+    const context = await this.contextFor(live, opts.partition);
     const controller = new AbortController();
-    live.leases.add(controller);
+    let targetId: string | null = null;
     let released: Promise<void> | null = null;
     const release = (): Promise<void> => {
       released ??= (async () => {
-        live.leases.delete(controller);
-        await context.close().catch(() => undefined);
+        if (targetId !== null) live.leases.delete(targetId);
+        if (context.shared && targetId !== null)
+          await live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
+        await context.done();
         this.freeSlot();
       })();
       return released;
     };
     try {
-      const page = await this.newPage(live, context);
-      page.once("error", (err: Error) =>
-        controller.abort(new BrowserPoolError("PAGE_CRASHED", `page crashed: ${err.message}`, { cause: err })),
+      const created = await this.createTarget(live, context.id, opts.url);
+      targetId = created.targetId;
+      live.leases.set(targetId, controller);
+      const session = await this.attachedSession(live, targetId, timeoutMs);
+      let settleDocument!: { resolve: (status: number) => void; reject: (err: Error) => void };
+      const document = new Promise<number>((resolve, reject) => {
+        settleDocument = { resolve, reject };
+      });
+      document.catch(() => undefined); // read only by start()
+      const origins = opts.allowedOrigins === undefined ? undefined : new Set(opts.allowedOrigins);
+      await interceptRequests(session, this.options.blockedResourceTypes, origins, {
+        frameId: targetId,
+        hooks: {
+          onDocument: (outcome) =>
+            "status" in outcome
+              ? settleDocument.resolve(outcome.status)
+              : settleDocument.reject(new Error(`net::ERR_${outcome.error}`)),
+          wants: (url) => opts.traffic?.wants(url) ?? false,
+          onResponse: (response) => opts.traffic?.onResponse(response),
+        },
+      });
+      session.on("Inspector.targetCrashed", () =>
+        controller.abort(new BrowserPoolError("PAGE_CRASHED", "the payment page's renderer crashed")),
       );
-      const origins = allowedOrigins === undefined ? undefined : new Set(allowedOrigins);
-      await filterRequests(page, this.options.blockedResourceTypes, origins);
+      await Promise.all([session.send("Inspector.enable"), session.send("Page.enable")]);
       if (this.closing || !live.browser.connected)
         throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
-      return { page, context, signal: controller.signal, release };
+      let started: Promise<number> | null = null;
+      const start = (): Promise<number> => {
+        const parsed = new Promise<void>((resolve) => session.once("Page.domContentEventFired", () => resolve()));
+        // The document's status first (a load that failed rejects at once), then its DOM, ready to be used.
+        started ??= session
+          .send("Runtime.runIfWaitingForDebugger")
+          .then(() => (created.navigate ? session.send("Page.navigate", { url: opts.url }) : undefined))
+          .then(() => document)
+          .then(async (status) => {
+            await parsed;
+            return status;
+          });
+        return started;
+      };
+      return { session, signal: controller.signal, start, release };
     } catch (err) {
       released = Promise.resolve();
-      live.leases.delete(controller);
-      await context.close().catch(() => undefined);
+      if (targetId !== null) {
+        live.leases.delete(targetId);
+        if (context.shared) await live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
+      }
+      await context.done();
       throw err;
     }
   }
 
-  private async newPage(live: LiveBrowser, context: BrowserContext): Promise<Page> {
-    if ((this.options.pageMode ?? "hidden") === "window" || live.hiddenUnsupported) return context.newPage();
+  /** The lease's browser context: its own, or its partition's (kept warm for a while after the last lease). */
+  private async contextFor(
+    live: LiveBrowser,
+    partition: string | undefined,
+  ): Promise<{ id: string; shared: boolean; done: () => Promise<void> }> {
+    const create = async (): Promise<string> => {
+      const { browserContextId } = await live.root.send("Target.createBrowserContext", { disposeOnDetach: true });
+      live.contexts += 1;
+      live.contextIds.add(browserContextId);
+      return browserContextId;
+    };
+    const dispose = async (id: string): Promise<void> => {
+      live.contexts -= 1;
+      await live.root.send("Target.disposeBrowserContext", { browserContextId: id }).catch(() => undefined);
+      live.contextIds.delete(id);
+    };
+    if (partition === undefined) {
+      const id = await create();
+      return { id, shared: false, done: () => dispose(id) };
+    }
+    let entry = live.partitions.get(partition);
+    if (!entry) {
+      entry = { id: create(), leases: 0 };
+      live.partitions.set(partition, entry);
+    }
+    const held = entry;
+    held.leases += 1;
+    clearTimeout(held.idle);
+    let id: string;
     try {
-      // A hidden target lives only as long as the session that created it: one per browser.
-      live.targetSession ??= live.browser.target().createCDPSession();
-      return await createHiddenTarget(await live.targetSession, context);
+      id = await held.id;
+    } catch (err) {
+      held.leases -= 1;
+      if (live.partitions.get(partition) === held) live.partitions.delete(partition);
+      throw err;
+    }
+    let done = false;
+    return {
+      id,
+      shared: true,
+      done: async () => {
+        if (done) return;
+        done = true;
+        held.leases -= 1;
+        if (held.leases > 0) return;
+        held.idle = setTimeout(() => {
+          if (held.leases > 0 || live.partitions.get(partition) !== held) return;
+          live.partitions.delete(partition);
+          void dispose(id);
+        }, this.options.partitionIdleMs ?? 30_000);
+        held.idle.unref();
+      },
+    };
+  }
+
+  /**
+   * A hidden target is created on its URL: its first request waits for start(), and the page starts in the
+   * site's renderer. A windowed one does not wait (its document would load before the filter is in place):
+   * it is created blank and told to navigate by start().
+   */
+  private async createTarget(
+    live: LiveBrowser,
+    browserContextId: string,
+    url: string,
+  ): Promise<{ targetId: string; navigate: boolean }> {
+    const windowed = async () => {
+      const { targetId } = await live.root.send("Target.createTarget", { url: "about:blank", browserContextId });
+      return { targetId, navigate: true };
+    };
+    if ((this.options.pageMode ?? "hidden") === "window" || live.hiddenUnsupported) return windowed();
+    try {
+      // A hidden target lives as long as the session that created it: the root session, one per browser.
+      const { targetId } = await live.root.send("Target.createTarget", {
+        url,
+        browserContextId,
+        hidden: true,
+        background: true,
+      });
+      return { targetId, navigate: false };
     } catch (err) {
       if (!live.browser.connected) throw err;
       // A Chromium without hidden targets: fall back to windowed pages for this browser.
       live.hiddenUnsupported = true;
       this.options.logger?.warn({ err: message(err) }, "hidden targets unavailable; using windowed pages");
-      return context.newPage();
+      return windowed();
     }
+  }
+
+  /** The target's session from the root's auto-attach, which holds it before its first request. */
+  private attachedSession(live: LiveBrowser, targetId: string, timeoutMs: number): Promise<CDPSession> {
+    const ready = live.attached.get(targetId);
+    if (ready) {
+      live.attached.delete(targetId);
+      return Promise.resolve(ready);
+    }
+    return new Promise<CDPSession>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        live.awaiting.delete(targetId);
+        reject(new BrowserPoolError("PAGE_FAILED", "the new page was never attached"));
+      }, timeoutMs);
+      live.awaiting.set(targetId, (session) => {
+        clearTimeout(timer);
+        resolve(session);
+      });
+    });
+  }
+
+  private onAttached(live: LiveBrowser, event: Protocol.Target.AttachedToTargetEvent): void {
+    const session = live.root.connection()?.session(event.sessionId);
+    if (!session) return;
+    const { targetId, openerId, browserContextId } = event.targetInfo;
+    const waiter = live.awaiting.get(targetId);
+    if (waiter) {
+      live.awaiting.delete(targetId);
+      waiter(session);
+      return;
+    }
+    if (browserContextId === undefined || !live.contextIds.has(browserContextId)) {
+      // Not a payment page (the browser's own UI of a windowed page, say): let it run, unwatched.
+      void session
+        .send("Runtime.runIfWaitingForDebugger")
+        .catch(() => undefined)
+        .finally(() => void live.root.send("Target.detachFromTarget", { sessionId: event.sessionId }).catch(() => {}));
+      return;
+    }
+    if (openerId !== undefined && openerId !== "") {
+      // A popup a payment page opened (window.open): it never runs.
+      void live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
+      return;
+    }
+    // Ours, attached before createTarget answered; an unclaimed one never runs and is closed after a while.
+    live.attached.set(targetId, session);
+    setTimeout(() => {
+      if (live.attached.get(targetId) !== session) return;
+      live.attached.delete(targetId);
+      void live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
+    }, 30_000).unref();
+  }
+
+  private onDetached(live: LiveBrowser, event: Protocol.Target.DetachedFromTargetEvent): void {
+    const targetId = event.targetId;
+    if (targetId === undefined) return;
+    const lease = live.leases.get(targetId);
+    if (!lease) return;
+    live.leases.delete(targetId);
+    lease.abort(new BrowserPoolError("PAGE_CRASHED", "the payment page was closed"));
   }
 
   private ensureBrowser(): Promise<LiveBrowser> {
@@ -262,8 +487,40 @@ export class BrowserPool {
       );
     }
     this.launches += 1;
-    const live: LiveBrowser = { ...launched, leases: new Set(), cleanup: null, hiddenUnsupported: false };
+    let root: CDPSession;
+    try {
+      root = await launched.browser.target().createCDPSession();
+    } catch (err) {
+      killProcessGroup(launched.pid);
+      await removeProfile(launched.userDataDir);
+      throw new BrowserPoolError("LAUNCH_FAILED", `no session with the launched Chromium: ${message(err)}`, {
+        cause: err,
+      });
+    }
+    const live: LiveBrowser = {
+      ...launched,
+      root,
+      attached: new Map(),
+      awaiting: new Map(),
+      leases: new Map(),
+      partitions: new Map(),
+      contextIds: new Set(),
+      contexts: 0,
+      cleanup: null,
+      hiddenUnsupported: false,
+    };
     live.browser.once("disconnected", () => void this.onDisconnected(live));
+    root.on("Target.attachedToTarget", (event) => this.onAttached(live, event));
+    root.on("Target.detachedFromTarget", (event) => this.onDetached(live, event));
+    // Every new page target waits, before its first request, for its own session's say (start()).
+    await root
+      .send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true })
+      .catch(async (err: unknown) => {
+        await this.stopBrowser(live);
+        throw new BrowserPoolError("LAUNCH_FAILED", `could not watch Chromium's new pages: ${message(err)}`, {
+          cause: err,
+        });
+      });
     this.live = live;
     this.options.logger?.info({ pid: live.pid, launches: this.launches }, "chromium launched");
     if (this.closing) {
@@ -289,8 +546,10 @@ export class BrowserPool {
         { pid: live.pid, leases: live.leases.size },
         "chromium disconnected; the next acquire relaunches it",
       );
-    for (const lease of live.leases) lease.abort(reason);
+    for (const lease of live.leases.values()) lease.abort(reason);
     live.leases.clear();
+    for (const partition of live.partitions.values()) clearTimeout(partition.idle);
+    live.partitions.clear();
     killProcessGroup(live.pid);
     await removeProfile(live.userDataDir);
   }
@@ -306,7 +565,7 @@ export class BrowserPool {
 
   private async stopBrowser(live: LiveBrowser): Promise<void> {
     // Tell the leases first, so their pages closing below reads as a shutdown, not a failure.
-    for (const lease of live.leases) lease.abort(new BrowserPoolError("POOL_CLOSED", "browser pool closed"));
+    for (const lease of live.leases.values()) lease.abort(new BrowserPoolError("POOL_CLOSED", "browser pool closed"));
     const closed = live.browser.close().catch(() => undefined);
     const timedOut = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
     await Promise.race([closed, timedOut]);

@@ -1,18 +1,13 @@
-// Chromium specifics behind the browser pool: how it is launched and stopped, how a page without
-// a window is made, and which requests a monitor's page never needs.
+// Chromium specifics behind the browser pool: how it is launched and stopped, and how a page's
+// requests are held and decided inside Chromium (which it never needs, which origins it may reach,
+// and the answers its owner reads).
 
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, {
-  type Browser,
-  type BrowserContext,
-  type CDPSession,
-  type Page,
-  type Protocol,
-} from "puppeteer-core";
+import puppeteer, { type Browser, type CDPSession, type Protocol } from "puppeteer-core";
 
 /** Always passed. The sandbox flag is not among them: see chooseSandbox(). */
 export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
@@ -26,6 +21,9 @@ export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
   // Chromium 156 preloads a WebUI omnibox popup (a ~48 MB renderer) for every browser context;
   // a monitor never types in an omnibox. Puppeteer merges this with its own --disable-features.
   "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup",
+  // Pages of one site in one browser context share a renderer process: a payment page opened in a
+  // partition's warm context (BrowserPool `partition`) starts no new renderer. Contexts never share one.
+  "--process-per-site",
 ];
 
 /** CHROMIUM_SANDBOX: `auto` uses the sandbox where it can work, `on` always asks for it, `off` never does. */
@@ -162,89 +160,112 @@ export function removeProfile(userDataDir: string): Promise<void> {
   return rm(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }).catch(() => undefined);
 }
 
-/**
- * A page as a hidden target (CDP `Target.createTarget({hidden: true})`): no window, no tab strip,
- * no compositor frames — about half the memory of a windowed page. It takes keyboard input, not
- * mouse input. It lives as long as `session`, which must therefore outlive the page.
- */
-export async function createHiddenTarget(session: CDPSession, context: BrowserContext): Promise<Page> {
-  await session.send("Target.createTarget", {
-    url: "about:blank",
-    browserContextId: context.id,
-    hidden: true,
-    background: true,
-  });
-  // Typed "other" (not "page"); it is the only target of this fresh context.
-  const target = await context.waitForTarget((t) => t.type() === "other" || t.type() === "page", { timeout: 10_000 });
-  return target.asPage();
+/** An XHR/fetch answer of a page, read while Chromium held it (Fetch domain, response stage). */
+export interface PageResponse {
+  url: string;
+  /** HTTP status, or null when the request failed on the network (then `errorText` says how). */
+  status: number | null;
+  errorText: string | null;
+  /** The body as text; null when it could not be read. */
+  body: string | null;
+}
+
+/** What the page's owner is told of its traffic (only the top-level page's, not its frames' or workers'). */
+export interface PageHooks {
+  /** The main document's first final answer (not a redirect), or how it failed. */
+  onDocument(outcome: { status: number } | { error: string }): void;
+  /** Whether the owner wants this XHR/fetch answer; only wanted bodies are read. */
+  wants(url: string): boolean;
+  onResponse(response: PageResponse): void;
 }
 
 /**
- * Fails requests inside Chromium: the unneeded resource types, and (when `allowedOrigins` is given) every
- * request to an origin not in it. Without an origin list only the blocked types pause; with one, every
- * request pauses for a decision (one CDP round trip, well under a millisecond on this pipe).
- * Child targets of the page (out-of-process iframes, workers) are attached paused and get the same rule
- * before they run, so a foreign iframe or a worker cannot reach another origin either.
+ * Holds a page's requests inside Chromium (CDP Fetch) and decides each: the unneeded resource types and
+ * (when `allowedOrigins` is given) every request to an origin not in it fail; the main document's answer and
+ * the XHR/fetch answers the hooks want are read at the response stage, so the page's traffic is known
+ * without the Network domain's event stream. Must run while the target waits for the debugger, before its
+ * first request. Child targets of the page (out-of-process iframes, workers) are attached paused and get the
+ * same rule before they run, so a foreign iframe or a worker cannot reach another origin either.
  */
-export async function filterRequests(
-  page: Page,
+export async function interceptRequests(
+  cdp: CDPSession,
   types: readonly BlockedResourceType[] = DEFAULT_BLOCKED,
   allowedOrigins?: ReadonlySet<string>,
-): Promise<void> {
-  if (types.length === 0 && allowedOrigins === undefined) return;
-  const cdp = await page.createCDPSession();
-  await applyFilter(cdp, types, allowedOrigins);
-}
-
-async function applyFilter(
-  cdp: CDPSession,
-  types: readonly BlockedResourceType[],
-  allowedOrigins: ReadonlySet<string> | undefined,
+  page?: { frameId: string; hooks: PageHooks },
 ): Promise<void> {
   const blocked = new Set<string>(types);
   const csp = allowedOrigins === undefined ? null : connectPolicy(allowedOrigins);
+  const mainDocument = (event: Protocol.Fetch.RequestPausedEvent): boolean =>
+    page !== undefined && event.resourceType === "Document" && event.frameId === page.frameId;
+  const go = (requestId: string): void => void cdp.send("Fetch.continueRequest", { requestId }).catch(() => undefined);
   cdp.on("Fetch.requestPaused", (event) => {
-    if (csp !== null && (event.responseStatusCode !== undefined || event.responseErrorReason !== undefined)) {
-      void addPolicy(cdp, event, csp);
+    const { requestId, resourceType } = event;
+    const status = event.responseStatusCode;
+    if (status !== undefined || event.responseErrorReason !== undefined) {
+      if (mainDocument(event)) {
+        if (event.responseErrorReason !== undefined) page?.hooks.onDocument({ error: event.responseErrorReason });
+        else if (status !== undefined && (status < 300 || status >= 400)) page?.hooks.onDocument({ status });
+      }
+      if (csp !== null && (resourceType === "Document" || resourceType === "Other")) {
+        void addPolicy(cdp, event, csp);
+      } else if (page && (resourceType === "XHR" || resourceType === "Fetch") && page.hooks.wants(event.request.url)) {
+        void readAnswer(cdp, event).then((answer) => {
+          go(requestId);
+          page.hooks.onResponse(answer);
+        });
+      } else {
+        go(requestId);
+      }
       return;
     }
     const refuse =
-      blocked.has(event.resourceType) ||
+      blocked.has(resourceType) ||
       /\/favicon\.ico(?:$|\?)/.test(event.request.url) ||
       (allowedOrigins !== undefined && !originAllowed(event.request.url, allowedOrigins));
-    const answer = refuse
-      ? cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" })
-      : cdp.send("Fetch.continueRequest", { requestId: event.requestId });
-    answer.catch(() => undefined);
+    if (!refuse) return go(requestId);
+    cdp.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(() => undefined);
+    if (mainDocument(event)) page?.hooks.onDocument({ error: "BlockedByClient" });
   });
+  const patterns: Protocol.Fetch.RequestPattern[] = [];
+  // The main document's answer, and (with an origin list) every document and worker script's, to carry the
+  // connect-src policy ("Other"); the page's API answers when someone reads them.
+  patterns.push({ urlPattern: "*", resourceType: "Document", requestStage: "Response" });
+  if (csp !== null) patterns.push({ urlPattern: "*", resourceType: "Other", requestStage: "Response" });
+  if (page) {
+    patterns.push({ urlPattern: "*", resourceType: "XHR", requestStage: "Response" });
+    patterns.push({ urlPattern: "*", resourceType: "Fetch", requestStage: "Response" });
+  }
   if (allowedOrigins === undefined) {
-    const patterns: Array<{
-      urlPattern: string;
-      resourceType: BlockedResourceType | "Other";
-      requestStage: "Request";
-    }> = types.map((resourceType) => ({ urlPattern: "*", resourceType, requestStage: "Request" }));
+    for (const resourceType of types) patterns.push({ urlPattern: "*", resourceType, requestStage: "Request" });
     // The browser's own favicon fetch is typed "Other"; it is one wasted request per page.
     patterns.push({ urlPattern: "*/favicon.ico", resourceType: "Other", requestStage: "Request" });
-    await cdp.send("Fetch.enable", { patterns });
-    return;
+  } else {
+    patterns.push({ urlPattern: "*", requestStage: "Request" });
   }
-  await cdp.send("Fetch.enable", {
-    patterns: [
-      // Documents and worker scripts ("Other") also pause on their response, to carry the connect-src policy.
-      { urlPattern: "*", resourceType: "Document", requestStage: "Response" },
-      { urlPattern: "*", resourceType: "Other", requestStage: "Response" },
-      { urlPattern: "*", requestStage: "Request" },
-    ],
-  });
+  await cdp.send("Fetch.enable", { patterns });
+  if (allowedOrigins === undefined) return;
   // Out-of-process iframes, dedicated and shared workers: each is its own target with its own requests.
   cdp.on("Target.attachedToTarget", (event) => {
     const child = cdp.connection()?.session(event.sessionId);
     if (!child) return;
-    void applyFilter(child, types, allowedOrigins)
+    void interceptRequests(child, types, allowedOrigins)
       .catch(() => undefined)
       .finally(() => void child.send("Runtime.runIfWaitingForDebugger").catch(() => undefined));
   });
   await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
+}
+
+async function readAnswer(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent): Promise<PageResponse> {
+  const url = event.request.url;
+  if (event.responseErrorReason !== undefined)
+    return { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null };
+  const status = event.responseStatusCode ?? null;
+  try {
+    const { body, base64Encoded } = await cdp.send("Fetch.getResponseBody", { requestId: event.requestId });
+    return { url, status, errorText: null, body: base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body };
+  } catch {
+    return { url, status, errorText: null, body: null };
+  }
 }
 
 /**

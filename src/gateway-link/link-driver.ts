@@ -2,7 +2,7 @@
 // URL, asks for a KHQR as a visitor would, and turns the page's own API traffic into events.
 // It knows nothing of transactions or the 180-second limit; the monitor above it does.
 
-import { ProtocolError, TimeoutError, type Page } from "puppeteer-core";
+import { ProtocolError, TimeoutError, type CDPSession } from "puppeteer-core";
 import { resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
 import {
@@ -13,6 +13,7 @@ import {
   type WatchOptions,
 } from "./page-traffic.js";
 import type { LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
+import { focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
 
 export type { LinkEvent, WatchOptions };
 
@@ -67,6 +68,11 @@ interface CommonOptions {
    * only on the page's origin or one of these.
    */
   allowedOrigins?: readonly string[];
+  /**
+   * Whose page this is (the service passes the merchant): pages of one partition on one site share a
+   * warm browser context and renderer; without it every page gets a context of its own.
+   */
+  partition?: string;
   watch?: WatchOptions;
 }
 
@@ -84,18 +90,11 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
   return startSession(pool, options, options.url, {
     // Keyboard only, as a visitor who types the amount and presses Enter on the button: the
     // pool's hidden pages draw no frames, so they never receive mouse input.
-    async interact(page, protocol, remainingMs) {
-      const amount = await page.waitForSelector(protocol.amountSelector, { timeout: remainingMs() });
-      if (!amount) throw new LinkDriverError("page_error", "the payment page has no amount field");
-      await amount.evaluate((el) => {
-        if (el instanceof HTMLInputElement) el.value = "";
-      });
-      await amount.type(options.amount);
-      await amount.dispose();
-      const button = await page.waitForSelector(protocol.payButtonSelector, { timeout: remainingMs() });
-      if (!button) throw new LinkDriverError("page_error", "the payment page has no pay button");
-      await button.press("Enter");
-      await button.dispose();
+    async interact(session, protocol, remainingMs) {
+      await focusElement(session, protocol.amountSelector, remainingMs(), true).catch(missing("an amount field"));
+      await typeText(session, options.amount);
+      await focusElement(session, protocol.payButtonSelector, remainingMs()).catch(missing("a pay button"));
+      await pressEnter(session);
     },
     verify(info) {
       if (info.currency !== undefined && info.currency !== options.currency) {
@@ -107,6 +106,13 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
       return null;
     },
   });
+}
+
+function missing(what: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof MissingElementError) throw new LinkDriverError("page_error", `the payment page has no ${what}`);
+    throw err;
+  };
 }
 
 /** Reopens the page of an existing payment (e.g. after the worker that opened it died). */
@@ -122,7 +128,7 @@ export function resumeLinkSession(pool: BrowserPool, options: ResumeLinkOptions)
 }
 
 interface Steps {
-  interact(page: Page, protocol: LinkPageProtocol, remainingMs: () => number): Promise<void>;
+  interact(session: CDPSession, protocol: LinkPageProtocol, remainingMs: () => number): Promise<void>;
   /** A reason to refuse the session, or null. */
   verify(info: LinkSessionInfo): string | null;
 }
@@ -143,26 +149,31 @@ async function startSession(
   const deadline = Date.now() + options.timeoutMs;
   const remainingMs = () => Math.max(1, deadline - Date.now());
 
+  const traffic = new PageTraffic(protocol, origin, options.watch ?? {}, options.allowedOrigins ?? []);
   let lease: PageLease;
   try {
     lease = await pool.acquire({
+      url: target,
       timeoutMs: remainingMs(),
       allowedOrigins: [origin, ...(options.allowedOrigins ?? [])],
+      // One merchant's pages on one site share a warm browser context; two merchants' never do.
+      partition: options.partition === undefined ? undefined : `${options.partition}\n${origin}`,
+      traffic,
     });
   } catch (err) {
+    await traffic.close();
     throw toDriverError(err);
   }
-  const traffic = new PageTraffic(lease, protocol, origin, options.watch ?? {}, options.allowedOrigins ?? []);
+  traffic.bind(lease);
   try {
     const info = await withinDeadline(deadline, lease.signal, async () => {
-      const response = await lease.page.goto(target, { waitUntil: "domcontentloaded", timeout: remainingMs() });
-      if (!response?.ok()) {
-        const status = response?.status();
-        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status ?? "nothing"}`, {
-          unavailable: status === undefined || UNAVAILABLE_STATUSES.has(status),
+      const status = await lease.start();
+      if (status < 200 || status > 299) {
+        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status}`, {
+          unavailable: UNAVAILABLE_STATUSES.has(status),
         });
       }
-      await steps.interact(lease.page, protocol, remainingMs);
+      await steps.interact(lease.session, protocol, remainingMs);
       return traffic.session;
     });
     const refusal = steps.verify(info);

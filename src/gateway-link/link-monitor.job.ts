@@ -186,6 +186,7 @@ export function linkMonitorJob(
             protocol: deps.protocol,
             egress: deps.egress,
             allowedOrigins: deps.allowedOrigins,
+            partition: tx.merchantRef,
           }).catch((err: Error) => {
             lastError = err.message;
             if (!(err instanceof LinkDriverError && err.unavailable)) failures++;

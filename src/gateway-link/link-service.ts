@@ -97,6 +97,7 @@ export class LinkService {
         protocol: this.opts.protocol,
         egress: this.opts.egress,
         allowedOrigins: this.opts.allowedOrigins,
+        partition: key.merchantRef,
       });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");

@@ -1,10 +1,9 @@
-// Reads a payment-link page's own API traffic (responses as the browser received them, never the
-// DOM) and turns it into LinkEvents: the session (QR + client id) first, then each change of the
+// Reads a payment-link page's own API traffic (answers as the browser received them, held at the
+// protocol level while their bodies are read; never the DOM) and turns it into LinkEvents: the session (QR + client id) first, then each change of the
 // polled action once. Failing polls are counted; a run of them, a page that stops polling, a
 // crashed page or a dead browser ends the stream with a fatal error; closing the pool just ends it.
 
-import type { HTTPRequest, HTTPResponse } from "puppeteer-core";
-import { BrowserPoolError, type PageLease } from "./browser.js";
+import { BrowserPoolError, type PageLease, type PageResponse, type TrafficReader } from "./browser.js";
 import { EventChannel } from "./event-channel.js";
 import type { LinkAction, LinkCall, LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
 
@@ -46,7 +45,7 @@ export interface WatchOptions {
   stallMs?: number;
 }
 
-export class PageTraffic {
+export class PageTraffic implements TrafficReader {
   readonly events = new EventChannel<LinkEvent>();
   /** Resolves with the QR session, rejects when the page's QR request fails. */
   readonly session: Promise<LinkSessionInfo>;
@@ -61,9 +60,10 @@ export class PageTraffic {
   private chain: Promise<void> = Promise.resolve();
   private readonly maxFailures: number;
   private readonly stallMs: number;
+  private lease: PageLease | null = null;
 
+  /** Give it to BrowserPool.acquire() as `traffic`, then bind() the lease it gets. */
   constructor(
-    private readonly lease: PageLease,
     private readonly protocol: LinkPageProtocol,
     private readonly origin: string,
     watch: WatchOptions,
@@ -76,36 +76,44 @@ export class PageTraffic {
       this.settle = { resolve, reject };
     });
     this.session.catch(() => undefined); // the opener may have failed first and never read it
-    lease.page.on("response", this.onResponse);
-    lease.page.on("requestfailed", this.onRequestFailed);
-    lease.page.on("close", this.onPageClose);
+  }
+
+  /** The page this traffic is read from: its loss ends the stream, and the stream's end releases it. */
+  bind(lease: PageLease): void {
+    this.lease = lease;
+    if (this.finished) {
+      void lease.release();
+      return;
+    }
     lease.signal.addEventListener("abort", this.onLeaseLost, { once: true });
+    if (lease.signal.aborted) this.onLeaseLost();
   }
 
   /** Ends the stream without an error and releases the page. Idempotent. */
   async close(): Promise<void> {
     this.finish();
-    await this.lease.release();
+    await this.lease?.release();
   }
 
-  private readonly onResponse = (response: HTTPResponse): void => {
-    const call = this.classify(response.url());
-    if (!call) return;
-    // Bodies are read asynchronously; the chain keeps the events in the order the page saw them.
-    this.chain = this.chain.then(() => this.handle(call, response)).catch(() => undefined);
-  };
+  wants(url: string): boolean {
+    return this.classify(url) !== null;
+  }
 
-  private readonly onRequestFailed = (request: HTTPRequest): void => {
-    const call = this.classify(request.url());
+  onResponse(response: PageResponse): void {
+    const call = this.classify(response.url);
     if (!call) return;
-    const reason = `network error on ${call}: ${request.failure()?.errorText ?? "unknown"}`;
-    this.chain = this.chain.then(() => this.callFailed(call, reason, true));
-  };
-
-  private readonly onPageClose = (): void => this.fatal("the payment page was closed");
+    // The chain keeps the events in the order the page saw them.
+    this.chain = this.chain
+      .then(() =>
+        response.status === null
+          ? this.callFailed(call, `network error on ${call}: ${response.errorText ?? "unknown"}`, true)
+          : this.handle(call, response.status, response.body),
+      )
+      .catch(() => undefined);
+  }
 
   private readonly onLeaseLost = (): void => {
-    const reason: unknown = this.lease.signal.reason;
+    const reason: unknown = this.lease?.signal.reason;
     // A pool closed on purpose (process shutdown) interrupts the session; it did not fail.
     // The stream just ends, as after close(), and another worker can resume the payment.
     if (reason instanceof BrowserPoolError && reason.code === "POOL_CLOSED") {
@@ -116,23 +124,28 @@ export class PageTraffic {
   };
 
   private classify(rawUrl: string): LinkCall | null {
-    const url = new URL(rawUrl);
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      return null;
+    }
     return url.origin === this.origin ? this.protocol.classify(url) : null;
   }
 
-  private async handle(call: LinkCall, response: HTTPResponse): Promise<void> {
+  private handle(call: LinkCall, httpStatus: number, text: string | null): void {
     if (this.finished) return;
     let body: unknown;
     try {
-      body = await response.json();
+      body = text === null ? undefined : JSON.parse(text);
     } catch {
       body = undefined;
     }
-    if (!response.ok())
+    if (httpStatus < 200 || httpStatus > 299)
       return this.callFailed(
         call,
-        `${call} answered HTTP ${response.status()}${errorText(body)}`,
-        UNAVAILABLE_STATUSES.has(response.status()),
+        `${call} answered HTTP ${httpStatus}${errorText(body)}`,
+        UNAVAILABLE_STATUSES.has(httpStatus),
       );
     if (call === "status") {
       const status = this.protocol.parseStatus(body);
@@ -174,7 +187,7 @@ export class PageTraffic {
       if (action === "approved" && receiptUrl) {
         this.events.push({ type: "receipt", receiptUrl });
         this.finish();
-        void this.lease.release();
+        void this.lease?.release();
       }
       return;
     }
@@ -183,7 +196,7 @@ export class PageTraffic {
       this.events.push(receiptUrl ? { type: "approved", receiptUrl } : { type: "approved" });
       if (receiptUrl) {
         this.finish();
-        void this.lease.release();
+        void this.lease?.release();
       }
     } else {
       this.events.push({ type: action });
@@ -195,7 +208,7 @@ export class PageTraffic {
     this.settle.reject(new PageTrafficError(message, unavailable));
     if (this.established) this.events.push({ type: "error", message, fatal: true, unavailable });
     this.finish();
-    void this.lease.release();
+    void this.lease?.release();
   }
 
   private armStall(): void {
@@ -212,10 +225,7 @@ export class PageTraffic {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.stallTimer);
-    this.lease.page.off("response", this.onResponse);
-    this.lease.page.off("requestfailed", this.onRequestFailed);
-    this.lease.page.off("close", this.onPageClose);
-    this.lease.signal.removeEventListener("abort", this.onLeaseLost);
+    this.lease?.signal.removeEventListener("abort", this.onLeaseLost);
     this.events.end();
   }
 }

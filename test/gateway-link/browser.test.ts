@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import express from "express";
@@ -48,6 +48,37 @@ afterAll(async () => {
   await sim.close();
 });
 
+/** Runs `expression` in the lease's page and returns its value. */
+async function evaluate(lease: PageLease, expression: string): Promise<unknown> {
+  const { result, exceptionDetails } = await lease.session.send("Runtime.evaluate", {
+    expression,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  if (exceptionDetails) throw new Error(exceptionDetails.text);
+  return result.value as unknown;
+}
+
+async function opened(pool: BrowserPool, url: string, partition?: string): Promise<PageLease> {
+  const lease = await pool.acquire({ url, partition });
+  expect(await lease.start()).toBe(200);
+  return lease;
+}
+
+function renderers(pid: number): number {
+  return processTree(pid).filter(
+    (p) => listProcs().some((q) => q.pid === p.pid && q.state !== "Z") && /--type=renderer/.test(cmdline(p.pid)),
+  ).length;
+}
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 function userDataDirs(): string[] {
   return readdirSync(tmpdir()).filter((name) => name.startsWith("pqr-chromium-"));
 }
@@ -56,19 +87,51 @@ describe("BrowserPool", () => {
   it("launches Chromium lazily, once, and gives each lease its own browser context", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
     try {
-      expect(pool.stats()).toEqual({ pages: 0, waiting: 0, launched: 0, pid: null });
-      const [a, b] = await Promise.all([pool.acquire(), pool.acquire()]);
-      expect(pool.stats()).toMatchObject({ pages: 2, launched: 1, pid: expect.any(Number) });
-      expect(a.context).not.toBe(b.context);
-      await a.page.goto(sim.linkUrl());
-      await b.page.goto(sim.linkUrl());
-      await a.page.evaluate(() => {
-        localStorage.setItem("who", "a");
-        document.cookie = "who=a";
-      });
-      expect(await b.page.evaluate(() => [localStorage.getItem("who"), document.cookie])).toEqual([null, ""]);
+      expect(pool.stats()).toEqual({ pages: 0, waiting: 0, launched: 0, pid: null, contexts: 0 });
+      const [a, b] = await Promise.all([opened(pool, sim.linkUrl()), opened(pool, sim.linkUrl())]);
+      expect(pool.stats()).toMatchObject({ pages: 2, launched: 1, pid: expect.any(Number), contexts: 2 });
+      await evaluate(a, `localStorage.setItem("who", "a"); document.cookie = "who=a"`);
+      expect(await evaluate(b, `[localStorage.getItem("who"), document.cookie]`)).toEqual([null, ""]);
       await Promise.all([a.release(), b.release()]);
-      expect(pool.stats().pages).toBe(0);
+      expect(pool.stats()).toMatchObject({ pages: 0, contexts: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("leases of one partition share a warm context and one renderer; another partition's never do", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 12, partitionIdleMs: 60_000 });
+    try {
+      const first = await opened(pool, sim.linkUrl(), "merchant-a");
+      const pid = pool.stats().pid!;
+      const before = renderers(pid);
+      const same = await Promise.all(Array.from({ length: 5 }, () => opened(pool, sim.linkUrl(), "merchant-a")));
+      // Five more pages of the same merchant and site start no renderer of their own.
+      expect(renderers(pid)).toBeLessThanOrEqual(before + 1);
+      const other = await opened(pool, sim.linkUrl(), "merchant-b");
+      expect(pool.stats().contexts).toBe(2);
+      await evaluate(first, `localStorage.setItem("who", "a"); document.cookie = "who=a"`);
+      expect(await evaluate(same[0]!, `[localStorage.getItem("who"), document.cookie]`)).toEqual(["a", "who=a"]);
+      expect(await evaluate(other, `[localStorage.getItem("who"), document.cookie]`)).toEqual([null, ""]);
+      // The partition outlives its last lease (warm for the next page); a lease of its own does not.
+      await Promise.all([first, ...same, other].map((l) => l.release()));
+      expect(pool.stats()).toMatchObject({ pages: 0, contexts: 2 });
+      const again = await opened(pool, sim.linkUrl(), "merchant-a");
+      expect(await evaluate(again, `localStorage.getItem("who")`)).toBe("a");
+      await again.release();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("refuses a document outside the allowed origins before it loads: start() rejects, nothing reaches the other site", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1 });
+    try {
+      const hitsBefore = assets.hits.length;
+      const lease = await pool.acquire({ url: `${assets.url}/page`, allowedOrigins: [new URL(sim.linkUrl()).origin] });
+      await expect(lease.start()).rejects.toThrow(/BlockedByClient/);
+      expect(assets.hits.length).toBe(hitsBefore);
+      await lease.release();
     } finally {
       await pool.close();
     }
@@ -77,8 +140,9 @@ describe("BrowserPool", () => {
   it("caps concurrent pages: a caller waits for a free one, and gives up with POOL_FULL after its bound", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
     try {
-      const held = [await pool.acquire(), await pool.acquire()];
-      const refused = await pool.acquire({ timeoutMs: 150 }).then(
+      const url = sim.linkUrl();
+      const held = [await pool.acquire({ url }), await pool.acquire({ url })];
+      const refused = await pool.acquire({ url, timeoutMs: 150 }).then(
         () => null,
         (e: unknown) => e,
       );
@@ -86,7 +150,7 @@ describe("BrowserPool", () => {
       expect((refused as BrowserPoolError).code).toBe("POOL_FULL");
 
       let third: PageLease | undefined;
-      const waiting = pool.acquire({ timeoutMs: 10_000 }).then((lease) => {
+      const waiting = pool.acquire({ url, timeoutMs: 10_000 }).then((lease) => {
         third = lease;
       });
       await new Promise((r) => setTimeout(r, 100));
@@ -127,9 +191,15 @@ describe("BrowserPool", () => {
   it("never fetches images, fonts, media or stylesheets, but runs the page's scripts", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1 });
     try {
-      const lease = await pool.acquire();
-      await lease.page.goto(`${assets.url}/page`, { waitUntil: "networkidle0" });
-      expect(await lease.page.$eval("#ok", (el) => el.textContent)).toBe("script ran");
+      assets.hits.length = 0;
+      const lease = await opened(pool, `${assets.url}/page`);
+      await eventually(
+        async () =>
+          (await evaluate(lease, `document.getElementById("ok").textContent`)) === "script ran" ? true : undefined,
+        5_000,
+        "the page's script ran",
+      );
+      await new Promise((r) => setTimeout(r, 300));
       expect(assets.hits).toEqual(["/page", "/app.js"]);
       await lease.release();
     } finally {
@@ -140,14 +210,12 @@ describe("BrowserPool", () => {
   it("aborts a lease whose page crashed, leaving the browser and other leases working", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
     try {
-      const [doomed, other] = await Promise.all([pool.acquire(), pool.acquire()]);
-      await doomed.page.goto(sim.linkUrl());
-      await doomed.page.goto("chrome://crash").catch(() => undefined);
+      const [doomed, other] = await Promise.all([opened(pool, sim.linkUrl()), opened(pool, sim.linkUrl())]);
+      await doomed.session.send("Page.navigate", { url: "chrome://crash" }).catch(() => undefined);
       await eventually(() => (doomed.signal.aborted ? true : undefined), 10_000, "lease aborted");
       expect(doomed.signal.reason).toMatchObject({ name: "BrowserPoolError", code: "PAGE_CRASHED" });
       expect(other.signal.aborted).toBe(false);
-      await other.page.goto(sim.linkUrl());
-      expect(await other.page.$eval("#pay-button", (el) => el.textContent)).toBe("Pay with KHQR");
+      expect(await evaluate(other, `document.getElementById("pay-button").textContent`)).toBe("Pay with KHQR");
       await Promise.all([doomed.release(), other.release()]);
       expect(pool.stats()).toMatchObject({ pages: 0, launched: 1 });
     } finally {
@@ -217,8 +285,7 @@ describe("BrowserPool", () => {
   it("close() stops every Chromium process and removes the profile; it is idempotent and refuses new leases", async () => {
     const before = new Set(userDataDirs());
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 3 });
-    const leases = await Promise.all([pool.acquire(), pool.acquire()]);
-    await Promise.all(leases.map((l) => l.page.goto(sim.linkUrl())));
+    const leases = await Promise.all([opened(pool, sim.linkUrl()), opened(pool, sim.linkUrl())]);
     const pid = pool.stats().pid!;
     const tree = processTree(pid).map((p) => p.pid);
     expect(tree.length).toBeGreaterThan(3); // browser, zygotes, utility and renderer processes
@@ -232,7 +299,7 @@ describe("BrowserPool", () => {
     const alive = listProcs().filter((p) => p.state !== "Z" && (tree.includes(p.pid) || p.pgid === pid));
     expect(alive).toEqual([]);
     expect(existsSync(`${tmpdir()}/${dirs[0]}`)).toBe(false);
-    const err = await pool.acquire().then(
+    const err = await pool.acquire({ url: sim.linkUrl() }).then(
       () => null,
       (e: unknown) => e,
     );

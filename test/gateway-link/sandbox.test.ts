@@ -34,10 +34,10 @@ describe("Chromium's sandbox (issue 16, finding 4)", () => {
     const sim = await startLinkSim();
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1 });
     try {
-      const lease = await pool.acquire();
+      const lease = await pool.acquire({ url: sim.linkUrl() });
       const cmdline = readFileSync(`/proc/${pool.stats().pid}/cmdline`, "utf8").split("\0");
       expect(cmdline.includes("--no-sandbox")).toBe(!choice.sandboxed);
-      expect((await lease.page.goto(sim.linkUrl()))?.ok()).toBe(true);
+      expect(await lease.start()).toBe(200);
       await lease.release();
     } finally {
       await pool.close();

@@ -1,0 +1,59 @@
+// A visitor's keyboard on a leased page, over the page's own CDP session: find a field, focus it,
+// type into it, press Enter. Keyboard only: a hidden target draws no frames, so it never takes mouse
+// input. Each step is one or two protocol commands, no injected helper scripts.
+
+import type { CDPSession } from "puppeteer-core";
+
+/** The element the selector names is not on the page (yet) when the time is up. */
+export class MissingElementError extends Error {
+  override readonly name = "MissingElementError";
+}
+
+/**
+ * Waits until `selector` matches an element, then focuses it (`clear`: an input's value is emptied first).
+ * The wait runs in the page (a MutationObserver, no polling from here) and gives up after `timeoutMs`.
+ */
+export async function focusElement(
+  session: CDPSession,
+  selector: string,
+  timeoutMs: number,
+  clear = false,
+): Promise<void> {
+  const expression = `new Promise((resolve) => {
+    const selector = ${JSON.stringify(selector)};
+    const take = () => {
+      const el = document.querySelector(selector);
+      if (!el) return false;
+      if (${clear ? "true" : "false"} && el instanceof HTMLInputElement) el.value = "";
+      if (typeof el.focus === "function") el.focus();
+      resolve(true);
+      return true;
+    };
+    if (take()) return;
+    const observer = new MutationObserver(() => { if (take()) observer.disconnect(); });
+    observer.observe(document, { childList: true, subtree: true, attributes: true });
+    setTimeout(() => { observer.disconnect(); resolve(false); }, ${Math.max(1, Math.floor(timeoutMs))});
+  })`;
+  const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
+    expression,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  if (exceptionDetails) throw new Error(`the payment page's script failed: ${exceptionDetails.text}`);
+  if (result.value !== true) throw new MissingElementError(`the payment page has no ${selector}`);
+}
+
+/** Types `text` into the focused element, one key press per character, as a visitor does. */
+export async function typeText(session: CDPSession, text: string): Promise<void> {
+  for (const ch of text) {
+    await session.send("Input.dispatchKeyEvent", { type: "keyDown", key: ch, text: ch, unmodifiedText: ch });
+    await session.send("Input.dispatchKeyEvent", { type: "keyUp", key: ch });
+  }
+}
+
+/** Presses Enter on the focused element (a focused button submits its form). */
+export async function pressEnter(session: CDPSession): Promise<void> {
+  const key = { key: "Enter", code: "Enter", windowsVirtualKeyCode: 13 };
+  await session.send("Input.dispatchKeyEvent", { type: "keyDown", ...key, text: "\r", unmodifiedText: "\r" });
+  await session.send("Input.dispatchKeyEvent", { type: "keyUp", ...key });
+}
