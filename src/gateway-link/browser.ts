@@ -132,6 +132,12 @@ interface Partition {
   id: Promise<string>;
   leases: number;
   idle?: NodeJS.Timeout;
+  /**
+   * The partition's last released page, frozen (no script, no timer runs), kept while the partition is
+   * warm: a renderer process lives only as long as a page in it, and the next page of the site would
+   * otherwise start a new one.
+   */
+  keeper?: string;
 }
 interface LiveBrowser extends LaunchedChromium {
   /** A browser-level session that auto-attaches every new page target, held before its first request. */
@@ -249,12 +255,14 @@ export class BrowserPool {
     const context = await this.contextFor(live, opts.partition);
     const controller = new AbortController();
     let targetId: string | null = null;
+    let pageSession: CDPSession | null = null;
     let released: Promise<void> | null = null;
     const release = (): Promise<void> => {
       released ??= (async () => {
-        if (targetId !== null) live.leases.delete(targetId);
-        if (context.shared && targetId !== null)
-          await live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
+        if (targetId !== null) {
+          live.leases.delete(targetId);
+          await context.retire(targetId, pageSession);
+        }
         await context.done();
         this.freeSlot();
       })();
@@ -265,6 +273,7 @@ export class BrowserPool {
       targetId = created.targetId;
       live.leases.set(targetId, controller);
       const session = await this.attachedSession(live, targetId, timeoutMs);
+      pageSession = session;
       let settleDocument!: { resolve: (status: number) => void; reject: (err: Error) => void };
       const document = new Promise<number>((resolve, reject) => {
         settleDocument = { resolve, reject };
@@ -318,7 +327,13 @@ export class BrowserPool {
   private async contextFor(
     live: LiveBrowser,
     partition: string | undefined,
-  ): Promise<{ id: string; shared: boolean; done: () => Promise<void> }> {
+  ): Promise<{
+    id: string;
+    shared: boolean;
+    /** Closes a released page, or keeps it frozen when it is the last of its partition. */
+    retire: (targetId: string, session: CDPSession | null) => Promise<void>;
+    done: () => Promise<void>;
+  }> {
     const create = async (): Promise<string> => {
       const { browserContextId } = await live.root.send("Target.createBrowserContext", { disposeOnDetach: true });
       live.contexts += 1;
@@ -330,9 +345,14 @@ export class BrowserPool {
       await live.root.send("Target.disposeBrowserContext", { browserContextId: id }).catch(() => undefined);
       live.contextIds.delete(id);
     };
+    const closeTarget = (targetId: string): Promise<void> =>
+      live.root.send("Target.closeTarget", { targetId }).then(
+        () => undefined,
+        () => undefined,
+      );
     if (partition === undefined) {
       const id = await create();
-      return { id, shared: false, done: () => dispose(id) };
+      return { id, shared: false, retire: async () => undefined, done: () => dispose(id) };
     }
     let entry = live.partitions.get(partition);
     if (!entry) {
@@ -354,6 +374,19 @@ export class BrowserPool {
     return {
       id,
       shared: true,
+      retire: async (targetId, session) => {
+        if (held.leases > 1) return closeTarget(targetId);
+        const frozen =
+          session !== null &&
+          (await session.send("Page.setWebLifecycleState", { state: "frozen" }).then(
+            () => true,
+            () => false,
+          ));
+        if (!frozen) return closeTarget(targetId);
+        const previous = held.keeper;
+        held.keeper = targetId;
+        if (previous !== undefined) await closeTarget(previous);
+      },
       done: async () => {
         if (done) return;
         done = true;

@@ -87,6 +87,17 @@ export class LinkService {
       request,
       expiresAt,
     };
+    const failed = async (message: string, why: string): Promise<never> => {
+      // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).
+      await this.store.create(draft);
+      await this.store.transition({
+        id,
+        to: "FAILED",
+        event: "payment.failed",
+        upstream: { failure: { message: why } },
+      });
+      throw new AppError("UPSTREAM_UNAVAILABLE", message, [], { transactionId: id });
+    };
     let session: LinkSession;
     try {
       session = await openLinkSession(this.pool, {
@@ -101,17 +112,7 @@ export class LinkService {
       });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
-      // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).
-      await this.store.create(draft);
-      await this.store.transition({
-        id,
-        to: "FAILED",
-        event: "payment.failed",
-        upstream: { failure: { message: "the payment page did not produce a QR" } },
-      });
-      throw new AppError("UPSTREAM_UNAVAILABLE", "The payment page did not produce a QR in time", [], {
-        transactionId: id,
-      });
+      return failed("The payment page did not produce a QR in time", "the payment page did not produce a QR");
     }
     let tx: TxRecord;
     try {
@@ -124,7 +125,14 @@ export class LinkService {
       }));
     } catch (err) {
       await session.close();
-      throw err;
+      if ((err as { code?: string }).code !== "23505") throw err;
+      // The page answered with a session another payment of this merchant already holds (state it kept
+      // in the merchant's shared browser context): never two payments on one upstream session.
+      this.logger.warn({ url: link.url }, "payment-link page answered with a session already in use");
+      return failed(
+        "The payment page answered with a payment already in use",
+        "the payment page answered with a session another payment holds",
+      );
     }
     this.handoff.set(tx.id, session);
     setTimeout(() => {

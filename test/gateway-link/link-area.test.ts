@@ -74,6 +74,38 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     expect(await events(b.transactionId)).toEqual(["payment.created", "payment.scanned", "payment.completed"]);
   });
 
+  it("a page that goes back to a payment it remembers (shared browser state) never makes a second payment of it", async () => {
+    // One merchant's pages on one site share a browser context; this page remembers its last client in
+    // localStorage and, opened again, resumes it instead of offering a new payment.
+    const sticky = await createTenant(t, {
+      name: "Sticky",
+      linkUrl: `${t.url}/sim/link/p/sticky?currency=KHR&remember=1`,
+    });
+    const first = await gen({ amount: 2000, currency: 116 }, sticky.keys.gatewayLink);
+    expect(first.status).toBe(200);
+    const a = first.body as LinkTx;
+    const second = await gen({ amount: 2000, currency: 116 }, sticky.keys.gatewayLink);
+    expect(second.status).toBe(502);
+    const refused = second.body as { error: { code: string; transactionId: string } };
+    expect(refused.error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(refused.error.transactionId).not.toBe(a.transactionId);
+    // The refused attempt is a FAILED payment of its own, holding no upstream session.
+    const failedTx = (await check(refused.error.transactionId, sticky.keys.gatewayLink)).body as LinkTx;
+    expect(failedTx.status).toBe("FAILED");
+    // The one upstream session pays the one payment that holds it, and nothing else.
+    expect((await post(`${t.url}/sim/link/approve`, { clientId: a.data.clientId })).status).toBe(200);
+    await waitFor(
+      async () => ((await check(a.transactionId, sticky.keys.gatewayLink)).body as LinkTx).status === "SUCCESS",
+      15_000,
+    );
+    expect(((await check(refused.error.transactionId, sticky.keys.gatewayLink)).body as LinkTx).status).toBe("FAILED");
+    const holders = await t.app.core.db.query<{ n: string }>(
+      `select count(*) as n from "transaction" where client_id = ?`,
+      [a.data.clientId],
+    );
+    expect(Number(holders[0]!.n)).toBe(1);
+  });
+
   it("left alone → EXPIRED at 180 s (moved clock), and the page is released", async () => {
     const b = (await gen({ amount: 1000, currency: 116 })).body as LinkTx;
     await new Promise((r) => setTimeout(r, 1500)); // the monitor holds the page

@@ -2,6 +2,7 @@ import { M0001Initial } from "./m0001-initial.js";
 import { M0002ExactJson } from "./m0002-exact-json.js";
 import { M0003Upstreams } from "./m0003-upstreams.js";
 import { M0004CrashLeftovers } from "./m0004-crash-leftovers.js";
+import { M0005LinkClientUnique } from "./m0005-link-client-unique.js";
 
 /** Listed explicitly (not globbed) so the compiled build needs no file discovery. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   { name: "m0002-exact-json", class: M0002ExactJson },
   { name: "m0003-upstreams", class: M0003Upstreams },
   { name: "m0004-crash-leftovers", class: M0004CrashLeftovers },
+  { name: "m0005-link-client-unique", class: M0005LinkClientUnique },
 ];

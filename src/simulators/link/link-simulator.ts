@@ -75,6 +75,7 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
           amount,
           clientId,
           embeds: state.embeds,
+          remember: req.query.remember === "1",
         }),
       );
   });

@@ -20,6 +20,11 @@ export interface LinkPageConfig {
    * worker that fetches. Tests use it to play a page that reaches beyond its own origin. Default none.
    */
   embeds?: string[];
+  /**
+   * The page keeps its client in localStorage and, opened again in the same browser, goes back to that
+   * payment instead of offering a new one (`?remember=1`), as some hosted pages do. Default off.
+   */
+  remember?: boolean;
 }
 
 // The script is kept as a plain string so it runs as written in any browser; `cfg` is injected
@@ -67,6 +72,7 @@ const PAGE_SCRIPT = String.raw`
     var here = new URL(location.href);
     here.searchParams.set("clientId", clientId);
     history.replaceState(null, "", here.toString());
+    if (cfg.remember) localStorage.setItem("sim-link-client", clientId);
     showAction(session.action || "request_qr");
     setTimeout(poll, cfg.pollMs);
   }
@@ -101,9 +107,10 @@ const PAGE_SCRIPT = String.raw`
       new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
     });
   });
-  if (cfg.clientId) {
+  var remembered = cfg.remember ? localStorage.getItem("sim-link-client") : null;
+  if (cfg.clientId || remembered) {
     form.hidden = true;
-    api("/resume", { clientId: cfg.clientId, requestId: requestId() })
+    api("/resume", { clientId: cfg.clientId || remembered, requestId: requestId() })
       .then(startPolling)
       .catch(function (err) { setError(err.message); });
   }
