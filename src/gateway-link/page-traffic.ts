@@ -1,7 +1,8 @@
-// Reads a payment-link page's own API traffic (answers as the browser received them, held at the
-// protocol level while their bodies are read; never the DOM) and turns it into LinkEvents: the session (QR + client id) first, then each change of the
-// polled action once. Failing polls are counted; a run of them, a page that stops polling, a
-// crashed page or a dead browser ends the stream with a fatal error; closing the pool just ends it.
+// Reads a payment-link page's own API traffic (answers as the browser received them, held at
+// the protocol level while their bodies are read; never the DOM) and turns it into LinkEvents:
+// the session (QR + client id) first, then each change of the polled action once. Failing polls
+// are counted; a run of them, a page that stops polling, a crashed page or a dead browser ends the
+// stream with a fatal error; closing the pool just ends it.
 
 import { BrowserPoolError, type PageLease, type PageResponse, type TrafficReader } from "./browser.js";
 import { EventChannel } from "./event-channel.js";

@@ -84,6 +84,11 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
     const first = await gen({ amount: 2000, currency: 116 }, sticky.keys.gatewayLink);
     expect(first.status).toBe(200);
     const a = first.body as LinkTx;
+    // The page has shown its QR (and so remembered its client) once it polls.
+    await waitFor(async () => {
+      const res = await fetch(`${t.url}/sim/link/clients/${a.data.clientId}`);
+      return ((await res.json()) as { polls: number }).polls > 0;
+    }, 15_000);
     const second = await gen({ amount: 2000, currency: 116 }, sticky.keys.gatewayLink);
     expect(second.status).toBe(502);
     const refused = second.body as { error: { code: string; transactionId: string } };
