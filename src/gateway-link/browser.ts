@@ -1,11 +1,10 @@
 // One headless Chromium per process, shared by all payment-link monitors of that process. Each
 // monitor leases a page: a hidden target (see BrowserPoolOptions.pageMode) created straight on its
 // URL and held before its first request while its traffic rules are put in place, driven over its
-// own CDP session (no Page abstraction: the protocol alone, which costs a fraction of the CPU). A
-// lease without a partition gets a browser context of its own; leases of one partition (one
-// merchant's pages on one site) share a warm context, hence cookies and, on the same site, one
-// renderer process. The number of leases is capped, and a browser that dies is replaced on the
-// next acquire while every lease it carried is told through its AbortSignal.
+// own CDP session (no Page abstraction: the protocol alone, which costs a fraction of the CPU). Each
+// lease gets a browser context of its own (no cookies, storage or renderer shared between payments).
+// The number of leases is capped, and a browser that dies is replaced on the next acquire while
+// every lease it carried is told through its AbortSignal.
 
 import { accessSync, constants } from "node:fs";
 import type { CDPSession, Protocol } from "puppeteer-core";
@@ -52,8 +51,6 @@ export interface BrowserPoolOptions {
    * processes keyboard but not mouse input. "window": an ordinary tab in its own window.
    */
   pageMode?: "hidden" | "window";
-  /** How long a partition's context outlives its last lease, warm for the next one. Default 30 000 ms. */
-  partitionIdleMs?: number;
   launchTimeoutMs?: number;
   logger?: PoolLogger;
 }
@@ -87,12 +84,6 @@ export interface AcquireOptions {
    * Chromium. Without it the page may load from anywhere (minus the blocked types).
    */
   allowedOrigins?: readonly string[];
-  /**
-   * Leases with the same partition share one browser context (cookies, storage, a renderer per site);
-   * without one the lease gets a context of its own. The service partitions by merchant and site: pages of
-   * two merchants never share a context or a process.
-   */
-  partition?: string;
   traffic?: TrafficReader;
 }
 
@@ -119,7 +110,7 @@ export interface BrowserPoolStats {
   launched: number;
   /** Process id of the live browser, null when none runs. */
   pid: number | null;
-  /** Browser contexts open: one per lease without a partition, one per live or idle partition. */
+  /** Browser contexts open: one per lease. */
   contexts: number;
 }
 
@@ -127,17 +118,6 @@ interface Waiter {
   resolve: () => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
-}
-interface Partition {
-  id: Promise<string>;
-  leases: number;
-  idle?: NodeJS.Timeout;
-  /**
-   * The partition's last released page, frozen (no script, no timer runs), kept while the partition is
-   * warm: a renderer process lives only as long as a page in it, and the next page of the site would
-   * otherwise start a new one.
-   */
-  keeper?: string;
 }
 interface LiveBrowser extends LaunchedChromium {
   /** A browser-level session that auto-attaches every new page target, held before its first request. */
@@ -147,7 +127,6 @@ interface LiveBrowser extends LaunchedChromium {
   awaiting: Map<string, (session: CDPSession) => void>;
   /** Live leases by target id (a target closed behind our back aborts its lease). */
   leases: Map<string, AbortController>;
-  partitions: Map<string, Partition>;
   /** Browser contexts this pool made (a target in any other is not a payment page). */
   contextIds: Set<string>;
   contexts: number;
@@ -252,18 +231,14 @@ export class BrowserPool {
 
   private async openLease(opts: AcquireOptions, timeoutMs: number): Promise<PageLease> {
     const live = await this.ensureBrowser();
-    const context = await this.contextFor(live, opts.partition);
+    const context = await this.newContext(live);
     const controller = new AbortController();
     let targetId: string | null = null;
-    let pageSession: CDPSession | null = null;
     let released: Promise<void> | null = null;
     const release = (): Promise<void> => {
       released ??= (async () => {
-        if (targetId !== null) {
-          live.leases.delete(targetId);
-          await context.retire(targetId, pageSession);
-        }
-        await context.done();
+        if (targetId !== null) live.leases.delete(targetId);
+        await context.dispose();
         this.freeSlot();
       })();
       return released;
@@ -273,7 +248,6 @@ export class BrowserPool {
       targetId = created.targetId;
       live.leases.set(targetId, controller);
       const session = await this.attachedSession(live, targetId, timeoutMs);
-      pageSession = session;
       let settleDocument!: { resolve: (status: number) => void; reject: (err: Error) => void };
       const document = new Promise<number>((resolve, reject) => {
         settleDocument = { resolve, reject };
@@ -314,92 +288,27 @@ export class BrowserPool {
       return { session, signal: controller.signal, start, release };
     } catch (err) {
       released = Promise.resolve();
-      if (targetId !== null) {
-        live.leases.delete(targetId);
-        if (context.shared) await live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
-      }
-      await context.done();
+      if (targetId !== null) live.leases.delete(targetId);
+      await context.dispose();
       throw err;
     }
   }
 
-  /** The lease's browser context: its own, or its partition's (kept warm for a while after the last lease). */
-  private async contextFor(
-    live: LiveBrowser,
-    partition: string | undefined,
-  ): Promise<{
-    id: string;
-    shared: boolean;
-    /** Closes a released page, or keeps it frozen when it is the last of its partition. */
-    retire: (targetId: string, session: CDPSession | null) => Promise<void>;
-    done: () => Promise<void>;
-  }> {
-    const create = async (): Promise<string> => {
-      const { browserContextId } = await live.root.send("Target.createBrowserContext", { disposeOnDetach: true });
-      live.contexts += 1;
-      live.contextIds.add(browserContextId);
-      return browserContextId;
+  /** A browser context of the lease's own; disposing it closes its page. */
+  private async newContext(live: LiveBrowser): Promise<{ id: string; dispose: () => Promise<void> }> {
+    const { browserContextId: id } = await live.root.send("Target.createBrowserContext", { disposeOnDetach: true });
+    live.contexts += 1;
+    live.contextIds.add(id);
+    let disposed: Promise<void> | null = null;
+    const dispose = (): Promise<void> => {
+      disposed ??= (async () => {
+        live.contexts -= 1;
+        await live.root.send("Target.disposeBrowserContext", { browserContextId: id }).catch(() => undefined);
+        live.contextIds.delete(id);
+      })();
+      return disposed;
     };
-    const dispose = async (id: string): Promise<void> => {
-      live.contexts -= 1;
-      await live.root.send("Target.disposeBrowserContext", { browserContextId: id }).catch(() => undefined);
-      live.contextIds.delete(id);
-    };
-    const closeTarget = (targetId: string): Promise<void> =>
-      live.root.send("Target.closeTarget", { targetId }).then(
-        () => undefined,
-        () => undefined,
-      );
-    if (partition === undefined) {
-      const id = await create();
-      return { id, shared: false, retire: async () => undefined, done: () => dispose(id) };
-    }
-    let entry = live.partitions.get(partition);
-    if (!entry) {
-      entry = { id: create(), leases: 0 };
-      live.partitions.set(partition, entry);
-    }
-    const held = entry;
-    held.leases += 1;
-    clearTimeout(held.idle);
-    let id: string;
-    try {
-      id = await held.id;
-    } catch (err) {
-      held.leases -= 1;
-      if (live.partitions.get(partition) === held) live.partitions.delete(partition);
-      throw err;
-    }
-    let done = false;
-    return {
-      id,
-      shared: true,
-      retire: async (targetId, session) => {
-        if (held.leases > 1) return closeTarget(targetId);
-        const frozen =
-          session !== null &&
-          (await session.send("Page.setWebLifecycleState", { state: "frozen" }).then(
-            () => true,
-            () => false,
-          ));
-        if (!frozen) return closeTarget(targetId);
-        const previous = held.keeper;
-        held.keeper = targetId;
-        if (previous !== undefined) await closeTarget(previous);
-      },
-      done: async () => {
-        if (done) return;
-        done = true;
-        held.leases -= 1;
-        if (held.leases > 0) return;
-        held.idle = setTimeout(() => {
-          if (held.leases > 0 || live.partitions.get(partition) !== held) return;
-          live.partitions.delete(partition);
-          void dispose(id);
-        }, this.options.partitionIdleMs ?? 30_000);
-        held.idle.unref();
-      },
-    };
+    return { id, dispose };
   }
 
   /**
@@ -536,7 +445,6 @@ export class BrowserPool {
       attached: new Map(),
       awaiting: new Map(),
       leases: new Map(),
-      partitions: new Map(),
       contextIds: new Set(),
       contexts: 0,
       cleanup: null,
@@ -581,8 +489,6 @@ export class BrowserPool {
       );
     for (const lease of live.leases.values()) lease.abort(reason);
     live.leases.clear();
-    for (const partition of live.partitions.values()) clearTimeout(partition.idle);
-    live.partitions.clear();
     killProcessGroup(live.pid);
     await removeProfile(live.userDataDir);
   }

@@ -19,14 +19,10 @@ export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
   "--disable-dev-shm-usage",
   "--disable-quic",
   // Chromium 156 preloads a WebUI omnibox popup (a ~48 MB renderer) for every browser context;
-  // a monitor never types in an omnibox. The spare renderer Chromium keeps ready is taken by each new
-  // page before it moves into its site's process, and a new spare started: ~30 ms of CPU per page for
-  // nothing once pages share their site's process (below). Puppeteer merges this with its own
-  // --disable-features.
+  // a monitor never types in an omnibox. The spare renderer Chromium keeps ready is started for one
+  // browser context and wasted when the next page is in another (each payment's is its own): ~30 ms
+  // of CPU per page for nothing. Puppeteer merges this with its own --disable-features.
   "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,SpareRendererForSitePerProcess",
-  // Pages of one site in one browser context share a renderer process: a payment page opened in a
-  // partition's warm context (BrowserPool `partition`) starts no new renderer. Contexts never share one.
-  "--process-per-site",
 ];
 
 /** CHROMIUM_SANDBOX: `auto` uses the sandbox where it can work, `on` always asks for it, `off` never does. */

@@ -68,11 +68,6 @@ interface CommonOptions {
    * only on the page's origin or one of these.
    */
   allowedOrigins?: readonly string[];
-  /**
-   * Whose page this is (the service passes the merchant): pages of one partition on one site share a
-   * warm browser context and renderer; without it every page gets a context of its own.
-   */
-  partition?: string;
   watch?: WatchOptions;
 }
 
@@ -156,8 +151,6 @@ async function startSession(
       url: target,
       timeoutMs: remainingMs(),
       allowedOrigins: [origin, ...(options.allowedOrigins ?? [])],
-      // One merchant's pages on one site share a warm browser context; two merchants' never do.
-      partition: options.partition === undefined ? undefined : `${options.partition}\n${origin}`,
       traffic,
     });
   } catch (err) {

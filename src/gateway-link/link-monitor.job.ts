@@ -186,7 +186,6 @@ export function linkMonitorJob(
             protocol: deps.protocol,
             egress: deps.egress,
             allowedOrigins: deps.allowedOrigins,
-            partition: tx.merchantRef,
           }).catch((err: Error) => {
             lastError = err.message;
             if (!(err instanceof LinkDriverError && err.unavailable)) failures++;

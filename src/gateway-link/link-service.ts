@@ -108,7 +108,6 @@ export class LinkService {
         protocol: this.opts.protocol,
         egress: this.opts.egress,
         allowedOrigins: this.opts.allowedOrigins,
-        partition: key.merchantRef,
       });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
@@ -126,8 +125,8 @@ export class LinkService {
     } catch (err) {
       await session.close();
       if ((err as { code?: string }).code !== "23505") throw err;
-      // The page answered with a session another payment of this merchant already holds (state it kept
-      // in the merchant's shared browser context): never two payments on one upstream session.
+      // The page answered with a session another payment of this merchant already holds (a provider that
+      // resumed a session it should not have): never two payments on one upstream session.
       this.logger.warn({ url: link.url }, "payment-link page answered with a session already in use");
       return failed(
         "The payment page answered with a payment already in use",

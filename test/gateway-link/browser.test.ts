@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import express from "express";
@@ -59,24 +59,10 @@ async function evaluate(lease: PageLease, expression: string): Promise<unknown> 
   return result.value as unknown;
 }
 
-async function opened(pool: BrowserPool, url: string, partition?: string): Promise<PageLease> {
-  const lease = await pool.acquire({ url, partition });
+async function opened(pool: BrowserPool, url: string): Promise<PageLease> {
+  const lease = await pool.acquire({ url });
   expect(await lease.start()).toBe(200);
   return lease;
-}
-
-function renderers(pid: number): number {
-  return processTree(pid).filter(
-    (p) => listProcs().some((q) => q.pid === p.pid && q.state !== "Z") && /--type=renderer/.test(cmdline(p.pid)),
-  ).length;
-}
-
-function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
 }
 
 function userDataDirs(): string[] {
@@ -94,31 +80,6 @@ describe("BrowserPool", () => {
       expect(await evaluate(b, `[localStorage.getItem("who"), document.cookie]`)).toEqual([null, ""]);
       await Promise.all([a.release(), b.release()]);
       expect(pool.stats()).toMatchObject({ pages: 0, contexts: 0 });
-    } finally {
-      await pool.close();
-    }
-  });
-
-  it("leases of one partition share a warm context and one renderer; another partition's never do", async () => {
-    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 12, partitionIdleMs: 60_000 });
-    try {
-      const first = await opened(pool, sim.linkUrl(), "merchant-a");
-      const pid = pool.stats().pid!;
-      const before = renderers(pid);
-      const same = await Promise.all(Array.from({ length: 5 }, () => opened(pool, sim.linkUrl(), "merchant-a")));
-      // Five more pages of the same merchant and site start no renderer of their own.
-      expect(renderers(pid)).toBeLessThanOrEqual(before + 1);
-      const other = await opened(pool, sim.linkUrl(), "merchant-b");
-      expect(pool.stats().contexts).toBe(2);
-      await evaluate(first, `localStorage.setItem("who", "a"); document.cookie = "who=a"`);
-      expect(await evaluate(same[0]!, `[localStorage.getItem("who"), document.cookie]`)).toEqual(["a", "who=a"]);
-      expect(await evaluate(other, `[localStorage.getItem("who"), document.cookie]`)).toEqual([null, ""]);
-      // The partition outlives its last lease (warm for the next page); a lease of its own does not.
-      await Promise.all([first, ...same, other].map((l) => l.release()));
-      expect(pool.stats()).toMatchObject({ pages: 0, contexts: 2 });
-      const again = await opened(pool, sim.linkUrl(), "merchant-a");
-      expect(await evaluate(again, `localStorage.getItem("who")`)).toBe("a");
-      await again.release();
     } finally {
       await pool.close();
     }
