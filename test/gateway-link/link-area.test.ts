@@ -103,35 +103,22 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
   });
 
   it("one upstream link session is held by one payment: the database refuses a second holder", async () => {
-    const { tx } = await t.app.core.store.create({
-      id: "txn_link_holder_a",
-      area: "gateway_link",
+    const holder = (id: string) => ({
+      id,
+      area: "gateway_link" as const,
       merchantRef: tenant.merchantId,
       apiKeyRef: tenant.keyIds.gatewayLink,
-      status: "PENDING",
+      status: "PENDING" as const,
       amount: "1000",
-      currency: "KHR",
+      currency: "KHR" as const,
       meta: {},
       request: {},
       clientId: "cl_shared_session",
       expiresAt: new Date(Date.now() + 60_000),
     });
+    const { tx } = await t.app.core.store.create(holder("txn_link_holder_a"));
     expect(tx.clientId).toBe("cl_shared_session");
-    await expect(
-      t.app.core.store.create({
-        id: "txn_link_holder_b",
-        area: "gateway_link",
-        merchantRef: tenant.merchantId,
-        apiKeyRef: tenant.keyIds.gatewayLink,
-        status: "PENDING",
-        amount: "1000",
-        currency: "KHR",
-        meta: {},
-        request: {},
-        clientId: "cl_shared_session",
-        expiresAt: new Date(Date.now() + 60_000),
-      }),
-    ).rejects.toMatchObject({ code: "23505" });
+    await expect(t.app.core.store.create(holder("txn_link_holder_b"))).rejects.toMatchObject({ code: "23505" });
   });
 
   it("left alone → EXPIRED at 180 s (moved clock), and the page is released", async () => {
