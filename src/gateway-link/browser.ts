@@ -129,7 +129,6 @@ interface LiveBrowser extends LaunchedChromium {
   leases: Map<string, AbortController>;
   /** Browser contexts this pool made (a target in any other is not a payment page). */
   contextIds: Set<string>;
-  contexts: number;
   cleanup: Promise<void> | null;
   hiddenUnsupported: boolean;
 }
@@ -185,7 +184,7 @@ export class BrowserPool {
       waiting: this.waiters.length,
       launched: this.launches,
       pid: this.live?.pid ?? null,
-      contexts: this.live?.contexts ?? 0,
+      contexts: this.live?.contextIds.size ?? 0,
     };
   }
 
@@ -297,12 +296,10 @@ export class BrowserPool {
   /** A browser context of the lease's own; disposing it closes its page. */
   private async newContext(live: LiveBrowser): Promise<{ id: string; dispose: () => Promise<void> }> {
     const { browserContextId: id } = await live.root.send("Target.createBrowserContext", { disposeOnDetach: true });
-    live.contexts += 1;
     live.contextIds.add(id);
     let disposed: Promise<void> | null = null;
     const dispose = (): Promise<void> => {
       disposed ??= (async () => {
-        live.contexts -= 1;
         await live.root.send("Target.disposeBrowserContext", { browserContextId: id }).catch(() => undefined);
         live.contextIds.delete(id);
       })();
@@ -446,7 +443,6 @@ export class BrowserPool {
       awaiting: new Map(),
       leases: new Map(),
       contextIds: new Set(),
-      contexts: 0,
       cleanup: null,
       hiddenUnsupported: false,
     };
