@@ -149,10 +149,11 @@ export async function benchLinkQr(opts: LinkQrOptions): Promise<LinkQrResult> {
     const before = await polls();
     await sleep(opts.quick ? 3_000 : 10_000);
     const after = await polls();
-    const tree = processTree(pid).map((p) => p.pid);
-    // A Chromium process outside the service's tree (one run saw 7 in the tree and 200 pages polling) makes
-    // the PSS figure meaningless: say so rather than report it.
-    const strays = listProcs().filter((p) => p.state !== "Z" && /chrom/i.test(p.comm)).length - (tree.length - 1);
+    // Chromium's crash handlers leave the tree (they are re-parented to init) but live as long as the browser:
+    // counted with it. Any other Chromium process outside the service's tree makes the PSS figure meaningless.
+    const live = listProcs().filter((p) => p.state !== "Z");
+    const tree = [...processTree(pid), ...live.filter((p) => p.comm === "chrome_crashpad")].map((p) => p.pid);
+    const strays = live.filter((p) => /chrom/i.test(p.comm)).length - (tree.length - 1);
     if (strays > 0) log(`WARNING: ${strays} live Chromium processes outside the service's tree; PSS below undercounts`);
     const mem = memoryOf(tree);
     const node = memoryOf([pid]);

@@ -234,12 +234,16 @@ export class BrowserPool {
     const controller = new AbortController();
     let targetId: string | null = null;
     let released: Promise<void> | null = null;
+    // The page is closed before its context is disposed: disposing alone leaves a hidden page's renderer running.
+    const closePage = async (): Promise<void> => {
+      if (targetId !== null) {
+        live.leases.delete(targetId);
+        await live.root.send("Target.closeTarget", { targetId }).catch(() => undefined);
+      }
+      await context.dispose();
+    };
     const release = (): Promise<void> => {
-      released ??= (async () => {
-        if (targetId !== null) live.leases.delete(targetId);
-        await context.dispose();
-        this.freeSlot();
-      })();
+      released ??= closePage().then(() => this.freeSlot());
       return released;
     };
     try {
@@ -287,8 +291,7 @@ export class BrowserPool {
       return { session, signal: controller.signal, start, release };
     } catch (err) {
       released = Promise.resolve();
-      if (targetId !== null) live.leases.delete(targetId);
-      await context.dispose();
+      await closePage();
       throw err;
     }
   }

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { AddressInfo } from "node:net";
 import express from "express";
@@ -65,6 +65,14 @@ async function opened(pool: BrowserPool, url: string): Promise<PageLease> {
   return lease;
 }
 
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 function userDataDirs(): string[] {
   return readdirSync(tmpdir()).filter((name) => name.startsWith("pqr-chromium-"));
 }
@@ -80,6 +88,23 @@ describe("BrowserPool", () => {
       expect(await evaluate(b, `[localStorage.getItem("who"), document.cookie]`)).toEqual([null, ""]);
       await Promise.all([a.release(), b.release()]);
       expect(pool.stats()).toMatchObject({ pages: 0, contexts: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("ends a released page's renderer process: payments do not pile up Chromium processes", async () => {
+    const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 4 });
+    const renderers = () =>
+      processTree(pool.stats().pid ?? -1).filter((p) => readCmdline(p.pid).includes("--type=renderer")).length;
+    try {
+      // Counted while the four pages are open (a renderer of an earlier page may still be exiting, so no idle count
+      // is taken first): releasing them must end four renderers.
+      const leases = await Promise.all([1, 2, 3, 4].map(() => opened(pool, sim.linkUrl())));
+      const busy = renderers();
+      expect(busy).toBeGreaterThanOrEqual(4);
+      await Promise.all(leases.map((l) => l.release()));
+      await eventually(() => (renderers() <= busy - 4 ? true : undefined), 10_000, "the released renderers to end");
     } finally {
       await pool.close();
     }
@@ -250,7 +275,8 @@ describe("BrowserPool", () => {
     const pid = pool.stats().pid!;
     const tree = processTree(pid).map((p) => p.pid);
     expect(tree.length).toBeGreaterThan(3); // browser, zygotes, utility and renderer processes
-    const dirs = userDataDirs().filter((d) => !before.has(d));
+    // Other test files launch Chromium at the same time: this pool's profile is the one on its browser's command line.
+    const dirs = userDataDirs().filter((d) => !before.has(d) && readCmdline(pid).includes(`${tmpdir()}/${d}`));
     expect(dirs).toHaveLength(1);
 
     await Promise.all([pool.close(), pool.close()]);
