@@ -1,5 +1,4 @@
 import { toDate } from "../db/sql.js";
-import { stringifyExact } from "../exact-json.js";
 import type { StoredEvent } from "./stored-event.js";
 import type { EventType } from "./transaction-event.entity.js";
 import type { Json } from "./transaction.entity.js";
@@ -45,17 +44,17 @@ export function outboxCounts(fanout: OutboxFanout | null): string {
   return `${deliveries} as deliveries, (select count(*) from nt)::int as notified`;
 }
 
-/** The transition's outbox write on its own: one statement inside the transition's database transaction. */
-export function outboxForRowSql(fanout: OutboxFanout | null): string {
-  return `with s0 as (select ?::text as id, ?::text as api_key_ref, ?::text as area, ?::text as status,
-    ?::text as ev_id, ?::text as ev_type, ?::json as payload, ?::timestamptz as created_at),
-  ${outboxCtes("s0", fanout)}
+/**
+ * The transitions' outbox write on its own: one statement for a group's events, inside the group's database
+ * transaction. Every column is an array (one element per event, in the order their sequence numbers follow).
+ */
+export function outboxManySql(fanout: OutboxFanout | null): string {
+  return `with src as (
+    select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::json[], ?::timestamptz[])
+      with ordinality as s(id, api_key_ref, area, status, ev_id, ev_type, payload, created_at, ord) order by ord),
+  ${outboxCtes("src", fanout)}
   select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at,
     ${outboxCounts(fanout)} from ev`;
-}
-
-export function outboxParams(eventId: string, type: EventType, payload: Json, now: Date): unknown[] {
-  return [eventId, type, stringifyExact(payload), now];
 }
 
 /** An outbox row as read back (deliveries only where the statement that wrote it counted them). */

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import { currentClaim, type IdempotencyClaim } from "./idempotency.js";
 import { newId } from "../ids.js";
-import { Db, type Query } from "../db/sql.js";
+import { Db } from "../db/sql.js";
 import type { EventSink, StoredEvent } from "./stored-event.js";
 import { rowToTx, snapshot, type TxRecord } from "./record.js";
 import type { EventType } from "./transaction-event.entity.js";
@@ -10,8 +10,7 @@ import {
   NOTIFY_CHANNEL,
   outboxCounts,
   outboxCtes,
-  outboxForRowSql,
-  outboxParams,
+  outboxManySql,
   rowToEvent,
   type OutboxFanout,
 } from "./outbox-sql.js";
@@ -120,7 +119,8 @@ const TRANSITION_BATCH = { lanes: 2, maxBatch: 32 };
 
 interface PendingTransition {
   id: string;
-  params: unknown[];
+  /** One element of each of TRANSITION_MANY_SQL's arrays, after the id. */
+  columns: [string | null, string, string | null, string | null, Date, boolean, Date | null, boolean, boolean];
   eventId: string;
   event: EventType;
   now: Date;
@@ -133,18 +133,32 @@ interface PendingCreate {
   claim: IdempotencyClaim | null;
 }
 
-const TRANSITION_SQL = `update "transaction" set
-    status = coalesce(?, status),
-    upstream = upstream || ?::jsonb,
-    receipt_url = coalesce(?, receipt_url),
-    client_id = coalesce(?, client_id),
-    updated_at = ?,
-    completed_at = case when ? then ? else completed_at end,
-    next_check_at = case when ? then ?::timestamptz else next_check_at end,
-    version = version + 1
-  where id = ? and (status in ${NON_TERMINAL_SQL} or (?::boolean and status = 'SUCCESS' and receipt_url is null)
-    or (?::boolean and status = 'EXPIRED'))
-  returning ${TX_COLUMNS}`;
+/**
+ * Any number of transitions of distinct transactions in one statement (the same text whatever the batch size,
+ * prepared once per connection). Rows are locked in id order first, so two groups in two processes that share
+ * transactions wait for each other instead of deadlocking. Each item changes its row only from a non-terminal
+ * state (or its one allowed exception); a row that does not qualify is not returned.
+ */
+const TRANSITION_MANY_SQL = `with input as (
+    select * from unnest(?::text[], ?::text[], ?::jsonb[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[],
+      ?::timestamptz[], ?::boolean[], ?::boolean[])
+      as i(id, status, upstream, receipt_url, client_id, now, terminal, next_check_at, late_receipt, late_payment)),
+  locked as (select t.id from "transaction" t join input i on i.id = t.id order by t.id for update of t)
+  update "transaction" t set
+    status = coalesce(i.status, t.status),
+    upstream = t.upstream || i.upstream,
+    receipt_url = coalesce(i.receipt_url, t.receipt_url),
+    client_id = coalesce(i.client_id, t.client_id),
+    updated_at = i.now,
+    completed_at = case when i.terminal then i.now else t.completed_at end,
+    next_check_at = case when i.terminal then i.next_check_at else t.next_check_at end,
+    version = t.version + 1
+  from input i join locked l on l.id = i.id
+  where t.id = i.id and (t.status in ${NON_TERMINAL_SQL} or (i.late_receipt and t.status = 'SUCCESS' and t.receipt_url is null)
+    or (i.late_payment and t.status = 'EXPIRED'))
+  returning ${TX_COLUMNS.split(",")
+    .map((c) => `t.${c.trim()}`)
+    .join(", ")}`;
 
 /**
  * The row a new transaction reads back as, built before the insert so its snapshot can go into the same
@@ -201,11 +215,11 @@ export class TransactionStore {
     private readonly expiry: Partial<Record<TxRecord["area"], ExpiryPolicy>> = {},
   ) {
     this.createManySql = createManySql(fanout);
-    this.outboxForRowSql = outboxForRowSql(fanout);
+    this.outboxManySql = outboxManySql(fanout);
   }
 
   private readonly createManySql: string;
-  private readonly outboxForRowSql: string;
+  private readonly outboxManySql: string;
 
   /**
    * Concurrent transitions, grouped into one database transaction (db/batcher.ts): each keeps its own
@@ -220,18 +234,53 @@ export class TransactionStore {
   );
 
   private async transitionMany(items: PendingTransition[]): Promise<({ tx: TxRecord; event: StoredEvent } | null)[]> {
-    // In id order, so two groups in two processes that share transactions lock them in the same order.
-    const order = items
-      .map((_, i) => i)
-      .sort((a, b) => (items[a].id < items[b].id ? -1 : items[a].id > items[b].id ? 1 : a - b));
+    // A transaction changed twice in one group changes in rounds, in arrival order: a statement updates a row once.
+    const rounds: number[][] = [];
+    const seen = new Map<string, number>();
+    items.forEach((it, i) => {
+      const round = seen.get(it.id) ?? 0;
+      seen.set(it.id, round + 1);
+      (rounds[round] ??= []).push(i);
+    });
     return this.db.transaction(async (q) => {
+      // The group's winners, in the order their events take sequence numbers.
+      const won: { i: number; tx: TxRecord }[] = [];
+      for (const round of rounds) {
+        const column = (k: number) => round.map((i) => items[i].columns[k]);
+        const rows = await q(
+          TRANSITION_MANY_SQL,
+          [round.map((i) => items[i].id), ...items[0].columns.map((_, k) => column(k))],
+          "pqr_transition_many",
+        );
+        const byId = new Map(rows.map((r) => [r.id as string, rowToTx(r)]));
+        for (const i of round) {
+          const tx = byId.get(items[i].id);
+          if (tx !== undefined) won.push({ i, tx });
+        }
+      }
       const out: ({ tx: TxRecord; event: StoredEvent } | null)[] = items.map(() => null);
-      for (const i of order) {
-        const it = items[i];
-        const rows = await q(TRANSITION_SQL, it.params, "pqr_transition");
-        if (rows.length === 0) continue;
-        const tx = rowToTx(rows[0]);
-        out[i] = { tx, event: await this.writeEvent(q, tx, it.eventId, it.event, it.now) };
+      if (won.length === 0) return out;
+      const col = <T>(f: (w: (typeof won)[number], it: PendingTransition) => T) => won.map((w) => f(w, items[w.i]));
+      const rows = await q(
+        this.outboxManySql,
+        [
+          col((w) => w.tx.id),
+          col((w) => w.tx.apiKeyRef),
+          col((w) => w.tx.area),
+          col((w) => w.tx.status),
+          col((_, it) => it.eventId),
+          col((_, it) => it.event),
+          col((w) => stringifyExact({ transaction: snapshot(w.tx), meta: w.tx.meta })),
+          col((_, it) => it.now),
+          NOTIFY_CHANNEL,
+        ],
+        "pqr_outbox_many",
+      );
+      const byEvent = new Map(rows.map((r) => [r.id as string, rowToEvent(r)]));
+      for (const w of won) {
+        const event = byEvent.get(items[w.i].eventId);
+        if (event === undefined) throw new Error(`event ${items[w.i].eventId} was not written`);
+        out[w.i] = { tx: w.tx, event };
       }
       return out;
     });
@@ -312,22 +361,19 @@ export class TransactionStore {
     const latePayment = req.late === true && req.to === "SUCCESS" && req.event === "payment.completed";
     const upstream = latePayment ? { ...(req.upstream ?? {}), late: true } : (req.upstream ?? {});
     const eventId = newId("evt");
-    const params = [
+    const columns: PendingTransition["columns"] = [
       req.to ?? null,
       JSON.stringify(upstream),
       req.receiptUrl ?? null,
       req.clientId ?? null,
       now,
       terminal,
-      now,
-      terminal,
       terminal ? (req.nextCheckAt ?? null) : null,
-      req.id,
       lateReceipt,
       latePayment,
     ];
     const result = await this.committing(eventId, () =>
-      this.transitions.add({ id: req.id, params, eventId, event: req.event, now }),
+      this.transitions.add({ id: req.id, columns, eventId, event: req.event, now }),
     );
     if (result === null) this.bus.notCommittingLocally(eventId);
     if (result === null) {
@@ -440,16 +486,6 @@ export class TransactionStore {
       ids,
     );
     return rows.map((r) => rowToEvent(r));
-  }
-
-  private async writeEvent(q: Query, tx: TxRecord, eventId: string, type: EventType, now: Date): Promise<StoredEvent> {
-    const payload = { transaction: snapshot(tx), meta: tx.meta };
-    const rows = await q(
-      this.outboxForRowSql,
-      [tx.id, tx.apiKeyRef, tx.area, tx.status, ...outboxParams(eventId, type, payload, now), NOTIFY_CHANNEL],
-      "pqr_outbox",
-    );
-    return rowToEvent(rows[0]);
   }
 
   /**

@@ -81,6 +81,28 @@ describe("transition(): the one way a status changes", () => {
     }
   });
 
+  it("one transaction changed twice in one group: both events, in order, the second's snapshot after the first", async () => {
+    // Two transitions already in flight fill both lanes, so the next ones wait and commit as one group.
+    const [a, b, x] = await Promise.all([create(), create(), create()]);
+    const results = await Promise.all([
+      t.app.core.store.transition({ id: a.id, to: "SUCCESS", event: "payment.completed" }),
+      t.app.core.store.transition({ id: b.id, to: "SUCCESS", event: "payment.completed" }),
+      t.app.core.store.transition({ id: x.id, event: "transaction.updated", upstream: { scanned: true } }),
+      t.app.core.store.transition({ id: x.id, to: "SUCCESS", event: "payment.completed", upstream: { paid: 1 } }),
+      t.app.core.store.transition({ id: x.id, to: "FAILED", event: "payment.failed" }),
+    ]);
+    expect(results.map((r) => r.won)).toEqual([true, true, true, true, false]);
+    const rows = await t.app.core.db.query<{ type: string; payload: { transaction: { status: string } } }>(
+      `select type, payload from transaction_event where transaction_ref = ? order by seq`,
+      [x.id],
+    );
+    expect(rows.map((r) => r.type)).toEqual(["payment.created", "transaction.updated", "payment.completed"]);
+    expect(rows.map((r) => r.payload.transaction.status)).toEqual(["PENDING", "PENDING", "SUCCESS"]);
+    const stored = await t.app.core.store.get(x.id);
+    expect(stored).toMatchObject({ status: "SUCCESS", upstream: { scanned: true, paid: 1 }, version: 3 });
+    expect(results[3].event?.payload).toEqual({ transaction: snapshot(stored!), meta: { order: "A-1" } });
+  });
+
   it("a terminal transaction never changes again", async () => {
     const tx = await create();
     await t.app.core.store.transition({
