@@ -13,16 +13,34 @@
 export class Batcher<I, O> {
   private readonly queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   private inFlight = 0;
+  private lingering: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly write: (items: I[]) => Promise<O[]>,
-    private readonly opts: { lanes: number; maxBatch: number; refused: (err: unknown) => boolean },
+    private readonly opts: {
+      lanes: number;
+      maxBatch: number;
+      refused: (err: unknown) => boolean;
+      /**
+       * For writes nobody waits on at once (a webhook attempt's record): an item that finds nothing queued waits
+       * this long for others before its statement goes (a full batch goes at once). Default 0: no wait.
+       */
+      lingerMs?: number;
+    },
   ) {}
 
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      const linger = this.opts.lingerMs ?? 0;
+      if (linger <= 0 || this.queue.length >= this.opts.maxBatch) {
+        this.pump();
+      } else if (this.lingering === null && this.queue.length === 1) {
+        this.lingering = setTimeout(() => {
+          this.lingering = null;
+          this.pump();
+        }, linger);
+      }
     });
   }
 

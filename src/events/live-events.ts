@@ -60,7 +60,7 @@ export class LiveEvents {
     let terminalNow = false;
     if (f.transactionId !== undefined) {
       // Scoped lookup, expired on read: another key's transaction is found exactly like a missing one.
-      const tx = await this.transactions.one(p, f.transactionId);
+      const tx = await this.transactions.one(p, f.transactionId, { patient: true });
       if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
       terminalNow = TERMINAL.includes(tx.status as TxStatus);
     }

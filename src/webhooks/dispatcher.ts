@@ -47,6 +47,13 @@ interface Claimed {
 }
 
 /**
+ * How long a claim waits for more committed events, and a delivered attempt's record for more: one statement
+ * per ~20 ms instead of one per event or two (a few per cent of the database work of a payment each, at 200/s).
+ * Invisible beside a webhook's own round trip and the monitor's interval.
+ */
+const GATHER_MS = 20;
+
+/**
  * At-least-once delivery from the outbox's delivery rows. Due rows are claimed with SKIP LOCKED and leased,
  * so several workers share the work and a crash only delays a delivery until its lease ends. Each send is
  * independent: a slow endpoint holds only its own requests.
@@ -55,6 +62,7 @@ export class WebhookDispatcher {
   private inFlight = 0;
   private running: Promise<void> | null = null;
   private again = false;
+  private soon: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly agent: Agent;
   /**
@@ -66,6 +74,7 @@ export class WebhookDispatcher {
     lanes: 2,
     maxBatch: 64,
     refused: refusedByDatabase,
+    lingerMs: GATHER_MS,
   });
 
   constructor(
@@ -79,7 +88,7 @@ export class WebhookDispatcher {
     this.agent = egressAgent(opts.egress, { connectTimeoutMs: opts.timeoutMs });
   }
 
-  /** Run a pass now (called on every committed event in this process, and by the recurring job). */
+  /** Run a pass now (the recurring job; events committed in this process use kickSoon()). */
   kick(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     if (this.running) {
@@ -99,8 +108,21 @@ export class WebhookDispatcher {
     return this.running;
   }
 
+  /**
+   * A pass in ~20 ms (for an event committed in this process): the events committed meanwhile are claimed by the
+   * same statement. Not used by the recurring job, which must not hold its lock while waiting.
+   */
+  kickSoon(): void {
+    if (this.stopped || this.soon !== null) return;
+    this.soon = setTimeout(() => {
+      this.soon = null;
+      void this.kick().catch((err: unknown) => this.logger.warn({ err }, "webhook dispatch failed"));
+    }, GATHER_MS);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.soon !== null) clearTimeout(this.soon);
     await this.running;
     const until = Date.now() + 10_000;
     while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));

@@ -58,8 +58,7 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
     // An event known to have no delivery rows (no matching endpoint) needs no pass: under load that was one
     // claim query per committed event.
     onEvent(e) {
-      if (dispatcher !== null && e.deliveries !== 0)
-        void dispatcher.kick().catch((err: unknown) => logger.warn({ err }, "webhook dispatch failed"));
+      if (dispatcher !== null && e.deliveries !== 0) dispatcher.kickSoon();
     },
     mount(app) {
       if (inbox !== null) app.use(inbox.router());

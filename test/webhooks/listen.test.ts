@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import express from "express";
-import { AUTH, post } from "../support/app.js";
+import { AUTH, post, waitFor } from "../support/app.js";
 import { closeNow, listenLoopback } from "../support/listen.js";
 import { freePort } from "../support/cluster.js";
 import { AdminCli, startDemoService, type DemoService } from "../support/demo-service.js";
@@ -98,9 +98,12 @@ describe("admin listen: forwards the caller's events to a local receiver as sign
       "x-signature": expect.stringMatching(/^v1=[0-9a-f]{64}$/),
       "x-timestamp": expect.stringMatching(/^\d+$/),
     });
-    // The same event the service's own webhook delivered to the demo inbox: same id.
-    const inbox = (await (await fetch(`${svc.url}/sim/inbox`)).json()) as { headers: Record<string, string> }[];
-    expect(inbox.map((e) => e.headers["x-event-id"])).toContain(completed?.headers["x-event-id"]);
+    // The same event the service's own webhook delivered to the demo inbox (it may arrive after listen's): same id.
+    const inboxIds = async () =>
+      ((await (await fetch(`${svc.url}/sim/inbox`)).json()) as { headers: Record<string, string> }[]).map(
+        (e) => e.headers["x-event-id"],
+      );
+    await waitFor(async () => (await inboxIds()).includes(String(completed?.headers["x-event-id"])));
     expect(await cli.stop()).toBe(0); // Ctrl-C ends it cleanly
   });
 
