@@ -184,6 +184,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await migrate(orm);
     const s = new Scheduler(connectUrl, { logger, metrics, poolSize: jobPool });
     await s.ready();
+    // The embedded database belongs to this process: a lock in it is a killed predecessor's (its monitors resume now).
+    const left = embedded === null ? 0 : await s.releaseLeftLocks();
+    if (left > 0)
+      logger.warn({ jobs: left }, "released job locks left by a process that stopped without releasing them");
     return s;
   }).catch(async (err: unknown) => {
     await orm.close().catch(() => undefined);

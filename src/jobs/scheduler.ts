@@ -72,6 +72,15 @@ export class Scheduler {
     await this.agenda.ready;
   }
 
+  /**
+   * Frees every job lock. Only for a database that belongs to this one process (the embedded one): any lock in it
+   * was left by a process that died, and would otherwise hold its job (a monitor) for the lock's lifetime.
+   */
+  async releaseLeftLocks(): Promise<number> {
+    const res = await this.pool.query(`update agenda_jobs set locked_at = null where locked_at is not null`);
+    return res.rowCount ?? 0;
+  }
+
   /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
