@@ -100,6 +100,23 @@ export function formatGraphQLError(
       extensions: { code: "BAD_USER_INPUT", details: [] },
     };
   }
+  // An argument graphql-js refused while executing: a nullable variable given null where the argument is
+  // non-null with a default (validation lets that through, the spec allows it), or a literal it cannot coerce.
+  const refused =
+    error instanceof GraphQLError &&
+    error.originalError instanceof GraphQLError &&
+    error.originalError.originalError === undefined
+      ? error.originalError
+      : null;
+  const argument = refused === null ? null : /^Argument "(\w+)" (.*?)\.?$/.exec(refused.message);
+  if (argument !== null) {
+    return {
+      message: formatted.message,
+      path: formatted.path,
+      locations: formatted.locations,
+      extensions: { code: "BAD_USER_INPUT", details: [{ field: argument[1], message: argument[2] }] },
+    };
+  }
   if (typeof code === "string" && KNOWN.has(code) && code !== "INTERNAL") {
     return {
       message: formatted.message,

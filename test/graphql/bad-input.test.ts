@@ -36,6 +36,17 @@ describe("GraphQL: hostile requests get GraphQL errors with documented codes", (
     expect(codes(res.body)).toEqual(["BAD_USER_INPUT"]);
   });
 
+  it("null through a nullable variable into a non-null argument with a default is BAD_USER_INPUT naming it (was INTERNAL)", async () => {
+    const query = `query($f: String) { cardImage(format: $f, transactionId: "txn_nope") }`;
+    const res = await gql({ query, variables: { f: null } }, AUTH.qr(tenant.keys.qr));
+    expect(res.status).toBe(400);
+    const errors = (res.body as { errors: { extensions: { code: string; details: unknown[] } }[] }).errors;
+    expect(errors.map((e) => e.extensions.code)).toEqual(["BAD_USER_INPUT"]);
+    expect(errors[0].extensions.details).toEqual([
+      { field: "format", message: expect.stringContaining("must not be null") },
+    ]);
+  });
+
   it("an operationName the document does not define, and an unknown persisted-query hash, are BAD_USER_INPUT", async () => {
     for (const operationName of ["", "Nope"])
       expect(codes((await gql({ query: "query A { viewer { type } }", operationName })).body)).toEqual([
