@@ -43,6 +43,8 @@ export class Helper {
   /** Forks a compiled helper module (an absolute path under dist/bench). */
   static start(modulePath: string, name: string): Helper {
     const child = fork(modulePath, [], {
+      // BENCH_HELPER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the helpers (load generator, receiver).
+      execArgv: (process.env.BENCH_HELPER_NODE_ARGS ?? "").split(" ").filter(Boolean),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       env: { ...process.env, NODE_OPTIONS: "" },
     });

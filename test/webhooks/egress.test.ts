@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import {
@@ -180,6 +181,36 @@ describe("permissive mode (the demo and test default) still reaches loopback", (
       await waitFor(async () => rx.received.length >= 1, 10_000);
     } finally {
       await rx.close();
+    }
+  });
+
+  it("never follows a redirect: a 307 is a failed attempt and its Location gets nothing", async () => {
+    const tenant = await createTenant(t);
+    const target = await startReceiver(() => 200);
+    const redirecting = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: target.url }).end();
+    });
+    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`;
+      const created = await addEndpoint(t, tenant.keyIds.qr, url);
+      const id = created.data!.createWebhookEndpoint.endpoint.id;
+      await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
+      const first = async () =>
+        (
+          await t.admin<{ webhookDeliveries: { attempts: number; lastError: string | null }[] }>(
+            `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts lastError } }`,
+            { e: id },
+          )
+        ).webhookDeliveries[0];
+      await waitFor(async () => ((await first())?.attempts ?? 0) >= 1, 10_000);
+      expect((await first())?.lastError).toBe("HTTP 307");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(target.received).toEqual([]);
+    } finally {
+      redirecting.close();
+      await target.close();
     }
   });
 });
