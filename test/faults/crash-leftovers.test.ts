@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
-import { createFaultsDatabase } from "../support/db.js";
-import { startUpstreams, type Upstreams } from "../support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
+
+import { type Upstreams } from "../support/upstreams.js";
+import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   AUTH,
   createTenant,
@@ -19,7 +20,8 @@ import {
  * before it stored the answer, and the link monitors of a worker stopped with SIGTERM.
  */
 describe("crash leftovers", () => {
-  let db: { url: string; drop(): Promise<void> };
+  let rig: FaultRig;
+  let db: FaultRig["db"];
   let ups: Upstreams;
   let receiver: WebhookReceiver;
   let cluster: Cluster;
@@ -27,19 +29,14 @@ describe("crash leftovers", () => {
   let tenant: Tenant;
 
   beforeAll(async () => {
-    db = await createFaultsDatabase();
-    ups = await startUpstreams();
-    receiver = await startReceiver();
-    cluster = new Cluster({ name: "crash-leftovers", databaseUrl: db.url, env: ups.env });
+    rig = await startFaultRig("crash-leftovers");
+    ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
     tenant = await createTenant(api.url, ups, receiver, "Crash Shop");
   });
 
   afterAll(async () => {
-    await cluster?.dispose();
-    await receiver?.down();
-    await ups?.close();
-    await db?.drop();
+    await rig?.dispose();
   });
 
   it("kill -9 after the create committed, before the key's answer was stored: the retry gets the first answer", () =>

@@ -1,9 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
-import { createFaultsDatabase, FULL } from "../support/db.js";
+import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
+import { FULL } from "../support/db.js";
 import { PrivatePostgres } from "../support/postgres.js";
-import { startUpstreams, type Upstreams } from "../support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { type Upstreams } from "../support/upstreams.js";
+import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   dbClient,
@@ -29,7 +30,8 @@ const QR_EXPIRY_MS = 90_000;
  */
 describe(`PostgreSQL stopped for ${GAP_MS / 1000} s under load`, () => {
   let pgServer: PrivatePostgres;
-  let db: { url: string; drop(): Promise<void> };
+  let rig: FaultRig;
+  let db: FaultRig["db"];
   let ups: Upstreams;
   let receiver: WebhookReceiver;
   let cluster: Cluster;
@@ -39,10 +41,8 @@ describe(`PostgreSQL stopped for ${GAP_MS / 1000} s under load`, () => {
   beforeAll(async () => {
     pgServer = new PrivatePostgres();
     await pgServer.init();
-    db = await createFaultsDatabase(pgServer.adminUrl);
-    ups = await startUpstreams();
-    receiver = await startReceiver();
-    cluster = new Cluster({ name: "postgres-restart", databaseUrl: db.url, env: ups.env });
+    rig = await startFaultRig("postgres-restart", { adminUrl: pgServer.adminUrl });
+    ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
     await cluster.add("worker-1", "worker");
     await cluster.add("worker-2", "worker");
@@ -50,9 +50,7 @@ describe(`PostgreSQL stopped for ${GAP_MS / 1000} s under load`, () => {
   });
 
   afterAll(async () => {
-    await cluster?.dispose();
-    await receiver?.down();
-    await ups?.close();
+    await rig?.dispose();
     await pgServer?.dispose();
   });
 

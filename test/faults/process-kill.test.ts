@@ -1,9 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
-import { createFaultsDatabase } from "../support/db.js";
-import { startUpstreams, type Upstreams } from "../support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
+
+import { type Upstreams } from "../support/upstreams.js";
+import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   dbClient,
@@ -22,7 +23,8 @@ import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support
  * receiver live in this test process; the service runs as child processes (one api, workers).
  */
 describe("kill -9 of a worker, of Chromium", () => {
-  let db: { url: string; drop(): Promise<void> };
+  let rig: FaultRig;
+  let db: FaultRig["db"];
   let ups: Upstreams;
   let receiver: WebhookReceiver;
   let cluster: Cluster;
@@ -31,19 +33,14 @@ describe("kill -9 of a worker, of Chromium", () => {
   const txs: Tracked[] = [];
 
   beforeAll(async () => {
-    db = await createFaultsDatabase();
-    ups = await startUpstreams();
-    receiver = await startReceiver();
-    cluster = new Cluster({ name: "worker-kill", databaseUrl: db.url, env: ups.env });
+    rig = await startFaultRig("worker-kill");
+    ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
     tenant = await createTenant(api.url, ups, receiver, "Kill Shop");
   });
 
   afterAll(async () => {
-    await cluster?.dispose();
-    await receiver?.down();
-    await ups?.close();
-    await db?.drop();
+    await rig?.dispose();
   });
 
   it("mid-monitoring in all three areas at once: a fresh worker finishes every payment, the link monitors resume", () =>

@@ -1,9 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { subscribe, type Sub } from "../support/ws.js";
 import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
-import { createFaultsDatabase, FULL } from "../support/db.js";
-import { startUpstreams, type Upstreams } from "../support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
+import { FULL } from "../support/db.js";
+import { type Upstreams } from "../support/upstreams.js";
+import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   AUTH,
   createTenant,
@@ -29,7 +30,8 @@ type Ev = { transactionUpdates: { id: string; type: string; transaction: { trans
  * key's, wherever the event was committed (an api process, either worker).
  */
 describe("scale-out: 2 api + 2 worker processes, subscribers on each api process", () => {
-  let db: { url: string; drop(): Promise<void> };
+  let rig: FaultRig;
+  let db: FaultRig["db"];
   let ups: Upstreams;
   let receiver: WebhookReceiver;
   let cluster: Cluster;
@@ -37,10 +39,8 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
   let tenants: Tenant[];
 
   beforeAll(async () => {
-    db = await createFaultsDatabase();
-    ups = await startUpstreams();
-    receiver = await startReceiver();
-    cluster = new Cluster({ name: "scale-out", databaseUrl: db.url, env: ups.env });
+    rig = await startFaultRig("scale-out");
+    ({ db, ups, receiver, cluster } = rig);
     apis = [await cluster.add("api-1", "api"), await cluster.add("api-2", "api")];
     await cluster.add("worker-1", "worker");
     await cluster.add("worker-2", "worker");
@@ -51,10 +51,7 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
   });
 
   afterAll(async () => {
-    await cluster?.dispose();
-    await receiver?.down();
-    await ups?.close();
-    await db?.drop();
+    await rig?.dispose();
   });
 
   it("every client sees every event of its own transactions and none of others'; all end as the payer chose", () =>

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
-import { createFaultsDatabase, FULL } from "../support/db.js";
-import { startUpstreams, type FaultKind, type Upstreams } from "../support/upstreams.js";
-import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
+import { FULL } from "../support/db.js";
+import { type FaultKind, type Upstreams } from "../support/upstreams.js";
+import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
   createTenant,
   generateGateway,
@@ -26,26 +27,22 @@ const OUTAGE_MS = FULL ? 60_000 : 15_000;
  * none may end at all); after recovery each reaches exactly the outcome the payer chose.
  */
 describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`, () => {
-  let db: { url: string; drop(): Promise<void> };
+  let rig: FaultRig;
+  let db: FaultRig["db"];
   let ups: Upstreams;
   let receiver: WebhookReceiver;
   let cluster: Cluster;
   let api: ServiceProcess;
 
   beforeAll(async () => {
-    db = await createFaultsDatabase();
-    ups = await startUpstreams();
-    receiver = await startReceiver();
-    cluster = new Cluster({ name: "upstream-faults", databaseUrl: db.url, env: ups.env });
+    rig = await startFaultRig("upstream-faults");
+    ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
     await cluster.add("worker", "worker");
   });
 
   afterAll(async () => {
-    await cluster?.dispose();
-    await receiver?.down();
-    await ups?.close();
-    await db?.drop();
+    await rig?.dispose();
   });
 
   for (const kind of ["down", "slow", "garbage"] as FaultKind[]) {
