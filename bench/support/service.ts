@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { sleep, wallNow } from "./timing.js";
@@ -82,6 +83,13 @@ export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
+  // BENCH_SERVICE_LOG=FILE keeps every line the bench's services print (appended), to read an error afterwards.
+  const logFile = process.env.BENCH_SERVICE_LOG;
+  if (logFile) {
+    const sink = createWriteStream(logFile, { flags: "a" });
+    child.stdout?.pipe(sink, { end: false });
+    child.stderr?.pipe(sink, { end: false });
+  }
   const url = `http://127.0.0.1:${spec.port}`;
   const stop = () => stopGroup(child);
   const deadline = started + (spec.readyTimeoutMs ?? 120_000);

@@ -1,4 +1,4 @@
-import type { AppError } from "../errors.js";
+import { AppError } from "../errors.js";
 
 /**
  * A bounded async queue feeding one subscriber. Pushing never waits, so one slow websocket cannot hold up
@@ -33,11 +33,9 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
       return;
     }
     if (this.queue.length >= this.limit) {
-      this.fail(
-        Object.assign(new Error("Subscriber too slow: reconnect with lastEventId to replay"), {
-          code: "RATE_LIMITED",
-        }) as unknown as AppError,
-      );
+      // An AppError, so the client reads RATE_LIMITED: an Error with a `code` stuck on it was reported as INTERNAL
+      // when the overflow happened while the subscription opened (a replay flood, bench/flood.ts "c").
+      this.fail(new AppError("RATE_LIMITED", "Subscriber too slow: reconnect with lastEventId to replay"));
       return;
     }
     this.queue.push(item);

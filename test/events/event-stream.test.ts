@@ -1,5 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
+import { GraphQLError } from "graphql";
 import { EventStream, STREAM_YIELD_EVERY } from "../../src/events/event-stream.js";
+import { formatGraphQLError } from "../../src/graphql/errors.js";
 
 describe("a live event stream with a backlog (a lastEventId replay)", () => {
   it("is read in chunks that let the event loop run between them, in order and complete", async () => {
@@ -36,5 +38,20 @@ describe("a live event stream with a backlog (a lastEventId replay)", () => {
     const pending = stream.next(); // the one that yields
     stream.fail(new Error("too slow"));
     await expect(pending).rejects.toThrow("too slow");
+  });
+
+  it("a subscriber that falls `limit` events behind ends with RATE_LIMITED, as the client reads it (not INTERNAL)", async () => {
+    const stream = new EventStream<number>(3);
+    for (let i = 0; i < 4; i++) stream.push(i);
+    const err = await stream.next().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    // What graphql-js hands the formatter when the overflow happens while the subscription opens.
+    const wrapped = new GraphQLError((err as Error).message, { originalError: err as Error });
+    const formatted = formatGraphQLError(wrapped.toJSON(), wrapped, false);
+    expect(formatted.extensions?.code).toBe("RATE_LIMITED");
+    expect(formatted.message).toMatch(/reconnect with lastEventId/);
   });
 });
