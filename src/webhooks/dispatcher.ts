@@ -184,7 +184,7 @@ export class WebhookDispatcher {
     let error: string | null = null;
     try {
       // The agent resolves the name once, checks every address and connects to a checked one. `request`, not
-      // `fetch`: a quarter of the CPU per delivery (bench/results.md), and it never follows a redirect (a 3xx is
+      // `fetch`: a quarter of the CPU per delivery (docs/decisions.md), and it never follows a redirect (a 3xx is
       // an answer, recorded as a failure like any non-2xx).
       const res = await request(c.url, {
         dispatcher: this.agent,
