@@ -13,7 +13,7 @@ import { DbProbe, cpuBetween } from "./db-probe.js";
 import { cpuSeconds } from "./support/cpu.js";
 import { Helper } from "./support/ipc.js";
 import { Rig } from "./events/rig.js";
-import { ADMIN_TOKEN, type ServiceProcess } from "./support/service.js";
+import { ADMIN_TOKEN, nodeArgsFromEnv, type ServiceProcess } from "./support/service.js";
 import { loadNote, ms1, sleep, spread, type Spread } from "./support/timing.js";
 import type { DriverSetup, Kind, Payment } from "./lifecycle/driver-host.js";
 import type { Delivery } from "./lifecycle/receiver-host.js";
@@ -23,6 +23,7 @@ const TARGET_RATE = 500;
 const DRAIN_MS = 30_000;
 /** The rates tried, in order; a topology's ladder starts at START and moves one rung at a time. */
 const LADDER = [25, 50, 100, 150, 200, 300, 400, 500, 650, 800, 1000];
+/** Where each mix's ladder starts: generic where the last full run held (400/s), so 3 steps reach the target. */
 const START: Record<MixName, number> = { generic: 400, mix: 100 };
 
 export type Topology = "serve" | "scaled";
@@ -83,7 +84,7 @@ export async function runTopology(
       spawnNode(benchScript("sim-upstreams"), [], { PORT: String(simPort), NETWORK_TOKEN: "bench-network-token" }),
     );
     await waitReady(`${sim}/healthz`, children[0]);
-    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+    const nodeArgs = nodeArgsFromEnv("BENCH_SERVICE_NODE_ARGS");
     const env: Record<string, string> = {
       NETWORK_API_URL: `${sim}/sim/network-api`,
       NETWORK_API_TOKEN: "bench-network-token",
@@ -334,8 +335,7 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
     all.filter((x) => env === undefined || env.split(",").includes(x));
   const mixes = pickOnly<MixName>(["generic", "mix"], process.env.BENCH_LIFECYCLE_MIXES).map((mix) => ({
     mix,
-    // Generic starts where the last full run held (400/s, 2026-11-24), so 3 steps reach the 500/s target.
-    start: mix === "generic" ? START.generic : START.mix,
+    start: START[mix],
   }));
   const results: [Topology, Map<MixName, Step[]>][] = [];
   for (const t of pickOnly<Topology>(["serve", "scaled"], process.env.BENCH_LIFECYCLE_TOPOLOGIES))

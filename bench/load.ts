@@ -16,7 +16,7 @@ import { createTenant } from "./tenant.js";
 import { baselineTarget, seed, targets, type Target } from "./load-targets.js";
 import { cpuBetween, DbProbe } from "./db-probe.js";
 import type { CannonResult, CannonSpec } from "./cannon.js";
-import { ADMIN_TOKEN } from "./support/service.js";
+import { ADMIN_TOKEN, nodeArgsFromEnv } from "./support/service.js";
 
 export interface LoadOptions {
   quick: boolean;
@@ -103,7 +103,7 @@ export async function startServers(
         ...extraEnv,
         ...serviceEnvOverrides(),
       },
-      (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
+      nodeArgsFromEnv("BENCH_SERVICE_NODE_ARGS"),
     );
     children.push(service);
     const baseline = spawnNode(benchScript("baseline-server"), [], {

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import { nodeArgsFromEnv } from "./service.js";
 import { wallNow } from "./timing.js";
 
 /** Messages between the bench and its forked helpers: a request carries `rid`, its answer the same `rid`. */
@@ -44,7 +45,7 @@ export class Helper {
   static start(modulePath: string, name: string): Helper {
     const child = fork(modulePath, [], {
       // BENCH_HELPER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the helpers (load generator, receiver).
-      execArgv: (process.env.BENCH_HELPER_NODE_ARGS ?? "").split(" ").filter(Boolean),
+      execArgv: nodeArgsFromEnv("BENCH_HELPER_NODE_ARGS"),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       env: { ...process.env, NODE_OPTIONS: "" },
     });

@@ -42,6 +42,14 @@ export interface ServiceSpec {
   readyTimeoutMs?: number;
 }
 
+/**
+ * Node options for bench children from a variable such as BENCH_SERVICE_NODE_ARGS (the services) or
+ * BENCH_HELPER_NODE_ARGS (the helpers), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; none when it is unset.
+ */
+export function nodeArgsFromEnv(name: string): string[] {
+  return (process.env[name] ?? "").split(/\s+/).filter(Boolean);
+}
+
 /** The environment a bench child starts from: ours, minus what would change the service's mode. */
 export function baseEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };

@@ -57,6 +57,15 @@ const addEndpoint = (t: TestApp, apiKeyId: string, url: string) =>
     { authorization: `Bearer ${ADMIN_TOKEN}` },
   ).then((r) => r.body as { data?: { createWebhookEndpoint: { endpoint: { id: string } } }; errors?: unknown[] });
 
+/** An endpoint's deliveries as the admin API lists them. */
+const deliveriesOf = async (t: TestApp, endpointId: string) =>
+  (
+    await t.admin<{ webhookDeliveries: { attempts: number; lastError: string | null }[] }>(
+      `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts lastError } }`,
+      { e: endpointId },
+    )
+  ).webhookDeliveries;
+
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
   const s = createServer();
@@ -121,11 +130,8 @@ describe("webhook and payment-link egress in strict mode (production's default)"
       const errors = async () => {
         const out: (string | null)[] = [];
         for (const id of ids) {
-          const d = await t.admin<{ webhookDeliveries: { attempts: number; lastError: string | null }[] }>(
-            `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts lastError } }`,
-            { e: id },
-          );
-          out.push(d.webhookDeliveries[0]?.attempts ? d.webhookDeliveries[0].lastError : null);
+          const d = await deliveriesOf(t, id);
+          out.push(d[0]?.attempts ? d[0].lastError : null);
         }
         return out;
       };
@@ -197,13 +203,7 @@ describe("permissive mode (the demo and test default) still reaches loopback", (
       const created = await addEndpoint(t, tenant.keyIds.qr, url);
       const id = created.data!.createWebhookEndpoint.endpoint.id;
       await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
-      const first = async () =>
-        (
-          await t.admin<{ webhookDeliveries: { attempts: number; lastError: string | null }[] }>(
-            `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts lastError } }`,
-            { e: id },
-          )
-        ).webhookDeliveries[0];
+      const first = async () => (await deliveriesOf(t, id))[0];
       await waitFor(async () => ((await first())?.attempts ?? 0) >= 1, 10_000);
       expect((await first())?.lastError).toBe("HTTP 307");
       await new Promise((r) => setTimeout(r, 300));
