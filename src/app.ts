@@ -162,6 +162,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       },
     );
     dbUrl = embedded.url;
+    if (config.nodeEnv === "production")
+      logger.warn(
+        "running in production on the embedded database (EMBEDDED_IN_PRODUCTION=1): one process, this disk, no replicas",
+      );
   }
   const connectUrl = dbUrl;
   const orm = await createOrm(dbUrl, ormPool, ENTITIES).catch((err: unknown) => {

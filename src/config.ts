@@ -212,6 +212,11 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = str(env, "SECRET_KEY");
   if (secretKey !== null && secretKey.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters");
   if (production && secretKey === null) throw new ConfigError("SECRET_KEY is required when NODE_ENV=production");
+  if (production && str(env, "DATABASE_URL") === null && !bool(env, "EMBEDDED_IN_PRODUCTION", false))
+    throw new ConfigError(
+      "DATABASE_URL is required when NODE_ENV=production (the embedded database is one process's, on this disk); " +
+        "set EMBEDDED_IN_PRODUCTION=1 to run on it anyway",
+    );
   if (str(env, "MONGODB_URL") !== null) {
     // The Agenda MongoDB backend is not bundled (no MongoDB server to test it on); jobs use PostgreSQL.
     throw new ConfigError("MONGODB_URL is set, but this build runs its jobs on PostgreSQL only; unset MONGODB_URL");

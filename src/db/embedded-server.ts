@@ -1,5 +1,27 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { chmodSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
+import {
+  CANCEL_REQUEST,
+  GSS_REQUEST,
+  PROTOCOL_3,
+  SSL_REQUEST,
+  changesSettings,
+  cstr,
+  errorResponse,
+  frame,
+  isCopy,
+  passwordOf,
+  passwordRequest,
+  readMessage,
+  readStartup,
+  splitName,
+  startupPacket,
+  startupParams,
+  statementText,
+  type Read,
+} from "./embedded-wire.js";
 
 /**
  * PostgreSQL's wire protocol in front of one PGlite session, with the session semantics a connection pool
@@ -16,36 +38,51 @@ import type { PGlite } from "@electric-sql/pglite";
  * - statement and portal **names** live in a namespace per connection (rewritten on the wire), and are
  *   deallocated when the connection closes; a connection that closes inside a transaction is rolled back;
  * - a transaction left idle while others wait longer than `idleInTransactionMs` ends its connection
- *   (PostgreSQL's idle_in_transaction_session_timeout), so one stuck client cannot wedge the process.
+ *   (PostgreSQL's idle_in_transaction_session_timeout), and one held longer than `transactionMaxMs` is cut
+ *   whatever it does, so one stuck client cannot wedge the process;
+ * - a session setting changed by one connection (SET, RESET, set_config) lasts until the session is free
+ *   again (the end of that unit or transaction), then RESET ALL: it never reaches another connection;
+ * - it listens on a Unix socket only (the caller puts it in an owner-only directory) and asks every
+ *   connection for the per-start secret; bad lengths, unsupported messages (COPY, function calls) and a
+ *   wrong secret are answered with an error and a closed connection (docs/decisions.md, "Sealed embedded
+ *   database").
  */
 export interface EmbeddedServerOptions {
   idleInTransactionMs?: number;
+  /** A transaction held longer than this is cut (its connection closed, its work rolled back), whatever it does. */
+  transactionMaxMs?: number;
+  /** A unit of work that ran longer than this is logged: the engine runs on this thread and cannot be interrupted. */
+  slowUnitMs?: number;
+  /** The secret every connection must give (cleartext over the owner-only socket); none when undefined. */
+  password?: string;
   onWarning?: (message: string, detail: Record<string, unknown>) => void;
 }
 
-const SSL_REQUEST = 80877103;
-const GSS_REQUEST = 80877104;
-const CANCEL_REQUEST = 80877102;
-const PROTOCOL_3 = 196608;
-const NUL = 0;
-
 /** Message types that end a unit: the client waits for the server's answer after them. */
-const UNIT_END = new Set(["S", "Q", "F", "H"]);
+const UNIT_END = new Set(["S", "Q", "H"]);
+const PASSWORD_ONLY = new Set(["p"]);
 
 interface Unit {
-  /** Null for the server's own housekeeping (deallocating a closed connection's statements). */
+  /** Null for the server's own housekeeping (deallocating a closed connection's statements, resetting settings). */
   conn: Connection | null;
   messages: Buffer[];
   /** Ends with Flush: the extended-protocol sequence goes on in a later unit, up to its Sync. */
   open: boolean;
+  /** Holds a statement that may change a session setting: the settings are reset once the session is free. */
+  settings?: boolean;
 }
+
+type Phase = "startup" | "password" | "ready";
 
 class Connection {
   buffer: Buffer = Buffer.alloc(0);
-  started = false;
+  phase: Phase = "startup";
   closed = false;
-  /** Messages of the unit being received. */
+  /** The start-up packet to hand to the engine once the secret is given. */
+  startup: Buffer | null = null;
+  /** Messages of the unit being received, and whether one of them may change a setting. */
   pending: Buffer[] = [];
+  pendingSettings = false;
   /** Named statements prepared on this connection (their session names), to deallocate on close. */
   readonly statements = new Set<string>();
   readonly prefix: string;
@@ -67,31 +104,40 @@ export class EmbeddedServer {
   /** The connection whose unit is running now. */
   private current: Connection | null = null;
   private ownerIdleSince = 0;
+  private ownerSince = 0;
   private midExtended = false;
+  /** A unit may have changed a session setting: RESET ALL before the next unit once the session is free. */
+  private dirty = false;
   private nextId = 1;
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly idleInTransactionMs: number;
+  private readonly transactionMaxMs: number;
+  private readonly slowUnitMs: number;
+  private readonly secret: Buffer | null;
 
   constructor(
     private readonly db: PGlite,
     private readonly opts: EmbeddedServerOptions = {},
   ) {
     this.idleInTransactionMs = opts.idleInTransactionMs ?? 60_000;
+    this.transactionMaxMs = opts.transactionMaxMs ?? 30_000;
+    this.slowUnitMs = opts.slowUnitMs ?? 5_000;
+    this.secret = opts.password === undefined ? null : digest(opts.password);
   }
 
-  async listen(host = "127.0.0.1"): Promise<number> {
+  /** Listens on a Unix socket at `path` (mode 0600; its directory is the caller's to keep owner-only). */
+  async listen(path: string): Promise<void> {
     await this.db.waitReady;
     const server = createServer((socket) => this.accept(socket));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, host, () => resolve());
+      server.listen(path, () => resolve());
     });
-    this.idleTimer = setInterval(() => this.checkIdleOwner(), Math.min(1_000, this.idleInTransactionMs));
+    chmodSync(path, 0o600);
+    const every = Math.min(1_000, this.idleInTransactionMs, this.transactionMaxMs);
+    this.idleTimer = setInterval(() => this.checkOwner(), every);
     this.idleTimer.unref();
-    const addr = server.address();
-    if (addr === null || typeof addr === "string") throw new Error("embedded server has no TCP address");
-    return addr.port;
   }
 
   async stop(): Promise<void> {
@@ -109,13 +155,11 @@ export class EmbeddedServer {
   private accept(socket: Socket): void {
     const conn = new Connection(this.nextId++, socket);
     this.connections.add(conn);
-    socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => {
       try {
         this.receive(conn, chunk);
       } catch (err) {
-        this.opts.onWarning?.("embedded database: malformed client message", { err: String(err) });
-        socket.destroy();
+        this.refuse(conn, "08P01", `malformed message: ${(err as Error).message}`);
       }
     });
     socket.on("error", () => socket.destroy());
@@ -124,44 +168,74 @@ export class EmbeddedServer {
 
   private receive(conn: Connection, chunk: Buffer): void {
     conn.buffer = conn.buffer.length === 0 ? chunk : Buffer.concat([conn.buffer, chunk]);
-    while (!conn.closed) {
-      const b = conn.buffer;
-      if (!conn.started) {
-        if (b.length < 8) return;
-        const len = b.readInt32BE(0);
-        if (b.length < len) return;
-        const code = b.readInt32BE(4);
-        const msg = b.subarray(0, len);
-        conn.buffer = b.subarray(len);
-        if (code === SSL_REQUEST || code === GSS_REQUEST) {
-          conn.socket.write("N");
-        } else if (code === CANCEL_REQUEST) {
-          conn.socket.destroy(); // cancellation is not supported; the cancelling connection just closes
-          return;
-        } else if (code === PROTOCOL_3) {
-          conn.started = true;
-          this.enqueue({ conn, messages: [Buffer.from(msg)], open: false });
-        } else {
-          throw new Error(`unsupported start-up code ${code}`);
-        }
-        continue;
-      }
-      if (b.length < 5) return;
-      const len = 1 + b.readInt32BE(1);
-      if (b.length < len) return;
-      const type = String.fromCharCode(b[0] as number);
-      const msg = this.rename(conn, type, Buffer.from(b.subarray(0, len)));
-      conn.buffer = b.subarray(len);
-      if (type === "X") {
-        conn.socket.end();
-        return;
-      }
-      conn.pending.push(msg);
-      if (UNIT_END.has(type)) {
-        this.enqueue({ conn, messages: conn.pending, open: type === "H" });
-        conn.pending = [];
-      }
+    while (!conn.closed && !conn.socket.destroyed) {
+      const read =
+        conn.phase === "startup"
+          ? readStartup(conn.buffer)
+          : readMessage(conn.buffer, conn.phase === "password" ? PASSWORD_ONLY : undefined);
+      if (read.kind === "more") return;
+      if (read.kind === "bad") return this.refuse(conn, read.code, read.message);
+      conn.buffer = read.rest;
+      if (read.kind === "startup") this.onStartup(conn, read);
+      else if (conn.phase === "password") this.onPassword(conn, read.msg);
+      else this.onMessage(conn, read.type, read.msg);
     }
+  }
+
+  private onStartup(conn: Connection, read: Extract<Read, { kind: "startup" }>): void {
+    if (read.code === SSL_REQUEST || read.code === GSS_REQUEST) {
+      conn.socket.write("N");
+      return;
+    }
+    if (read.code === CANCEL_REQUEST) {
+      conn.socket.destroy(); // cancellation is not supported; the cancelling connection just closes
+      return;
+    }
+    const params = read.code === PROTOCOL_3 ? startupParams(read.msg) : null;
+    if (params === null) return this.refuse(conn, "08P01", `unsupported start-up packet (code ${read.code})`);
+    conn.startup = startupPacket(params);
+    if (this.secret === null) return this.start(conn);
+    conn.phase = "password";
+    conn.socket.write(passwordRequest());
+  }
+
+  private onPassword(conn: Connection, msg: Buffer): void {
+    const given = passwordOf(msg);
+    if (given === null || this.secret === null || !timingSafeEqual(digest(given), this.secret))
+      return this.refuse(conn, "28P01", "password authentication failed");
+    this.start(conn);
+  }
+
+  private start(conn: Connection): void {
+    conn.phase = "ready";
+    this.enqueue({ conn, messages: [conn.startup as Buffer], open: false });
+    conn.startup = null;
+  }
+
+  private onMessage(conn: Connection, type: string, raw: Buffer): void {
+    if (type === "X") {
+      conn.socket.end();
+      return;
+    }
+    const text = statementText(type, raw);
+    if (text !== null && isCopy(text))
+      return this.refuse(conn, "0A000", "COPY is not supported by the embedded database");
+    if (text !== null && changesSettings(text)) conn.pendingSettings = true;
+    conn.pending.push(this.rename(conn, type, raw));
+    if (UNIT_END.has(type)) {
+      this.enqueue({ conn, messages: conn.pending, open: type === "H", settings: conn.pendingSettings });
+      conn.pending = [];
+      conn.pendingSettings = false;
+    }
+  }
+
+  /** A protocol error: PostgreSQL's FATAL answer, then the connection ends (what it queued is dropped). */
+  private refuse(conn: Connection, code: string, message: string): void {
+    this.opts.onWarning?.("embedded database: refused a client message", { code, message });
+    conn.buffer = Buffer.alloc(0);
+    conn.pending = [];
+    if (!conn.socket.destroyed) conn.socket.end(errorResponse("FATAL", code, message));
+    this.close(conn);
   }
 
   /**
@@ -212,6 +286,7 @@ export class EmbeddedServer {
       for (;;) {
         const i = this.owner === null ? 0 : this.queue.findIndex((u) => u.conn === this.owner);
         if (i < 0 || this.queue.length === 0) break;
+        if (this.dirty && this.owner === null) await this.resetSettings();
         const [unit] = this.queue.splice(i, 1) as [Unit];
         if (unit.conn?.closed) continue;
         await this.run(unit);
@@ -224,6 +299,7 @@ export class EmbeddedServer {
   private async run(unit: Unit): Promise<void> {
     const { conn } = unit;
     this.current = conn;
+    const started = Date.now();
     try {
       await this.db.runExclusive(async () => {
         for (let i = 0; i < unit.messages.length; i++) {
@@ -241,21 +317,44 @@ export class EmbeddedServer {
     } finally {
       this.current = null;
     }
+    const tookMs = Date.now() - started;
+    if (tookMs > this.slowUnitMs)
+      this.opts.onWarning?.("embedded database: a statement held the engine (it cannot be interrupted)", { tookMs });
+    if (unit.settings === true) this.dirty = true;
     this.midExtended = unit.open;
     const holds = conn !== null && (this.midExtended || this.db.isInTransaction());
+    if (holds && this.owner !== conn) this.ownerSince = started;
     this.owner = holds ? conn : null;
     this.ownerIdleSince = Date.now();
     // The connection went away while its unit ran: close() left the release to us.
     if (holds && conn.closed) await this.release(conn);
   }
 
-  private checkIdleOwner(): void {
+  /** The one shared session back to its defaults, so a setting never outlives the unit or transaction that made it. */
+  private async resetSettings(): Promise<void> {
+    this.dirty = false;
+    await this.db
+      .runExclusive(() => this.quietly(frame("Q", [cstr("RESET ALL")])))
+      .catch((err: unknown) =>
+        this.opts.onWarning?.("embedded database: resetting session settings failed", { err: String(err) }),
+      );
+  }
+
+  /** Ends the connection holding the session too long: idle while others wait, or past the transaction cap. */
+  private checkOwner(): void {
     const owner = this.owner;
-    if (owner === null || this.running) return;
+    if (owner === null || this.current === owner) return;
+    const now = Date.now();
     const waiting = this.queue.some((u) => u.conn !== owner);
-    if (waiting && Date.now() - this.ownerIdleSince > this.idleInTransactionMs) {
+    if (waiting && now - this.ownerIdleSince > this.idleInTransactionMs) {
       this.opts.onWarning?.("embedded database: a connection held a transaction idle while others waited; closing it", {
-        idleMs: Date.now() - this.ownerIdleSince,
+        idleMs: now - this.ownerIdleSince,
+      });
+      owner.socket.destroy();
+    } else if (now - this.ownerSince > this.transactionMaxMs) {
+      this.opts.onWarning?.("embedded database: a transaction was held past its limit; closing its connection", {
+        heldMs: now - this.ownerSince,
+        limitMs: this.transactionMaxMs,
       });
       owner.socket.destroy();
     }
@@ -279,13 +378,21 @@ export class EmbeddedServer {
     }
   }
 
+  /**
+   * The server's own statement, its answer dropped. Not execProtocolRaw: PGlite keeps the last stream's output
+   * callback and would hand the answer to the connection whose unit ran before.
+   */
+  private quietly(message: Buffer): Promise<void> {
+    return this.db.execProtocolRawStream(message, { syncToFs: false, onRawData: () => undefined });
+  }
+
   /** Ends what a closed connection left open: an unfinished extended sequence, then its transaction. */
   private async release(conn: Connection): Promise<void> {
     if (this.owner !== conn) return;
     await this.db
       .runExclusive(async () => {
-        if (this.midExtended) await this.db.execProtocolRaw(frame("S", []), { syncToFs: false });
-        if (this.db.isInTransaction()) await this.db.execProtocolRaw(frame("Q", [cstr("ROLLBACK")]));
+        if (this.midExtended) await this.quietly(frame("S", []));
+        if (this.db.isInTransaction()) await this.quietly(frame("Q", [cstr("ROLLBACK")]));
       })
       .catch((err: unknown) =>
         this.opts.onWarning?.("embedded database: rollback after a closed connection failed", { err: String(err) }),
@@ -300,21 +407,6 @@ function named(conn: Connection, name: string): string {
   return name === "" ? "" : conn.prefix + name;
 }
 
-/** Reads a NUL-terminated name at `offset`; returns it and the bytes after its terminator. */
-function splitName(buf: Buffer, offset: number): [string, Buffer] {
-  const end = buf.indexOf(NUL, offset);
-  if (end < 0) throw new Error("unterminated name in protocol message");
-  return [buf.toString("utf8", offset, end), buf.subarray(end + 1)];
-}
-
-function cstr(s: string): Buffer {
-  return Buffer.concat([Buffer.from(s, "utf8"), Buffer.from([NUL])]);
-}
-
-function frame(type: string, parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  const head = Buffer.alloc(5);
-  head.write(type, 0, "latin1");
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
+function digest(secret: string): Buffer {
+  return createHash("sha256").update(secret, "utf8").digest();
 }

@@ -1,4 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect as connectSocket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { EmbeddedServer } from "../../src/db/embedded-server.js";
@@ -11,6 +15,7 @@ describe("embedded database server", () => {
   let db: PGlite;
   let server: EmbeddedServer;
   let url: string;
+  let dir: string;
   const warnings: string[] = [];
   const clients: pg.Client[] = [];
   const connect = async () => {
@@ -23,8 +28,15 @@ describe("embedded database server", () => {
 
   beforeAll(async () => {
     db = await PGlite.create();
-    server = new EmbeddedServer(db, { idleInTransactionMs: 1_500, onWarning: (m) => warnings.push(m) });
-    url = `postgresql://postgres@127.0.0.1:${await server.listen()}/postgres`;
+    server = new EmbeddedServer(db, {
+      idleInTransactionMs: 1_500,
+      transactionMaxMs: 3_000,
+      password: "s3cret",
+      onWarning: (m) => warnings.push(m),
+    });
+    dir = mkdtempSync(join(tmpdir(), "pqs-wire-"));
+    await server.listen(join(dir, ".s.PGSQL.5432"));
+    url = `postgresql://postgres:s3cret@${encodeURIComponent(dir)}:5432/postgres`;
     const c = await connect();
     await c.query("create table t (id int primary key, v text)");
   }, 60_000);
@@ -32,6 +44,7 @@ describe("embedded database server", () => {
     for (const c of clients) await c.end().catch(() => undefined);
     await server.stop();
     await db.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("gives each connection its own prepared-statement names (the same name, two texts, at once)", async () => {
@@ -98,4 +111,135 @@ describe("embedded database server", () => {
     const both = await Promise.all([b.query("select 7 as n"), a.query("select 8 as n")]);
     expect(both.map((x) => x.rows[0].n)).toEqual([7, 8]);
   });
+
+  it("asks every connection for the per-start secret: none or a wrong one is refused (28P01)", async () => {
+    for (const password of [undefined, "wrong"]) {
+      const c = new pg.Client({ host: dir, port: 5432, user: "postgres", database: "postgres", password });
+      c.on("error", () => undefined);
+      await expect(c.connect()).rejects.toMatchObject({ code: "28P01" });
+    }
+  });
+
+  it("a setting changed on one connection never reaches another, nor outlives its unit", async () => {
+    const [a, b] = [await connect(), await connect()];
+    await a.query("set default_transaction_read_only = on");
+    await b.query("insert into t values (10, 'b writes')");
+    await a.query("insert into t values (11, 'a writes too')");
+    await a.query("begin");
+    await a.query("select set_config('default_transaction_read_only', 'on', false)");
+    await a.query("commit");
+    await b.query("insert into t values (12, 'after a transaction that set it')");
+    expect((await b.query("select count(*)::int as n from t where id in (10, 11, 12)")).rows[0].n).toBe(3);
+  });
+
+  it("drops start-up options: `-c default_transaction_read_only=on` in a connection's options changes nothing", async () => {
+    const sneaky = new pg.Client({ connectionString: url, options: "-c default_transaction_read_only=on" });
+    sneaky.on("error", () => undefined);
+    await sneaky.connect();
+    clients.push(sneaky);
+    await sneaky.query("insert into t values (13, 'written')");
+    expect((await sneaky.query("show default_transaction_read_only")).rows[0].default_transaction_read_only).toBe(
+      "off",
+    );
+  });
+
+  it("cuts a transaction held past its limit even while it keeps issuing statements, and rolls it back", async () => {
+    const [a, b] = [await connect(), await connect()];
+    const ended = new Promise<void>((resolve) => a.once("end", () => resolve()));
+    await a.query("begin");
+    await a.query("insert into t values (20, 'held')");
+    const busy = (async () => {
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 200));
+        await a.query("select 1"); // never idle: the idle cut-off alone would not end it
+      }
+    })().catch(() => "cut");
+    await ended;
+    expect(await busy).toBe("cut");
+    expect((await b.query("select count(*)::int as n from t where id = 20")).rows[0].n).toBe(0);
+    expect(warnings.some((w) => w.includes("held past its limit"))).toBe(true);
+  });
+
+  /** A raw connection: started and authenticated, or not, then `bytes`; what the server answered before closing. */
+  const raw = async (bytes: Buffer, opts: { start?: boolean } = {}): Promise<{ answer: Buffer; closed: boolean }> => {
+    const sock = connectSocket(join(dir, ".s.PGSQL.5432"));
+    const chunks: Buffer[] = [];
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    const closed = new Promise<boolean>((resolve) => sock.once("close", () => resolve(true)));
+    await new Promise<void>((resolve) => sock.once("connect", () => resolve()));
+    if (opts.start !== false) {
+      sock.write(startup());
+      await until(() => Buffer.concat(chunks).includes(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])));
+      sock.write(passwordMessage("s3cret"));
+      await until(() => Buffer.concat(chunks).includes(Buffer.from("Z\0\0\0\x05I", "latin1")));
+      chunks.length = 0;
+    }
+    sock.write(bytes);
+    const gone = await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 3_000))]);
+    sock.destroy();
+    return { answer: Buffer.concat(chunks), closed: gone };
+  };
+
+  it.each([
+    ["a start-up packet of length 0", Buffer.from("0000000004d2162f", "hex"), false, "08P01"],
+    ["a message whose length is -1", Buffer.from("53ffffffff", "hex"), true, "08P01"],
+    ["a message whose length is 2 GiB", Buffer.from("517fffffff", "hex"), true, "08P01"],
+    ["a function call (F)", frameOf("F", Buffer.alloc(8)), true, "0A000"],
+    ["COPY data (d) out of the blue", frameOf("d", Buffer.from("1\n")), true, "0A000"],
+    ["COPY … FROM STDIN", frameOf("Q", Buffer.from("copy t from stdin\0")), true, "0A000"],
+    [
+      "COPY behind a comment and another statement",
+      frameOf("Q", Buffer.from("select 1; /* x */ COPY t FROM STDIN\0")),
+      true,
+      "0A000",
+    ],
+  ])(
+    "answers %s with an error and a closed connection, and keeps serving the others",
+    async (_what, bytes, start, code) => {
+      const before = Date.now();
+      const { answer, closed } = await raw(bytes, { start });
+      expect(closed).toBe(true);
+      expect(answer.toString("latin1")).toContain(`C${code}\0`);
+      expect(Date.now() - before).toBeLessThan(3_000);
+      const c = await connect();
+      expect((await c.query("select 42 as n")).rows[0].n).toBe(42);
+    },
+  );
+
+  it("waits for the rest of a truncated message, and forgets it when its connection goes", async () => {
+    const open = server.stats().connections;
+    const whole = frameOf("Q", Buffer.from("select 1\0"));
+    const { closed } = await raw(whole.subarray(0, whole.length - 3));
+    expect(closed).toBe(false); // still waiting for the bytes it was promised: no loop, no error
+    await until(() => server.stats().connections === open);
+    const c = await connect();
+    expect((await c.query("select 43 as n")).rows[0].n).toBe(43);
+  });
 });
+
+function frameOf(type: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(type, 0, "latin1");
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+function startup(): Buffer {
+  const body = Buffer.from("user\0postgres\0database\0postgres\0\0");
+  const head = Buffer.alloc(8);
+  head.writeInt32BE(body.length + 8, 0);
+  head.writeInt32BE(196608, 4);
+  return Buffer.concat([head, body]);
+}
+
+function passwordMessage(p: string): Buffer {
+  return frameOf("p", Buffer.from(`${p}\0`));
+}
+
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
