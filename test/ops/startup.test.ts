@@ -81,6 +81,49 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     },
   );
 
+  it("production without DATABASE_URL is refused unless EMBEDDED_IN_PRODUCTION=1, which starts with a warning", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
+    try {
+      const refused = await run({ ...PROD, PORT: String(await freePort()), DATA_DIR: dataDir });
+      expect(refused.code).not.toBe(0);
+      const lines = refused.stderr.split("\n").filter((l) => l.trim() !== "");
+      expect(lines).toEqual([
+        expect.stringMatching(/^Configuration error: DATABASE_URL is required .*EMBEDDED_IN_PRODUCTION=1/),
+      ]);
+      const port = await freePort();
+      const child = spawn(process.execPath, ["dist/src/main.js", "serve"], {
+        env: {
+          ...process.env,
+          NODE_OPTIONS: "",
+          ...PROD,
+          EMBEDDED_IN_PRODUCTION: "1",
+          PORT: String(port),
+          DATA_DIR: dataDir,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+      try {
+        await waitFor(
+          () =>
+            fetch(`http://127.0.0.1:${port}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            ),
+          60_000,
+          250,
+        );
+        expect(output.match(/running in production on the embedded database/g)).toHaveLength(1);
+      } finally {
+        child.kill("SIGKILL");
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it("the port is already in use", async () => {
     const db = await createTestDatabase();
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
