@@ -6,6 +6,8 @@ import { join } from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { EmbeddedServer } from "../../src/db/embedded-server.js";
+import { pgFrame, pgPassword, pgStartup } from "../support/pg-wire.js";
+import { waitFor } from "../support/app.js";
 
 /**
  * The embedded database's wire front: one PGlite session, many client connections, and each connection
@@ -168,10 +170,10 @@ describe("embedded database server", () => {
     const closed = new Promise<boolean>((resolve) => sock.once("close", () => resolve(true)));
     await new Promise<void>((resolve) => sock.once("connect", () => resolve()));
     if (opts.start !== false) {
-      sock.write(startup());
-      await until(() => Buffer.concat(chunks).includes(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])));
-      sock.write(passwordMessage("s3cret"));
-      await until(() => Buffer.concat(chunks).includes(Buffer.from("Z\0\0\0\x05I", "latin1")));
+      sock.write(pgStartup());
+      await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])), 5_000, 10);
+      sock.write(pgPassword("s3cret"));
+      await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from("Z\0\0\0\x05I", "latin1")), 5_000, 10);
       chunks.length = 0;
     }
     sock.write(bytes);
@@ -184,12 +186,12 @@ describe("embedded database server", () => {
     ["a start-up packet of length 0", Buffer.from("0000000004d2162f", "hex"), false, "08P01"],
     ["a message whose length is -1", Buffer.from("53ffffffff", "hex"), true, "08P01"],
     ["a message whose length is 2 GiB", Buffer.from("517fffffff", "hex"), true, "08P01"],
-    ["a function call (F)", frameOf("F", Buffer.alloc(8)), true, "0A000"],
-    ["COPY data (d) out of the blue", frameOf("d", Buffer.from("1\n")), true, "0A000"],
-    ["COPY … FROM STDIN", frameOf("Q", Buffer.from("copy t from stdin\0")), true, "0A000"],
+    ["a function call (F)", pgFrame("F", Buffer.alloc(8)), true, "0A000"],
+    ["COPY data (d) out of the blue", pgFrame("d", Buffer.from("1\n")), true, "0A000"],
+    ["COPY … FROM STDIN", pgFrame("Q", Buffer.from("copy t from stdin\0")), true, "0A000"],
     [
       "COPY behind a comment and another statement",
-      frameOf("Q", Buffer.from("select 1; /* x */ COPY t FROM STDIN\0")),
+      pgFrame("Q", Buffer.from("select 1; /* x */ COPY t FROM STDIN\0")),
       true,
       "0A000",
     ],
@@ -208,38 +210,11 @@ describe("embedded database server", () => {
 
   it("waits for the rest of a truncated message, and forgets it when its connection goes", async () => {
     const open = server.stats().connections;
-    const whole = frameOf("Q", Buffer.from("select 1\0"));
+    const whole = pgFrame("Q", Buffer.from("select 1\0"));
     const { closed } = await raw(whole.subarray(0, whole.length - 3));
     expect(closed).toBe(false); // still waiting for the bytes it was promised: no loop, no error
-    await until(() => server.stats().connections === open);
+    await waitFor(async () => server.stats().connections === open, 5_000, 10);
     const c = await connect();
     expect((await c.query("select 43 as n")).rows[0].n).toBe(43);
   });
 });
-
-function frameOf(type: string, body: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.write(type, 0, "latin1");
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-
-function startup(): Buffer {
-  const body = Buffer.from("user\0postgres\0database\0postgres\0\0");
-  const head = Buffer.alloc(8);
-  head.writeInt32BE(body.length + 8, 0);
-  head.writeInt32BE(196608, 4);
-  return Buffer.concat([head, body]);
-}
-
-function passwordMessage(p: string): Buffer {
-  return frameOf("p", Buffer.from(`${p}\0`));
-}
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { EmbeddedServer } from "../../src/db/embedded-server.js";
+import { pgFrame, pgPassword, pgStartup } from "../support/pg-wire.js";
 
 /**
  * The embedded database's wire front under random and truncated messages (docs/faults.md): every case ends
@@ -28,34 +29,19 @@ function rng(seed: number): () => number {
   };
 }
 
-function frame(type: string, body: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.write(type, 0, "latin1");
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-
-function startup(): Buffer {
-  const body = Buffer.from("user\0postgres\0database\0postgres\0\0");
-  const head = Buffer.alloc(8);
-  head.writeInt32BE(body.length + 8, 0);
-  head.writeInt32BE(196608, 4);
-  return Buffer.concat([head, body]);
-}
-
-const HELLO = Buffer.concat([startup(), frame("p", Buffer.from(`${PASSWORD}\0`))]);
+const HELLO = Buffer.concat([pgStartup(), pgPassword(PASSWORD)]);
 
 /** A valid extended-protocol round and a simple query: the material that is truncated and mutated. */
 const VALID = Buffer.concat([
-  frame("P", Buffer.from("s1\0select $1::int + 1\0\0\0")),
-  frame(
+  pgFrame("P", Buffer.from("s1\0select $1::int + 1\0\0\0")),
+  pgFrame(
     "B",
     Buffer.concat([Buffer.from("\0s1\0\0\0\0\x01"), Buffer.from([0, 0, 0, 1]), Buffer.from("5"), Buffer.from([0, 0])]),
   ),
-  frame("D", Buffer.from("P\0")),
-  frame("E", Buffer.from("\0\0\0\0\0")),
-  frame("S", Buffer.alloc(0)),
-  frame("Q", Buffer.from("select 1\0")),
+  pgFrame("D", Buffer.from("P\0")),
+  pgFrame("E", Buffer.from("\0\0\0\0\0")),
+  pgFrame("S", Buffer.alloc(0)),
+  pgFrame("Q", Buffer.from("select 1\0")),
 ]);
 
 type Case = { name: string; bytes: Buffer };
@@ -80,7 +66,7 @@ function makeCase(r: () => number): Case {
     }
     default: {
       const type = String.fromCharCode(32 + n(95));
-      return { name: `type ${type}`, bytes: Buffer.concat([HELLO, frame(type, noise(n(16)))]) };
+      return { name: `type ${type}`, bytes: Buffer.concat([HELLO, pgFrame(type, noise(n(16)))]) };
     }
   }
 }
