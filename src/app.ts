@@ -271,10 +271,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // Wrong bearer tokens (admin token guesses) per client address: 429 + retry-after once over the limit. Not on
   // the simulators' paths: they stand in for the upstreams, whose own bearer tokens (the network API's JWT) our
   // monitors send from this very address, so counting them would lock the demo's payments out.
-  const throttleBearers = new BearerThrottle(
+  // One budget per address for every channel: this middleware on both listeners, and the websockets' connection_init.
+  const credentialThrottle = new BearerThrottle(
     async (token) => auth.isAdminToken(token) || (await auth.verifyClientToken(token)) !== null,
     { maxFailures: config.adminThrottle.maxFailures, windowMs: config.adminThrottle.windowMs },
-  ).middleware();
+  );
+  const throttleBearers = credentialThrottle.middleware();
   const bearerThrottle: express.RequestHandler = (req, res, next) =>
     req.path.startsWith("/sim/") ? next() : throttleBearers(req, res, next);
   app.use(bearerThrottle);
@@ -363,6 +365,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       introspection: config.nodeEnv !== "production",
       invalidations,
       limiter,
+      credentialThrottle,
       ws: config.ws,
       limits: config.graphql,
       now: () => clock.now().getTime(),

@@ -8,6 +8,7 @@ import {
   isObjectType,
   isInterfaceType,
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLField,
@@ -59,70 +60,114 @@ export function operationCost(
     else if (def.kind === Kind.OPERATION_DEFINITION && (operationName == null || def.name?.value === operationName))
       operation ??= def;
   }
-  const out: Cost = { cost: 0, misplaced: [] };
-  if (operation === undefined) return out;
+  if (operation === undefined) return { cost: 0, misplaced: [] };
   const root =
     operation.operation === "query"
       ? schema.getQueryType()
       : operation.operation === "mutation"
         ? schema.getMutationType()
         : schema.getSubscriptionType();
-  if (!root) return out;
+  if (!root) return { cost: 0, misplaced: [] };
+  const walker = new CostWalker(schema, fragments, variables ?? {});
+  return walker.walk(operation.selectionSet, root, 1, null);
+}
 
-  const walk = (
-    set: SelectionSetNode,
-    type: GraphQLCompositeType,
-    times: number,
-    connectionSize: number | null,
-    seen: Set<string>,
-  ): void => {
+/** Costs above this are over any budget: counting further only spends time. */
+const HOPELESS = 1e12;
+
+/**
+ * Walks an operation's selections, pricing each field. A fragment is priced once per way it can be spread
+ * (its connection size, and whether it is resolved once or many times) and that price is reused, scaled by
+ * how many times it is resolved: following every spread anew costs 2^n for n fragments that each spread the
+ * next one twice (docs/decisions.md "GraphQL validation is linear").
+ */
+class CostWalker {
+  /** Fragment name + how it is spread → its cost when resolved once, and the fields misplaced in it. */
+  private readonly priced = new Map<string, Cost | null>();
+
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly fragments: Map<string, FragmentDefinitionNode>,
+    private readonly variables: Record<string, unknown>,
+  ) {}
+
+  walk(set: SelectionSetNode, type: GraphQLCompositeType, times: number, connectionSize: number | null): Cost {
+    const out: Cost = { cost: 0, misplaced: [] };
     for (const sel of set.selections) {
-      if (out.cost > 1e12) return;
+      if (out.cost > HOPELESS) break;
+      let inner: Cost | null;
       if (sel.kind === Kind.INLINE_FRAGMENT) {
-        const t = sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : type;
-        if (t && (isObjectType(t) || isInterfaceType(t))) walk(sel.selectionSet, t, times, connectionSize, seen);
-        continue;
-      }
-      if (sel.kind === Kind.FRAGMENT_SPREAD) {
-        const frag = fragments.get(sel.name.value);
-        if (!frag || seen.has(frag.name.value)) continue;
-        const t = schema.getType(frag.typeCondition.name.value);
-        if (t && (isObjectType(t) || isInterfaceType(t)))
-          walk(frag.selectionSet, t, times, connectionSize, new Set([...seen, frag.name.value]));
-        continue;
-      }
-      const name = sel.name.value;
-      if (name.startsWith("__")) continue;
-      if (!isObjectType(type) && !isInterfaceType(type)) continue;
-      const def = type.getFields()[name] as GraphQLField<unknown, unknown> | undefined;
-      if (def === undefined) continue;
-      const coordinate = `${type.name}.${name}`;
-      out.cost += (FIELD_COST[coordinate] ?? 1) * times;
-      if (SINGLE_ONLY.has(coordinate) && times > 1) out.misplaced.push(coordinate);
-      if (!sel.selectionSet) continue;
-      let first: number | null = null;
-      if (def.args.some((a) => a.name === "first")) {
-        try {
-          const v = getArgumentValues(def, sel, variables ?? {}).first;
-          if (typeof v === "number" && Number.isFinite(v)) first = Math.max(0, v);
-        } catch {
-          /* an invalid argument is reported by validation or execution, not here */
-        }
-      }
-      const inner = getNamedType(def.type);
-      if (!isObjectType(inner) && !isInterfaceType(inner)) continue;
-      const list = isListType(getNullableType(def.type));
-      const size = !list
-        ? 1
-        : name === "edges" && connectionSize !== null
-          ? connectionSize
-          : (first ?? LIST_SIZE[coordinate] ?? DEFAULT_LIST_SIZE);
-      // A connection (an object with `first`): its edges are `first` long.
-      walk(sel.selectionSet, inner, times * size, !list && first !== null ? first : null, seen);
+        const t = sel.typeCondition ? this.schema.getType(sel.typeCondition.name.value) : type;
+        inner =
+          t && (isObjectType(t) || isInterfaceType(t)) ? this.walk(sel.selectionSet, t, times, connectionSize) : null;
+      } else if (sel.kind === Kind.FRAGMENT_SPREAD) inner = this.spread(sel.name.value, times, connectionSize);
+      else inner = this.field(sel, type, times, connectionSize);
+      if (inner !== null) add(out, inner);
     }
-  };
-  walk(operation.selectionSet, root, 1, null, new Set());
-  return out;
+    return out;
+  }
+
+  /** A fragment's cost at `times`: priced once with the same connection size and the same "once or many". */
+  private spread(name: string, times: number, connectionSize: number | null): Cost | null {
+    if (times === 0) return null;
+    const many = times > 1;
+    const key = `${name}|${connectionSize ?? ""}|${many ? "many" : "once"}`;
+    if (!this.priced.has(key)) {
+      const frag = this.fragments.get(name);
+      const t = frag && this.schema.getType(frag.typeCondition.name.value);
+      // null while it is priced: a spread of itself (a cycle, refused by validation) adds nothing.
+      this.priced.set(key, null);
+      if (t && (isObjectType(t) || isInterfaceType(t))) {
+        // Priced at times 1 (or 2, which misplaces exactly what any times > 1 does), then scaled.
+        const unit = many ? 2 : 1;
+        const c = this.walk(frag.selectionSet, t, unit, connectionSize);
+        this.priced.set(key, { cost: c.cost / unit, misplaced: c.misplaced });
+      }
+    }
+    const c = this.priced.get(key);
+    return c == null ? null : { cost: c.cost * times, misplaced: c.misplaced };
+  }
+
+  private field(sel: FieldNode, type: GraphQLCompositeType, times: number, connectionSize: number | null): Cost | null {
+    const name = sel.name.value;
+    if (name.startsWith("__")) return null;
+    if (!isObjectType(type) && !isInterfaceType(type)) return null;
+    const def = type.getFields()[name] as GraphQLField<unknown, unknown> | undefined;
+    if (def === undefined) return null;
+    const coordinate = `${type.name}.${name}`;
+    const out: Cost = { cost: (FIELD_COST[coordinate] ?? 1) * times, misplaced: [] };
+    if (SINGLE_ONLY.has(coordinate) && times > 1) out.misplaced.push(coordinate);
+    const inner = getNamedType(def.type);
+    if (!sel.selectionSet || (!isObjectType(inner) && !isInterfaceType(inner))) return out;
+    const first = this.first(def, sel);
+    const list = isListType(getNullableType(def.type));
+    const size = !list
+      ? 1
+      : name === "edges" && connectionSize !== null
+        ? connectionSize
+        : (first ?? LIST_SIZE[coordinate] ?? DEFAULT_LIST_SIZE);
+    // A connection (an object with `first`): its edges are `first` long.
+    const below = this.walk(sel.selectionSet, inner, times * size, !list && first !== null ? first : null);
+    add(out, below);
+    return out;
+  }
+
+  private first(def: GraphQLField<unknown, unknown>, sel: FieldNode): number | null {
+    if (!def.args.some((a) => a.name === "first")) return null;
+    try {
+      const v = getArgumentValues(def, sel, this.variables).first;
+      if (typeof v === "number" && Number.isFinite(v)) return Math.max(0, v);
+    } catch {
+      /* an invalid argument is reported by validation or execution, not here */
+    }
+    return null;
+  }
+}
+
+/** Adds `inner` to `out`; a misplaced field is named once (a reused fragment would repeat it 2^n times). */
+function add(out: Cost, inner: Cost): void {
+  out.cost += inner.cost;
+  for (const m of inner.misplaced) if (!out.misplaced.includes(m)) out.misplaced.push(m);
 }
 
 /** The refusal of an operation over budget (or with a field where it may not be): 400 BAD_USER_INPUT. */

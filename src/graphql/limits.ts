@@ -5,62 +5,105 @@ import {
   type ValidationContext,
   type SelectionSetNode,
   type FragmentDefinitionNode,
+  type OperationDefinitionNode,
 } from "graphql";
 
+/** Levels below a selection set (0: only leaf fields) and the fields it selects, fragments expanded. */
+interface Size {
+  depth: number;
+  fields: number;
+}
+
+/** Thrown to stop measuring at the first field over the limit. */
+class TooWide {}
+
+const NOTHING: Size = { depth: 0, fields: 0 };
+
 /**
- * Depth and breadth limits, so a single document cannot make the server do unbounded work
- * (deep nesting, thousands of aliases). Fragments are followed; cycles are already a validation error.
+ * Depth and breadth limits, so a single document cannot make the server do unbounded work (deep nesting,
+ * thousands of aliases). Fragments are followed, but each fragment is measured once and its size reused:
+ * following every spread anew costs 2^n for n fragments that each spread the next one twice, and a 1 KB
+ * document held the event loop for seconds (docs/decisions.md "GraphQL validation is linear"). Measuring
+ * stops at the first field over the limit, and is not continued into an unknown fragment or around a cycle
+ * (graphql-js's own rules refuse those documents).
  */
 export function limitsRule(maxDepth: number, maxFields: number) {
   return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const def of context.getDocument().definitions)
-      if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-    const measure = (set: SelectionSetNode, depth: number, seen: Set<string>): { depth: number; fields: number } => {
-      let deepest = depth;
-      let fields = 0;
-      for (const sel of set.selections) {
-        if (fields > maxFields) break;
-        if (sel.kind === Kind.FIELD) {
-          fields++;
-          if (sel.selectionSet) {
-            const inner = measure(sel.selectionSet, depth + 1, seen);
-            deepest = Math.max(deepest, inner.depth);
-            fields += inner.fields;
-          }
-        } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-          const inner = measure(sel.selectionSet, depth, seen);
-          deepest = Math.max(deepest, inner.depth);
-          fields += inner.fields;
-        } else {
-          const frag = fragments.get(sel.name.value);
-          if (frag && !seen.has(frag.name.value)) {
-            const inner = measure(frag.selectionSet, depth, new Set([...seen, frag.name.value]));
-            deepest = Math.max(deepest, inner.depth);
-            fields += inner.fields;
-          }
-        }
-      }
-      return { depth: deepest, fields };
-    };
+    const measure = fragmentMeasurer(context, maxFields);
+    let reported = false;
     return {
       OperationDefinition(node) {
-        const { depth, fields } = measure(node.selectionSet, 1, new Set());
-        if (depth > maxDepth)
-          context.reportError(
-            new GraphQLError(`Query is nested ${depth} levels deep; the limit is ${maxDepth}`, {
-              nodes: [node],
-              extensions: { code: "BAD_USER_INPUT" },
-            }),
-          );
-        if (fields > maxFields)
-          context.reportError(
-            new GraphQLError(`Query selects more than ${maxFields} fields; the limit is ${maxFields}`, {
-              nodes: [node],
-              extensions: { code: "BAD_USER_INPUT" },
-            }),
-          );
+        if (reported) return;
+        const error = limitError(node, measure, maxDepth, maxFields);
+        if (error === null) return;
+        reported = true;
+        context.reportError(error);
       },
     };
   };
+}
+
+function limitError(
+  node: OperationDefinitionNode,
+  measure: (set: SelectionSetNode) => Size,
+  maxDepth: number,
+  maxFields: number,
+): GraphQLError | null {
+  let size: Size;
+  try {
+    size = measure(node.selectionSet);
+  } catch (err) {
+    if (!(err instanceof TooWide)) throw err;
+    size = { depth: 0, fields: maxFields + 1 };
+  }
+  const refuse = (message: string) =>
+    new GraphQLError(message, { nodes: [node], extensions: { code: "BAD_USER_INPUT" } });
+  if (size.fields > maxFields) return refuse(`Query selects more than ${maxFields} fields; the limit is ${maxFields}`);
+  // An operation's own fields are level 1.
+  const depth = size.depth + 1;
+  if (depth > maxDepth) return refuse(`Query is nested ${depth} levels deep; the limit is ${maxDepth}`);
+  return null;
+}
+
+/**
+ * Measures selection sets of one document, each fragment's once. An unknown fragment, or one met again while
+ * it is being measured (a cycle), adds nothing.
+ */
+function fragmentMeasurer(context: ValidationContext, maxFields: number): (set: SelectionSetNode) => Size {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of context.getDocument().definitions)
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  /** A fragment's size, or null while it is being measured (so meeting it again is a cycle). */
+  const sizes = new Map<string, Size | null>();
+  const fragmentSize = (name: string): Size => {
+    const known = sizes.get(name);
+    if (known !== undefined) return known ?? NOTHING;
+    const fragment = fragments.get(name);
+    if (fragment === undefined) return NOTHING;
+    sizes.set(name, null);
+    const size = measure(fragment.selectionSet);
+    sizes.set(name, size);
+    return size;
+  };
+  const measure = (set: SelectionSetNode): Size => {
+    let depth = 0;
+    let fields = 0;
+    for (const sel of set.selections) {
+      let inner: Size;
+      if (sel.kind === Kind.FIELD) {
+        fields++;
+        if (sel.selectionSet === undefined) inner = NOTHING;
+        else {
+          const below = measure(sel.selectionSet);
+          inner = { depth: below.depth + 1, fields: below.fields };
+        }
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) inner = measure(sel.selectionSet);
+      else inner = fragmentSize(sel.name.value);
+      depth = Math.max(depth, inner.depth);
+      fields += inner.fields;
+      if (fields > maxFields) throw new TooWide();
+    }
+    return { depth, fields };
+  };
+  return measure;
 }

@@ -31,6 +31,7 @@ import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting
 import { stringifyExact } from "../exact-json.js";
 import type { Invalidations } from "../cache/invalidation.js";
 import { bucketOf, rateLimitedMessage, type RateLimiter } from "../auth/rate-limit.js";
+import { throttledMessage, type BearerThrottle } from "../auth/bearer-throttle.js";
 import { CLOSE, SocketRegistry, type SocketLimits, type TrackedSocket } from "./sockets.js";
 import { checkoutViewError, outsideCheckoutView } from "./checkout-view.js";
 import { costError, operationCost } from "./cost.js";
@@ -81,6 +82,11 @@ export interface GraphQLEdgeDeps {
   invalidations?: Invalidations;
   /** The one per-principal limiter (null: RATE_LIMIT_PER_MINUTE=0); HTTP charges it in app.ts. */
   limiter?: RateLimiter | null;
+  /**
+   * The per-address budget of wrong admin and client tokens, shared with HTTP (app.ts): a wrong token in
+   * `connection_init` is charged to it, and a throttled address's sockets close with 4429 before any check.
+   */
+  credentialThrottle?: Pick<BearerThrottle, "blockedFor" | "fail"> | null;
   ws?: SocketLimits & { keepaliveMs: number; idleTimeoutMs: number };
   /** Per-operation cost budget, response-size cap (bytes) and time budget (ms). */
   limits?: { maxCost: number; maxResponseBytes: number; timeBudgetMs: number };
@@ -105,6 +111,26 @@ export const DEFAULT_WS_LIMITS: NonNullable<GraphQLEdgeDeps["ws"]> = {
   keepaliveMs: 30_000,
   idleTimeoutMs: 90_000,
 };
+
+/**
+ * A socket's `connection_init` credentials under the per-address throttle it shares with HTTP: a throttled
+ * address is refused before its token is even checked, and a wrong admin or client token is charged to it.
+ * API keys are not throttled here, as over HTTP (they have the per-caller rate limit).
+ */
+async function authenticateSocket(
+  creds: Credentials,
+  ip: string,
+  auth: GraphQLEdgeDeps["auth"],
+  throttle: GraphQLEdgeDeps["credentialThrottle"],
+): Promise<Principal | { throttledFor: number }> {
+  // The token authentication judges: the bearer token if there is one, else the clientToken.
+  const token = creds.bearer || creds.clientToken;
+  const wait = token && throttle ? throttle.blockedFor(ip) : 0;
+  if (wait > 0) return { throttledFor: wait };
+  const principal = await auth.fromCredentials(creds);
+  if (principal.type === "anonymous" && token) throttle?.fail(ip);
+  return principal;
+}
 
 export async function createGraphQLEdge(
   schema: GraphQLSchema,
@@ -139,6 +165,7 @@ export async function createGraphQLEdge(
   const serialised = new WeakMap<object, string>();
   const now = deps.now ?? Date.now;
   const limiter = deps.limiter ?? null;
+  const throttle = deps.credentialThrottle ?? null;
   const sockets = new SocketRegistry(wsLimits, now);
   const shared = new SharedExecution();
   // A live event's shared result is serialised once, not once per socket (src/graphql/frames.ts).
@@ -278,10 +305,15 @@ export async function createGraphQLEdge(
       },
       onConnect: async (ctx) => {
         const creds = credentialsFromConnectionParams(ctx.connectionParams);
-        const principal = await auth.fromCredentials(creds);
-        if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
         const socket = ctx.extra.socket;
         const ip = ctx.extra.request.socket.remoteAddress ?? "unknown";
+        const principal = await authenticateSocket(creds, ip, auth, throttle);
+        if ("throttledFor" in principal) {
+          // graphql-ws clients treat 4429 as final: no reconnect loop against the throttle.
+          socket.close(CLOSE.TOO_MANY, throttledMessage(principal.throttledFor));
+          return false;
+        }
+        if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
         Object.assign(ctx.extra, { creds, ip, lastActive: now() });
         ctx.extra.ctx = { principal, container, requestId: randomUUID() };
         const refusal = sockets.add(socket, principal, ctx.extra, () => Object.keys(ctx.subscriptions).length);

@@ -47,7 +47,12 @@ export class Client {
   private readonly host: string;
   private readonly port: number;
 
-  constructor(baseUrl: string, sockets = 16) {
+  /** `localAddress` (e.g. 127.0.0.2) makes the service see another client address over loopback. */
+  constructor(
+    baseUrl: string,
+    sockets = 16,
+    private readonly localAddress?: string,
+  ) {
     const u = new URL(baseUrl);
     this.host = u.hostname;
     this.port = Number(u.port);
@@ -89,7 +94,15 @@ export class Client {
       // unframed and be read by the server as the start of the next request.
       if (r.body !== undefined && r.chunked) headers["transfer-encoding"] = "chunked";
       const req = http.request(
-        { host: this.host, port: this.port, method: r.method, path: r.path, agent: this.agent, headers },
+        {
+          host: this.host,
+          port: this.port,
+          localAddress: this.localAddress,
+          method: r.method,
+          path: r.path,
+          agent: this.agent,
+          headers,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));

@@ -57,9 +57,14 @@ export interface RawSocket {
 /**
  * A graphql-transport-ws socket driven by hand: connection_init with `params`, resolved once acknowledged
  * (or closed: then `closed` says how). For tests about the socket itself (close codes, caps, revocation).
+ * `localAddress` (e.g. 127.0.0.2) makes the service see another client address over loopback.
  */
-export async function openSocket(baseUrl: string, params: Record<string, string>): Promise<RawSocket> {
-  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws");
+export async function openSocket(
+  baseUrl: string,
+  params: Record<string, string>,
+  opts: { localAddress?: string } = {},
+): Promise<RawSocket> {
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws", opts);
   const messages: RawSocket["messages"] = [];
   const waiters: { match: (m: RawSocket["messages"][number]) => boolean; resolve: (m: never) => void }[] = [];
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
