@@ -6,7 +6,7 @@ import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
-import { createLogger, type Logger } from "./logger.js";
+import { createLogger, logSafeRequest, type Logger } from "./logger.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
 import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
@@ -262,6 +262,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     app.use(
       pinoHttp({
         logger,
+        // No credential in the access log: query values (a client token in `?token=`) and key headers.
+        serializers: { req: logSafeRequest },
         autoLogging: {
           ignore: (req) => req.url === "/healthz" || req.url === "/metrics" || (req.url ?? "").startsWith("/sim/"),
         },
