@@ -6,7 +6,7 @@ import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
-import { createLogger, type Logger } from "./logger.js";
+import { createLogger, logSafeRequest, type Logger } from "./logger.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
 import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
@@ -24,6 +24,7 @@ import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
 import { graphqlBodyErrors } from "./graphql/http-errors.js";
 import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRouter } from "./rest/shim.js";
 import { RateLimiter, rateLimitMiddleware } from "./rest/rate-limit.js";
+import { capConnections, descriptorWarning, httpServerOptions } from "./rest/connection-caps.js";
 import { BearerThrottle } from "./auth/bearer-throttle.js";
 import { credentialsFromHeaders } from "./auth/credentials.js";
 import { answerClientError } from "./rest/client-error.js";
@@ -204,8 +205,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // No ETag on API answers: every one is a POST or a live status, so the per-response hash bought nothing.
   app.set("etag", false);
   app.set("trust proxy", false);
-  const server = createServer(app);
+  const server = createServer(httpServerOptions(config.http), app);
   server.on("clientError", answerClientError);
+  const now = () => clock.now().getTime();
+  capConnections(server, config.http, logger, "public", now);
+  const fdWarning = descriptorWarning(config.http, config.adminListener === null ? 1 : 2);
+  if (fdWarning !== null) logger.warn(fdWarning);
   await listen(server, config.port, config.host).catch(async (err: unknown) => {
     await jobs.stop().catch(() => undefined);
     await orm.close().catch(() => undefined);
@@ -261,6 +266,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     app.use(
       pinoHttp({
         logger,
+        // No credential in the access log: query values (a client token in `?token=`) and key headers.
+        serializers: { req: logSafeRequest },
         autoLogging: {
           ignore: (req) => req.url === "/healthz" || req.url === "/metrics" || (req.url ?? "").startsWith("/sim/"),
         },
@@ -316,7 +323,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // The operator surfaces: on their own listener when ADMIN_PORT is set, else on the public one, with
   // /metrics behind a bearer token (METRICS_TOKEN or the admin token).
   const adminApp = config.adminListener === null ? app : express();
-  const adminServer = adminApp === app ? null : createServer(adminApp);
+  const adminServer = adminApp === app ? null : createServer(httpServerOptions(config.http), adminApp);
   if (adminServer !== null) {
     adminApp.disable("x-powered-by");
     adminApp.set("etag", false);
@@ -397,6 +404,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     adminApp.use(notFoundHandler());
     adminApp.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
     adminServer.on("clientError", answerClientError);
+    capConnections(adminServer, config.http, logger, "operator", now);
     await listen(adminServer, config.adminListener!.port, config.adminListener!.host);
   }
   app.use(bodyErrors);

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 
 /**
  * The one place that reads the environment (STYLE.md §10). Validated once at start; a bad value stops
@@ -85,10 +86,74 @@ export interface Config {
   };
   /** Per-operation cost budget, response-size cap and time budget of GraphQL operations. */
   graphql: { maxCost: number; maxResponseBytes: number; timeBudgetMs: number };
+  /** Connection caps and request timers of each HTTP listener: docs/decisions.md "Connection caps". */
+  http: HttpLimits;
   dbPoolSize: number;
 }
 
+export interface HttpLimits {
+  /** Open TCP connections per listener; more are reset as they arrive (HTTP_MAX_CONNECTIONS). */
+  maxConnections: number;
+  /** Open TCP connections per client address (IPv6: per /64) per listener; 0 = no such cap. */
+  maxConnectionsPerAddress: number;
+  /** A request's headers must have arrived within this (a half-sent request is closed with 408). */
+  headersTimeoutMs: number;
+  /** A whole request (headers and body) must have arrived within this. */
+  requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** The process's open-files limit as read at start, or null when it could not be read. */
+  openFilesLimit: number | null;
+}
+
 export class ConfigError extends Error {}
+
+/**
+ * The soft "Max open files" limit of this process from /proc/self/limits, or null (no /proc, unlimited,
+ * unreadable). Node raises its soft limit to the hard one as it starts, so this is what the process really has.
+ */
+export function openFilesLimit(read: () => string = () => readFileSync("/proc/self/limits", "utf8")): number | null {
+  let text: string;
+  try {
+    text = read();
+  } catch {
+    return null;
+  }
+  const soft = /^Max open files\s+(\d+)\s/m.exec(text)?.[1];
+  return soft === undefined ? null : Number(soft);
+}
+
+/** Assumed when the open-files limit cannot be read: a common soft limit. */
+const ASSUMED_OPEN_FILES = 4096;
+
+/**
+ * The default cap of each listener: 40 % of the descriptors, so the public port and the operator listener
+ * together leave a fifth for the database, upstream calls, webhooks, Chromium's pipes and files.
+ */
+export function defaultMaxConnections(openFiles: number | null): number {
+  return Math.min(50_000, Math.max(64, Math.floor((openFiles ?? ASSUMED_OPEN_FILES) * 0.4)));
+}
+
+function httpLimits(env: Env, openFiles: number | null): HttpLimits {
+  const maxConnections = int(env, "HTTP_MAX_CONNECTIONS", defaultMaxConnections(openFiles), 1, 1_000_000);
+  // One address may hold at most a quarter of the listener by default, so a few addresses cannot fill it.
+  const perAddressDefault = Math.max(1, Math.min(1000, Math.floor(maxConnections / 4)));
+  const headersTimeoutMs = int(env, "HTTP_HEADERS_TIMEOUT_MS", 10_000, 500, 600_000);
+  const requestTimeoutMs = int(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, 500, 3600_000);
+  // Node refuses a headers timeout longer than the request timeout when the server is created.
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  return {
+    maxConnections,
+    maxConnectionsPerAddress: int(env, "HTTP_MAX_CONNECTIONS_PER_ADDRESS", perAddressDefault, 0, 1_000_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5000, 100, 600_000),
+    openFilesLimit: openFiles,
+  };
+}
 
 /**
  * Why a production admin token is too weak, or null (issue 16): at least 32 characters, at least 10
@@ -187,7 +252,7 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env, openFiles: number | null = openFilesLimit()): Config {
   const nodeEnv = oneOf(env, "NODE_ENV", ["development", "production", "test"] as const, "development");
   const production = nodeEnv === "production";
   const networkUrl = url(env, "NETWORK_API_URL", ["http:", "https:"]);
@@ -298,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxResponseBytes: int(env, "GRAPHQL_MAX_RESPONSE_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       timeBudgetMs: int(env, "GRAPHQL_TIME_BUDGET_MS", 10_000, 100, 600_000),
     },
+    http: httpLimits(env, openFiles),
     dbPoolSize: int(env, "DB_POOL_SIZE", 10, 1, 100),
   };
 }

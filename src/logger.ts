@@ -1,12 +1,63 @@
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
 import type { Config } from "./config.js";
 
 export type { Logger };
 
-export function createLogger(config: Pick<Config, "logLevel">): Logger {
-  return pino({
+const REDACTED = "[Redacted]";
+/** Request headers that carry credentials (API keys, bearer tokens, cookies): never written to a log. */
+const SECRET_HEADERS: readonly string[] = ["x-api-key", "authorization", "proxy-authorization", "cookie"];
+/** A query parameter's name is logged when it looks like a name; anything else might be a bare token. */
+const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,40}$/;
+
+/** `destination`: where the lines go (standard output when absent; tests read them from a stream). */
+export function createLogger(config: Pick<Config, "logLevel">, destination?: DestinationStream): Logger {
+  const options = {
     level: config.logLevel,
     base: { service: "payment-qr" },
-    redact: ['req.headers["x-api-key"]', "req.headers.authorization"],
-  });
+    // A second line of defence for any log call that passes a raw request or response.
+    redact: [...SECRET_HEADERS.map((h) => `req.headers["${h}"]`), 'res.headers["set-cookie"]'],
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+/** A URL as logged: the path, and each query parameter with its value replaced (`?token=[Redacted]`). */
+export function logSafeUrl(url: string): string {
+  const at = url.indexOf("?");
+  if (at < 0) return url;
+  const params = url
+    .slice(at + 1)
+    .split("&")
+    .filter((p) => p !== "")
+    .map((p) => {
+      const name = p.split("=", 1)[0];
+      return PLAIN_NAME.test(name) ? `${name}=${REDACTED}` : REDACTED;
+    });
+  return `${url.slice(0, at)}?${params.join("&")}`;
+}
+
+interface LoggedRequest {
+  url?: unknown;
+  query?: unknown;
+  headers?: unknown;
+  [field: string]: unknown;
+}
+
+/**
+ * The access log's request serializer (pino-http hands it pino's standard request object): credentials never
+ * reach a log line, neither in headers nor in the query string (a client token travels as `?token=` for
+ * `<img>` tags), so query values are all replaced and only their names are kept.
+ */
+export function logSafeRequest(req: LoggedRequest): LoggedRequest {
+  const out: LoggedRequest = { ...req };
+  if (typeof req.url === "string") out.url = logSafeUrl(req.url);
+  if (req.query !== null && typeof req.query === "object")
+    out.query = Object.fromEntries(
+      Object.keys(req.query).map((k) => (PLAIN_NAME.test(k) ? [k, REDACTED] : [REDACTED, REDACTED])),
+    );
+  if (req.headers !== null && typeof req.headers === "object") {
+    const headers: Record<string, unknown> = { ...(req.headers as Record<string, unknown>) };
+    for (const h of SECRET_HEADERS) if (h in headers) headers[h] = REDACTED;
+    out.headers = headers;
+  }
+  return out;
 }

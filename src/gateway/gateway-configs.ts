@@ -25,6 +25,8 @@ export interface GatewayCredentials {
 /** The merchants' accounts at the hosted gateway (operator only), and their credentials for the client. */
 export class GatewayConfigs {
   private readonly credentials: TtlCache<GatewayCredentials>;
+  /** Configurations known to exist (a pushback names one in its path: a name that is none costs one lookup). */
+  private readonly known: TtlCache<true>;
 
   constructor(
     private readonly orm: Orm,
@@ -35,11 +37,17 @@ export class GatewayConfigs {
     now: () => number,
   ) {
     this.credentials = new TtlCache(HOT_READ_TTL_MS, now);
+    this.known = new TtlCache(HOT_READ_TTL_MS, now);
     invalidations.register({
       invalidate: (inv) => {
-        if (inv.kind === "gateway_config") this.credentials.delete((id) => id === inv.id);
+        if (inv.kind !== "gateway_config") return;
+        this.credentials.delete((id) => id === inv.id);
+        this.known.delete((id) => id === inv.id);
       },
-      clear: () => this.credentials.clear(),
+      clear: () => {
+        this.credentials.clear();
+        this.known.clear();
+      },
     });
   }
 
@@ -94,6 +102,15 @@ export class GatewayConfigs {
     return this.em().find(GatewayConfig, merchantId ? { merchantRef: merchantId } : {}, {
       orderBy: { createdAt: "asc" },
     });
+  }
+
+  /** Whether a configuration exists: read through a short cache of the ones that do. */
+  async exists(id: string): Promise<boolean> {
+    const found = await this.known.get(id, async () => {
+      const rows = await this.db.query<{ one: number }>(`select 1 as one from gateway_config where id = ?`, [id]);
+      return rows.length > 0 ? true : null;
+    });
+    return found === true;
   }
 
   /** Whether a configuration of this merchant exists (a gateway key is linked to one). */

@@ -19,6 +19,7 @@ import { createGatewayClient } from "./upstream-client.js";
 import { upstreamHttp } from "../upstreams/http-client.js";
 import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
 import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
+import { RateLimiter } from "../auth/rate-limit.js";
 import { GatewayResolver } from "./gateway.resolver.js";
 import { GATEWAY_ROUTES } from "./gateway.routes.js";
 import { GatewayService } from "./gateway-service.js";
@@ -27,7 +28,7 @@ import { GATEWAY_SECRET, GatewayConfigs } from "./gateway-configs.js";
 import { GatewayConfigResolver } from "./gateway-config.resolver.js";
 
 export interface GatewayModuleDeps {
-  config: Pick<Config, "gateway" | "upstreamTimeoutMs" | "simulators">;
+  config: Pick<Config, "gateway" | "upstreamTimeoutMs" | "simulators" | "rateLimit">;
   /** Where this process is reachable: the simulated gateway API's default address. */
   baseUrl: string;
   clock: Clock;
@@ -91,7 +92,10 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     jobs: [gatewayMonitorJob({ ...deps, configs, limits, intervalMs: config.gateway.monitorIntervalMs }, client)],
     mount(app) {
       if (simulator !== null) mountSimulator(app, "/sim/gateway-api", simulator);
-      app.post(`${PUSHBACK_PATH}/:configId`, pushbackRouter(deps.db, deps.enqueue, deps.logger, clock));
+      // Unauthenticated, so outside the per-credential limiter: its own buckets per address and per configuration.
+      const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
+      const { db, enqueue, logger } = deps;
+      app.post(`${PUSHBACK_PATH}/:configId`, pushbackRouter({ db, configs, enqueue, logger, clock, limiter }));
     },
     async stop() {
       await http.close();

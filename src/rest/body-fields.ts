@@ -74,24 +74,43 @@ function keepKnown(
   return out;
 }
 
-/** Paths of every key at or under the dropped fields that `refused` matches (a field naming a target, …). */
+/** Values a refusal scan looks at, at most: a body whose dropped fields hold more is refused whole. */
+export const REFUSAL_SCAN_MAX_VALUES = 10_000;
+
+/**
+ * Paths of every key at or under the dropped fields that `refused` matches (a field naming a target, …), or null
+ * when they hold more than REFUSAL_SCAN_MAX_VALUES values: too many to check, so the caller refuses the body
+ * rather than let an unchecked rest through. Iterative at any depth; each value remembers only its parent.
+ */
 export function refusedFields(
   ignored: { path: string[]; value: unknown }[],
   refused: (key: string) => boolean,
-): string[] {
-  const out: string[] = [];
-  const stack = ignored.map((i) => ({ path: i.path, value: i.value }));
-  for (let seen = 0; stack.length > 0 && seen < 10_000; seen++) {
-    const { path, value } = stack.shift() as { path: string[]; value: unknown };
-    if (refused(path[path.length - 1])) {
-      out.push(path.join("."));
+): string[] | null {
+  const nodes: { key: string; value: unknown; parent: number; root: string[] }[] = ignored.map((i) => ({
+    key: i.path[i.path.length - 1],
+    value: i.value,
+    parent: -1,
+    root: i.path,
+  }));
+  if (nodes.length > REFUSAL_SCAN_MAX_VALUES) return null;
+  const hits: number[] = [];
+  for (let at = 0; at < nodes.length; at++) {
+    const { key, value } = nodes[at];
+    if (refused(key)) {
+      hits.push(at);
       continue;
     }
-    if (value !== null && typeof value === "object") {
-      for (const [k, v] of Object.entries(value)) stack.push({ path: [...path, k], value: v });
-    }
+    if (value === null || typeof value !== "object") continue;
+    const keys = Object.keys(value);
+    if (nodes.length + keys.length > REFUSAL_SCAN_MAX_VALUES) return null;
+    for (const k of keys) nodes.push({ key: k, value: (value as Record<string, unknown>)[k], parent: at, root: [] });
   }
-  return out;
+  return hits.map((at) => {
+    const path: string[] = [];
+    let i = at;
+    for (; nodes[i].parent >= 0; i = nodes[i].parent) path.push(nodes[i].key);
+    return [...nodes[i].root, ...path.reverse()].join(".");
+  });
 }
 
 /**

@@ -6,7 +6,14 @@ import { httpStatusFor, UNAVAILABLE_MESSAGE } from "../graphql/errors.js";
 import { databaseUnavailable } from "../db/unavailable.js";
 import type { RestRoute } from "./route-table.js";
 import { annotate, duplicateKey, stringifyExact } from "../exact-json.js";
-import { bodyFields, dropUnknown, ignoredFieldsHeader, IGNORED_FIELDS_HEADER, refusedFields } from "./body-fields.js";
+import {
+  bodyFields,
+  dropUnknown,
+  ignoredFieldsHeader,
+  IGNORED_FIELDS_HEADER,
+  refusedFields,
+  REFUSAL_SCAN_MAX_VALUES,
+} from "./body-fields.js";
 
 export const BODY_LIMIT = "64kb";
 
@@ -125,6 +132,12 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
       const header = ignoredFieldsHeader(ignored.map((i) => i.path));
       if (header !== null) res.setHeader(IGNORED_FIELDS_HEADER, header);
       const refused = route.refuseUnknown ? refusedFields(ignored, route.refuseUnknown.test) : [];
+      if (refused === null) {
+        // Too many values to check each one: refused whole, never passed on partly checked.
+        const field = ignored[0].path.join(".");
+        const message = `holds more than ${REFUSAL_SCAN_MAX_VALUES} values in fields the contract does not define: too many to check`;
+        return sendError(res, 400, "BAD_USER_INPUT", `Invalid request: ${field} ${message}`, [{ field, message }]);
+      }
       if (refused.length > 0 && route.refuseUnknown) {
         const details = refused.map((field) => ({ field, message: route.refuseUnknown?.message ?? "is not accepted" }));
         return sendError(

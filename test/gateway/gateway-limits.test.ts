@@ -1,6 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import pg from "pg";
 import { gatewayModule } from "../../src/gateway/index.js";
+import { Client } from "../support/http.js";
 
 // Issue 20, point 7: the gateway's limits as they are — check-transaction-2 sees 7 days, transaction-detail
 // 10 calls a minute per merchant, 429 backs off, the pushback is a hint, error 6 says what to fix.
@@ -124,5 +126,76 @@ describe("gateway pushback: a hint that triggers an immediate check (monitor eve
     await new Promise((r) => setTimeout(r, 3000));
     expect(await status(tenant, id)).toBe("CHECKOUT");
     expect((await post(`${t.url}/gateway/pushback/${configId}`, { nope: 1 })).status).toBe(400);
+  });
+});
+
+describe("gateway pushback: limited per client address and per configuration (RATE_LIMIT_PER_MINUTE=4: 10 at once, one more each 15 s)", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  let sql: pg.Client;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: "4", GATEWAY_MONITOR_INTERVAL_MS: "60000" });
+    tenant = await createTenant(t);
+    // Every UPDATE statement on the transaction table is noted, also one that matches no row.
+    sql = new pg.Client({ connectionString: t.dbUrl });
+    await sql.connect();
+    await sql.query(`create table updates_seen (q text);
+      create function note_update() returns trigger language plpgsql as
+        $$ begin insert into updates_seen values (current_query()); return null; end $$;
+      create trigger note_update after update on "transaction" for each statement execute function note_update();`);
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await sql?.end();
+    await t?.stop();
+  });
+
+  const from = (address: string) => {
+    const c = new Client(t.url, 1, address);
+    clients.push(c);
+    return (configId: string) =>
+      c.send({
+        method: "POST",
+        path: `/gateway/pushback/${configId}`,
+        headers: { "content-type": "application/json" },
+        body: Buffer.from(JSON.stringify({ tran_id: "order-1" })),
+      });
+  };
+  const pushbackUpdates = async () =>
+    Number(
+      (await sql.query<{ n: string }>(`select count(*) as n from updates_seen where q like '%gateway_config c%'`))
+        .rows[0].n,
+    );
+
+  it("over the limit → 429 with the error body; another address and another configuration are unaffected", async () => {
+    const configB = await t.app.module(gatewayModule).configs.create({
+      merchantId: tenant.merchantId,
+      name: "second",
+      upstreamMerchantId: "gw_push_b",
+      apiSecret: "push-b-secret-0123456789",
+    });
+    const first = from("127.0.0.1");
+    for (let i = 0; i < 10; i++) expect((await first(tenant.gatewayConfigId)).status).toBe(200);
+    const over = await first(tenant.gatewayConfigId);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers["retry-after"])).toBeGreaterThan(0);
+    expect(over.json).toEqual({
+      error: { code: "RATE_LIMITED", message: expect.stringMatching(/retry in/), details: [] },
+    });
+
+    const second = from("127.0.0.2");
+    expect((await second(configB.id)).status).toBe(200);
+    // The configuration's own bucket holds from any address.
+    expect((await second(tenant.gatewayConfigId)).status).toBe(429);
+    expect(await pushbackUpdates()).toBe(11);
+  });
+
+  it("a configuration that does not exist costs no update, and one address is limited across names", async () => {
+    const before = await pushbackUpdates();
+    const third = from("127.0.0.3");
+    for (let i = 0; i < 10; i++) expect((await third(`gwc_missing${i}`)).status).toBe(200);
+    expect(await pushbackUpdates()).toBe(before);
+    expect((await third("gwc_missing_more")).status).toBe(429);
   });
 });

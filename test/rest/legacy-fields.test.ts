@@ -118,6 +118,40 @@ describe("legacy REST bodies: unknown fields are ignored and named in x-ignored-
     expect(rows).toHaveLength(0);
   });
 
+  it("a target is refused at any depth and breadth; a body too large to check is refused whole", async () => {
+    const send = (extra: string) =>
+      fetch(`${t.url}/gateway-link/generate-qr`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...AUTH.gatewayLink(tenant.keys.gatewayLink) },
+        body: `{"amount":1000,"currency":116,${extra}}`,
+      }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { error?: { details: { field: string }[] } },
+      }));
+    const nested = (depth: number) => `"options":${"[".repeat(depth)}{"targetURL":"x"}${"]".repeat(depth)}`;
+    // Found where it is, with its path.
+    const deep = await send(nested(5000));
+    expect(deep.status).toBe(400);
+    expect(deep.body.error?.details[0].field).toBe(`options.${"0.".repeat(5000)}targetURL`);
+    const wideButFew = await send(`"options":{"list":[${Array(5000).fill(0).join(",")}],"x":{"targetURL":"y"}}`);
+    expect(wideButFew.status).toBe(400);
+    expect(wideButFew.body.error?.details.map((d) => d.field)).toEqual(["options.x.targetURL"]);
+    // Beyond what is checked (the scan stopped at 10,000 values and let the rest through with 200): refused.
+    for (const extra of [
+      nested(12_000),
+      `"options":{"list":[${Array(20_000).fill(0).join(",")}],"x":{"targetURL":"y"}}`,
+      `"options":{"list":[${Array(20_000).fill(0).join(",")}]}`,
+    ]) {
+      const res = await send(extra);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "BAD_USER_INPUT", details: [{ field: "options" }] });
+    }
+    const rows = await t.app.core.db.query(`select id from "transaction" where api_key_ref = ?`, [
+      tenant.keyIds.gatewayLink,
+    ]);
+    expect(rows).toHaveLength(0);
+  });
+
   it("GraphQL stays strict: an unknown input field is BAD_USER_INPUT naming it", async () => {
     const res = await post(
       `${t.url}/graphql`,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type App, type Role } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
+import { createLogger, type Logger } from "../../src/logger.js";
 import { OffsetClock } from "../../src/clock.js";
 import { createTestDatabase } from "./db.js";
 import { checkRestAnswer } from "./openapi-contract.js";
@@ -24,7 +25,7 @@ export interface TestApp {
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  opts: { role?: Role; dbUrl?: string; embedded?: boolean } = {},
+  opts: { role?: Role; dbUrl?: string; embedded?: boolean; logger?: Logger } = {},
 ): Promise<TestApp> {
   const db = opts.dbUrl || opts.embedded ? null : await createTestDatabase();
   const dbUrl = opts.embedded ? "" : (opts.dbUrl ?? (db as { url: string }).url);
@@ -49,7 +50,7 @@ export async function startTestApp(
     ...env,
   });
   const clock = new OffsetClock();
-  const app = await createApp(config, { role: opts.role ?? "serve", clock });
+  const app = await createApp(config, { role: opts.role ?? "serve", clock, logger: opts.logger });
   return {
     app,
     url: app.url,
@@ -71,6 +72,16 @@ export async function startTestApp(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The service's own logger (its redaction included) writing into memory: every line it wrote, as text. With it,
+ * set LOG_LEVEL in the app's env too: the access log is only mounted when the configured level is not silent.
+ */
+export function capturedLogger(level: "info" | "warn" | "debug" = "info"): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = createLogger({ logLevel: level }, { write: (line: string) => void lines.push(line.trimEnd()) });
+  return { logger, lines };
 }
 
 export interface Tenant {

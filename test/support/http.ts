@@ -264,3 +264,54 @@ export async function pool<T, R>(items: T[], width: number, fn: (item: T, index:
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
   return out;
 }
+
+/** A connection that sent half a request and waits: how the server ended it. */
+export interface HalfOpen {
+  socket: net.Socket;
+  /** When the partial request was written (performance.now()). */
+  sentAt: number;
+  /** Resolves when the server closes or resets it: what it answered (empty for a reset) and when. */
+  closed: Promise<{ at: number; text: string; reset: boolean }>;
+  /** Whether it is still open. */
+  readonly open: boolean;
+}
+
+/**
+ * Connects from `localAddress` (another 127.x address is another client on loopback), waits for the TCP
+ * handshake, and sends a request head without its final blank line: the server holds it until its headers
+ * timeout, or refuses the connection.
+ */
+export function halfOpen(baseUrl: string, localAddress: string): Promise<HalfOpen> {
+  const u = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port: Number(u.port), host: u.hostname, localAddress });
+    const chunks: Buffer[] = [];
+    let reset = false;
+    let isOpen = true;
+    const closed = new Promise<{ at: number; text: string; reset: boolean }>((done) =>
+      socket.once("close", () => {
+        isOpen = false;
+        done({ at: performance.now(), text: Buffer.concat(chunks).toString("utf8"), reset });
+      }),
+    );
+    const handle = (sentAt: number): HalfOpen => ({
+      socket,
+      sentAt,
+      closed,
+      get open() {
+        return isOpen;
+      },
+    });
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "ECONNRESET" || err.code === "EPIPE") reset = true;
+      else reject(err);
+    });
+    // A reset can arrive before the client has seen its own handshake complete: that is a refusal too.
+    void closed.then(() => resolve(handle(performance.now())));
+    socket.once("connect", () => {
+      socket.write(`GET /healthz HTTP/1.1\r\nhost: ${u.host}\r\nx-half: `);
+      resolve(handle(performance.now()));
+    });
+  });
+}
