@@ -21,6 +21,24 @@ export interface DriverSetup {
   payMaxMs: number;
 }
 
+/**
+ * What the checkout subscriber's socket did (wall clock ms; null = did not happen): for a payment whose SUCCESS
+ * never came, whether the socket ever opened, closed or failed, and when.
+ */
+export interface SocketLog {
+  subscribedAt: number | null;
+  /** The server acknowledged the connection (connection_ack). */
+  connectedAt: number | null;
+  /** Results received (any status). */
+  results: number;
+  closedAt: number | null;
+  /** Close code and reason, e.g. "1000 Normal Closure". */
+  close: string | null;
+  errorAt: number | null;
+  /** The server completed the subscription. */
+  completedAt: number | null;
+}
+
 /** One payment: what was asked and when things happened (wall clock ms); null = did not happen. */
 export interface Payment {
   kind: Kind;
@@ -33,6 +51,7 @@ export interface Payment {
   seenAt: number | null;
   /** Terminal status the subscriber saw other than SUCCESS. */
   seenOther: string | null;
+  socket: SocketLog;
 }
 
 const HEADERS: Record<Kind, (key: string) => Record<string, string>> = {
@@ -94,12 +113,21 @@ function pick(r: number): Kind {
 /** The checkout page's subscriber: resolves when the transaction's terminal state arrives (or the socket fails). */
 function follow(api: string, p: Payment, clientToken: string): void {
   open++;
+  const log = p.socket;
   const client = createClient({
     url: `${api.replace(/^http/, "ws")}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: { clientToken },
     retryAttempts: 0,
     lazy: true,
+    on: {
+      connected: () => (log.connectedAt ??= wallNow()),
+      closed: (e) => {
+        log.closedAt ??= wallNow();
+        const { code, reason } = (e ?? {}) as { code?: number; reason?: string };
+        log.close ??= `${code ?? "?"} ${reason ?? ""}`.trim();
+      },
+    },
   });
   let done = false;
   const end = () => {
@@ -108,22 +136,36 @@ function follow(api: string, p: Payment, clientToken: string): void {
     open--;
     void client.dispose();
   };
+  log.subscribedAt = wallNow();
   client.subscribe<{ transactionUpdated: { transaction: { status: string } } }>(
     { query: SUBSCRIPTION, variables: { id: p.transactionId } },
     {
       next: (v) => {
+        log.results++;
         const status = v.data?.transactionUpdated.transaction.status;
         if (status === "SUCCESS") p.seenAt ??= wallNow();
         else if (status === "FAILED" || status === "EXPIRED") p.seenOther = status;
         else if (status === undefined) p.error ??= `subscriber: ${JSON.stringify(v.errors).slice(0, 200)}`;
       },
       error: (e) => {
-        p.error ??= `subscriber: ${e instanceof Error ? e.message : JSON.stringify(e).slice(0, 200)}`;
+        log.errorAt ??= wallNow();
+        p.error ??= `subscriber: ${describe(e)}`;
         end();
       },
-      complete: end,
+      complete: () => {
+        log.completedAt ??= wallNow();
+        end();
+      },
     },
   );
+}
+
+/** A subscriber's error: an Error, a CloseEvent (code and reason) or GraphQL errors. */
+function describe(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  const close = e as { code?: unknown; reason?: unknown } | null;
+  if (typeof close?.code === "number") return `socket closed ${close.code} ${String(close.reason ?? "")}`.trim();
+  return JSON.stringify(e).slice(0, 200);
 }
 
 async function pay(p: Payment, answer: Record<string, unknown>): Promise<void> {
@@ -165,6 +207,15 @@ async function one(n: number): Promise<void> {
     payAt: null,
     seenAt: null,
     seenOther: null,
+    socket: {
+      subscribedAt: null,
+      connectedAt: null,
+      results: 0,
+      closedAt: null,
+      close: null,
+      errorAt: null,
+      completedAt: null,
+    },
   };
   payments.push(p);
   const t0 = performance.now();
@@ -210,9 +261,15 @@ serveRequests(
       loopDelay.disable();
       return { sentS, loopP99Ms: loopDelay.percentile(99) / 1e6 };
     },
-    /** The payments of the last run (call after the drain wait), and subscribers still open. */
+    /** The payments of the last run (after the run, and again after the drain), and subscribers still open. */
     collect() {
       return { payments, openSubscribers: open };
+    },
+    /** Paid payments whose subscriber has not seen SUCCESS yet: what the drain polls (small, unlike `collect`). */
+    unseen() {
+      return payments
+        .filter((p) => p.payAt !== null && p.transactionId !== null && p.seenAt === null)
+        .map((p) => p.transactionId);
     },
   },
   async () => {
