@@ -54,14 +54,20 @@ export interface Step {
    */
   webhook: Tally;
   subscriber: Tally;
+  /** Subscriber sockets that dropped and were opened again (as a checkout page does), by why they dropped. */
+  reopened: Record<string, number>;
   /** Each payment with something that never came, described (its row, events, deliveries, attempts, socket). */
   neverLines: string[];
   /** CPU the busy loops of BENCH_CPU_HOG got over the step, % of one core (null: none ran). */
   hogCpuPct: number | null;
   errors: number;
   firstError: string | null;
+  /** Errors by kind: the error text up to its first colon ("generate 503", "pay 409", "subscriber"). */
+  errorKinds: Record<string, number>;
   duplicates: number;
   badSignatures: number;
+  /** Deliveries the receiver could not read (since the receiver started, like badSignatures). */
+  unreadable: number;
   /** The load generator fell behind (sent the load in > 110 % of the time): the row says nothing about the service. */
   driverBehind: boolean;
   generate: Spread;
@@ -85,6 +91,7 @@ export const held = (s: Step) =>
   lost(s) === 0 &&
   s.errors === 0 &&
   s.badSignatures === 0 &&
+  s.unreadable === 0 &&
   !s.driverBehind &&
   s.payToWebhook.p99 <= QR_MONITOR_INTERVAL_MS + 1000;
 
@@ -160,9 +167,7 @@ export async function runTopology(
             sim: children[0],
             dbUrl: rig.db.url,
           });
-          opts.log(
-            `  ${topology} ${mix} R=${rate}/s: ${held(s) ? "held" : "NOT held"} (webhook late/never ${s.webhook.late}/${s.webhook.never}, subscriber late/never ${s.subscriber.late}/${s.subscriber.never}, errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ""}${s.driverBehind ? ", driver behind" : ""}), pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms, pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms, CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle (bench processes ${ms1(s.benchCpuMs)})${s.hogCpuPct === null ? "" : `, CPU hog ${Math.round(s.hogCpuPct)} % of a core`}`,
-          );
+          opts.log(stepLine(topology, mix, s));
           for (const line of s.neverLines) opts.log(`    ${line}`);
           steps.push(s);
           await probe.settle();
@@ -246,6 +251,7 @@ async function loadAndDrain(rate: number, seconds: number, p: StepProcs) {
   const used = await cpu.read();
   if (!complete) await drain.until(windowEnd + FINAL_WAIT_MS, 1000);
   const payments = (await p.driver.call<{ payments: Payment[] }>("collect")).payments;
+  await p.driver.call("stopSubscribers");
   return { ran, used, drained: drain.result(payments, windowEnd) };
 }
 
@@ -263,11 +269,23 @@ async function step(rate: number, seconds: number, p: StepProcs): Promise<Step> 
   return {
     ...stepFigures(rate, seconds, drained),
     neverLines: await describeNever(p.dbUrl, drained.never),
+    reopened: reopenedBy(drained.payments),
     hogCpuPct,
     driverBehind: ran.sentS > seconds * 1.1,
     ...perLifecycle(used, drained.payments),
     driverLoopP99Ms: ran.loopP99Ms,
   };
+}
+
+/** Sockets given up and opened again, counted by their reason (close code and reason, or the error). */
+function reopenedBy(payments: Payment[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of payments)
+    for (const s of p.sockets.slice(0, -1)) {
+      const why = s.error ?? s.close ?? "unknown";
+      out[why] = (out[why] ?? 0) + 1;
+    }
+  return out;
 }
 
 function perLifecycle(used: { service: number; pg: number; bench: number }, payments: Payment[]) {
@@ -283,12 +301,15 @@ function perLifecycle(used: { service: number; pg: number; bench: number }, paym
 function stepFigures(rate: number, seconds: number, d: DrainResult) {
   let errors = 0;
   let firstError: string | null = null;
+  const errorKinds: Record<string, number> = {};
   const toHook: number[] = [];
   const toSub: number[] = [];
   for (const x of d.payments) {
     if (x.error !== null || x.seenOther !== null) {
       errors++;
       firstError ??= x.error ?? `subscriber saw ${x.seenOther}`;
+      const kind = (x.error ?? `subscriber saw ${x.seenOther}`).split(":")[0];
+      errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
     }
     if (x.transactionId === null || x.payAt === null) continue;
     const hook = d.hooks.get(`${x.transactionId} payment.completed`);
@@ -304,8 +325,10 @@ function stepFigures(rate: number, seconds: number, d: DrainResult) {
     subscriber: d.subscriber,
     errors,
     firstError,
+    errorKinds,
     duplicates: d.duplicates,
     badSignatures: d.badSignatures,
+    unreadable: d.unreadable,
     generate: spread(d.payments.map((x) => x.generateMs)),
     payToWebhook: spread(toHook),
     payToSubscriber: spread(toSub),
@@ -313,6 +336,14 @@ function stepFigures(rate: number, seconds: number, d: DrainResult) {
 }
 
 const TOPOLOGY_NAME: Record<Topology, string> = { serve: "1 × serve", scaled: "2 api + 2 worker" };
+
+const reopenedCount = (s: Step) => Object.values(s.reopened).reduce((a, b) => a + b, 0);
+/** Why sockets were reopened, e.g. "socket closed 4408 Connection initialisation timeout × 12". */
+const reopenedWhy = (s: Step) =>
+  Object.entries(s.reopened)
+    .sort((a, b) => b[1] - a[1])
+    .map(([why, n]) => `${why} × ${n}`)
+    .join("; ");
 
 /** "late / never" of a channel. */
 const lateNever = (t: Tally) => `${t.late} / ${t.never}`;
@@ -329,6 +360,7 @@ function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
     `${s.paid} / ${s.errors}`,
     lateNever(s.webhook),
     lateNever(s.subscriber),
+    reopenedCount(s),
     lateBy(s),
     `${ms1(s.payToWebhook.p50)} / ${ms1(s.payToWebhook.p99)}`,
     `≤ ${QR_MONITOR_INTERVAL_MS + 1000}`,
@@ -339,13 +371,36 @@ function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
   ];
 }
 
-/** The CPU hog's share per step, and what never came, for the notes under the table. */
-function hogNotes(results: [Topology, Map<MixName, Step[]>][]): string[] {
+/** A step as the bench prints it while it runs. */
+function stepLine(topology: Topology, mix: MixName, s: Step): string {
+  const errors = Object.entries(s.errorKinds)
+    .map(([kind, n]) => `${kind} × ${n}`)
+    .join(", ");
+  const parts = [
+    `  ${topology} ${mix} R=${s.rate}/s: ${held(s) ? "held" : "NOT held"}`,
+    `webhook late/never ${s.webhook.late}/${s.webhook.never}, subscriber late/never ${s.subscriber.late}/${s.subscriber.never}, late by ${lateBy(s)} ms`,
+    `errors ${s.errors}${errors ? ` (${errors}; first: ${s.firstError})` : ""}`,
+    s.driverBehind ? "driver behind" : "",
+    s.badSignatures + s.unreadable > 0 ? `bad signatures ${s.badSignatures}, unreadable ${s.unreadable}` : "",
+    `generate p50/p99 ${ms1(s.generate.p50)}/${ms1(s.generate.p99)} ms`,
+    `pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms`,
+    `pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms`,
+    `CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle (bench processes ${ms1(s.benchCpuMs)})`,
+    `load generator's event-loop delay p99 ${ms1(s.driverLoopP99Ms)} ms`,
+    s.hogCpuPct === null ? "" : `CPU hog ${Math.round(s.hogCpuPct)} % of a core`,
+    reopenedCount(s) > 0 ? `subscriber sockets reopened: ${reopenedWhy(s)}` : "",
+  ];
+  return parts.filter((x) => x !== "").join("; ");
+}
+
+/** Per step, for the notes under the table: sockets reopened and why, the CPU hog's share, what never came. */
+function stepNotes(results: [Topology, Map<MixName, Step[]>][]): string[] {
   const notes: string[] = [];
   for (const [t, byMix] of results)
     for (const [mix, steps] of byMix)
       for (const s of steps) {
         const name = `${TOPOLOGY_NAME[t]}, ${mix}, ${s.rate}/s`;
+        if (reopenedCount(s) > 0) notes.push(`${name}: subscriber sockets reopened: ${reopenedWhy(s)}.`);
         if (s.hogCpuPct !== null)
           notes.push(
             `${name}: CPU hog (BENCH_CPU_HOG=${CpuHog.fromEnv()}: \`node -e "for(;;){}"\`, not pinned, for the whole step) got ${Math.round(s.hogCpuPct)} % of one core.`,
@@ -457,6 +512,7 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
       "paid / errors",
       "webhook late / never",
       "subscriber late / never",
+      "subscriber sockets reopened",
       "late by max / p99 ms: webhook; subscriber",
       "pay → webhook p50 / p99 ms",
       "target p99 ms",
@@ -469,10 +525,10 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
     notes: [
       `Each payment: a REST generate (80 % \`/qr/generate\`, 15 % \`/gateway/generate-qr\`, 5 % \`/gateway-link/generate-qr\` in the mix rows; all generic QR in the others), sent open loop at the rate for ${seconds} s; a client-token subscriber (\`transactionUpdated\`, one websocket per payment, as a checkout page) opened on the answer; the simulated payer pays after a random 0–5 s (network \`/sim/network/pay\`, gateway \`/sim/gateway/pay\`, payment-link \`approve\`). Pay time = when the pay call was sent.`,
       `Processes: the service (NODE_ENV=production, one fresh PostgreSQL database per topology, QR_MONITOR_INTERVAL_MS=${QR_MONITOR_INTERVAL_MS}), the simulators (\`dist/bench/sim-upstreams.js\`), the merchant's receiver (signed \`payment.created\` + \`payment.completed\` of all three keys, every signature checked) and the load generator with its subscribers each in their own process, all on this machine's ${"CPUs"}.`,
-      `Late / never: a webhook (\`payment.created\` per generated payment, \`payment.completed\` per paid one) or a paid payment's subscriber SUCCESS that arrived after the drain window (${DRAIN_MS / 1000} s after the last pay) is late, by how much beyond the window in "late by"; one still missing ${FINAL_WAIT_MS / 1000} s after the window never came, and the bench prints its transaction, its row, outbox events, webhook deliveries and attempts and its subscriber's socket (below the table when there is one). Latencies count every arrival, late ones too.`,
+      `Late / never: a webhook (\`payment.created\` per generated payment, \`payment.completed\` per paid one) or a paid payment's subscriber SUCCESS that arrived after the drain window (${DRAIN_MS / 1000} s after the last pay) is late, by how much beyond the window in "late by"; one still missing ${FINAL_WAIT_MS / 1000} s after the window never came, and the bench prints its transaction, its row, outbox events, webhook deliveries and attempts and its subscriber's socket (below the table when there is one). Latencies count every arrival, late ones too. A subscriber whose socket drops (or whose stream ends before a terminal state) opens it again as the hosted checkout page does (200 ms × 2^n, at most 5 s, with lastEventId once it has one): "sockets reopened" counts those, and why is under the table; they do not make a row "not held", a SUCCESS that comes late through them does.`,
       `Held = every generate answered 2xx, every pay accepted, nothing late or never (every generated payment's \`payment.created\` and every paid one's \`payment.completed\` received and its subscriber saw SUCCESS within ${DRAIN_MS / 1000} s of the last pay), no other terminal state, no bad signature, and the load generator kept the rate. Held also needs pay → webhook p99 ≤ ${QR_MONITOR_INTERVAL_MS + 1000} ms (a backlog that grows through the run is not held). A ladder of rates (${LADDER.join(", ")}) is climbed from ${START.generic}/s (generic) and ${START.mix}/s (mix) while each holds, or descended until one does, at most ${run.maxSteps} rates per mix.`,
       `CPU per lifecycle = CPU seconds of the service processes (/proc) and of PostgreSQL's backends of the database over the step (the drain window included, the final wait not) ÷ paid payments.`,
-      ...hogNotes(results),
+      ...stepNotes(results),
       ...verdicts,
       `Target (issue 19): ≥ ${TARGET_RATE} lifecycles/s of the generic-QR mix on this machine with pay → webhook p99 ≤ monitor interval + 1 s = ${QR_MONITOR_INTERVAL_MS + 1000} ms: ${met ? "met" : "NOT met"}.`,
       loadNote(loadBefore, loadavg()[0]),

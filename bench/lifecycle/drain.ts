@@ -30,6 +30,8 @@ export interface DrainResult {
   hooks: Map<string, number>;
   duplicates: number;
   badSignatures: number;
+  /** Deliveries whose body the receiver could not read (no transaction to count them for). */
+  unreadable: number;
   /** When the drain window ended: everything had arrived, or the window was over. */
   windowEnd: number;
   webhook: Tally;
@@ -52,6 +54,7 @@ export class Drain {
   private readonly hooks = new Map<string, number>();
   private duplicates = 0;
   private badSignatures = 0;
+  private unreadable = 0;
   private unseen = new Set<string>();
   /** Webhooks expected and not arrived yet. */
   private readonly awaited: Set<string>;
@@ -76,8 +79,11 @@ export class Drain {
   }
 
   private async poll(): Promise<void> {
-    const got = await this.receiver.call<{ deliveries: Delivery[]; badSignatures: number }>("drain");
+    const got = await this.receiver.call<{ deliveries: Delivery[]; badSignatures: number; unreadable: number }>(
+      "drain",
+    );
     this.badSignatures = got.badSignatures;
+    this.unreadable = got.unreadable;
     for (const [tx, type, , at] of got.deliveries) {
       const k = key(tx, type);
       // First arrival only; later ones are at-least-once redeliveries.
@@ -124,6 +130,7 @@ export class Drain {
       hooks: this.hooks,
       duplicates: this.duplicates,
       badSignatures: this.badSignatures,
+      unreadable: this.unreadable,
       windowEnd,
       webhook: {
         expected: this.payments.flatMap(expectedHooks).length,

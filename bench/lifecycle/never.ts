@@ -13,15 +13,20 @@ function at(t: unknown, from: number | null): string {
   return from === null ? new Date(ms).toISOString() : `${ms - from >= 0 ? "+" : ""}${Math.round(ms - from)} ms`;
 }
 
-function socketLine(m: Missing): string {
+/** One line per socket the subscriber opened. */
+function socketLines(m: Missing): string[] {
   const p = m.payment;
-  const s = p.socket;
   const t = (v: number | null) => at(v, p.payAt);
-  return (
-    `  subscriber: subscribed ${t(s.subscribedAt)}, connected ${t(s.connectedAt)}, results ${s.results}, ` +
-    `completed ${t(s.completedAt)}, closed ${t(s.closedAt)}${s.close ? ` (${s.close})` : ""}, errored ${t(s.errorAt)}` +
-    `${p.error ? ` — ${p.error}` : ""}${p.seenOther ? `, saw ${p.seenOther}` : ""}`
+  const lines = p.sockets.map(
+    (s, i) =>
+      `  subscriber socket ${i + 1}: started ${t(s.startedAt)}, opened ${t(s.openedAt)}, acknowledged ${t(s.connectedAt)}, ` +
+      `results ${s.results}, completed ${t(s.completedAt)}, closed ${t(s.closedAt)}${s.close ? ` (${s.close})` : ""}` +
+      `${s.error ? ` — ${s.error}` : ""}`,
   );
+  if (lines.length === 0) lines.push("  subscriber: no socket");
+  if (p.error !== null || p.seenOther !== null)
+    lines.push(`  payment: ${p.error ?? ""}${p.seenOther ? ` saw ${p.seenOther}` : ""}`);
+  return lines;
 }
 
 interface Rows {
@@ -74,7 +79,7 @@ function linesFor(m: Missing, r: Rows): string[] {
       );
   }
   const got = Object.entries(m.arrived).map(([type, t]) => `${type} ${at(t, from)}`);
-  lines.push(`  receiver got: ${got.length > 0 ? got.join(", ") : "nothing"}`, socketLine(m));
+  lines.push(`  receiver got: ${got.length > 0 ? got.join(", ") : "nothing"}`, ...socketLines(m));
   return lines;
 }
 
