@@ -3,6 +3,8 @@
 // load generator (with a checkout page's client-token subscriber per payment) each in a process of their own.
 //   npm run bench -- --only=lifecycle     BENCH_LIFECYCLE_SECONDS=20 BENCH_LIFECYCLE_RATES=300,500 for tuning
 // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service processes.
+// BENCH_CPU_HOG=1 runs a busy loop beside each step (a busy machine on purpose); BENCH_LIFECYCLE_FINAL_WAIT_S sets
+// how long what is missing after the drain window is still waited for before it counts as never (default 60).
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Section } from "./table.js";
@@ -14,13 +16,21 @@ import { cpuSeconds } from "./support/cpu.js";
 import { Helper } from "./support/ipc.js";
 import { Rig } from "./events/rig.js";
 import { ADMIN_TOKEN, nodeArgsFromEnv, type ServiceProcess } from "./support/service.js";
-import { loadNote, ms1, sleep, spread, type Spread } from "./support/timing.js";
+import { loadNote, ms1, sleep, spread, wallNow, type Spread } from "./support/timing.js";
+import { CpuHog } from "./support/cpu-hog.js";
 import type { DriverSetup, Kind, Payment } from "./lifecycle/driver-host.js";
-import type { Delivery } from "./lifecycle/receiver-host.js";
+import { Drain, type DrainResult, type Tally } from "./lifecycle/drain.js";
+import { describeNever } from "./lifecycle/never.js";
 
 const QR_MONITOR_INTERVAL_MS = 3000; // the service's default (QR_MONITOR_INTERVAL_MS)
 const TARGET_RATE = 500;
 const DRAIN_MS = 30_000;
+/**
+ * What is missing at the end of the drain window is waited for this much longer before it counts as never. 60 s
+ * covers the webhook retries a delivery gets meanwhile (attempts 5 s and 10 s after a failed one, ±20 %, each
+ * bounded by WEBHOOK_TIMEOUT_MS 10 s) and a claimed delivery's lease running out (timeout + 20 s).
+ */
+const FINAL_WAIT_MS = Number(process.env.BENCH_LIFECYCLE_FINAL_WAIT_S ?? 60) * 1000;
 /** The rates tried, in order; a topology's ladder starts at START and moves one rung at a time. */
 const LADDER = [25, 50, 100, 150, 200, 300, 400, 500, 650, 800, 1000];
 /** Where each mix's ladder starts: generic where the last full run held (400/s), so 3 steps reach the target. */
@@ -38,12 +48,26 @@ export interface Step {
   seconds: number;
   generated: number;
   paid: number;
-  /** Paid payments missing their payment.completed webhook or the subscriber's SUCCESS, generated ones missing payment.created. */
-  lost: number;
+  /**
+   * Webhooks (payment.created per generated payment, payment.completed per paid one) and the subscribers' SUCCESS
+   * (per paid payment): late = arrived after the drain window, never = still missing after the final wait.
+   */
+  webhook: Tally;
+  subscriber: Tally;
+  /** Subscriber sockets that dropped and were opened again (as a checkout page does), by why they dropped. */
+  reopened: Record<string, number>;
+  /** Each payment with something that never came, described (its row, events, deliveries, attempts, socket). */
+  neverLines: string[];
+  /** CPU the busy loops of BENCH_CPU_HOG got over the step, % of one core (null: none ran). */
+  hogCpuPct: number | null;
   errors: number;
   firstError: string | null;
+  /** Errors by kind: the error text up to its first colon ("generate 503", "pay 409", "subscriber"). */
+  errorKinds: Record<string, number>;
   duplicates: number;
   badSignatures: number;
+  /** Deliveries the receiver could not read (since the receiver started, like badSignatures). */
+  unreadable: number;
   /** The load generator fell behind (sent the load in > 110 % of the time): the row says nothing about the service. */
   driverBehind: boolean;
   generate: Spread;
@@ -59,11 +83,15 @@ export interface Step {
 
 const helper = (name: string) => Helper.start(fileURLToPath(new URL(`./lifecycle/${name}.js`, import.meta.url)), name);
 
-/** Held: nothing lost or failed, and the pay → webhook p99 within target (a backlog that grows is not held). */
+/** Late or never, webhooks and subscribers together: what used to be called lost. */
+export const lost = (s: Step) => s.webhook.late + s.webhook.never + s.subscriber.late + s.subscriber.never;
+
+/** Held: nothing late, never or failed, and the pay → webhook p99 within target (a backlog that grows is not held). */
 export const held = (s: Step) =>
-  s.lost === 0 &&
+  lost(s) === 0 &&
   s.errors === 0 &&
   s.badSignatures === 0 &&
+  s.unreadable === 0 &&
   !s.driverBehind &&
   s.payToWebhook.p99 <= QR_MONITOR_INTERVAL_MS + 1000;
 
@@ -131,10 +159,16 @@ export async function runTopology(
         await driver.call("init", { setup });
         const steps: Step[] = [];
         const measure = async (rate: number) => {
-          const s = await step(rate, opts.seconds, { driver, receiver, probe, services, sim: children[0] });
-          opts.log(
-            `  ${topology} ${mix} R=${rate}/s: ${held(s) ? "held" : "NOT held"} (lost ${s.lost}, errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ""}${s.driverBehind ? ", driver behind" : ""}), pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms, pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms, CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle (bench processes ${ms1(s.benchCpuMs)})`,
-          );
+          const s = await step(rate, opts.seconds, {
+            driver,
+            receiver,
+            probe,
+            services,
+            sim: children[0],
+            dbUrl: rig.db.url,
+          });
+          opts.log(stepLine(topology, mix, s));
+          for (const line of s.neverLines) opts.log(`    ${line}`);
           steps.push(s);
           await probe.settle();
           await sleep(2000);
@@ -167,94 +201,167 @@ export async function runTopology(
   }
 }
 
-async function step(
-  rate: number,
-  seconds: number,
-  p: { driver: Helper; receiver: Helper; probe: DbProbe; services: ServiceProcess[]; sim: Child },
-): Promise<Step> {
+/** CPU seconds of the service's, PostgreSQL's and the bench's processes from a start to a reading. */
+class CpuMeter {
+  private constructor(
+    private readonly p: StepProcs,
+    private readonly service0: number[],
+    private readonly bench0: number[],
+    private readonly pg0: Map<number, number>,
+  ) {}
+
+  static async start(p: StepProcs): Promise<CpuMeter> {
+    return new CpuMeter(p, read(servicePids(p)), read(benchPids(p)), await p.probe.backendCpu("service"));
+  }
+
+  /** CPU ms of each group since the start. */
+  async read(): Promise<{ service: number; pg: number; bench: number }> {
+    const sum = (now: number[], then: number[]) => now.reduce((a, b, i) => a + b - then[i], 0) * 1000;
+    return {
+      service: sum(read(servicePids(this.p)), this.service0),
+      bench: sum(read(benchPids(this.p)), this.bench0),
+      pg: cpuBetween(this.pg0, await this.p.probe.backendCpu("service")),
+    };
+  }
+}
+
+interface StepProcs {
+  driver: Helper;
+  receiver: Helper;
+  probe: DbProbe;
+  services: ServiceProcess[];
+  sim: Child;
+  dbUrl: string;
+}
+const servicePids = (p: StepProcs) => p.services.map((s) => s.child.pid);
+const benchPids = (p: StepProcs) => [p.driver.child.pid, p.receiver.child.pid, p.sim.proc.pid];
+const read = (pids: (number | undefined)[]) => pids.map((pid) => cpuSeconds(pid) ?? 0);
+
+/**
+ * The load, then the drain: until everything expected arrived or DRAIN_MS after the last pay (CPU is read
+ * then), and, for what is still missing, the final wait (late if it comes then, never if not).
+ */
+async function loadAndDrain(rate: number, seconds: number, p: StepProcs) {
   await p.receiver.call("drain");
-  const pids = p.services.map((s) => s.child.pid);
-  const benchPids = [p.driver.child.pid, p.receiver.child.pid, p.sim.proc.pid];
-  const cpu0 = pids.map((pid) => cpuSeconds(pid) ?? 0);
-  const bench0 = benchPids.map((pid) => cpuSeconds(pid) ?? 0);
-  const pg0 = await p.probe.backendCpu("service");
+  const cpu = await CpuMeter.start(p);
   const ran = await p.driver.call<{ sentS: number; loopP99Ms: number }>("run", { rate, seconds });
-  // Drain: until every paid payment has both webhooks and its subscriber's SUCCESS, or DRAIN_MS.
-  const deliveries: Delivery[] = [];
-  let badSignatures = 0;
-  let payments: Payment[] = [];
-  const until = Date.now() + DRAIN_MS;
-  for (;;) {
-    const got = await p.receiver.call<{ deliveries: Delivery[]; badSignatures: number }>("drain");
-    deliveries.push(...got.deliveries);
-    badSignatures = got.badSignatures;
-    payments = (await p.driver.call<{ payments: Payment[] }>("collect")).payments;
-    const completed = new Set(deliveries.filter((d) => d[1] === "payment.completed").map((d) => d[0]));
-    const waiting = payments.filter(
-      (x) => x.payAt !== null && (!completed.has(x.transactionId as string) || x.seenAt === null),
-    );
-    if (waiting.length === 0 || Date.now() > until) break;
-    await sleep(250);
+  const windowEnd = wallNow() + DRAIN_MS;
+  const drain = new Drain(p.receiver, p.driver, (await p.driver.call<{ payments: Payment[] }>("collect")).payments);
+  const complete = await drain.until(windowEnd, 250);
+  const used = await cpu.read();
+  if (!complete) await drain.until(windowEnd + FINAL_WAIT_MS, 1000);
+  const payments = (await p.driver.call<{ payments: Payment[] }>("collect")).payments;
+  await p.driver.call("stopSubscribers");
+  return { ran, used, drained: drain.result(payments, windowEnd) };
+}
+
+async function step(rate: number, seconds: number, p: StepProcs): Promise<Step> {
+  const hogs = CpuHog.fromEnv();
+  const hog = hogs > 0 ? CpuHog.start(hogs) : null;
+  let hogCpuPct: number | null = null;
+  let out: Awaited<ReturnType<typeof loadAndDrain>>;
+  try {
+    out = await loadAndDrain(rate, seconds, p);
+  } finally {
+    hogCpuPct = (await hog?.stop()) ?? null;
   }
-  const cpu1 = pids.map((pid) => cpuSeconds(pid) ?? 0);
-  const bench1 = benchPids.map((pid) => cpuSeconds(pid) ?? 0);
-  const pg1 = await p.probe.backendCpu("service");
-  // First arrival of each (transaction, type); later ones are at-least-once redeliveries.
-  const first = new Map<string, number>();
-  let duplicates = 0;
-  for (const [tx, type, , at] of deliveries) {
-    const k = `${tx} ${type}`;
-    if (first.has(k)) duplicates++;
-    else first.set(k, at);
-  }
-  let lost = 0;
+  const { ran, used, drained } = out;
+  return {
+    ...stepFigures(rate, seconds, drained),
+    neverLines: await describeNever(p.dbUrl, drained.never),
+    reopened: reopenedBy(drained.payments),
+    hogCpuPct,
+    driverBehind: ran.sentS > seconds * 1.1,
+    ...perLifecycle(used, drained.payments),
+    driverLoopP99Ms: ran.loopP99Ms,
+  };
+}
+
+/** Sockets given up and opened again, counted by their reason (close code and reason, or the error). */
+function reopenedBy(payments: Payment[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of payments)
+    for (const s of p.sockets.slice(0, -1)) {
+      const why = s.error ?? s.close ?? "unknown";
+      out[why] = (out[why] ?? 0) + 1;
+    }
+  return out;
+}
+
+function perLifecycle(used: { service: number; pg: number; bench: number }, payments: Payment[]) {
+  const lifecycles = Math.max(1, payments.filter((x) => x.payAt !== null).length);
+  return {
+    serviceCpuMs: used.service / lifecycles,
+    pgCpuMs: used.pg / lifecycles,
+    benchCpuMs: used.bench / lifecycles,
+  };
+}
+
+/** Counts and latencies of a drained step; every arrival counts in the latencies, late ones too. */
+function stepFigures(rate: number, seconds: number, d: DrainResult) {
   let errors = 0;
   let firstError: string | null = null;
+  const errorKinds: Record<string, number> = {};
   const toHook: number[] = [];
   const toSub: number[] = [];
-  for (const x of payments) {
+  for (const x of d.payments) {
     if (x.error !== null || x.seenOther !== null) {
       errors++;
       firstError ??= x.error ?? `subscriber saw ${x.seenOther}`;
+      const kind = (x.error ?? `subscriber saw ${x.seenOther}`).split(":")[0];
+      errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
     }
-    if (x.transactionId === null) continue;
-    if (!first.has(`${x.transactionId} payment.created`)) lost++;
-    if (x.payAt === null) continue;
-    const hook = first.get(`${x.transactionId} payment.completed`);
-    if (hook === undefined || x.seenAt === null) lost++;
+    if (x.transactionId === null || x.payAt === null) continue;
+    const hook = d.hooks.get(`${x.transactionId} payment.completed`);
     if (hook !== undefined) toHook.push(hook - x.payAt);
     if (x.seenAt !== null) toSub.push(x.seenAt - x.payAt);
   }
-  const lifecycles = Math.max(1, payments.filter((x) => x.payAt !== null).length);
   return {
     rate,
     seconds,
-    generated: payments.filter((x) => x.transactionId !== null).length,
-    paid: payments.filter((x) => x.payAt !== null).length,
-    lost,
+    generated: d.payments.filter((x) => x.transactionId !== null).length,
+    paid: d.payments.filter((x) => x.payAt !== null).length,
+    webhook: d.webhook,
+    subscriber: d.subscriber,
     errors,
     firstError,
-    duplicates,
-    badSignatures,
-    driverBehind: ran.sentS > seconds * 1.1,
-    generate: spread(payments.map((x) => x.generateMs)),
+    errorKinds,
+    duplicates: d.duplicates,
+    badSignatures: d.badSignatures,
+    unreadable: d.unreadable,
+    generate: spread(d.payments.map((x) => x.generateMs)),
     payToWebhook: spread(toHook),
     payToSubscriber: spread(toSub),
-    serviceCpuMs: (cpu1.reduce((a, b, i) => a + b - cpu0[i], 0) * 1000) / lifecycles,
-    pgCpuMs: cpuBetween(pg0, pg1) / lifecycles,
-    benchCpuMs: (bench1.reduce((a, b, i) => a + b - bench0[i], 0) * 1000) / lifecycles,
-    driverLoopP99Ms: ran.loopP99Ms,
   };
 }
 
 const TOPOLOGY_NAME: Record<Topology, string> = { serve: "1 × serve", scaled: "2 api + 2 worker" };
 
+const reopenedCount = (s: Step) => Object.values(s.reopened).reduce((a, b) => a + b, 0);
+/** Why sockets were reopened, e.g. "socket closed 4408 Connection initialisation timeout × 12". */
+const reopenedWhy = (s: Step) =>
+  Object.entries(s.reopened)
+    .sort((a, b) => b[1] - a[1])
+    .map(([why, n]) => `${why} × ${n}`)
+    .join("; ");
+
+/** "late / never" of a channel. */
+const lateNever = (t: Tally) => `${t.late} / ${t.never}`;
+
+/** How late the late ones were (max / p99 ms beyond the drain window), webhooks then subscribers; "-" for none. */
+const lateBy = (s: Step) =>
+  [s.webhook, s.subscriber].map((t) => (t.late === 0 ? "-" : `${ms1(t.lateBy.max)} / ${ms1(t.lateBy.p99)}`)).join("; ");
+
 function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
   return [
-    `${TOPOLOGY_NAME[topology]}, ${mix === "generic" ? "generic QR" : "80/15/5 mix"}`,
+    `${TOPOLOGY_NAME[topology]}, ${mix === "generic" ? "generic QR" : "80/15/5 mix"}${s.hogCpuPct === null ? "" : ", CPU hog"}`,
     `${s.rate}/s × ${s.seconds} s`,
     held(s) ? "held" : "not held",
-    `${s.paid} / ${s.lost} / ${s.errors}`,
+    `${s.paid} / ${s.errors}`,
+    lateNever(s.webhook),
+    lateNever(s.subscriber),
+    reopenedCount(s),
+    lateBy(s),
     `${ms1(s.payToWebhook.p50)} / ${ms1(s.payToWebhook.p99)}`,
     `≤ ${QR_MONITOR_INTERVAL_MS + 1000}`,
     `${ms1(s.payToSubscriber.p50)} / ${ms1(s.payToSubscriber.p99)}`,
@@ -262,6 +369,47 @@ function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
     `${ms1(s.serviceCpuMs)} + ${ms1(s.pgCpuMs)}`,
     ms1(s.benchCpuMs),
   ];
+}
+
+/** A step as the bench prints it while it runs. */
+function stepLine(topology: Topology, mix: MixName, s: Step): string {
+  const errors = Object.entries(s.errorKinds)
+    .map(([kind, n]) => `${kind} × ${n}`)
+    .join(", ");
+  const parts = [
+    `  ${topology} ${mix} R=${s.rate}/s: ${held(s) ? "held" : "NOT held"}`,
+    `webhook late/never ${s.webhook.late}/${s.webhook.never}, subscriber late/never ${s.subscriber.late}/${s.subscriber.never}, late by ${lateBy(s)} ms`,
+    `errors ${s.errors}${errors ? ` (${errors}; first: ${s.firstError})` : ""}`,
+    s.driverBehind ? "driver behind" : "",
+    s.badSignatures + s.unreadable > 0 ? `bad signatures ${s.badSignatures}, unreadable ${s.unreadable}` : "",
+    `generate p50/p99 ${ms1(s.generate.p50)}/${ms1(s.generate.p99)} ms`,
+    `pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms`,
+    `pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms`,
+    `CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle (bench processes ${ms1(s.benchCpuMs)})`,
+    `load generator's event-loop delay p99 ${ms1(s.driverLoopP99Ms)} ms`,
+    s.hogCpuPct === null ? "" : `CPU hog ${Math.round(s.hogCpuPct)} % of a core`,
+    reopenedCount(s) > 0 ? `subscriber sockets reopened: ${reopenedWhy(s)}` : "",
+  ];
+  return parts.filter((x) => x !== "").join("; ");
+}
+
+/** Per step, for the notes under the table: sockets reopened and why, the CPU hog's share, what never came. */
+function stepNotes(results: [Topology, Map<MixName, Step[]>][]): string[] {
+  const notes: string[] = [];
+  for (const [t, byMix] of results)
+    for (const [mix, steps] of byMix)
+      for (const s of steps) {
+        const name = `${TOPOLOGY_NAME[t]}, ${mix}, ${s.rate}/s`;
+        if (reopenedCount(s) > 0) notes.push(`${name}: subscriber sockets reopened: ${reopenedWhy(s)}.`);
+        if (s.hogCpuPct !== null)
+          notes.push(
+            `${name}: CPU hog (BENCH_CPU_HOG=${CpuHog.fromEnv()}: \`node -e "for(;;){}"\`, not pinned, for the whole step) got ${Math.round(s.hogCpuPct)} % of one core.`,
+          );
+        // Indented under its list item, so the block stays part of the note.
+        if (s.neverLines.length > 0)
+          notes.push(`${name}, never came:\n\n${["```", ...s.neverLines, "```"].map((l) => `  ${l}`).join("\n")}\n`);
+      }
+  return notes;
 }
 
 /** The highest rate held in a ladder (null: none held). */
@@ -296,7 +444,7 @@ async function beforeAfter(before: string, seconds: number, log: (s: string) => 
       return [
         `${rate}/s × ${seconds} s`,
         which,
-        steps.map((s) => `${s.lost}/${s.errors}`).join(", "),
+        steps.map((s) => `${lost(s)}/${s.errors}`).join(", "),
         steps.map((s) => ms1(s.payToWebhook.p50)).join(", "),
         steps.map((s) => ms1(s.payToWebhook.p99)).join(", "),
         ms1(med(steps.map((s) => s.payToWebhook.p99))),
@@ -310,7 +458,7 @@ async function beforeAfter(before: string, seconds: number, log: (s: string) => 
     columns: [
       "rate",
       "build",
-      "lost/errors per run",
+      "late or never / errors per run",
       "pay → webhook p50 ms per run",
       "pay → webhook p99 ms per run",
       "median p99 ms",
@@ -361,7 +509,11 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
       "processes, mix",
       "rate × time",
       "result",
-      "paid / lost / errors",
+      "paid / errors",
+      "webhook late / never",
+      "subscriber late / never",
+      "subscriber sockets reopened",
+      "late by max / p99 ms: webhook; subscriber",
       "pay → webhook p50 / p99 ms",
       "target p99 ms",
       "pay → subscriber p50 / p99 ms",
@@ -373,8 +525,10 @@ export async function benchLifecycle(opts: { quick: boolean; log?: (line: string
     notes: [
       `Each payment: a REST generate (80 % \`/qr/generate\`, 15 % \`/gateway/generate-qr\`, 5 % \`/gateway-link/generate-qr\` in the mix rows; all generic QR in the others), sent open loop at the rate for ${seconds} s; a client-token subscriber (\`transactionUpdated\`, one websocket per payment, as a checkout page) opened on the answer; the simulated payer pays after a random 0–5 s (network \`/sim/network/pay\`, gateway \`/sim/gateway/pay\`, payment-link \`approve\`). Pay time = when the pay call was sent.`,
       `Processes: the service (NODE_ENV=production, one fresh PostgreSQL database per topology, QR_MONITOR_INTERVAL_MS=${QR_MONITOR_INTERVAL_MS}), the simulators (\`dist/bench/sim-upstreams.js\`), the merchant's receiver (signed \`payment.created\` + \`payment.completed\` of all three keys, every signature checked) and the load generator with its subscribers each in their own process, all on this machine's ${"CPUs"}.`,
-      `Held = every generate answered 2xx, every pay accepted, every generated payment's \`payment.created\` and every paid one's \`payment.completed\` received and its subscriber saw SUCCESS within ${DRAIN_MS / 1000} s of the last pay, no other terminal state, no bad signature, and the load generator kept the rate. Held also needs pay → webhook p99 ≤ ${QR_MONITOR_INTERVAL_MS + 1000} ms (a backlog that grows through the run is not held). A ladder of rates (${LADDER.join(", ")}) is climbed from ${START.generic}/s (generic) and ${START.mix}/s (mix) while each holds, or descended until one does, at most ${run.maxSteps} rates per mix.`,
-      `CPU per lifecycle = CPU seconds of the service processes (/proc) and of PostgreSQL's backends of the database over the step (drain included) ÷ paid payments.`,
+      `Late / never: a webhook (\`payment.created\` per generated payment, \`payment.completed\` per paid one) or a paid payment's subscriber SUCCESS that arrived after the drain window (${DRAIN_MS / 1000} s after the last pay) is late, by how much beyond the window in "late by"; one still missing ${FINAL_WAIT_MS / 1000} s after the window never came, and the bench prints its transaction, its row, outbox events, webhook deliveries and attempts and its subscriber's socket (below the table when there is one). Latencies count every arrival, late ones too. A subscriber whose socket drops (or whose stream ends before a terminal state) opens it again as the hosted checkout page does (200 ms × 2^n, at most 5 s, with lastEventId once it has one): "sockets reopened" counts those, and why is under the table; they do not make a row "not held", a SUCCESS that comes late through them does.`,
+      `Held = every generate answered 2xx, every pay accepted, nothing late or never (every generated payment's \`payment.created\` and every paid one's \`payment.completed\` received and its subscriber saw SUCCESS within ${DRAIN_MS / 1000} s of the last pay), no other terminal state, no bad signature, and the load generator kept the rate. Held also needs pay → webhook p99 ≤ ${QR_MONITOR_INTERVAL_MS + 1000} ms (a backlog that grows through the run is not held). A ladder of rates (${LADDER.join(", ")}) is climbed from ${START.generic}/s (generic) and ${START.mix}/s (mix) while each holds, or descended until one does, at most ${run.maxSteps} rates per mix.`,
+      `CPU per lifecycle = CPU seconds of the service processes (/proc) and of PostgreSQL's backends of the database over the step (the drain window included, the final wait not) ÷ paid payments.`,
+      ...stepNotes(results),
       ...verdicts,
       `Target (issue 19): ≥ ${TARGET_RATE} lifecycles/s of the generic-QR mix on this machine with pay → webhook p99 ≤ monitor interval + 1 s = ${QR_MONITOR_INTERVAL_MS + 1000} ms: ${met ? "met" : "NOT met"}.`,
       loadNote(loadBefore, loadavg()[0]),

@@ -3,11 +3,10 @@
 // life). For each payment, as a checkout page would: a client-token subscriber on transactionUpdated is
 // opened, and the simulated payer pays after a random 0–5 s (the time the pay call was sent is noted).
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { createClient } from "graphql-ws";
 import { Agent, request } from "undici";
-import WebSocket from "ws";
 import { serveRequests, type Request } from "../support/ipc.js";
 import { sleep, wallNow } from "../support/timing.js";
+import { Subscribers, type SocketTry } from "./subscriber.js";
 
 export type Kind = "qr" | "gateway" | "link";
 
@@ -33,6 +32,8 @@ export interface Payment {
   seenAt: number | null;
   /** Terminal status the subscriber saw other than SUCCESS. */
   seenOther: string | null;
+  /** The subscriber's sockets, in order (more than one when a socket dropped and was opened again). */
+  sockets: SocketTry[];
 }
 
 const HEADERS: Record<Kind, (key: string) => Record<string, string>> = {
@@ -45,14 +46,13 @@ const PATH: Record<Kind, string> = {
   gateway: "/gateway/generate-qr",
   link: "/gateway-link/generate-qr",
 };
-const SUBSCRIPTION = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { status } } }`;
 
 let setup: DriverSetup;
 const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 let payments: Payment[] = [];
 let seq = 0;
-let open = 0;
+const subscribers = new Subscribers();
 
 async function post(
   url: string,
@@ -89,41 +89,6 @@ function pick(r: number): Kind {
   if (r < setup.mix.qr) return "qr";
   if (r < setup.mix.qr + setup.mix.gateway) return "gateway";
   return "link";
-}
-
-/** The checkout page's subscriber: resolves when the transaction's terminal state arrives (or the socket fails). */
-function follow(api: string, p: Payment, clientToken: string): void {
-  open++;
-  const client = createClient({
-    url: `${api.replace(/^http/, "ws")}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams: { clientToken },
-    retryAttempts: 0,
-    lazy: true,
-  });
-  let done = false;
-  const end = () => {
-    if (done) return;
-    done = true;
-    open--;
-    void client.dispose();
-  };
-  client.subscribe<{ transactionUpdated: { transaction: { status: string } } }>(
-    { query: SUBSCRIPTION, variables: { id: p.transactionId } },
-    {
-      next: (v) => {
-        const status = v.data?.transactionUpdated.transaction.status;
-        if (status === "SUCCESS") p.seenAt ??= wallNow();
-        else if (status === "FAILED" || status === "EXPIRED") p.seenOther = status;
-        else if (status === undefined) p.error ??= `subscriber: ${JSON.stringify(v.errors).slice(0, 200)}`;
-      },
-      error: (e) => {
-        p.error ??= `subscriber: ${e instanceof Error ? e.message : JSON.stringify(e).slice(0, 200)}`;
-        end();
-      },
-      complete: end,
-    },
-  );
 }
 
 async function pay(p: Payment, answer: Record<string, unknown>): Promise<void> {
@@ -165,6 +130,7 @@ async function one(n: number): Promise<void> {
     payAt: null,
     seenAt: null,
     seenOther: null,
+    sockets: [],
   };
   payments.push(p);
   const t0 = performance.now();
@@ -178,7 +144,7 @@ async function one(n: number): Promise<void> {
     return;
   }
   p.transactionId = answer.transactionId;
-  follow(api, p, String(answer.clientToken));
+  subscribers.follow(api, p, String(answer.clientToken));
   await sleep(Math.random() * setup.payMaxMs);
   await pay(p, answer);
 }
@@ -210,12 +176,24 @@ serveRequests(
       loopDelay.disable();
       return { sentS, loopP99Ms: loopDelay.percentile(99) / 1e6 };
     },
-    /** The payments of the last run (call after the drain wait), and subscribers still open. */
+    /** The payments of the last run (after the run, and again after the drain), and subscribers still open. */
     collect() {
-      return { payments, openSubscribers: open };
+      return { payments, openSubscribers: subscribers.open };
+    },
+    /** Ends the subscribers still following (a step is over: its payments are not watched any more). */
+    stopSubscribers() {
+      subscribers.stopAll();
+      return true;
+    },
+    /** Paid payments whose subscriber has not seen SUCCESS yet: what the drain polls (small, unlike `collect`). */
+    unseen() {
+      return payments
+        .filter((p) => p.payAt !== null && p.transactionId !== null && p.seenAt === null)
+        .map((p) => p.transactionId);
     },
   },
   async () => {
+    subscribers.stopAll();
     await dispatcher.close();
   },
 );

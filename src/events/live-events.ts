@@ -52,11 +52,63 @@ export class LiveEvents {
     return false;
   }
 
+  /**
+   * Listening starts before anything is read, so an event committed while the transaction (or the replay) is read
+   * is buffered, not missed. Read first, a payment that completed after the read but was published before the
+   * listening began never reached the subscriber: it waited for a SUCCESS that had gone by (rare, as the window is
+   * one statement's answer; test/events/opening-subscription.test.ts holds that answer to show it).
+   */
   async open(p: Principal, f: LiveFilter): Promise<EventStream<StoredEvent>> {
     if (p.type === "anonymous")
       throw new AppError("UNAUTHENTICATED", "An API key, client token or admin token is required");
     if (p.type === "client" && f.transactionId === undefined)
       throw new AppError("UNAUTHENTICATED", "A client token can only follow its own transaction");
+    const matches = (e: StoredEvent) =>
+      this.visible(p, e) &&
+      (f.transactionId === undefined || e.transactionId === f.transactionId) &&
+      (f.area === undefined || e.area === f.area) &&
+      (f.status === undefined || e.status === f.status);
+    const stream = new EventStream<StoredEvent>();
+    const buffered: StoredEvent[] = [];
+    let emit: ((e: StoredEvent) => void) | null = null;
+    stream.onClose(
+      this.fanOut.subscribe(interestOf(p, f), (e) => {
+        if (!matches(e)) return;
+        if (emit === null) buffered.push(e);
+        else emit(e);
+      }),
+    );
+    let backlog: StoredEvent[];
+    try {
+      backlog = (await this.backlog(p, f)).filter(matches);
+    } catch (err) {
+      // Refused or failed before the stream was handed out: its bus listener must not stay behind (it would
+      // buffer every later event of the key for nobody).
+      stream.return();
+      throw err;
+    }
+    // Events read in the backlog may reach the bus too (committed just before the subscription); they are
+    // skipped by id. Not by a sequence high-water mark: with several writers, events commit (and are
+    // published) in another order than their sequence numbers, and a mark would drop the late ones.
+    const sent = new Set<string>();
+    emit = (e: StoredEvent) => {
+      if (sent.has(e.id)) return;
+      stream.push(e);
+      if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
+    };
+    for (const e of backlog) {
+      emit(e);
+      sent.add(e.id);
+    }
+    for (const e of buffered) emit(e);
+    return stream;
+  }
+
+  /**
+   * What the subscriber gets before live events: the replay after `lastEventId`; else, for one transaction that is
+   * already terminal, its final event. Checks that the transaction is visible (NOT_FOUND otherwise).
+   */
+  private async backlog(p: Principal, f: LiveFilter): Promise<StoredEvent[]> {
     let terminalNow = false;
     if (f.transactionId !== undefined) {
       // Scoped lookup, expired on read: another key's transaction is found exactly like a missing one.
@@ -64,107 +116,67 @@ export class LiveEvents {
       if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
       terminalNow = TERMINAL.includes(tx.status as TxStatus);
     }
-    const matches = (e: StoredEvent) =>
-      this.visible(p, e) &&
-      (f.transactionId === undefined || e.transactionId === f.transactionId) &&
-      (f.area === undefined || e.area === f.area) &&
-      (f.status === undefined || e.status === f.status);
+    if (f.lastEventId !== undefined) return this.replay(p, f, f.lastEventId);
+    if (!terminalNow || f.transactionId === undefined) return [];
+    // Already finished: send its current state (the terminal event), then complete.
+    const all = await this.store.eventsSince({ transactionId: f.transactionId, afterSeq: "0" }, 1000);
+    const last = all.filter((e) => TERMINAL.includes(e.status as TxStatus)).pop();
+    return last ? [last] : [];
+  }
 
-    const stream = new EventStream<StoredEvent>();
-    const buffered: StoredEvent[] = [];
-    let replaying = true;
-    // Events read in the replay may reach the bus too (committed just before the subscription); they are
-    // skipped by id. Not by a sequence high-water mark: with several writers, events commit (and are
-    // published) in another order than their sequence numbers, and a mark would drop the late ones.
-    const replayed = new Set<string>();
-    const emit = (e: StoredEvent) => {
-      if (replayed.has(e.id)) return;
-      stream.push(e);
-      if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
-    };
-    const interest: Interest =
-      f.transactionId !== undefined
-        ? { transactionId: f.transactionId }
-        : p.type === "key"
-          ? { apiKeyRef: p.keyId }
-          : p.type === "client"
-            ? { transactionId: p.transactionId }
-            : { all: true };
-    stream.onClose(
-      this.fanOut.subscribe(interest, (e) => {
-        if (!matches(e)) return;
-        if (replaying) buffered.push(e);
-        else emit(e);
-      }),
-    );
-
-    let replay: StoredEvent[] = [];
-    if (f.lastEventId !== undefined) {
-      const budgetId = bucketOf(p, undefined);
-      let reserved = false;
-      let read = 0;
-      let before: StoredEvent[] = [];
-      try {
-        if (this.replayBudget !== null) {
-          const wait = this.replayBudget.take(budgetId, this.maxReplay + 1);
-          if (wait > 0)
-            throw new AppError(
-              "RATE_LIMITED",
-              `Too many events replayed for this credential (WS_REPLAY_EVENTS_PER_MINUTE); retry in ${wait} s`,
-            );
-          reserved = true;
-        }
-        const from = await this.store.eventById(f.lastEventId);
-        if (from === null || !this.visible(p, from))
-          throw new AppError("NOT_FOUND", "lastEventId is not an event you can see");
-        const scope =
-          f.transactionId !== undefined
-            ? { transactionId: f.transactionId }
-            : p.type === "key"
-              ? { apiKeyRef: p.keyId }
-              : { all: true as const };
-        // Events commit out of sequence order with several writers: one that took a lower number than
-        // lastEventId may have committed after it. The recent ones just before it are sent again (at least
-        // once; clients de-duplicate by event id, as the replay and the bus are de-duplicated here).
-        const seq = BigInt(from.seq);
-        const marginStart = seq > RESUME_MARGIN ? (seq - RESUME_MARGIN).toString() : "0";
-        const since = from.createdAt.getTime() - RESUME_WINDOW_MS;
-        before = (await this.store.eventsSince({ ...scope, afterSeq: marginStart }, Number(RESUME_MARGIN))).filter(
-          (e) => BigInt(e.seq) < seq && e.createdAt.getTime() >= since,
-        );
-        replay = await this.store.eventsSince({ ...scope, afterSeq: from.seq }, this.maxReplay + 1);
-        read = replay.length + before.length;
-      } catch (err) {
-        // Refused or failed before the stream was handed out: its bus listener must not stay behind (it would
-        // buffer every later event of the key for nobody).
-        stream.return();
-        throw err;
-      } finally {
-        if (reserved) this.replayBudget?.refund(budgetId, Math.max(0, this.maxReplay + 1 - read));
+  /** The events after `lastEventId` (and the recent ones just before it), charged to the replay budget. */
+  private async replay(p: Principal, f: LiveFilter, lastEventId: string): Promise<StoredEvent[]> {
+    const budgetId = bucketOf(p, undefined);
+    let reserved = false;
+    let read = 0;
+    try {
+      if (this.replayBudget !== null) {
+        const wait = this.replayBudget.take(budgetId, this.maxReplay + 1);
+        if (wait > 0)
+          throw new AppError(
+            "RATE_LIMITED",
+            `Too many events replayed for this credential (WS_REPLAY_EVENTS_PER_MINUTE); retry in ${wait} s`,
+          );
+        reserved = true;
       }
-      if (replay.length > this.maxReplay) {
-        stream.return();
+      const from = await this.store.eventById(lastEventId);
+      if (from === null || !this.visible(p, from))
+        throw new AppError("NOT_FOUND", "lastEventId is not an event you can see");
+      const scope =
+        f.transactionId !== undefined
+          ? { transactionId: f.transactionId }
+          : p.type === "key"
+            ? { apiKeyRef: p.keyId }
+            : { all: true as const };
+      // Events commit out of sequence order with several writers: one that took a lower number than
+      // lastEventId may have committed after it. The recent ones just before it are sent again (at least
+      // once; clients de-duplicate by event id, as the replay and the bus are de-duplicated here).
+      const seq = BigInt(from.seq);
+      const marginStart = seq > RESUME_MARGIN ? (seq - RESUME_MARGIN).toString() : "0";
+      const since = from.createdAt.getTime() - RESUME_WINDOW_MS;
+      const before = (await this.store.eventsSince({ ...scope, afterSeq: marginStart }, Number(RESUME_MARGIN))).filter(
+        (e) => BigInt(e.seq) < seq && e.createdAt.getTime() >= since,
+      );
+      const after = await this.store.eventsSince({ ...scope, afterSeq: from.seq }, this.maxReplay + 1);
+      read = after.length + before.length;
+      if (after.length > this.maxReplay)
         throw new AppError(
           "BAD_USER_INPUT",
           `More than ${this.maxReplay} events to replay after lastEventId (WS_MAX_REPLAY): read the transactions ` +
             "query for the current state, then subscribe without lastEventId",
           [{ field: "lastEventId", message: `is more than ${this.maxReplay} events ago` }],
         );
-      }
-      replay = [...before, ...replay];
-      replay = replay.filter(matches);
-    } else if (terminalNow && f.transactionId !== undefined) {
-      // Already finished: send its current state (the terminal event), then complete.
-      const all = await this.store.eventsSince({ transactionId: f.transactionId, afterSeq: "0" }, 1000);
-      const last = all.filter((e) => TERMINAL.includes(e.status as TxStatus)).pop();
-      if (last) replay = [last];
+      return [...before, ...after];
+    } finally {
+      if (reserved) this.replayBudget?.refund(budgetId, Math.max(0, this.maxReplay + 1 - read));
     }
-    for (const e of replay) {
-      emit(e);
-      replayed.add(e.id);
-    }
-    replaying = false;
-    for (const e of buffered) emit(e);
-    return stream;
   }
+}
+
+/** Which events of the bus a subscriber follows: its one transaction, its key's, or everything. */
+function interestOf(p: Principal, f: LiveFilter): Interest {
+  if (f.transactionId !== undefined) return { transactionId: f.transactionId };
+  if (p.type === "key") return { apiKeyRef: p.keyId };
+  if (p.type === "client") return { transactionId: p.transactionId };
+  return { all: true };
 }
