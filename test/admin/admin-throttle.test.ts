@@ -4,7 +4,8 @@ import WebSocket from "ws";
 import { startTestApp, ADMIN_TOKEN, type TestApp } from "../support/app.js";
 import { Client } from "../support/http.js";
 import { openSocket } from "../support/ws.js";
-import { weakAdminToken } from "../../src/config.js";
+import { randomBytes } from "node:crypto";
+import { ConfigError, loadConfig, weakAdminToken } from "../../src/config.js";
 import { BearerThrottle, throttleKey } from "../../src/auth/bearer-throttle.js";
 
 const query = (t: TestApp, token: string) =>
@@ -36,11 +37,63 @@ describe("admin token guessing (issue 16)", () => {
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
   });
 
-  it("the production token rule: length, diversity and entropy", () => {
-    for (const weak of ["aaaaaaaaaaaaaaaa", "password12345678", "password12345678password12345678", "ab".repeat(40)])
-      expect(weakAdminToken(weak)).not.toBeNull();
-    expect(weakAdminToken("0f3a9c1e7b2d4f6a8c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d0f1a3c5e7b9d2f4a")).toBeNull();
-    expect(weakAdminToken("Ec6bXamUTowVNsxtJoUTnxoX_mS1j5pRN4oAu5jjiF4")).toBeNull();
+  it("the admin-token rule: 32 characters in every mode; in production a strength estimate of 10^38 guesses", () => {
+    expect(weakAdminToken("x".repeat(31), false)).toBe("it has 31 characters, at least 32 are required");
+    expect(weakAdminToken("x".repeat(31), true)).toBe("it has 31 characters, at least 32 are required");
+    expect(weakAdminToken("x".repeat(32), false)).toBeNull();
+    // The review's two tokens, and patterns a person types.
+    for (const weak of [
+      "abcdefghijklmnopqrstuvwxyz0123456789",
+      "ThisIsMyAdminTokenForProduction2026!!",
+      "password12345678password12345678",
+      "0123456789abcdef0123456789abcdef",
+      "ab".repeat(40),
+      "admin-token-for-the-payment-qr-service-prod",
+    ])
+      expect(weakAdminToken(weak, true)).toMatch(
+        /^its strength estimate is 10\^\d+ guesses, at least 10\^38 are required/,
+      );
+    expect(weakAdminToken("abcdefghijklmnopqrstuvwxyz0123456789", true)).toContain(
+      'Common character sequences like "abc"',
+    );
+    for (let i = 0; i < 3; i++) expect(weakAdminToken(randomBytes(32).toString("base64url"), true)).toBeNull();
+    expect(weakAdminToken(randomBytes(32).toString("base64"), true)).toBeNull();
+    expect(weakAdminToken(ADMIN_TOKEN, true)).toBeNull();
+  });
+
+  it("loadConfig applies the one rule with one message: too weak, why, and a generated token that passes it", () => {
+    const production = {
+      NODE_ENV: "production",
+      SECRET_KEY: "test-secret-key-0123456789-0123456789",
+      SIMULATORS: "false",
+      NETWORK_API_URL: "http://127.0.0.1:9/network",
+      GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
+    };
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return null;
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+    };
+    const advice =
+      /; use 32 random bytes \(`openssl rand -base64 32`, or `node -e .*`\), e\.g\. ADMIN_TOKEN=([\w-]{43})$/;
+    for (const env of [
+      { ...production, ADMIN_TOKEN: "ThisIsMyAdminTokenForProduction2026!!" },
+      { ...production, ADMIN_TOKEN: "abcdefghijklmnopqrstuvwxyz0123456789" },
+      { NODE_ENV: "development", ADMIN_TOKEN: "only-twenty-characte" },
+    ]) {
+      const message = refusal(env);
+      expect(message).toMatch(/^ADMIN_TOKEN is too weak \(.+\)/);
+      expect(message).toMatch(advice);
+      // The token it offers is accepted in production.
+      const offered = advice.exec(message as string)![1];
+      expect(refusal({ ...production, ADMIN_TOKEN: offered })).toBeNull();
+    }
+    expect(refusal(production)).toMatch(/^ADMIN_TOKEN is required when NODE_ENV=production; use 32 random bytes/);
+    expect(refusal({ ...production, ADMIN_TOKEN: randomBytes(32).toString("base64url") })).toBeNull();
   });
 });
 

@@ -80,7 +80,7 @@ const canSwitchUser = process.getuid?.() === 0 && spawnSync("setpriv", ["--versi
 });
 
 describe("LINK_ALLOWED_ORIGINS and CHROMIUM_SANDBOX settings", () => {
-  const base = { NODE_ENV: "test", ADMIN_TOKEN: "test-admin-token-0123456789", SECRET_KEY: "k".repeat(32) };
+  const base = { NODE_ENV: "test", ADMIN_TOKEN: "test-admin-token-0123456789-0123456789", SECRET_KEY: "k".repeat(32) };
   it("reads a comma-separated list of origins and refuses anything that is not an origin", () => {
     const config = loadConfig({ ...base, LINK_ALLOWED_ORIGINS: " https://cdn.example.com ,http://127.0.0.1:8080/" });
     expect(config.link.allowedOrigins).toEqual(["https://cdn.example.com", "http://127.0.0.1:8080"]);

@@ -65,18 +65,18 @@ function expectOneClearLine(stderr: string, ...mentions: RegExp[]): void {
 describe("start-up failures are one clear line and a non-zero exit", () => {
   it.each([
     "aaaaaaaaaaaaaaaa",
-    "password12345678",
     "password12345678password12345678",
-    "0123456789abcdef0123456789abcdef",
+    "abcdefghijklmnopqrstuvwxyz0123456789",
+    "ThisIsMyAdminTokenForProduction2026!!",
   ])(
-    "a production ADMIN_TOKEN of low entropy (%s) is refused with one line and a generated token to copy",
+    "a weak production ADMIN_TOKEN (%s) is refused with one line: why, how to make one, and one to copy",
     async (weak) => {
       const r = await run({ ...PROD, ADMIN_TOKEN: weak, PORT: String(await freePort()) });
       expect(r.code).not.toBe(0);
       const lines = r.stderr.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("npm "));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
-        /^Configuration error: ADMIN_TOKEN is too weak for production \(.+\); .*ADMIN_TOKEN=[\w-]{43}$/,
+        /^Configuration error: ADMIN_TOKEN is too weak \(.+\); use 32 random bytes \(`openssl rand -base64 32`.*ADMIN_TOKEN=[\w-]{43}$/,
       );
     },
   );
@@ -123,6 +123,28 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("the strength estimator's dictionaries are loaded in production only", async () => {
+    // A fresh process each: whether loading the configuration required @zxcvbn-ts, and how long it took.
+    const probe = async (env: Record<string, string>) => {
+      const script =
+        "const { createRequire } = await import('node:module');" +
+        "const t = performance.now(); const { loadConfig } = await import('./dist/src/config.js');" +
+        `loadConfig(${JSON.stringify(env)}); const ms = performance.now() - t;` +
+        "const cache = createRequire(import.meta.url).cache;" +
+        "console.log(JSON.stringify({ loaded: Object.keys(cache).some((k) => k.includes('@zxcvbn-ts')), ms }));";
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      await new Promise((resolve) => child.once("exit", resolve));
+      return JSON.parse(out) as { loaded: boolean; ms: number };
+    };
+    expect((await probe({ ADMIN_TOKEN })).loaded).toBe(false);
+    expect((await probe({})).loaded).toBe(false);
+    expect((await probe({ ...PROD })).loaded).toBe(true);
+  });
 
   it("the port is already in use", async () => {
     const db = await createTestDatabase();
