@@ -1,8 +1,20 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
+interface Command {
+  doc: string;
+  query: string;
+  input?: boolean;
+  args?: string[];
+  /**
+   * A variable that is a secret: read from standard input (its first line) or `--file PATH`, never from the
+   * command line, which any user of the machine can read (/proc/<pid>/cmdline, ps).
+   */
+  secret?: string;
+}
+
 /** `npm run admin -- <command> [--field value ...]`: operator commands over the admin GraphQL API of a running service. */
-const COMMANDS: Record<string, { doc: string; query: string; input?: boolean; args?: string[] }> = {
+const COMMANDS: Record<string, Command> = {
   merchants: {
     doc: "list merchants",
     query:
@@ -52,9 +64,11 @@ const COMMANDS: Record<string, { doc: string; query: string; input?: boolean; ar
     query: "query { networkToken { source expiresAt updatedAt warning } }",
   },
   "network-token:set": {
-    doc: "--token  replace the network API token (stored encrypted; every process uses it at once)",
+    doc:
+      "[--file PATH]  replace the network API token, read from standard input or the file (stored encrypted; " +
+      "every process uses it at once)",
     query: "mutation($token: String!) { setNetworkToken(token: $token) { source expiresAt updatedAt warning } }",
-    args: ["token"],
+    secret: "token",
   },
   webhooks: {
     doc: "list webhook endpoints",
@@ -80,6 +94,41 @@ function parseFlags(args: string[]): Record<string, unknown> {
   return out;
 }
 
+/** The first line of a stream (a pasted or piped secret), without its line ending. */
+async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  for await (const chunk of input) {
+    text += String(chunk);
+    const end = text.indexOf("\n");
+    if (end >= 0) return text.slice(0, end);
+    // Nobody pastes a secret this long: stop reading rather than buffer a stream without end.
+    if (text.length > 64 * 1024) break;
+  }
+  return text;
+}
+
+/** The command's GraphQL variables from its flags, and its secret from standard input or `--file`. */
+async function commandVariables(
+  name: string,
+  cmd: Command,
+  args: string[],
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean },
+): Promise<Record<string, unknown>> {
+  const flags = parseFlags(args);
+  if (cmd.secret === undefined) return cmd.input ? { input: flags } : flags;
+  const { file, [cmd.secret]: given, ...rest } = flags;
+  if (given !== undefined)
+    throw new Error(
+      `${name} does not take --${cmd.secret}: other users of this machine can read a command line. Pipe it on ` +
+        `standard input (printf '%s' "$TOKEN" | npm run admin -- ${name}) or pass --file PATH`,
+    );
+  if (file === undefined && stdin.isTTY) console.error(`Paste the ${cmd.secret}, then press Enter:`);
+  const secret = (file === undefined ? await firstLine(stdin) : readFileSync(String(file), "utf8")).trim();
+  if (secret === "")
+    throw new Error(`${name}: no ${cmd.secret} on standard input${file === undefined ? "" : ` or in ${String(file)}`}`);
+  return { ...rest, [cmd.secret]: secret };
+}
+
 /** What a command that is more than one GraphQL call receives (e.g. `listen`, registered by main.ts). */
 export interface CliContext {
   baseUrl: string;
@@ -95,10 +144,12 @@ export interface CliCommand {
   run(args: string[], ctx: CliContext): Promise<number>;
 }
 
+/** `stdin`: where a command's secret is read from (tests pass a stream of their own). */
 export async function runAdminCli(
   argv: string[],
   env: Record<string, string | undefined>,
   extra: Record<string, CliCommand> = {},
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
 ): Promise<number> {
   const [command, ...rest] = argv;
   const cmd = command ? COMMANDS[command] : undefined;
@@ -125,8 +176,7 @@ export async function runAdminCli(
   }
   let variables: Record<string, unknown> = {};
   try {
-    const flags = parseFlags(rest);
-    variables = cmd.input ? { input: flags } : flags;
+    variables = await commandVariables(command, cmd, rest, stdin);
   } catch (err) {
     console.error((err as Error).message);
     return 2;

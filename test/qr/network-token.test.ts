@@ -1,5 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
 import {
   startTestApp,
   createTenant,
@@ -118,21 +122,43 @@ describe("network token: expiry exposed, replaced without a restart, in every pr
     expect(row.sealed).not.toContain(fresh.token.slice(0, 20));
   });
 
-  it("the CLI replaces it too", async () => {
-    const fresh = (await post(`${t.url}/sim/network/token`, { expiresInMs: 90 * DAY })).body as { token: string };
-    const log = console.log;
-    console.log = () => undefined;
+  /** The admin CLI in this process, its output kept; `stdin` is what is piped to it. */
+  const cli = async (args: string[], stdin = "") => {
+    const lines: string[] = [];
+    const [log, error] = [console.log, console.error];
+    console.log = console.error = (s: string) => void lines.push(s);
     try {
-      const code = await runAdminCli(["network-token:set", "--token", fresh.token], {
-        PQR_URL: t.url,
-        ADMIN_TOKEN,
-      });
-      expect(code).toBe(0);
+      const code = await runAdminCli(args, { PQR_URL: t.url, ADMIN_TOKEN }, {}, Readable.from([stdin]));
+      return { code, text: lines.join("\n") };
     } finally {
-      console.log = log;
+      [console.log, console.error] = [log, error];
     }
-    expect(t.app.module(qrModule).token.current()).toBe(fresh.token);
-    await waitFor(async () => other.app.module(qrModule).token.current() === fresh.token, 5_000);
+  };
+
+  it("the CLI replaces it too, reading it from standard input or a file, never from its arguments", async () => {
+    const piped = (await post(`${t.url}/sim/network/token`, { expiresInMs: 90 * DAY })).body as { token: string };
+    expect((await cli(["network-token:set"], `${piped.token}\n`)).code).toBe(0);
+    expect(t.app.module(qrModule).token.current()).toBe(piped.token);
+    await waitFor(async () => other.app.module(qrModule).token.current() === piped.token, 5_000);
+
+    const filed = (await post(`${t.url}/sim/network/token`, { expiresInMs: 90 * DAY })).body as { token: string };
+    const dir = mkdtempSync(join(tmpdir(), "pqr-token-"));
+    try {
+      writeFileSync(join(dir, "token"), `${filed.token}\n`, { mode: 0o600 });
+      expect((await cli(["network-token:set", "--file", join(dir, "token")])).code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(t.app.module(qrModule).token.current()).toBe(filed.token);
+
+    // On the command line (readable in /proc/<pid>/cmdline by any user): refused, saying how to pass it.
+    const argued = (await post(`${t.url}/sim/network/token`, { expiresInMs: 90 * DAY })).body as { token: string };
+    const refused = await cli(["network-token:set", "--token", argued.token]);
+    expect(refused.code).toBe(2);
+    expect(refused.text).toMatch(/does not take --token.*standard input.*--file PATH/s);
+    expect(t.app.module(qrModule).token.current()).toBe(filed.token);
+    // Nothing piped: refused too.
+    expect(await cli(["network-token:set"], "")).toMatchObject({ code: 2, text: expect.stringMatching(/no token/) });
   });
 });
 

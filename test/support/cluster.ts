@@ -49,6 +49,8 @@ export class ServiceProcess {
     readonly port: number,
     private readonly env: () => Record<string, string>,
     private readonly logDir: string,
+    /** `openFiles`: the process's descriptor limit (soft and hard), set with prlimit as it starts. */
+    private readonly limits: { openFiles?: number } = {},
   ) {
     this.dataDir = mkdtempSync(join(tmpdir(), `pqr-faults-${name}-`));
   }
@@ -70,7 +72,12 @@ export class ServiceProcess {
     this.starts += 1;
     this.file ??= createWriteStream(join(this.logDir, `${this.name}.log`), { flags: "a" });
     this.note(`--- start #${this.starts} (${this.role}, port ${this.port}) ---`);
-    const child = spawn(process.execPath, [MAIN, this.role], {
+    // prlimit execs the service in its own process: the pid stays the service's.
+    const argv =
+      this.limits.openFiles === undefined
+        ? [process.execPath, MAIN, this.role]
+        : ["prlimit", `--nofile=${this.limits.openFiles}`, "--", process.execPath, MAIN, this.role];
+    const child = spawn(argv[0], argv.slice(1), {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "/tmp",

@@ -16,7 +16,8 @@ export interface DemoService {
   dispose(): Promise<void>;
 }
 
-export async function startDemoService(name: string): Promise<DemoService> {
+/** `openFiles`: the service's descriptor limit (see ServiceProcess). */
+export async function startDemoService(name: string, limits: { openFiles?: number } = {}): Promise<DemoService> {
   const logDir = join(ARTIFACTS, "..", "demo");
   mkdirSync(logDir, { recursive: true });
   const service = new ServiceProcess(
@@ -25,6 +26,7 @@ export async function startDemoService(name: string): Promise<DemoService> {
     await freePort(),
     () => ({ HOST: "127.0.0.1", LOG_LEVEL: "warn" }),
     logDir,
+    limits,
   );
   await service.start();
   const demo = JSON.parse(readFileSync(join(service.dataDir, "demo.json"), "utf8")) as DemoFile;
