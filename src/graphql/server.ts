@@ -36,6 +36,7 @@ import { checkoutViewError, outsideCheckoutView } from "./checkout-view.js";
 import { costError, operationCost } from "./cost.js";
 import { SharedExecution } from "./shared-execution.js";
 import { SharedFrames } from "./frames.js";
+import { InitWait } from "./init-wait.js";
 
 type Credentials = ReturnType<typeof credentialsFromConnectionParams>;
 /** What a /graphql websocket carries through graphql-ws (`ctx.extra`). */
@@ -145,6 +146,7 @@ export async function createGraphQLEdge(
   const frames = new SharedFrames((v) => shared.isShared(v));
   // Frames are capped like HTTP bodies (64 KiB); ws would take 100 MiB by default. Over the cap: close 1009.
   const wss = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: 64 * 1024 });
+  const initWait = new InitWait();
   // meta goes out exactly as it was read (src/exact-json.ts): graphql-ws stringifies with exactReplacer (through
   // frames.replacer), which leaves markers that each socket's send replaces by the exact text.
   wss.on("connection", (socket, request) => {
@@ -161,6 +163,7 @@ export async function createGraphQLEdge(
       sockets.closeAddress(ip);
       sockets.remove(socket);
     });
+    initWait.watch(socket);
   });
   const operationError = (message: string, code: string) => [new GraphQLError(message, { extensions: { code } })];
   /**
@@ -215,6 +218,8 @@ export async function createGraphQLEdge(
   const wsCleanup = useServer<Record<string, unknown>, SocketExtra>(
     {
       schema,
+      // Ours (init-wait.ts): graphql-ws's timer closed sockets whose connection_init had arrived but not been read.
+      connectionInitWaitTimeout: 0,
       subscribe: (args) => shared.subscribe(args),
       jsonMessageReplacer: frames.replacer,
       onSubscribe: async (ctx, _id, payload) => {
@@ -277,6 +282,7 @@ export async function createGraphQLEdge(
         ctx.extra.lastActive = now();
       },
       onConnect: async (ctx) => {
+        initWait.received(ctx.extra.socket);
         const creds = credentialsFromConnectionParams(ctx.connectionParams);
         const principal = await auth.fromCredentials(creds);
         if (principal.type === "anonymous") return false; // closes with 4403 Forbidden
