@@ -11,89 +11,29 @@ import type { Section } from "./table.js";
 import { benchScript, freePort, spawnNode, waitReady, type Child } from "./proc.js";
 import { createTenant } from "./tenant.js";
 import { createWebhookEndpoint } from "./support/admin.js";
-import { DbProbe, cpuBetween } from "./db-probe.js";
-import { cpuSeconds } from "./support/cpu.js";
+import { DbProbe } from "./db-probe.js";
 import { Helper } from "./support/ipc.js";
 import { Rig } from "./events/rig.js";
 import { ADMIN_TOKEN, nodeArgsFromEnv, type ServiceProcess } from "./support/service.js";
-import { loadNote, ms1, sleep, spread, wallNow, type Spread } from "./support/timing.js";
-import { CpuHog } from "./support/cpu-hog.js";
-import type { DriverSetup, Kind, Payment } from "./lifecycle/driver-host.js";
-import { Drain, type DrainResult, type Tally } from "./lifecycle/drain.js";
-import { describeNever } from "./lifecycle/never.js";
+import { loadNote, ms1, sleep } from "./support/timing.js";
+import type { DriverSetup, Kind } from "./lifecycle/driver-host.js";
+import { DRAIN_MS, FINAL_WAIT_MS, QR_MONITOR_INTERVAL_MS, held, lost, step, type Step } from "./lifecycle/step.js";
+import { TOPOLOGY_NAME, rowOf, stepLine, stepNotes, type MixName, type Topology } from "./lifecycle/report.js";
 
-const QR_MONITOR_INTERVAL_MS = 3000; // the service's default (QR_MONITOR_INTERVAL_MS)
+export type { MixName, Topology };
+
 const TARGET_RATE = 500;
-const DRAIN_MS = 30_000;
-/**
- * What is missing at the end of the drain window is waited for this much longer before it counts as never. 60 s
- * covers the webhook retries a delivery gets meanwhile (attempts 5 s and 10 s after a failed one, ±20 %, each
- * bounded by WEBHOOK_TIMEOUT_MS 10 s) and a claimed delivery's lease running out (timeout + 20 s).
- */
-const FINAL_WAIT_MS = Number(process.env.BENCH_LIFECYCLE_FINAL_WAIT_S ?? 60) * 1000;
 /** The rates tried, in order; a topology's ladder starts at START and moves one rung at a time. */
 const LADDER = [25, 50, 100, 150, 200, 300, 400, 500, 650, 800, 1000];
 /** Where each mix's ladder starts: generic where the last full run held (400/s), so 3 steps reach the target. */
 const START: Record<MixName, number> = { generic: 400, mix: 100 };
 
-export type Topology = "serve" | "scaled";
-export type MixName = "generic" | "mix";
 const MIXES: Record<MixName, Record<Kind, number>> = {
   generic: { qr: 1, gateway: 0, link: 0 },
   mix: { qr: 0.8, gateway: 0.15, link: 0.05 },
 };
 
-export interface Step {
-  rate: number;
-  seconds: number;
-  generated: number;
-  paid: number;
-  /**
-   * Webhooks (payment.created per generated payment, payment.completed per paid one) and the subscribers' SUCCESS
-   * (per paid payment): late = arrived after the drain window, never = still missing after the final wait.
-   */
-  webhook: Tally;
-  subscriber: Tally;
-  /** Subscriber sockets that dropped and were opened again (as a checkout page does), by why they dropped. */
-  reopened: Record<string, number>;
-  /** Each payment with something that never came, described (its row, events, deliveries, attempts, socket). */
-  neverLines: string[];
-  /** CPU the busy loops of BENCH_CPU_HOG got over the step, % of one core (null: none ran). */
-  hogCpuPct: number | null;
-  errors: number;
-  firstError: string | null;
-  /** Errors by kind: the error text up to its first colon ("generate 503", "pay 409", "subscriber"). */
-  errorKinds: Record<string, number>;
-  duplicates: number;
-  badSignatures: number;
-  /** Deliveries the receiver could not read (since the receiver started, like badSignatures). */
-  unreadable: number;
-  /** The load generator fell behind (sent the load in > 110 % of the time): the row says nothing about the service. */
-  driverBehind: boolean;
-  generate: Spread;
-  payToWebhook: Spread;
-  payToSubscriber: Spread;
-  /** CPU ms per lifecycle of the service processes and of PostgreSQL's backends. */
-  serviceCpuMs: number;
-  pgCpuMs: number;
-  /** CPU ms per lifecycle of the bench's own processes: load generator with its subscribers, receiver, simulators. */
-  benchCpuMs: number;
-  driverLoopP99Ms: number;
-}
-
 const helper = (name: string) => Helper.start(fileURLToPath(new URL(`./lifecycle/${name}.js`, import.meta.url)), name);
-
-/** Late or never, webhooks and subscribers together: what used to be called lost. */
-export const lost = (s: Step) => s.webhook.late + s.webhook.never + s.subscriber.late + s.subscriber.never;
-
-/** Held: nothing late, never or failed, and the pay → webhook p99 within target (a backlog that grows is not held). */
-export const held = (s: Step) =>
-  lost(s) === 0 &&
-  s.errors === 0 &&
-  s.badSignatures === 0 &&
-  s.unreadable === 0 &&
-  !s.driverBehind &&
-  s.payToWebhook.p99 <= QR_MONITOR_INTERVAL_MS + 1000;
 
 /** One topology: its processes started once, then the ladder of rates for each mix asked for. */
 export async function runTopology(
@@ -168,7 +108,7 @@ export async function runTopology(
             dbUrl: rig.db.url,
           });
           opts.log(stepLine(topology, mix, s));
-          for (const line of s.neverLines) opts.log(`    ${line}`);
+          for (const line of s.never.flat()) opts.log(`    ${line}`);
           steps.push(s);
           await probe.settle();
           await sleep(2000);
@@ -199,217 +139,6 @@ export async function runTopology(
     for (const c of children) await c.stop();
     await rig.close();
   }
-}
-
-/** CPU seconds of the service's, PostgreSQL's and the bench's processes from a start to a reading. */
-class CpuMeter {
-  private constructor(
-    private readonly p: StepProcs,
-    private readonly service0: number[],
-    private readonly bench0: number[],
-    private readonly pg0: Map<number, number>,
-  ) {}
-
-  static async start(p: StepProcs): Promise<CpuMeter> {
-    return new CpuMeter(p, read(servicePids(p)), read(benchPids(p)), await p.probe.backendCpu("service"));
-  }
-
-  /** CPU ms of each group since the start. */
-  async read(): Promise<{ service: number; pg: number; bench: number }> {
-    const sum = (now: number[], then: number[]) => now.reduce((a, b, i) => a + b - then[i], 0) * 1000;
-    return {
-      service: sum(read(servicePids(this.p)), this.service0),
-      bench: sum(read(benchPids(this.p)), this.bench0),
-      pg: cpuBetween(this.pg0, await this.p.probe.backendCpu("service")),
-    };
-  }
-}
-
-interface StepProcs {
-  driver: Helper;
-  receiver: Helper;
-  probe: DbProbe;
-  services: ServiceProcess[];
-  sim: Child;
-  dbUrl: string;
-}
-const servicePids = (p: StepProcs) => p.services.map((s) => s.child.pid);
-const benchPids = (p: StepProcs) => [p.driver.child.pid, p.receiver.child.pid, p.sim.proc.pid];
-const read = (pids: (number | undefined)[]) => pids.map((pid) => cpuSeconds(pid) ?? 0);
-
-/**
- * The load, then the drain: until everything expected arrived or DRAIN_MS after the last pay (CPU is read
- * then), and, for what is still missing, the final wait (late if it comes then, never if not).
- */
-async function loadAndDrain(rate: number, seconds: number, p: StepProcs) {
-  await p.receiver.call("drain");
-  const cpu = await CpuMeter.start(p);
-  const ran = await p.driver.call<{ sentS: number; loopP99Ms: number }>("run", { rate, seconds });
-  const windowEnd = wallNow() + DRAIN_MS;
-  const drain = new Drain(p.receiver, p.driver, (await p.driver.call<{ payments: Payment[] }>("collect")).payments);
-  const complete = await drain.until(windowEnd, 250);
-  const used = await cpu.read();
-  if (!complete) await drain.until(windowEnd + FINAL_WAIT_MS, 1000);
-  const payments = (await p.driver.call<{ payments: Payment[] }>("collect")).payments;
-  await p.driver.call("stopSubscribers");
-  return { ran, used, drained: drain.result(payments, windowEnd) };
-}
-
-async function step(rate: number, seconds: number, p: StepProcs): Promise<Step> {
-  const hogs = CpuHog.fromEnv();
-  const hog = hogs > 0 ? CpuHog.start(hogs) : null;
-  let hogCpuPct: number | null = null;
-  let out: Awaited<ReturnType<typeof loadAndDrain>>;
-  try {
-    out = await loadAndDrain(rate, seconds, p);
-  } finally {
-    hogCpuPct = (await hog?.stop()) ?? null;
-  }
-  const { ran, used, drained } = out;
-  return {
-    ...stepFigures(rate, seconds, drained),
-    neverLines: await describeNever(p.dbUrl, drained.never),
-    reopened: reopenedBy(drained.payments),
-    hogCpuPct,
-    driverBehind: ran.sentS > seconds * 1.1,
-    ...perLifecycle(used, drained.payments),
-    driverLoopP99Ms: ran.loopP99Ms,
-  };
-}
-
-/** Sockets given up and opened again, counted by their reason (close code and reason, or the error). */
-function reopenedBy(payments: Payment[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of payments)
-    for (const s of p.sockets.slice(0, -1)) {
-      const why = s.error ?? s.close ?? "unknown";
-      out[why] = (out[why] ?? 0) + 1;
-    }
-  return out;
-}
-
-function perLifecycle(used: { service: number; pg: number; bench: number }, payments: Payment[]) {
-  const lifecycles = Math.max(1, payments.filter((x) => x.payAt !== null).length);
-  return {
-    serviceCpuMs: used.service / lifecycles,
-    pgCpuMs: used.pg / lifecycles,
-    benchCpuMs: used.bench / lifecycles,
-  };
-}
-
-/** Counts and latencies of a drained step; every arrival counts in the latencies, late ones too. */
-function stepFigures(rate: number, seconds: number, d: DrainResult) {
-  let errors = 0;
-  let firstError: string | null = null;
-  const errorKinds: Record<string, number> = {};
-  const toHook: number[] = [];
-  const toSub: number[] = [];
-  for (const x of d.payments) {
-    if (x.error !== null || x.seenOther !== null) {
-      errors++;
-      firstError ??= x.error ?? `subscriber saw ${x.seenOther}`;
-      const kind = (x.error ?? `subscriber saw ${x.seenOther}`).split(":")[0];
-      errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
-    }
-    if (x.transactionId === null || x.payAt === null) continue;
-    const hook = d.hooks.get(`${x.transactionId} payment.completed`);
-    if (hook !== undefined) toHook.push(hook - x.payAt);
-    if (x.seenAt !== null) toSub.push(x.seenAt - x.payAt);
-  }
-  return {
-    rate,
-    seconds,
-    generated: d.payments.filter((x) => x.transactionId !== null).length,
-    paid: d.payments.filter((x) => x.payAt !== null).length,
-    webhook: d.webhook,
-    subscriber: d.subscriber,
-    errors,
-    firstError,
-    errorKinds,
-    duplicates: d.duplicates,
-    badSignatures: d.badSignatures,
-    unreadable: d.unreadable,
-    generate: spread(d.payments.map((x) => x.generateMs)),
-    payToWebhook: spread(toHook),
-    payToSubscriber: spread(toSub),
-  };
-}
-
-const TOPOLOGY_NAME: Record<Topology, string> = { serve: "1 × serve", scaled: "2 api + 2 worker" };
-
-const reopenedCount = (s: Step) => Object.values(s.reopened).reduce((a, b) => a + b, 0);
-/** Why sockets were reopened, e.g. "socket closed 4408 Connection initialisation timeout × 12". */
-const reopenedWhy = (s: Step) =>
-  Object.entries(s.reopened)
-    .sort((a, b) => b[1] - a[1])
-    .map(([why, n]) => `${why} × ${n}`)
-    .join("; ");
-
-/** "late / never" of a channel. */
-const lateNever = (t: Tally) => `${t.late} / ${t.never}`;
-
-/** How late the late ones were (max / p99 ms beyond the drain window), webhooks then subscribers; "-" for none. */
-const lateBy = (s: Step) =>
-  [s.webhook, s.subscriber].map((t) => (t.late === 0 ? "-" : `${ms1(t.lateBy.max)} / ${ms1(t.lateBy.p99)}`)).join("; ");
-
-function rowOf(topology: Topology, mix: MixName, s: Step): (string | number)[] {
-  return [
-    `${TOPOLOGY_NAME[topology]}, ${mix === "generic" ? "generic QR" : "80/15/5 mix"}${s.hogCpuPct === null ? "" : ", CPU hog"}`,
-    `${s.rate}/s × ${s.seconds} s`,
-    held(s) ? "held" : "not held",
-    `${s.paid} / ${s.errors}`,
-    lateNever(s.webhook),
-    lateNever(s.subscriber),
-    reopenedCount(s),
-    lateBy(s),
-    `${ms1(s.payToWebhook.p50)} / ${ms1(s.payToWebhook.p99)}`,
-    `≤ ${QR_MONITOR_INTERVAL_MS + 1000}`,
-    `${ms1(s.payToSubscriber.p50)} / ${ms1(s.payToSubscriber.p99)}`,
-    `${ms1(s.generate.p50)} / ${ms1(s.generate.p99)}`,
-    `${ms1(s.serviceCpuMs)} + ${ms1(s.pgCpuMs)}`,
-    ms1(s.benchCpuMs),
-  ];
-}
-
-/** A step as the bench prints it while it runs. */
-function stepLine(topology: Topology, mix: MixName, s: Step): string {
-  const errors = Object.entries(s.errorKinds)
-    .map(([kind, n]) => `${kind} × ${n}`)
-    .join(", ");
-  const parts = [
-    `  ${topology} ${mix} R=${s.rate}/s: ${held(s) ? "held" : "NOT held"}`,
-    `webhook late/never ${s.webhook.late}/${s.webhook.never}, subscriber late/never ${s.subscriber.late}/${s.subscriber.never}, late by ${lateBy(s)} ms`,
-    `errors ${s.errors}${errors ? ` (${errors}; first: ${s.firstError})` : ""}`,
-    s.driverBehind ? "driver behind" : "",
-    s.badSignatures + s.unreadable > 0 ? `bad signatures ${s.badSignatures}, unreadable ${s.unreadable}` : "",
-    `generate p50/p99 ${ms1(s.generate.p50)}/${ms1(s.generate.p99)} ms`,
-    `pay→webhook p50/p99 ${ms1(s.payToWebhook.p50)}/${ms1(s.payToWebhook.p99)} ms`,
-    `pay→subscriber ${ms1(s.payToSubscriber.p50)}/${ms1(s.payToSubscriber.p99)} ms`,
-    `CPU ${ms1(s.serviceCpuMs)} + PG ${ms1(s.pgCpuMs)} ms/lifecycle (bench processes ${ms1(s.benchCpuMs)})`,
-    `load generator's event-loop delay p99 ${ms1(s.driverLoopP99Ms)} ms`,
-    s.hogCpuPct === null ? "" : `CPU hog ${Math.round(s.hogCpuPct)} % of a core`,
-    reopenedCount(s) > 0 ? `subscriber sockets reopened: ${reopenedWhy(s)}` : "",
-  ];
-  return parts.filter((x) => x !== "").join("; ");
-}
-
-/** Per step, for the notes under the table: sockets reopened and why, the CPU hog's share, what never came. */
-function stepNotes(results: [Topology, Map<MixName, Step[]>][]): string[] {
-  const notes: string[] = [];
-  for (const [t, byMix] of results)
-    for (const [mix, steps] of byMix)
-      for (const s of steps) {
-        const name = `${TOPOLOGY_NAME[t]}, ${mix}, ${s.rate}/s`;
-        if (reopenedCount(s) > 0) notes.push(`${name}: subscriber sockets reopened: ${reopenedWhy(s)}.`);
-        if (s.hogCpuPct !== null)
-          notes.push(
-            `${name}: CPU hog (BENCH_CPU_HOG=${CpuHog.fromEnv()}: \`node -e "for(;;){}"\`, not pinned, for the whole step) got ${Math.round(s.hogCpuPct)} % of one core.`,
-          );
-        // Indented under its list item, so the block stays part of the note.
-        if (s.neverLines.length > 0)
-          notes.push(`${name}, never came:\n\n${["```", ...s.neverLines, "```"].map((l) => `  ${l}`).join("\n")}\n`);
-      }
-  return notes;
 }
 
 /** The highest rate held in a ladder (null: none held). */

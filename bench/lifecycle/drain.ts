@@ -32,6 +32,11 @@ export interface DrainResult {
   badSignatures: number;
   /** Deliveries whose body the receiver could not read (no transaction to count them for). */
   unreadable: number;
+  /**
+   * Transactions whose webhooks came though the load generator never learnt their id (its generate failed on
+   * the way back, e.g. the connection closed): payments the service made that their merchant does not know of.
+   */
+  unknown: number;
   /** When the drain window ended: everything had arrived, or the window was over. */
   windowEnd: number;
   webhook: Tally;
@@ -55,6 +60,8 @@ export class Drain {
   private duplicates = 0;
   private badSignatures = 0;
   private unreadable = 0;
+  private readonly known: Set<string>;
+  private readonly unknown = new Set<string>();
   private unseen = new Set<string>();
   /** Webhooks expected and not arrived yet. */
   private readonly awaited: Set<string>;
@@ -66,6 +73,7 @@ export class Drain {
     private readonly payments: Payment[],
   ) {
     this.awaited = new Set(payments.flatMap(expectedHooks));
+    this.known = new Set(payments.flatMap((p) => (p.transactionId === null ? [] : [p.transactionId])));
   }
 
   /** Polls until everything expected has arrived (true) or the deadline passed (false). */
@@ -87,6 +95,7 @@ export class Drain {
     for (const [tx, type, , at] of got.deliveries) {
       const k = key(tx, type);
       // First arrival only; later ones are at-least-once redeliveries.
+      if (!this.known.has(tx)) this.unknown.add(tx);
       if (this.hooks.has(k)) this.duplicates++;
       else this.hooks.set(k, at);
       this.awaited.delete(k);
@@ -131,6 +140,7 @@ export class Drain {
       duplicates: this.duplicates,
       badSignatures: this.badSignatures,
       unreadable: this.unreadable,
+      unknown: this.unknown.size,
       windowEnd,
       webhook: {
         expected: this.payments.flatMap(expectedHooks).length,

@@ -7,11 +7,10 @@ export const INIT_WAIT_MS = 3_000;
 /**
  * The wait for connection_init on /graphql, in place of graphql-ws's. Its timer closed a socket (4408
  * "Connection initialisation timeout") whenever it ran before the socket was read, and a process starved of CPU
- * runs every expired timer of an event-loop turn before it reads a single socket: on a busy machine clients that
- * had sent their connection_init at once were told they were too slow, by the thousand (the lifecycle bench, one
- * `serve` at 400/s beside other work), and reconnected, which added to the load. Here, once the wait is over,
- * the verdict is given in the check phase of that turn, after its socket reads: a connection_init that had
- * arrived is counted.
+ * runs the expired timers of an event-loop turn before it reads its sockets: a client that had sent its
+ * connection_init at once was told it was too slow, and reconnected, adding load where there was too much
+ * already. Here, once the wait is over, the verdict is given in the check phase of that turn, after its socket
+ * reads: a connection_init that had arrived is counted.
  */
 export class InitWait {
   private readonly initialised = new WeakSet<object>();

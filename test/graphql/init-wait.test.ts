@@ -24,9 +24,8 @@ describe("the wait for connection_init on /graphql", () => {
   });
   afterAll(async () => t?.stop());
 
-  // Found by the lifecycle bench on a busy machine: thousands of checkout sockets closed with 4408 while their
-  // connection_init was already waiting to be read. The service runs in this process, so holding this process's
-  // event loop past the wait is the starved service.
+  // Found while explaining the 4408s of the lifecycle bench on a busy machine. The service runs in this process, so
+  // holding this process's event loop past the wait is the starved service.
   it("acknowledges a client that sent connection_init at once, even when the service could not read it within the wait", async () => {
     const { ws, first } = await openRaw(t);
     ws.send(JSON.stringify({ type: "connection_init", payload: AUTH.qr(tenant.keys.qr) }));
