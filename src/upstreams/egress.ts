@@ -59,11 +59,35 @@ export function allows(policy: EgressPolicy, address: string): boolean {
   return policy.permissive || isPublicAddress(address);
 }
 
-const hostOf = (u: URL) => u.hostname.replace(/^\[|\]$/g, "");
+/**
+ * A URL's host as the policy judges it: without IPv6 brackets and without trailing dots, because `localhost.`
+ * (the fully qualified spelling) is `localhost`. The WHATWG parser has already lower-cased names and turned
+ * IPv4 spellings such as `127.1`, `0x7f.1` or `2130706433` into dotted quads.
+ */
+const hostOf = (u: URL) => u.hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "");
+
+/**
+ * Names that mean this machine whatever DNS answers: `localhost` and every name under it (RFC 6761), and the
+ * loopback names Linux distributions put in /etc/hosts.
+ */
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set([
+  "localhost",
+  "localhost.localdomain",
+  "localhost6",
+  "localhost6.localdomain6",
+  "ip6-localhost",
+  "ip6-loopback",
+]);
+
+export function isLoopbackName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, "");
+  return LOOPBACK_NAMES.has(name) || name.endsWith(".localhost");
+}
 
 /**
  * The shape check of a URL given by a user (at registration): http(s), no credentials, and in strict mode
- * no literal non-public address and no `localhost` name. Names are checked again at every connection.
+ * no literal non-public address and no loopback name in any spelling. Names are checked again at every
+ * connection.
  */
 export function checkTargetUrl(raw: string, policy: EgressPolicy): string | null {
   let u: URL;
@@ -76,21 +100,25 @@ export function checkTargetUrl(raw: string, policy: EgressPolicy): string | null
   if (u.username || u.password) return "must not contain credentials";
   if (policy.permissive) return null;
   const host = hostOf(u);
-  if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && !isPublicAddress(host)))
+  if (host === "") return "must name a host";
+  if (isLoopbackName(host) || (isIP(host) !== 0 && !isPublicAddress(host)))
     return "must not point at a loopback, private or reserved address";
   return null;
 }
 
 /**
- * Resolve a URL's host now and say whether every address is allowed (DNS failure → refused). For targets
- * another program connects to (Chromium): the webhook sender does better, see egressAgent.
+ * Resolve a URL's host now and say whether every address is allowed. For targets another program connects to
+ * (Chromium) a name that does not resolve is refused; `unresolved` says what it is instead (webhook
+ * registration passes it: each delivery resolves the name again and fails closed). The webhook sender itself
+ * does better at connect time, see egressAgent.
  */
-export async function resolvesAllowed(raw: string, policy: EgressPolicy): Promise<boolean> {
+export async function resolvesAllowed(raw: string, policy: EgressPolicy, unresolved = false): Promise<boolean> {
   if (policy.permissive) return true;
   const host = hostOf(new URL(raw));
   if (isIP(host) !== 0) return isPublicAddress(host);
   const addrs = await dnsLookupAsync(host, { all: true, verbatim: true }).catch(() => null);
-  return addrs !== null && addrs.length > 0 && addrs.every((a) => isPublicAddress(a.address));
+  if (addrs === null || addrs.length === 0) return unresolved;
+  return addrs.every((a) => isPublicAddress(a.address));
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

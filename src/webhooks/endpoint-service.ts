@@ -9,7 +9,7 @@ import { AppError } from "../errors.js";
 import { ApiKey } from "../auth/api-key.entity.js";
 import { EVENT_TYPES } from "../transactions/transaction-event.entity.js";
 import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
-import { checkTargetUrl, type EgressPolicy } from "../upstreams/egress.js";
+import { checkTargetUrl, resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { newId } from "../ids.js";
 
 export interface DeliveryView {
@@ -54,11 +54,18 @@ export class WebhookEndpointService {
     return `whsec_${randomBytes(24).toString("base64url")}`;
   }
 
-  private validate(url: string | undefined, events: string[] | undefined): void {
+  /**
+   * The URL's shape, then (strict mode) where its name resolves now: a name that leads to a loopback, private or
+   * reserved address is refused here rather than retried for a day. One that does not resolve yet is accepted:
+   * every delivery resolves it again and is refused if it still leads nowhere public.
+   */
+  private async validate(url: string | undefined, events: string[] | undefined): Promise<void> {
     const details = [];
     if (url !== undefined) {
       const problem = checkTargetUrl(url, this.egress);
       if (problem) details.push({ field: "url", message: problem });
+      else if (!(await resolvesAllowed(url, this.egress, true)))
+        details.push({ field: "url", message: "must not resolve to a loopback, private or reserved address" });
     }
     for (const e of events ?? [])
       if (!(EVENT_TYPES as readonly string[]).includes(e))
@@ -77,7 +84,7 @@ export class WebhookEndpointService {
     events?: string[];
     secret?: string;
   }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    this.validate(input.url, input.events);
+    await this.validate(input.url, input.events);
     const em = this.orm.em.fork();
     if ((await em.findOne(ApiKey, { id: input.apiKeyId })) === null)
       throw new AppError("BAD_USER_INPUT", "API key not found", [{ field: "apiKeyId", message: "not found" }]);
@@ -93,7 +100,7 @@ export class WebhookEndpointService {
   }
 
   async update(id: string, input: { url?: string; events?: string[]; enabled?: boolean }): Promise<WebhookEndpoint> {
-    this.validate(input.url, input.events);
+    await this.validate(input.url, input.events);
     const em = this.orm.em.fork();
     const ep = await em.findOne(WebhookEndpoint, { id });
     if (ep === null) throw new AppError("NOT_FOUND", "Webhook endpoint not found");

@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { readFileSync } from "node:fs";
 import WebSocket from "ws";
 import {
   startTestApp,
@@ -167,6 +168,30 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
       AUTH.gateway(tenant.keys.gateway),
     );
     expect(gql.text.split(`"meta":${META}`)).toHaveLength(3);
+  });
+
+  it("a key twice in meta is refused over HTTP, as the README says (it said such keys were kept)", async () => {
+    const dup = `{"a":1,"b":{"c":1,"c":2}}`;
+    const rest = await postText(
+      `${t.url}/qr/generate`,
+      `{"amount":1,"currency":840,"expiredAfter":60000,"meta":${dup}}`,
+      AUTH.qr(tenant.keys.qr),
+    );
+    expect(rest.status).toBe(400);
+    expect(JSON.parse(rest.text)).toMatchObject({
+      error: { code: "BAD_USER_INPUT", details: [{ field: "c", message: "appears more than once" }] },
+    });
+    const gql = await postText(
+      `${t.url}/graphql`,
+      `{"query":"mutation($i: GenerateQrInput!) { generateQr(input: $i) { transactionId } }",` +
+        `"variables":{"i":{"amount":1,"currency":840,"expiredAfter":60000,"meta":${dup}}}}`,
+      AUTH.qr(tenant.keys.qr),
+    );
+    expect(gql.status).toBe(400);
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const bullet = /- \*\*`meta` comes back exactly as sent\*\*[\s\S]*?(?=\n- \*\*)/.exec(readme)?.[0] ?? "";
+    expect(bullet).toMatch(/key twice in one object[^.]*refused/);
+    expect(bullet).not.toMatch(/escapes, duplicate keys/);
   });
 
   it("an idempotent retry answers the stored response with meta exactly as sent", async () => {
