@@ -61,6 +61,7 @@ export async function runTopology(
       EGRESS_ALLOW_PRIVATE_URLS: "true",
       // Every checkout page of the bench comes from 127.0.0.1; in life they come from as many addresses.
       WS_MAX_SOCKETS_PER_IP: "1000000",
+      HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
       QR_MONITOR_INTERVAL_MS: String(QR_MONITOR_INTERVAL_MS),
       ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
       ...(nodeArgs.length ? { NODE_OPTIONS: nodeArgs.join(" ") } : {}),

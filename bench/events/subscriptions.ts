@@ -119,8 +119,13 @@ export async function benchSubscriptions(opts: {
   const seconds = Number(process.env.BENCH_EVENTS_SECONDS ?? opts.seconds ?? (opts.quick ? 3 : 30));
   const rig = await Rig.create("subs");
   try {
-    // Every subscriber comes from this machine's one address: the per-address socket cap is raised to fit.
-    const api = await rig.service("api", { WS_MAX_SOCKETS_PER_IP: String(SUBSCRIBERS + 100) });
+    // Every subscriber comes from this machine's one address: the per-address socket and connection caps, and
+    // the listener's connection cap, are raised to fit.
+    const api = await rig.service("api", {
+      WS_MAX_SOCKETS_PER_IP: String(SUBSCRIBERS + 100),
+      HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS + 200),
+      HTTP_MAX_CONNECTIONS: String(SUBSCRIBERS + 1000),
+    });
     const driver = rig.helper("driver");
     await driver.call("init", { dbUrl: rig.db.url, poolSize: 4 });
     const hosts = [rig.helper("subscriber-host"), rig.helper("subscriber-host")];
