@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import "./node-version.js";
 import "reflect-metadata";
 import { writeFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "./config.js";
