@@ -15,6 +15,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
+  METHOD_NOT_ALLOWED: 405, // another method than POST on a REST contract path
   SERVICE_UNAVAILABLE: 503, // the database is unreachable: retry later (decisions.md)
   INTERNAL: 500,
 };

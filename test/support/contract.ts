@@ -13,8 +13,16 @@ export const ERROR_STATUS: Record<string, number> = {
   RATE_LIMITED: 429,
   IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
+  METHOD_NOT_ALLOWED: 405,
   INTERNAL: 500,
 };
+
+/**
+ * What a REST error must never say: GraphQL's variables (`$input`, `Variable "…"`), its non-null marks and type
+ * names (`GatewayQrDataInput!`, `Float cannot represent …`). A REST caller sent a JSON body, not a GraphQL operation.
+ */
+export const GRAPHQL_WORDS =
+  /\$\w|\bVariable\b|!|\b[A-Z]\w*Input\b|\b(Float|Int|String|Boolean|JSONObject|ID)\b|non-null/;
 
 /** Extra members an error may carry beyond code/message/details (decisions.md: upstream answers). */
 const ERROR_EXTRAS: Record<string, string[]> = {
