@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 /**
- * The one place that reads the environment (STYLE.md §10). Validated once at start; a bad value stops
+ * The one place that reads the environment. Validated once at start; a bad value stops
  * the process with a message naming the variable.
  */
 export interface Config {

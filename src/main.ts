@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<void> {
     try {
       await app.stop();
     } finally {
-      // Agenda leaves a timer behind after stop() (research/stack.md §3); exit explicitly.
+      // Agenda leaves a timer behind after stop() (agenda 6); exit explicitly.
       process.exit(0);
     }
   };

@@ -29,7 +29,7 @@ export interface AnonymousPrincipal {
   keyKind?: KeyKind;
 }
 
-/** `x-auth-type` header value → key kind (DESIGN.md "Auth"). */
+/** `x-auth-type` header value → key kind (README "API in brief"). */
 export const AUTH_TYPES: Record<string, KeyKind> = {
   "api-key": "qr",
   "api-gateway": "gateway",

@@ -13,7 +13,7 @@ export interface DemoFile {
   keys: { qr: string; gateway: string; gatewayLink: string };
   webhook: { url: string; secret: string };
   simulators: { network: string; gateway: string; link: string };
-  /** Not in DESIGN.md's list; kept so a restart finds the same tenant. */
+  /** Not among the documented demo.json fields; kept so a restart finds the same tenant. */
   ids?: { merchant: string; qrKey: string; gatewayKey: string; linkKey: string; linkConfig: string; webhook: string };
 }
 

@@ -632,7 +632,7 @@ function rawHead(req: OutRequest, inject: { header: string; value: string } | nu
   return Buffer.from(`${lines.join("\r\n")}\r\n`, "latin1");
 }
 
-/** True when the service must authenticate this request as the path's key kind (DESIGN.md "Auth"). */
+/** True when the service must authenticate this request as the path's key kind (README "API in brief"). */
 function authOk(c: Case): boolean {
   const bearerPresent = c.auth.bearer === "admin" || c.auth.bearer === "garbage";
   return (
