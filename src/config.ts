@@ -16,6 +16,8 @@ export interface Config {
   simulators: boolean;
   demo: boolean;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** `pretty`: one readable line per record (development); `json`: one JSON object per line. Requests: LOG_REQUESTS. */
+  log: { format: "pretty" | "json"; requests: boolean };
   network: {
     baseUrl: string | null;
     token: string;
@@ -236,6 +238,10 @@ export function loadConfig(env: Env = process.env): Config {
     simulators,
     demo: bool(env, "DEMO", simulators),
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    log: {
+      format: oneOf(env, "LOG_FORMAT", ["pretty", "json"] as const, nodeEnv === "development" ? "pretty" : "json"),
+      requests: bool(env, "LOG_REQUESTS", false),
+    },
     network: {
       baseUrl: networkUrl,
       token: str(env, "NETWORK_API_TOKEN") ?? (simulators ? "sim-network-token" : ""),

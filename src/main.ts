@@ -5,6 +5,7 @@ import { writeFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "./config.js";
 import { createApp, schemaSdl, type Role } from "./app.js";
 import { createLogger } from "./logger.js";
+import { prettyDestination } from "./logs/pretty.js";
 import { runAdminCli } from "./admin/cli.js";
 import { listenCommand } from "./webhooks/listen.js";
 import { seedDemo } from "./demo/seed.js";
@@ -47,7 +48,8 @@ async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config);
+  const readable = config.log.format === "pretty" ? prettyDestination(process.stdout.isTTY === true) : undefined;
+  const logger = createLogger(config, readable);
   const started = Date.now();
   const seeding = config.demo && command === "serve";
   // Ready only once the demo tenant exists: a script that waits for /readyz may use the printed keys at once.
