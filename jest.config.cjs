@@ -1,4 +1,4 @@
-// ESM jest: MikroORM 7 and Agenda 6 ship ESM only (research/stack.md §6).
+// ESM jest: MikroORM 7 and Agenda 6 ship ESM only (jest runs them through --experimental-vm-modules).
 module.exports = {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],

@@ -123,7 +123,7 @@ export async function benchStartup(opts: { quick: boolean; log?: (line: string) 
       `Ranges (min–max s) — npm start: ${MODES.map((m) => range(ready(m, "npm start"))).join(" / ")}; serve: ${MODES.map((m) => range(ready(m, "serve"))).join(" / ")} (rows in table order).`,
       `\`npm start\` runs \`npm run build\` (\`tsc -p tsconfig.build.json\`, a full, non-incremental build) before the service: \`npm run build\` alone took ${sec(median(builds))} s (median of ${builds.length}); \`tsc -b\` with \`incremental: true\` and nothing changed takes ${sec(incremental)} s (it skips an up-to-date project).`,
       loadNote(loadBefore, loadavg()[0]),
-      `DESIGN.md's figure for the embedded first start is ~5 s. Embedded = PGlite in-process (a fresh DATA_DIR runs initdb and every migration); PostgreSQL = the local server on 127.0.0.1, a fresh database per run (migrations run each time).`,
+      `The design's figure for the embedded first start is ~5 s. Embedded = PGlite in-process (a fresh DATA_DIR runs initdb and every migration); PostgreSQL = the local server on 127.0.0.1, a fresh database per run (migrations run each time).`,
     ],
   };
 }

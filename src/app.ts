@@ -6,7 +6,8 @@ import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
-import { createLogger, logSafeRequest, type Logger } from "./logger.js";
+import { createLogger, type Logger } from "./logger.js";
+import { logsRequests, requestLogOptions } from "./logs/requests.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
 import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
@@ -260,14 +261,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     res.setHeader("cache-control", "no-store");
     next();
   });
-  // pino-http serialises every request into a child logger up front, whatever the level; at "silent" nothing
-  // could ever be written, so it is not mounted (about 8% of a generate request's CPU).
-  if (config.logLevel !== "silent") {
+  // Request lines are for debugging (LOG_REQUESTS=1 or LOG_LEVEL debug): state changes and webhook attempts have
+  // lines of their own. Not mounted otherwise: pino-http serialises every request up front, whatever the level
+  // (about 8% of a generate request's CPU).
+  if (logsRequests(config)) {
     app.use(
       pinoHttp({
         logger,
-        // No credential in the access log: query values (a client token in `?token=`) and key headers.
-        serializers: { req: logSafeRequest },
+        ...requestLogOptions(),
         autoLogging: {
           ignore: (req) => req.url === "/healthz" || req.url === "/metrics" || (req.url ?? "").startsWith("/sim/"),
         },

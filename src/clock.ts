@@ -1,4 +1,4 @@
-/** Time is injected (STYLE.md §8) so expiry can be tested without waiting. */
+/** Time is injected so expiry can be tested without waiting. */
 export interface Clock {
   now(): Date;
 }

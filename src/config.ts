@@ -8,7 +8,7 @@ import type * as ZxcvbnCommon from "@zxcvbn-ts/language-common";
 import type * as ZxcvbnEn from "@zxcvbn-ts/language-en";
 
 /**
- * The one place that reads the environment (STYLE.md §10). Validated once at start; a bad value stops
+ * The one place that reads the environment. Validated once at start; a bad value stops
  * the process with a message naming the variable.
  */
 export interface Config {
@@ -23,6 +23,8 @@ export interface Config {
   simulators: boolean;
   demo: boolean;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** `pretty`: one readable line per record (development); `json`: one JSON object per line. Requests: LOG_REQUESTS. */
+  log: { format: "pretty" | "json"; requests: boolean };
   network: {
     baseUrl: string | null;
     token: string;
@@ -343,6 +345,10 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
     simulators,
     demo: bool(env, "DEMO", simulators),
     logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    log: {
+      format: oneOf(env, "LOG_FORMAT", ["pretty", "json"] as const, nodeEnv === "development" ? "pretty" : "json"),
+      requests: bool(env, "LOG_REQUESTS", false),
+    },
     network: {
       baseUrl: networkUrl,
       token: str(env, "NETWORK_API_TOKEN") ?? (simulators ? "sim-network-token" : ""),

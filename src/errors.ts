@@ -9,6 +9,7 @@ export type ErrorCode =
   | "RATE_LIMITED"
   | "IDEMPOTENCY_CONFLICT"
   | "NOT_IMPLEMENTED"
+  | "METHOD_NOT_ALLOWED"
   | "SERVICE_UNAVAILABLE"
   | "INTERNAL";
 export interface FieldError {

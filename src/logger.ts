@@ -9,7 +9,7 @@ const SECRET_HEADERS: readonly string[] = ["x-api-key", "authorization", "proxy-
 /** A query parameter's name is logged when it looks like a name; anything else might be a bare token. */
 const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,40}$/;
 
-/** `destination`: where the lines go (standard output when absent; tests read them from a stream). */
+/** `destination`: where the lines go (main.ts passes the readable one in development; tests read them from a stream); stdout as JSON by default. */
 export function createLogger(config: Pick<Config, "logLevel">, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,
@@ -33,31 +33,4 @@ export function logSafeUrl(url: string): string {
       return PLAIN_NAME.test(name) ? `${name}=${REDACTED}` : REDACTED;
     });
   return `${url.slice(0, at)}?${params.join("&")}`;
-}
-
-interface LoggedRequest {
-  url?: unknown;
-  query?: unknown;
-  headers?: unknown;
-  [field: string]: unknown;
-}
-
-/**
- * The access log's request serializer (pino-http hands it pino's standard request object): credentials never
- * reach a log line, neither in headers nor in the query string (a client token travels as `?token=` for
- * `<img>` tags), so query values are all replaced and only their names are kept.
- */
-export function logSafeRequest(req: LoggedRequest): LoggedRequest {
-  const out: LoggedRequest = { ...req };
-  if (typeof req.url === "string") out.url = logSafeUrl(req.url);
-  if (req.query !== null && typeof req.query === "object")
-    out.query = Object.fromEntries(
-      Object.keys(req.query).map((k) => (PLAIN_NAME.test(k) ? [k, REDACTED] : [REDACTED, REDACTED])),
-    );
-  if (req.headers !== null && typeof req.headers === "object") {
-    const headers: Record<string, unknown> = { ...(req.headers as Record<string, unknown>) };
-    for (const h of SECRET_HEADERS) if (h in headers) headers[h] = REDACTED;
-    out.headers = headers;
-  }
-  return out;
 }

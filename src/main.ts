@@ -1,9 +1,11 @@
 #!/usr/bin/env node
+import "./node-version.js";
 import "reflect-metadata";
 import { writeFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "./config.js";
 import { createApp, schemaSdl, type Role } from "./app.js";
 import { createLogger } from "./logger.js";
+import { prettyDestination } from "./logs/pretty.js";
 import { runAdminCli } from "./admin/cli.js";
 import { listenCommand } from "./webhooks/listen.js";
 import { seedDemo } from "./demo/seed.js";
@@ -46,7 +48,8 @@ async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config);
+  const readable = config.log.format === "pretty" ? prettyDestination(process.stdout.isTTY === true) : undefined;
+  const logger = createLogger(config, readable);
   const started = Date.now();
   const seeding = config.demo && command === "serve";
   // Ready only once the demo tenant exists: a script that waits for /readyz may use the printed keys at once.
@@ -65,7 +68,7 @@ async function main(argv: string[]): Promise<void> {
     try {
       await app.stop();
     } finally {
-      // Agenda leaves a timer behind after stop() (research/stack.md §3); exit explicitly.
+      // Agenda leaves a timer behind after stop() (agenda 6); exit explicitly.
       process.exit(0);
     }
   };

@@ -27,6 +27,8 @@ export interface CommittedEvent {
   area: string;
   type: string;
   status: string;
+  /** `{ transaction, meta }`: the webhook body's `data`. */
+  payload: unknown;
   /** Delivery rows written with the event; known only in the process that committed it. */
   deliveries?: number;
 }

@@ -8,9 +8,9 @@ import { dirname, join, normalize, relative } from "node:path";
  * modules meet. The layers, lowest first:
  */
 const LAYERS: string[][] = [
-  ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr"],
+  ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr", "node-version.ts"],
   ["validation", "cache", "logger.ts"],
-  ["db", "upstreams"],
+  ["db", "upstreams", "logs"],
   ["jobs", "auth", "startup.ts"],
   ["graphql"],
   ["rest"],

@@ -33,7 +33,7 @@ describe("zero-setup demo on the embedded database", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("is ready, and writes demo.json with DESIGN.md's fields", async () => {
+  it("is ready, and writes demo.json with its documented fields", async () => {
     expect(app.embedded).toBe(true);
     expect(readyBeforeSeed).toEqual({
       status: 503,

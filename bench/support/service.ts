@@ -86,7 +86,7 @@ export async function startService(spec: ServiceSpec): Promise<ServiceProcess> {
   let startedLogMs: number | null = null;
   const keep = (chunk: Buffer) => {
     const text = chunk.toString("utf8");
-    if (startedLogMs === null && text.includes('"msg":"service started"')) startedLogMs = wallNow() - started;
+    if (startedLogMs === null && text.includes("service started")) startedLogMs = wallNow() - started;
     out = (out + text).slice(-20_000);
   };
   child.stdout?.on("data", keep);

@@ -87,7 +87,9 @@ export class Authenticator {
     const kind = creds.authType === undefined ? undefined : AUTH_TYPES[creds.authType];
     if (kind === undefined) return { type: "anonymous", reason: "missing or unknown x-auth-type" };
     const key = await this.lookup(creds.apiKey);
-    if (key === null || key.kind !== kind) return { type: "anonymous", reason: "invalid API key" };
+    if (key === null) return { type: "anonymous", reason: "invalid API key" };
+    // Said apart from an unknown key, so the REST answer can point at the area the caller's key belongs to.
+    if (key.kind !== kind) return { type: "anonymous", reason: "key of another area", keyKind: key.kind };
     return key;
   }
 

@@ -20,9 +20,16 @@ export interface ClientPrincipal {
 }
 
 /** Who is calling: an API key, the operator (ADMIN_TOKEN), a browser holding one transaction's clientToken, or nobody. */
-export type Principal = KeyPrincipal | { type: "admin" } | ClientPrincipal | { type: "anonymous"; reason: string };
+export type Principal = KeyPrincipal | { type: "admin" } | ClientPrincipal | AnonymousPrincipal;
 
-/** `x-auth-type` header value → key kind (DESIGN.md "Auth"). */
+/** No credential that holds here. `keyKind`: the key is valid, but for another area than x-auth-type names. */
+export interface AnonymousPrincipal {
+  type: "anonymous";
+  reason: string;
+  keyKind?: KeyKind;
+}
+
+/** `x-auth-type` header value → key kind (README "API in brief"). */
 export const AUTH_TYPES: Record<string, KeyKind> = {
   "api-key": "qr",
   "api-gateway": "gateway",

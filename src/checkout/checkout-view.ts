@@ -6,7 +6,7 @@ import { AppError } from "../errors.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 
 /**
- * What a clientToken shows of its one transaction: the checkout view (DESIGN.md "Auth") and nothing else —
+ * What a clientToken shows of its one transaction: the checkout view (README "Client tokens") and nothing else —
  * never meta, payer details, internal ids or upstream answers.
  */
 export interface CheckoutView {

@@ -13,7 +13,7 @@ export interface DemoFile {
   keys: { qr: string; gateway: string; gatewayLink: string };
   webhook: { url: string; secret: string };
   simulators: { network: string; gateway: string; link: string };
-  /** Not in DESIGN.md's list; kept so a restart finds the same tenant. */
+  /** Not among the documented demo.json fields; kept so a restart finds the same tenant. */
   ids?: { merchant: string; qrKey: string; gatewayKey: string; linkKey: string; linkConfig: string; webhook: string };
 }
 
@@ -127,6 +127,8 @@ function printBanner(d: DemoFile, file: string): void {
     "",
     `  Try: curl -s ${d.baseUrl}/qr/generate -H 'content-type: application/json' -H 'x-auth-type: api-key' \\`,
     `         -H 'x-api-key: ${d.keys.qr}' -d '{"amount":1.5,"currency":840,"expiredAfter":120000}'`,
+    `  Pay on the simulators: POST ${d.baseUrl}/sim/network/pay {"md5"}, /sim/gateway/pay {"tranId","outcome"},`,
+    `         /sim/link/approve {"clientId"} (all controls: README, "Simulator controls")`,
     `  All of this is in ${file}`,
     "",
   ];

@@ -25,6 +25,19 @@ export function mapGatewayStatus(paymentStatus: string): Pick<TransitionRequest,
   }
 }
 
+/**
+ * What the gateway reports while nobody has paid: the same as CHECKOUT itself. Nothing recorded yet, PENDING and
+ * NOT_FOUND (a transaction not visible yet) all mean "waiting", so the first check of a new transaction is no
+ * change (a `transaction.updated` saying CHECKOUT → CHECKOUT told integrators nothing).
+ */
+const WAITING = new Set<unknown>([undefined, null, "PENDING", "NOT_FOUND"]);
+
+/** A non-final status worth a `transaction.updated`: another than the last recorded, and not waiting → waiting. */
+export function nonFinalChanged(recorded: unknown, reported: string): boolean {
+  if (WAITING.has(recorded) && WAITING.has(reported)) return false;
+  return recorded !== reported;
+}
+
 /** check-transaction-2 answers for the last 7 days only; older transactions go to transaction-detail. */
 export const CHECK_WINDOW_MS = 7 * 24 * 3600_000;
 /** transaction-detail: 10 requests per minute per merchant (the gateway's limit). */
@@ -83,8 +96,8 @@ export class GatewayLimits {
  * The gateway's check APIs as the monitor loop sees it: one call per transaction, with the credentials of
  * the configuration its key is linked to — check-transaction-2 for the last 7 days, transaction-detail
  * (within its budget of 10 a minute per merchant; beyond it the transaction waits for a later round) for
- * older ones. A final status → SUCCESS or FAILED; a non-final status that changed (e.g. the gateway starts
- * reporting PENDING) → transaction.updated. A 429 pauses the merchant's checks for a minute.
+ * older ones. A final status → SUCCESS or FAILED; a non-final status that changed (not merely "waiting", see
+ * nonFinalChanged) → transaction.updated. A 429 pauses the merchant's checks for a minute.
  */
 export function gatewayMonitorPort(
   admin: Pick<AdminService, "apiKey">,
@@ -137,7 +150,7 @@ export function gatewayMonitorPort(
               paymentStatus: r.paymentStatus,
             };
             if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
-            if (r.paymentStatus !== tx.upstream.paymentStatus)
+            if (nonFinalChanged(tx.upstream.paymentStatus, r.paymentStatus))
               return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];
             // An old one asked through the limited call waits a minute, so each gets its turn in the budget.
             return [tx.id, old ? { kind: "unchanged", recheckMs: 60_000 } : { kind: "unchanged" }];

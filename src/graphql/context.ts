@@ -18,7 +18,7 @@ const KIND_HEADER: Record<KeyKind, string> = {
   gateway_link: "api-gateway-link",
 };
 
-/** Resolvers call these first: authorise, then one service call (STYLE.md §2). */
+/** Resolvers call these first: authorise, then one service call (thin edges: the rules live in services). */
 export function requireKey(ctx: GqlContext, kind: KeyKind): KeyPrincipal {
   const p = ctx.principal;
   if (p.type !== "key" || p.kind !== kind) {

@@ -15,6 +15,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
+  METHOD_NOT_ALLOWED: 405, // another method than POST on a REST contract path
   SERVICE_UNAVAILABLE: 503, // the database is unreachable: retry later (decisions.md)
   INTERNAL: 500,
 };
@@ -59,7 +60,7 @@ function fieldFromMessage(message: string): FieldError | null {
 }
 
 /**
- * One translation from thrown values to `extensions.code` (DESIGN.md "Errors"). Unknown errors become
+ * One translation from thrown values to `extensions.code` (README "API in brief"). Unknown errors become
  * INTERNAL with a generic message: no stack traces or SQL leave the process.
  */
 export function formatGraphQLError(

@@ -173,7 +173,7 @@ export const ERROR_BODY: JsonSchema = {
       type: "object",
       required: ["code", "message", "details"],
       properties: {
-        code: { type: "string", description: "One of the codes of this status (DESIGN.md's error table)" },
+        code: { type: "string", description: "One of the codes of this status" },
         message: { type: "string" },
         details: {
           type: "array",

@@ -2,7 +2,7 @@ import type { KeyKind } from "../auth/api-key.entity.js";
 import type { ErrorCode } from "../errors.js";
 
 /**
- * One REST path = one GraphQL operation against the one schema (DESIGN.md "Shape"). The shim adds no
+ * One REST path = one GraphQL operation against the one schema (docs/architecture.md). The shim adds no
  * business rules: it authenticates the key kind, passes the body as variables, and shapes the JSON. Each
  * area module declares its own routes; app.ts mounts what the modules declare.
  */

@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from "express";
 import { AppError, type ErrorCode, type FieldError } from "../errors.js";
-import { requireKey, type GqlContext } from "../graphql/context.js";
+import type { GqlContext } from "../graphql/context.js";
 import type { GraphQLEdge } from "../graphql/server.js";
 import { httpStatusFor, UNAVAILABLE_MESSAGE } from "../graphql/errors.js";
 import { databaseUnavailable } from "../db/unavailable.js";
@@ -14,6 +14,8 @@ import {
   refusedFields,
   REFUSAL_SCAN_MAX_VALUES,
 } from "./body-fields.js";
+import { bodyShape, bodyTypeProblems } from "./body-types.js";
+import { restKeyProblem } from "./key-check.js";
 
 export const BODY_LIMIT = "64kb";
 
@@ -105,15 +107,12 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
   for (const route of routes) {
     const document = route.document === null ? null : edge.prepare(route.document);
     const fields = document === null ? null : bodyFields(edge.schema, document, route.bodyVariable);
+    const shape = document === null ? [] : bodyShape(edge.schema, document, route.bodyVariable);
     // The key is checked before the body is read, so bad credentials are 401 whatever the body (decisions.md).
     const authenticate = async (req: Request, res: Response, next: express.NextFunction) => {
       const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
-      try {
-        requireKey(ctx, route.kind);
-      } catch (e) {
-        const err = e as AppError;
-        return sendError(res, 401, err.code, err.message);
-      }
+      const problem = restKeyProblem(ctx.principal, req.headers, route.kind);
+      if (problem !== null) return sendError(res, 401, "UNAUTHENTICATED", problem);
       res.locals.ctx = ctx;
       next();
     };
@@ -140,14 +139,11 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
       }
       if (refused.length > 0 && route.refuseUnknown) {
         const details = refused.map((field) => ({ field, message: route.refuseUnknown?.message ?? "is not accepted" }));
-        return sendError(
-          res,
-          400,
-          "BAD_USER_INPUT",
-          `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`,
-          details,
-        );
+        return sendError(res, 400, "BAD_USER_INPUT", invalidMessage(details), details);
       }
+      // The body's types in the body's words, before GraphQL could answer in its own (`Variable "$input" …`).
+      const wrong = bodyTypeProblems(known, shape);
+      if (wrong.length > 0) return sendError(res, 400, "BAD_USER_INPUT", invalidMessage(wrong), wrong);
       const { data, errors } = await edge.run(document, route.variables(known), ctx);
       if (errors && errors.length > 0) {
         const {
@@ -155,12 +151,26 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
           details = [],
           ...extra
         } = (errors[0].extensions ?? {}) as { code?: string; details?: FieldError[] } & Record<string, unknown>;
-        return sendError(res, httpStatusFor(code), code, errors[0].message, details, extra);
+        const message =
+          GRAPHQL_WORDS.test(errors[0].message) && details.length > 0 ? invalidMessage(details) : errors[0].message;
+        return sendError(res, httpStatusFor(code), code, message, details, extra);
       }
       sendJson(res, 200, route.shape((data ?? {}) as Record<string, unknown>));
     });
+    // Every other method on a contract path: 405 naming the one that works (before credentials: it is the path's).
+    router.all(route.path, (_req, res) => {
+      res.setHeader("allow", "POST");
+      sendError(res, 405, "METHOD_NOT_ALLOWED", `${route.path} takes POST with a JSON body`);
+    });
   }
   return router;
+}
+
+/** A message that speaks of GraphQL variables or types rather than of the JSON body (a last resort: see bodyTypes). */
+const GRAPHQL_WORDS = /Variable "\$|non-null type|required type/;
+
+function invalidMessage(details: FieldError[]): string {
+  return `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`;
 }
 
 export function notFoundHandler(): express.RequestHandler {

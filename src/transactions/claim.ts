@@ -8,7 +8,8 @@ const CAP = `case when expires_at > ?::timestamptz then expires_at else expires_
 /**
  * Claims up to `limit` non-terminal transactions of an area whose next check is due, leasing them until
  * `leaseUntil` (SKIP LOCKED: concurrent workers get disjoint sets, and a crashed worker's lease just runs
- * out). One statement, so no transaction is held open across the upstream call (PGlite, stack.md §3).
+ * out). One statement, so no transaction is held open across the upstream call (on PGlite an open
+ * transaction blocks every other connection).
  * With `nextCheck`, the lease is the next check itself, never later than the expiry (or, past the expiry,
  * the end of the grace `graceMs`): a monitor that finds nothing new has nothing more to write (the generic
  * QR monitor's common case).

@@ -196,7 +196,7 @@ function newRecord(input: NewTransaction, now: Date): TxRecord {
 }
 
 /**
- * The only code that writes a transaction's status (STYLE.md §4). Every change is one database
+ * The only code that writes a transaction's status (docs/architecture.md, "The path of a status change"). Every change is one database
  * transaction: the conditional update (only from a non-terminal state, so two workers can never both
  * win), the outbox event, a delivery row for every matching webhook endpoint, and pg_notify. Creation
  * is a single statement (insert + outbox, atomic on its own), shared by the creates that arrive together

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Logger } from "../logger.js";
+import { logWebhookAttempt } from "../logs/activity.js";
 import type { Metrics } from "../ops/metrics.js";
 import { retryDelayMs } from "./backoff.js";
 import { deliveryBody, deliveryHeaders } from "./signing.js";
@@ -244,7 +245,9 @@ export class WebhookDispatcher {
     const now = this.clock.now();
     const attempts = c.attempts + 1;
     this.metrics.webhookAttempts.inc({ outcome: error === null ? "delivered" : "failed" });
+    const line = { eventType: c.eventType, eventId: c.eventId, endpointId: c.endpointId, url: c.url, status, error };
     if (error === null) {
+      logWebhookAttempt(this.logger, { ...line, ms: latencyMs, attempt: attempts, retryInMs: null });
       await this.delivered.add({
         deliveryId: c.id,
         endpointId: c.endpointId,
@@ -255,6 +258,7 @@ export class WebhookDispatcher {
       });
       return;
     }
+    let retryInMs: number | null = null;
     await this.db.transaction(async (q) => {
       await q(
         `insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error) values (?,?,?,?,?)`,
@@ -262,6 +266,7 @@ export class WebhookDispatcher {
       );
       const next = new Date(now.getTime() + retryDelayMs(attempts));
       const giveUp = next.getTime() - c.createdAt.getTime() > this.opts.retryForMs;
+      retryInMs = giveUp ? null : next.getTime() - now.getTime();
       await q(
         `update webhook_delivery set state = ?, attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ? where id = ?`,
         [giveUp ? "failed" : "pending", attempts, status, error, giveUp ? null : next, c.id],
@@ -278,6 +283,6 @@ export class WebhookDispatcher {
         ]);
       }
     });
-    this.logger.info({ delivery: c.id, endpoint: c.endpointId, attempts, error }, "webhook attempt failed");
+    logWebhookAttempt(this.logger, { ...line, ms: latencyMs, attempt: attempts, retryInMs });
   }
 }

@@ -97,8 +97,8 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
       const downSince = Date.now();
       await passTime(DOWN_MS);
       const during = await attemptLog();
-      // One delivery per event (one endpoint per key): created, terminal, and a gateway's transaction.updated
-      // when its first check saw PENDING before the payer acted.
+      // One delivery per event (one endpoint per key): created and terminal (a gateway's PENDING before the payer
+      // acts is no event: it is what CHECKOUT means).
       const c = await dbClient(db.url);
       const { rows } = await c.query<{ n: string }>(`select count(*)::text as n from transaction_event`);
       await c.end();

@@ -52,12 +52,13 @@ describe("REST shim: bodies and errors", () => {
     }
   });
 
-  it("an unknown path → 404 with the error body; GET on a POST path → 404", async () => {
+  it("an unknown path → 404 with the error body; GET on a POST path → 405", async () => {
     const res = await post(`${t.url}/qr/nope`, {}, AUTH.qr(tenant.keys.qr));
     expect(res.status).toBe(404);
     expect(res.body).toEqual(errorBody("NOT_FOUND"));
     const get = await fetch(`${t.url}/qr/generate`);
-    expect(get.status).toBe(404);
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
   });
 
   it("every response carries a request id", async () => {

@@ -180,8 +180,8 @@ export class ServiceProcess {
 
   private note(line: string): void {
     this.file?.write(`${line}\n`);
-    // Per-request access lines stay in the file only: the tail is for what the service did.
-    if (line.includes('"msg":"request completed"')) return;
+    // Per-request access lines (LOG_REQUESTS=1) stay in the file only: the tail is for what the service did.
+    if (line.includes('"req":{"id"')) return;
     this.lines.push(line);
     if (this.lines.length > KEEP_LINES * 2) this.lines.splice(0, this.lines.length - KEEP_LINES);
   }

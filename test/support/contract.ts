@@ -1,7 +1,7 @@
-// The contract's answers, written out independently of src (spec/interface.md, DESIGN.md "Errors",
+// The contract's answers, written out independently of src (the REST contract's shapes, the error table of README "API in brief",
 // docs/decisions.md): every check returns null when the answer conforms, else a short reason.
 
-/** DESIGN.md "Errors": code ↔ HTTP status. */
+/** README "API in brief": code ↔ HTTP status. */
 export const ERROR_STATUS: Record<string, number> = {
   BAD_USER_INPUT: 400,
   UNAUTHENTICATED: 401,
@@ -13,8 +13,16 @@ export const ERROR_STATUS: Record<string, number> = {
   RATE_LIMITED: 429,
   IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
+  METHOD_NOT_ALLOWED: 405,
   INTERNAL: 500,
 };
+
+/**
+ * What a REST error must never say: GraphQL's variables (`$input`, `Variable "…"`), its non-null marks and type
+ * names (`GatewayQrDataInput!`, `Float cannot represent …`). A REST caller sent a JSON body, not a GraphQL operation.
+ */
+export const GRAPHQL_WORDS =
+  /\$\w|\bVariable\b|!|\b[A-Z]\w*Input\b|\b(Float|Int|String|Boolean|JSONObject|ID)\b|non-null/;
 
 /** Extra members an error may carry beyond code/message/details (decisions.md: upstream answers). */
 const ERROR_EXTRAS: Record<string, string[]> = {
@@ -54,7 +62,7 @@ export function checkErrorBody(status: number, body: unknown): string | null {
   const inner = keys(e, ["code", "message", "details"], ERROR_EXTRAS[code] ?? []);
   if (inner) return `error body: ${inner}`;
   if (!(code in ERROR_STATUS)) return `undocumented error code ${code}`;
-  // DESIGN.md: an oversized body is 413 with the same body (code BAD_USER_INPUT); an oversized header block 431.
+  // An oversized body is 413 with the same body (code BAD_USER_INPUT); an oversized header block 431.
   if (ERROR_STATUS[code] !== status && !(code === "BAD_USER_INPUT" && (status === 413 || status === 431)))
     return `code ${code} answered with HTTP ${status}, documented ${ERROR_STATUS[code]}`;
   if (typeof e.message !== "string" || e.message.length === 0) return "error.message is not a non-empty string";
@@ -111,7 +119,7 @@ export function checkDecodeResult(b: unknown): string | null {
   );
 }
 
-/** 2xx bodies per REST path (spec/interface.md "Endpoints"; decisions.md for the parts it leaves open). */
+/** 2xx bodies per REST path (the REST contract; decisions.md for the parts it leaves open). */
 export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/qr/generate": (b) => {
     const o = b as Obj;

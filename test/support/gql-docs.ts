@@ -27,7 +27,7 @@ import {
 
 export const SCHEMA = buildSchema(readFileSync("schema.graphql", "utf8"));
 
-/** Operations only the admin token may use (DESIGN.md "Auth"; the dashboard's API). */
+/** Operations only the admin token may use (the dashboard's API). */
 export const ADMIN_FIELDS = new Set([
   "merchants",
   "merchantRules",

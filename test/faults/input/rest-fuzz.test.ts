@@ -17,7 +17,7 @@ import {
   type FuzzService,
 } from "../../support/service.js";
 import { Client, sendRaw, pool, type Answer, type OutRequest } from "../../support/http.js";
-import { checkErrorBody, RESPONSE_SHAPE } from "../../support/contract.js";
+import { checkErrorBody, GRAPHQL_WORDS, RESPONSE_SHAPE } from "../../support/contract.js";
 import {
   anyValue,
   brokenJson,
@@ -632,7 +632,7 @@ function rawHead(req: OutRequest, inject: { header: string; value: string } | nu
   return Buffer.from(`${lines.join("\r\n")}\r\n`, "latin1");
 }
 
-/** True when the service must authenticate this request as the path's key kind (DESIGN.md "Auth"). */
+/** True when the service must authenticate this request as the path's key kind (README "API in brief"). */
 function authOk(c: Case): boolean {
   const bearerPresent = c.auth.bearer === "admin" || c.auth.bearer === "garbage";
   return (
@@ -648,8 +648,8 @@ const isPlainObject = (v: J) => typeof v === "object" && v !== null && !Array.is
 
 /** The answer's expected status (or set of statuses), from what the request is. */
 function expected(route: string, c: Case, w: World): { statuses: number[]; why: string; field?: string } {
-  if (c.method !== "POST" || c.pathVariant === "double" || c.pathVariant === "unknown")
-    return { statuses: [404], why: "not a route" };
+  if (c.pathVariant === "double" || c.pathVariant === "unknown") return { statuses: [404], why: "not a route" };
+  if (c.method !== "POST") return { statuses: [405], why: "a contract path takes POST only" };
   if (!authOk(c)) return { statuses: [401], why: "credentials are not the path's key kind (401 before anything else)" };
   // Node keeps the first of repeated content-type headers ("duplicate" sends application/json first).
   const ct = c.contentType === "duplicate" ? "application/json" : c.contentType;
@@ -771,9 +771,14 @@ function judge(route: string, c: Case, a: Answer, w: World, browserDied = false)
   if (a.status >= 300) {
     const p = checkErrorBody(a.status, a.json);
     if (p) return p;
-    const code = (a.json as { error: { code: string; details: { field: string }[] } }).error;
+    const code = (a.json as { error: { code: string; message: string; details: { field: string; message: string }[] } })
+      .error;
     if (a.status === 401 && (code.code !== "UNAUTHENTICATED" || code.details.length !== 0))
       return "401 is not UNAUTHENTICATED with no details";
+    if (a.status === 405 && a.headers.allow !== "POST") return "405 without Allow: POST";
+    const words = [code.message, ...code.details.flatMap((d) => [d.field, d.message])];
+    const graphql = words.find((w) => GRAPHQL_WORDS.test(w));
+    if (graphql !== undefined) return `the error speaks GraphQL, not of the JSON body: ${graphql.slice(0, 200)}`;
     if (exp?.field !== undefined && !code.details.some((d) => d.field === exp.field))
       return `400 does not name ${exp.field} in details`;
     return null;

@@ -11,7 +11,7 @@ const QUERY = `query($id: ID!) { transaction(id: $id) {
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
 const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 
-/** What the simulators can do to a transaction of each area (DESIGN.md "Demo mode and simulators"). */
+/** What the simulators can do to a transaction of each area (README "Simulator controls"). */
 const CONTROLS = {
   qr: (tx) => [
     ["Pay", "network/pay", { md5: tx.md5 }],
