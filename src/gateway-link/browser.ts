@@ -23,6 +23,7 @@ export {
   DEFAULT_CHROMIUM_ARGS,
   sandboxForThisMachine,
   type BlockedResourceType,
+  type PageRequest,
   type PageResponse,
   type SandboxChoice,
   type SandboxMode,

@@ -167,6 +167,13 @@ export interface PageResponse {
   errorText: string | null;
   /** The body as text; null when it could not be read. */
   body: string | null;
+  /** What the page sent: its body and headers as Chromium shows them (cookies are not among them). */
+  request: PageRequest;
+}
+
+export interface PageRequest {
+  postData: string | null;
+  headers: Record<string, string>;
 }
 
 /** What the page's owner is told of its traffic (only the top-level page's, not its frames' or workers'). */
@@ -207,7 +214,13 @@ export async function interceptRequests(
       }
       if (csp !== null && (resourceType === "Document" || resourceType === "Other")) {
         void addPolicy(cdp, event, csp);
-      } else if (page && (resourceType === "XHR" || resourceType === "Fetch") && page.hooks.wants(event.request.url)) {
+      } else if (
+        page &&
+        (resourceType === "XHR" || resourceType === "Fetch") &&
+        // A cross-origin API's CORS preflight shares the call's URL; only the call itself is the page's answer.
+        event.request.method !== "OPTIONS" &&
+        page.hooks.wants(event.request.url)
+      ) {
         void readAnswer(cdp, event).then((answer) => {
           go(requestId);
           page.hooks.onResponse(answer);
@@ -256,14 +269,16 @@ export async function interceptRequests(
 
 async function readAnswer(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent): Promise<PageResponse> {
   const url = event.request.url;
+  const request: PageRequest = { postData: event.request.postData ?? null, headers: event.request.headers };
   if (event.responseErrorReason !== undefined)
-    return { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null };
+    return { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null, request };
   const status = event.responseStatusCode ?? null;
   try {
     const { body, base64Encoded } = await cdp.send("Fetch.getResponseBody", { requestId: event.requestId });
-    return { url, status, errorText: null, body: base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body };
+    const text = base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body;
+    return { url, status, errorText: null, body: text, request };
   } catch {
-    return { url, status, errorText: null, body: null };
+    return { url, status, errorText: null, body: null, request };
   }
 }
 

@@ -9,29 +9,40 @@ export class MissingElementError extends Error {
   override readonly name = "MissingElementError";
 }
 
+export interface FocusOptions {
+  /** Empty an input's value first. */
+  clear?: boolean;
+  /** Only an element whose trimmed text is this, case-insensitively (a button found by its label). */
+  text?: string;
+}
+
 /**
- * Waits until `selector` matches an element, then focuses it (`clear`: an input's value is emptied first).
- * The wait runs in the page (a MutationObserver, no polling from here) and gives up after `timeoutMs`.
+ * Waits until `selector` matches an element (with `text`, one whose label is that), then focuses it. The wait
+ * runs in the page (a MutationObserver, no polling from here) and gives up after `timeoutMs`.
  */
 export async function focusElement(
   session: CDPSession,
   selector: string,
   timeoutMs: number,
-  clear = false,
+  opts: FocusOptions = {},
 ): Promise<void> {
   const expression = `new Promise((resolve) => {
     const selector = ${JSON.stringify(selector)};
+    const label = ${JSON.stringify(opts.text?.trim().toLowerCase() ?? null)};
+    const find = () => label === null
+      ? document.querySelector(selector)
+      : Array.from(document.querySelectorAll(selector)).find((e) => (e.textContent || "").trim().toLowerCase() === label);
     const take = () => {
-      const el = document.querySelector(selector);
+      const el = find();
       if (!el) return false;
-      if (${clear ? "true" : "false"} && el instanceof HTMLInputElement) el.value = "";
+      if (${opts.clear ? "true" : "false"} && el instanceof HTMLInputElement) el.value = "";
       if (typeof el.focus === "function") el.focus();
       resolve(true);
       return true;
     };
     if (take()) return;
     const observer = new MutationObserver(() => { if (take()) observer.disconnect(); });
-    observer.observe(document, { childList: true, subtree: true, attributes: true });
+    observer.observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
     setTimeout(() => { observer.disconnect(); resolve(false); }, ${Math.max(1, Math.floor(timeoutMs))});
   })`;
   const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
@@ -40,7 +51,8 @@ export async function focusElement(
     returnByValue: true,
   });
   if (exceptionDetails) throw new Error(`the payment page's script failed: ${exceptionDetails.text}`);
-  if (result.value !== true) throw new MissingElementError(`the payment page has no ${selector}`);
+  if (result.value !== true)
+    throw new MissingElementError(`the payment page has no ${selector}${opts.text ? ` reading "${opts.text}"` : ""}`);
 }
 
 /** Types `text` into the focused element, one key press per character, as a visitor does. */

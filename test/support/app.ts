@@ -87,6 +87,8 @@ export async function createTenant(
   opts: {
     linkUrl?: string;
     linkCurrency?: number;
+    /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
+    linkProtocol?: string;
     gatewayMerchantId?: string;
     gatewaySecret?: string;
     name?: string;
@@ -126,6 +128,7 @@ export async function createTenant(
         name: "link",
         url: opts.linkUrl ?? `${t.url}/sim/link/p/test-shop?currency=KHR`,
         currency: opts.linkCurrency ?? 116,
+        ...(opts.linkProtocol === undefined ? {} : { protocol: opts.linkProtocol }),
       },
     },
   );

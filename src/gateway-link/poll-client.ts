@@ -1,0 +1,89 @@
+// One check-payment-status poll of a PayWay link, sent by the worker itself: the page's own request (its token
+// header, client id and original request_time, a fresh device id and its hash, the page's cookies, Origin and
+// Referer), and what the answer means. The same reading serves a poll sent through a held page (page-poll.ts).
+
+import type { UpstreamFetch } from "../upstreams/http-client.js";
+import { PAYWAY_PATHS, statusPollBody } from "../upstreams/payway.js";
+import type { LinkPollSession } from "./link-protocol.js";
+import { readPaywayStatus, type PaywayStatus } from "./payway-protocol.js";
+
+export type PollAnswer =
+  | { kind: "status"; status: PaywayStatus }
+  /** HTTP 403: bot management or an address refusal (Cloudflare), or the API refusing the request's data. */
+  | { kind: "refused"; detail: string }
+  /** No usable answer. `outage`: network error, timeout, 429/502/503/504, unreadable; else a definite error. */
+  | { kind: "fault"; detail: string; outage: boolean };
+
+const OUTAGE_STATUSES = new Set([429, 502, 503, 504]);
+
+/** The poll as the page sends it (a fresh device id and hash each time). */
+export function pollRequest(s: LinkPollSession): { url: string; headers: Record<string, string>; body: string } {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/plain, */*",
+    language: s.language ?? "en",
+    token: s.token,
+    origin: s.origin,
+    referer: s.referer,
+  };
+  if (s.cookies !== "") headers.cookie = s.cookies;
+  if (s.userAgent !== null) headers["user-agent"] = s.userAgent;
+  return {
+    url: s.apiOrigin + PAYWAY_PATHS.checkPaymentStatus,
+    headers,
+    body: JSON.stringify(statusPollBody(s.clientId, s.requestTime)),
+  };
+}
+
+export async function pollOnce(fetch: UpstreamFetch, s: LinkPollSession, timeoutMs: number): Promise<PollAnswer> {
+  const req = pollRequest(s);
+  let res: Response;
+  try {
+    res = await fetch(req.url, {
+      method: "POST",
+      headers: req.headers,
+      body: req.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    return { kind: "fault", detail: `check-payment-status: ${describe(err)}`, outage: true };
+  }
+  const text = await res.text().catch(() => "");
+  return readAnswer(res.status, text);
+}
+
+/** What an HTTP answer of check-payment-status means. */
+export function readAnswer(httpStatus: number, text: string): PollAnswer {
+  if (httpStatus === 403) {
+    const cloudflare = /cloudflare/i.test(text) ? "a Cloudflare block page" : snippet(text);
+    return { kind: "refused", detail: `check-payment-status answered HTTP 403 (${cloudflare})` };
+  }
+  if (httpStatus < 200 || httpStatus > 299)
+    return {
+      kind: "fault",
+      detail: `check-payment-status answered HTTP ${httpStatus} (${snippet(text)})`,
+      outage: OUTAGE_STATUSES.has(httpStatus),
+    };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { kind: "fault", detail: "check-payment-status answered something that is not JSON", outage: true };
+  }
+  const status = readPaywayStatus(body);
+  if (status === null)
+    return { kind: "fault", detail: `check-payment-status answered no data.action (${snippet(text)})`, outage: true };
+  return { kind: "status", status };
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 120 ? `${flat.slice(0, 120)}…` : flat || "empty body";
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error && err.name === "TimeoutError") return "no answer in time";
+  const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
+  return `${err instanceof Error ? err.message : String(err)}${cause}`;
+}
