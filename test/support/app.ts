@@ -83,7 +83,7 @@ export interface Tenant {
 
 /** A merchant with one key of each kind, created through the admin API. */
 export async function createTenant(
-  t: TestApp,
+  t: Pick<TestApp, "admin" | "url">,
   opts: {
     linkUrl?: string;
     linkCurrency?: number;
