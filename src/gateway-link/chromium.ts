@@ -198,6 +198,7 @@ export async function interceptRequests(
   types: readonly BlockedResourceType[] = DEFAULT_BLOCKED,
   allowedOrigins?: ReadonlySet<string>,
   page?: { frameId: string; hooks: PageHooks },
+  proxyAuth?: ProxyCredentials,
 ): Promise<void> {
   const blocked = new Set<string>(types);
   const csp = allowedOrigins === undefined ? null : connectPolicy(allowedOrigins);
@@ -254,17 +255,48 @@ export async function interceptRequests(
   } else {
     patterns.push({ urlPattern: "*", requestStage: "Request" });
   }
-  await cdp.send("Fetch.enable", { patterns });
+  if (proxyAuth !== undefined) answerProxyAuth(cdp, proxyAuth);
+  await cdp.send("Fetch.enable", { patterns, handleAuthRequests: proxyAuth !== undefined });
   if (allowedOrigins === undefined) return;
   // Out-of-process iframes, dedicated and shared workers: each is its own target with its own requests.
   cdp.on("Target.attachedToTarget", (event) => {
     const child = cdp.connection()?.session(event.sessionId);
     if (!child) return;
-    void interceptRequests(child, types, allowedOrigins)
+    void interceptRequests(child, types, allowedOrigins, undefined, proxyAuth)
       .catch(() => undefined)
       .finally(() => void child.send("Runtime.runIfWaitingForDebugger").catch(() => undefined));
   });
   await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
+}
+
+export interface ProxyCredentials {
+  username: string;
+  password: string;
+}
+
+/** The proxy's own challenge gets LINK_PROXY's credentials; a site's challenge is never answered. */
+function answerProxyAuth(cdp: CDPSession, credentials: ProxyCredentials): void {
+  cdp.on("Fetch.authRequired", (event) => {
+    const authChallengeResponse =
+      event.authChallenge.source === "Proxy"
+        ? { response: "ProvideCredentials" as const, ...credentials }
+        : { response: "CancelAuth" as const };
+    void cdp.send("Fetch.continueWithAuth", { requestId: event.requestId, authChallengeResponse }).catch(() => {});
+  });
+}
+
+/**
+ * Chromium's flags for an outbound proxy (LINK_PROXY, `http(s)://[user:pass@]host:port`): every request of its
+ * pages through it, loopback ones too (Chromium bypasses a proxy for loopback unless told otherwise); the
+ * credentials, which Chromium cannot take as a flag, are answered per page (interceptRequests).
+ */
+export function proxyArgs(proxyUrl: string): { args: string[]; credentials: ProxyCredentials | undefined } {
+  const u = new URL(proxyUrl);
+  const credentials =
+    u.username === ""
+      ? undefined
+      : { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  return { args: [`--proxy-server=${u.protocol}//${u.host}`, "--proxy-bypass-list=<-loopback>"], credentials };
 }
 
 async function readAnswer(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent): Promise<PageResponse> {

@@ -172,6 +172,7 @@ function createPool(config: LinkModuleDeps["config"], logger: Logger): BrowserPo
     // for Chromium's local-network checks, which would then refuse a loopback link's own allowlisted loopback
     // origins: only where private addresses are allowed at all (demo, tests) are those checks left off.
     extraArgs: config.egress.permissive ? ["--disable-features=LocalNetworkAccessChecks"] : [],
+    proxy: config.link.proxy,
     logger,
   });
   if (!pool.executableAvailable())
