@@ -7,6 +7,13 @@ export const DEMO_PAYWAY_LINKS = [
   { code: "ABAPAYDEMOUSD", currency: "USD" as const, title: "Demo Coffee (USD)", merchant: "Demo Coffee" },
 ];
 
+/**
+ * The demo tenant's payment link: the built-in PayWay twin's page, driven by the `payway` adapter and followed
+ * without a browser, as a real PayWay link is in production.
+ */
 export function demoLinkUrl(base: string): string {
-  return `${base}/sim/link/p/demo-coffee?currency=KHR`;
+  return `${base}/sim/payway/${DEMO_PAYWAY_LINKS[0].code}`;
 }
+
+/** The adapter of the demo's link configuration. */
+export const DEMO_LINK_PROTOCOL = "payway";
