@@ -12,7 +12,7 @@ export class MissingElementError extends Error {
 export interface FocusOptions {
   /** Empty an input's value first. */
   clear?: boolean;
-  /** Only an element whose trimmed text is this, case-insensitively (a button found by its label). */
+  /** Only an element whose text is this, case-insensitively, else one whose text contains it (a button's label). */
   text?: string;
 }
 
@@ -29,9 +29,13 @@ export async function focusElement(
   const expression = `new Promise((resolve) => {
     const selector = ${JSON.stringify(selector)};
     const label = ${JSON.stringify(opts.text?.trim().toLowerCase() ?? null)};
-    const find = () => label === null
-      ? document.querySelector(selector)
-      : Array.from(document.querySelectorAll(selector)).find((e) => (e.textContent || "").trim().toLowerCase() === label);
+    const text = (e) => (e.textContent || "").replace(/\\s+/g, " ").trim().toLowerCase();
+    const find = () => {
+      if (label === null) return document.querySelector(selector);
+      const all = Array.from(document.querySelectorAll(selector));
+      // The button reading exactly the label, else one whose label contains it ("Continue ›", an icon's text).
+      return all.find((e) => text(e) === label) || all.find((e) => text(e).includes(label));
+    };
     const take = () => {
       const el = find();
       if (!el) return false;

@@ -3,7 +3,7 @@
 // Referer), and what the answer means. The same reading serves a poll sent through a held page (page-poll.ts).
 
 import type { UpstreamFetch } from "../upstreams/http-client.js";
-import { PAYWAY_PATHS, statusPollBody } from "../upstreams/payway.js";
+import { isRecord, PAYWAY_OK, PAYWAY_PATHS, statusPollBody } from "../upstreams/payway.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { readPaywayStatus, type PaywayStatus } from "./payway-protocol.js";
 
@@ -72,9 +72,25 @@ export function readAnswer(httpStatus: number, text: string): PollAnswer {
     return { kind: "fault", detail: "check-payment-status answered something that is not JSON", outage: true };
   }
   const status = readPaywayStatus(body);
-  if (status === null)
-    return { kind: "fault", detail: `check-payment-status answered no data.action (${snippet(text)})`, outage: true };
-  return { kind: "status", status };
+  if (status !== null) return { kind: "status", status };
+  // No action, and a status code other than "00": PayWay refuses this poll (a decline shows nowhere in public code,
+  // so one that says so in words is taken as one; anything else counts towards FAILED).
+  const refusal = refusalOf(body);
+  if (refusal !== null) return refusal;
+  return { kind: "fault", detail: `check-payment-status answered no data.action (${snippet(text)})`, outage: true };
+}
+
+function refusalOf(body: unknown): PollAnswer | null {
+  const status = isRecord(body) && isRecord(body.status) ? body.status : null;
+  const code = status === null ? null : String(status.code ?? "");
+  if (code === null || code === "" || code === PAYWAY_OK) return null;
+  const message = typeof status?.message === "string" ? status.message : "";
+  if (/declin|cancel|reject/i.test(message))
+    return {
+      kind: "status",
+      status: { action: `status ${code}`, declined: true, known: false, receiptUrl: null, code, message },
+    };
+  return { kind: "fault", detail: `check-payment-status answered status ${code} "${message}"`, outage: false };
 }
 
 function snippet(text: string): string {
