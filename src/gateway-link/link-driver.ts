@@ -210,7 +210,8 @@ async function startSession(
     if (!protocol.pollsWithoutPage) return { ...base, events: traffic.events, close: () => traffic.close() };
     // The page's work is done once its QR is read: what its status poll needs is taken from it, and it is closed.
     const poll = await pollSessionOf(lease.session, info, traffic, options.url, protocol);
-    await traffic.close();
+    // Closed behind the answer: the QR need not wait for the page's context to be torn down.
+    void traffic.close();
     const ended = new EventChannel<LinkEvent>();
     ended.end();
     return { ...base, poll, events: ended, close: async () => undefined };

@@ -90,7 +90,7 @@ describe("gateway-link with a PayWay link (payway adapter, protocol-level monito
     const decoded = await post(`${t.url}/qr/decode`, { qrData: b.data.qr }, AUTH.qr(tenant.keys.qr));
     expect(decoded.body).toMatchObject({ data: { transactionAmount: "5000", transactionCurrency: "116" } });
     // The page was closed once its QR was read; the worker polls by itself.
-    expect(t.app.module(linkModule).pool.stats().pages).toBe(0);
+    await waitFor(async () => t.app.module(linkModule).pool.stats().pages === 0, 5_000);
     const polled = await newPolls(b.data.clientId, 0);
     expect(polled.deviceIds[0]).toMatch(/^[a-z0-9]{10}$/);
 

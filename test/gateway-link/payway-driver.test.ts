@@ -3,7 +3,7 @@ import { BrowserPool } from "../../src/gateway-link/browser.js";
 import { LinkDriverError, openLinkSession } from "../../src/gateway-link/link-driver.js";
 import { paywayLinkProtocol } from "../../src/gateway-link/payway-protocol.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
-import { CHROMIUM_PATH } from "../support/link-sim.js";
+import { CHROMIUM_PATH, eventually } from "../support/link-sim.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
 
 // The `payway` adapter in real Chromium against the PayWay twin (page and API on two origins): the amount typed
@@ -62,8 +62,8 @@ describe("payway adapter against the PayWay twin", () => {
     expect(session.poll?.cookies).toMatch(/__cf_bm=/);
     expect(session.poll?.userAgent).toMatch(/Chrome/);
     expect(warnings).toEqual([]);
-    // The page is closed as soon as its QR is read: nothing is held for the 180 s.
-    expect(pool.stats().pages).toBe(0);
+    // The page is closed as soon as its QR is read (behind the answer): nothing is held for the 180 s.
+    await eventually(() => (pool.stats().pages === 0 ? true : undefined), 5_000, "the page closed");
     expect(
       await (async () => {
         for await (const e of session.events) return e;

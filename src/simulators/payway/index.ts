@@ -172,6 +172,7 @@ function clientView(c: TwinClient) {
     polls: c.polls,
     deviceIds: [...c.deviceIds],
     reusedDeviceIds: c.reusedDeviceIds,
+    pollTimes: c.pollTimes.map((ms) => new Date(ms).toISOString()),
     requestTime: c.requestTime,
     createdAt: iso(c.createdAt),
     scannedAt: iso(c.scannedAt),

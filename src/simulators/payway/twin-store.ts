@@ -45,6 +45,8 @@ export interface TwinClient {
   readonly deviceIds: string[];
   /** Polls that reused a device id this client had already seen. */
   reusedDeviceIds: number;
+  /** When the most recent polls arrived (ms, oldest first, bounded): how regular the poller is. */
+  readonly pollTimes: number[];
 }
 
 export type ControlOutcome = { ok: true; client: TwinClient } | { ok: false; conflict: string };
@@ -110,6 +112,7 @@ export class TwinStore {
       polls: 0,
       deviceIds: [],
       reusedDeviceIds: 0,
+      pollTimes: [],
     };
     this.clients.set(client.clientId, client);
     return client;
@@ -130,6 +133,8 @@ export class TwinStore {
     if (client.deviceIds.includes(deviceId)) client.reusedDeviceIds += 1;
     client.deviceIds.push(deviceId);
     if (client.deviceIds.length > KEPT_DEVICE_IDS) client.deviceIds.shift();
+    client.pollTimes.push(client.lastPollAt);
+    if (client.pollTimes.length > KEPT_DEVICE_IDS) client.pollTimes.shift();
   }
 
   scan(client: TwinClient): ControlOutcome {

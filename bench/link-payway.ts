@@ -1,0 +1,338 @@
+// PayWay links through the real service (`serve`, production mode; the PayWay twin in the simulators' process,
+// its API on a port of its own): (1) payments followed without a browser — N pending payments seeded with their
+// sealed poll sessions, claimed by the service's sweep and polled every 3 s; PSS of the service's process tree
+// and how late the polls arrive at the twin; (2) time to QR at 1 and 8 concurrent against the twin, beside
+// Chromium alone (the pool, in this process, opening a one-line page that makes one API call) in the same run.
+//   npx tsc -p tsconfig.build.json && node dist/bench/link-payway.js [--quick] [--monitors=2000]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import pg from "pg";
+import { SecretBox } from "../src/auth/secret-box.js";
+import { BrowserPool, type PageResponse } from "../src/gateway-link/browser.js";
+import { sealPoll } from "../src/gateway-link/poll-store.js";
+import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
+import { newId } from "../src/ids.js";
+import { listOptionsHash, PAYWAY_PATHS } from "../src/upstreams/payway.js";
+import { startServers, type Servers } from "./load.js";
+import { createBenchDb, sleep } from "./proc.js";
+import { ADMIN_TOKEN, SECRET_KEY } from "./support/service.js";
+import { toMarkdown, type Section } from "./table.js";
+import { adminClient, AUTH, createTenant, postJson, type BenchTenant } from "./tenant.js";
+
+export interface PaywayBenchOptions {
+  quick: boolean;
+  /** Payments followed at once in phase 1. Default 2000 (quick: 200). */
+  monitors?: number;
+  log?: (line: string) => void;
+}
+
+const TARGETS = { monitors: 2000, pssMb: 1024, latenessP99Ms: 1000, floorShare: 0.8, p50At1Ms: 300 };
+const LINK = "/sim/payway/ABAPAYDEMO01";
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+async function inPool(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+/** A twin client made as the page makes one (page visit, then list-payment-options), and what a poll needs. */
+async function twinClient(s: Servers, i: number) {
+  const page = await fetch(s.sim + LINK);
+  const html = await page.text();
+  const cookies = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const abaData = JSON.parse(`"${/"aba_data":"([^"]+)"/.exec(html)?.[1] ?? ""}"`) as string;
+  const requestTime = /"request_time":"(\d{14})"/.exec(html)?.[1] ?? "";
+  const additional = JSON.stringify({ amount: `${1000 + i}.00` });
+  const answer = await postJson<{ client_id: string; token: string; qr_string: string }>(
+    s.paywayApi + PAYWAY_PATHS.listPaymentOptions,
+    {
+      additional_fields: additional,
+      request_time: requestTime,
+      aba_data: abaData,
+      hash: listOptionsHash(requestTime, abaData, additional),
+    },
+    { origin: s.sim, referer: `${s.sim}/`, cookie: cookies, language: "en" },
+  );
+  return { amount: 1000 + i, cookies, requestTime, ...answer };
+}
+
+/** Phase 1: N pending PayWay payments, written as generate writes them, due now for the service's sweep. */
+async function seedFollowed(s: Servers, dbUrl: string, tenant: BenchTenant, n: number): Promise<string[]> {
+  const box = new SecretBox(SECRET_KEY);
+  const db = new pg.Pool({ connectionString: dbUrl, max: 8 });
+  const clients: string[] = [];
+  try {
+    await inPool(n, 16, async (i) => {
+      const c = await twinClient(s, i);
+      const id = newId("txn");
+      const now = new Date();
+      const poll = sealPoll(box, id, {
+        apiOrigin: s.paywayApi,
+        token: c.token,
+        clientId: c.client_id,
+        requestTime: c.requestTime,
+        cookies: c.cookies,
+        origin: s.sim,
+        referer: `${s.sim}/`,
+        userAgent: null,
+        language: "en",
+        expireInSec: "180",
+      });
+      await db.query(
+        `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, client_id, qr, meta,
+           request, upstream, expires_at, created_at, updated_at, next_check_at)
+         values ($1, 'gateway_link', $2, $3, 'PENDING', $4, 'KHR', $5, $6, '{}', $7, $8, $9, $10, $10, $10)`,
+        [
+          id,
+          tenant.merchantId,
+          tenant.keyIds.gatewayLink,
+          c.amount,
+          c.client_id,
+          c.qr_string,
+          JSON.stringify({ amount: c.amount, currency: 116, meta: {} }),
+          JSON.stringify({ linkUrl: s.sim + LINK, protocol: "payway", poll }),
+          new Date(now.getTime() + 180_000),
+          now,
+        ],
+      );
+      clients.push(c.client_id);
+    });
+  } finally {
+    await db.end();
+  }
+  return clients;
+}
+
+interface ClientPolls {
+  polls: number;
+  pollTimes: string[];
+}
+
+async function pollsOf(s: Servers, clients: string[]): Promise<Map<string, ClientPolls>> {
+  const out = new Map<string, ClientPolls>();
+  await inPool(clients.length, 16, async (i) => {
+    const res = await fetch(`${s.sim}/sim/link/clients/${clients[i]}`);
+    out.set(clients[i], (await res.json()) as ClientPolls);
+  });
+  return out;
+}
+
+async function followed(
+  s: Servers,
+  dbUrl: string,
+  tenant: BenchTenant,
+  n: number,
+  holdMs: number,
+  log: (l: string) => void,
+) {
+  const clients = await seedFollowed(s, dbUrl, tenant, n);
+  log(`seeded ${clients.length} followed payments`);
+  // Claimed by the sweep (≤ 500 a second) and polled from then on.
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const all = await pollsOf(s, clients);
+    if ([...all.values()].every((c) => c.polls > 0) || Date.now() > until) break;
+    await sleep(1000);
+  }
+  const holdStart = Date.now();
+  await sleep(holdMs);
+  const all = await pollsOf(s, clients);
+  const gaps: number[] = [];
+  for (const c of all.values()) {
+    const times = c.pollTimes.map((t) => Date.parse(t)).filter((t) => t >= holdStart);
+    for (let i = 1; i < times.length; i++) gaps.push(times[i] - times[i - 1] - 3000);
+  }
+  gaps.sort((a, b) => a - b);
+  const polling = [...all.values()].filter((c) => c.pollTimes.some((t) => Date.parse(t) >= holdStart)).length;
+  const mem = memoryOf(processTree(s.pids.service).map((p) => p.pid));
+  return {
+    monitors: clients.length,
+    polling,
+    gaps: gaps.length,
+    latenessP50Ms: Math.round(percentile(gaps, 50)),
+    latenessP99Ms: Math.round(percentile(gaps, 99)),
+    latenessMaxMs: Math.round(gaps[gaps.length - 1] ?? NaN),
+    pssMb: Math.round(mem.pssKb / 1024),
+    processes: mem.processes,
+  };
+}
+
+interface Timing {
+  concurrency: number;
+  n: number;
+  p50Ms: number;
+  p99Ms: number;
+  perSecond: number;
+}
+
+async function timed(n: number, concurrency: number, one: (i: number) => Promise<void>): Promise<Timing> {
+  const times: number[] = [];
+  const started = performance.now();
+  await inPool(n, concurrency, async (i) => {
+    const t = performance.now();
+    await one(i);
+    times.push(performance.now() - t);
+  });
+  const elapsedS = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  return {
+    concurrency,
+    n: times.length,
+    p50Ms: Math.round(percentile(times, 50)),
+    p99Ms: Math.round(percentile(times, 99)),
+    perSecond: Math.round((times.length / elapsedS) * 10) / 10,
+  };
+}
+
+/** Chromium alone: a page of its own (context, renderer), a one-line page, its one API answer read, released. */
+async function floorPage(pool: BrowserPool, url: string): Promise<void> {
+  let settle!: () => void;
+  const answered = new Promise<void>((resolve) => (settle = resolve));
+  const lease = await pool.acquire({
+    url,
+    timeoutMs: 20_000,
+    allowedOrigins: [new URL(url).origin],
+    traffic: { wants: (u) => u.endsWith("/bench/floor/api"), onResponse: (_r: PageResponse) => settle() },
+  });
+  try {
+    await lease.start();
+    await answered;
+  } finally {
+    await lease.release();
+  }
+}
+
+async function timeToQr(s: Servers, tenant: BenchTenant, quick: boolean) {
+  const admin = adminClient(s.service, ADMIN_TOKEN);
+  const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
+    `mutation($i: LinkConfigInput!) { createLinkConfig(input: $i) { id } }`,
+    { i: { merchantId: tenant.merchantId, name: "payway", url: s.sim + LINK, currency: 116, protocol: "payway" } },
+  );
+  const { createApiKey: k } = await admin<{ createApiKey: { apiKey: string } }>(
+    `mutation($i: ApiKeyInput!) { createApiKey(input: $i) { apiKey } }`,
+    { i: { merchantId: tenant.merchantId, kind: "gateway_link", linkConfigId: l.id } },
+  );
+  const generate = async (i: number) => {
+    const r = await postJson<{ data: { clientId: string } }>(
+      `${s.service}/gateway-link/generate-qr`,
+      { amount: 2000 + i, currency: 116 },
+      AUTH.gatewayLink(k.apiKey),
+    );
+    // Declined at once, so its poll ends it and a few hundred followed payments do not pile up meanwhile.
+    void postJson(`${s.sim}/sim/link/decline`, { clientId: r.data.clientId }).catch(() => undefined);
+  };
+  const pool = new BrowserPool({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    maxPages: 8,
+    extraArgs: ["--disable-features=LocalNetworkAccessChecks"],
+  });
+  const floorUrl = `${s.sim}/bench/floor`;
+  try {
+    for (let i = 0; i < 3; i++) await floorPage(pool, floorUrl);
+    for (let i = 0; i < 3; i++) await generate(i);
+    const [one, eight] = quick ? [8, 24] : [30, 120];
+    // Alternated, so a slower moment of a shared machine falls on both.
+    const floor1 = await timed(one, 1, () => floorPage(pool, floorUrl));
+    const service1 = await timed(one, 1, generate);
+    const floor8 = await timed(eight, 8, () => floorPage(pool, floorUrl));
+    const service8 = await timed(eight, 8, generate);
+    return { floor1, service1, floor8, service8 };
+  } finally {
+    await pool.close();
+  }
+}
+
+export async function benchLinkPaywaySection(opts: PaywayBenchOptions): Promise<Section> {
+  const log = opts.log ?? (() => undefined);
+  const n = opts.monitors ?? (opts.quick ? 200 : TARGETS.monitors);
+  const db = await createBenchDb();
+  const dataDir = mkdtempSync(join(tmpdir(), "pqr-bench-"));
+  let servers: Servers | null = null;
+  try {
+    servers = await startServers(db.url, dataDir, { LINK_MAX_POLLS: String(n + 200) });
+    const s = servers;
+    const tenant = await createTenant(s.service, ADMIN_TOKEN, s.sim);
+    const f = await followed(s, db.url, tenant, n, opts.quick ? 10_000 : 30_000, log);
+    log(
+      `${f.monitors} followed, ${f.polling} polling; lateness p50 ${f.latenessP50Ms} ms p99 ${f.latenessP99Ms} ms; ${f.pssMb} MB PSS`,
+    );
+    const q = await timeToQr(s, tenant, opts.quick);
+    const share = q.service8.perSecond / q.floor8.perSecond;
+    log(
+      `time to QR: service p50 ${q.service1.p50Ms} ms @1, ${q.service8.perSecond}/s @8; floor ${q.floor8.perSecond}/s @8`,
+    );
+    return section(f, q, share);
+  } finally {
+    for (const c of (servers?.children ?? []).reverse()) await c.stop();
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function section(
+  f: Awaited<ReturnType<typeof followed>>,
+  q: Awaited<ReturnType<typeof timeToQr>>,
+  share: number,
+): Section {
+  const mark = (ok: boolean) => (ok ? "met" : "NOT met");
+  const t = (x: Timing) => `p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms, ${x.perSecond}/s`;
+  return {
+    title: "PayWay links: payments followed without a browser, and time to QR against Chromium alone",
+    columns: ["measure", "value", "target", ""],
+    rows: [
+      [
+        `payments followed in one worker (polling)`,
+        `${f.monitors} (${f.polling})`,
+        `≥ ${TARGETS.monitors}`,
+        mark(f.polling >= TARGETS.monitors),
+      ],
+      [`PSS of the worker's process tree`, `${f.pssMb} MB`, `< ${TARGETS.pssMb} MB`, mark(f.pssMb < TARGETS.pssMb)],
+      [
+        `poll lateness p50 / p99 / max`,
+        `${f.latenessP50Ms} / ${f.latenessP99Ms} / ${f.latenessMaxMs} ms`,
+        `p99 < ${TARGETS.latenessP99Ms} ms`,
+        mark(f.latenessP99Ms < TARGETS.latenessP99Ms),
+      ],
+      [
+        `time to QR @1 (service)`,
+        t(q.service1),
+        `p50 ≤ ${TARGETS.p50At1Ms} ms`,
+        mark(q.service1.p50Ms <= TARGETS.p50At1Ms),
+      ],
+      [`Chromium alone @1`, t(q.floor1), "", ""],
+      [
+        `time to QR @8 (service)`,
+        t(q.service8),
+        `≥ ${TARGETS.floorShare * 100} % of the floor`,
+        mark(share >= TARGETS.floorShare),
+      ],
+      [`Chromium alone @8 (floor)`, t(q.floor8), "", `${Math.round(share * 100)} %`],
+    ],
+    notes: [
+      `Phase 1: ${f.monitors} pending PayWay payments written as generate writes them (twin clients made through the twin's page and list-payment-options; poll sessions sealed), due at once: the service's sweep claims them and its watch polls each every 3 s. Lateness: the gap between two polls of one payment at the twin, minus 3 s (${f.gaps} gaps over the hold; the twin shares the machine's 2 cores). PSS summed over the service process and its children (${f.processes} processes: no browser).`,
+      `Phase 2: POST /gateway-link/generate-qr against the twin (Chromium: page, amount, Continue, list-payment-options; each payment declined at once so it ends), alternated with the floor: the browser pool in the bench process opening a one-line page of the simulators' process that makes one API call, at the same concurrency.`,
+    ],
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const out = await benchLinkPaywaySection({
+    quick: process.argv.includes("--quick"),
+    monitors: arg("monitors") !== undefined ? Number(arg("monitors")) : undefined,
+    log: (line) => console.error(line),
+  });
+  console.log(toMarkdown(out));
+}
