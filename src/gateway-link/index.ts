@@ -11,7 +11,6 @@ import type { Module, ModuleDefinition } from "../module.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import { createLinkSimulator } from "../simulators/link/index.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
-import { upstreamHttp } from "../upstreams/http-client.js";
 import { BrowserPool, chooseSandbox, sandboxForThisMachine } from "./browser.js";
 import { chromiumMissing, LinkService } from "./link-service.js";
 import { LinkMonitors, linkMonitorJob } from "./link-monitor.job.js";
@@ -19,6 +18,9 @@ import { linkSweepJob } from "./link-watch.job.js";
 import { LinkWatch } from "./link-watch.js";
 import { LinkRefusals } from "./link-refusals.js";
 import { PagePoll } from "./page-poll.js";
+import { pollTransport } from "./poll-client.js";
+import type { Metrics } from "../ops/metrics.js";
+import { Gauge } from "prom-client";
 import { startTwin, type RunningTwin } from "./twin-mount.js";
 import { LinkResolver } from "./link.resolver.js";
 import { LINK_ROUTES } from "./link.routes.js";
@@ -42,6 +44,7 @@ export interface LinkModuleDeps {
   box: Pick<SecretBox, "seal" | "open">;
   /** This process runs jobs: it follows the payments it issues itself. */
   delivers: boolean;
+  metrics: Pick<Metrics, "registry">;
   /** Where this process is reachable: the hosted checkout page's address. */
   baseUrl: string;
   /** Enqueue a one-off job: the page monitor runs wherever a worker takes it. */
@@ -77,11 +80,11 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const apiOrigin = () => config.link.paywayApiOrigin ?? twin?.apiOrigin() ?? "";
   const protocol = (name: LinkProtocolName): LinkPageProtocol =>
     name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
-  const http = upstreamHttp(config.link.proxy);
-  const refusals = new LinkRefusals(logger, http.proxy, () => deps.clock.now());
+  const transport = pollTransport(config.link.proxy);
+  const refusals = new LinkRefusals(logger, transport.proxy, () => deps.clock.now());
   const watch = new LinkWatch({
     ...deps,
-    fetch: http.fetch,
+    transport,
     timeoutMs: Math.min(config.link.openTimeoutMs, 10_000),
     lateWatchMs: config.link.lateWatchMs,
     maxPolls: config.link.maxPolls,
@@ -96,6 +99,7 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
         timeoutMs: config.link.openTimeoutMs,
       }),
   });
+  watchGauges(deps.metrics, watch);
   const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
     openTimeoutMs: config.link.openTimeoutMs,
     protocol,
@@ -152,11 +156,31 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     async stop() {
       await watch.stop();
       await pool.close();
-      await http.close();
+      await transport.close();
       await twin?.close();
     },
     readiness: () => refusals.readiness(),
   };
+}
+
+/** What /metrics says of the payments this process follows without a browser. */
+function watchGauges(metrics: Pick<Metrics, "registry">, watch: LinkWatch): void {
+  const gauge = (name: string, help: string, read: (s: ReturnType<LinkWatch["stats"]>) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        this.set(read(watch.stats()));
+      },
+    });
+  gauge("link_polls_followed", "PayWay payments this process polls without a browser", (s) => s.held);
+  gauge("link_polls_through_pages", "Of those, polled through a held page after a 403", (s) => s.viaPage);
+  gauge(
+    "link_poll_lateness_p99_seconds",
+    "p99 of how late polls went out (recent 20,000)",
+    (s) => s.latenessP99Ms / 1000,
+  );
 }
 
 function createPool(config: LinkModuleDeps["config"], logger: Logger): BrowserPool {

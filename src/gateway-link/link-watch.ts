@@ -12,12 +12,11 @@ import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 import type { TxRecord } from "../transactions/record.js";
 import type { TransactionStore, TransitionRequest } from "../transactions/transition.js";
-import type { UpstreamFetch } from "../upstreams/http-client.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import type { LinkRefusals } from "./link-refusals.js";
 import type { PagePoll } from "./page-poll.js";
 import { acceptableReceipt } from "./page-traffic.js";
-import { pollOnce, type PollAnswer } from "./poll-client.js";
+import { pollOnce, type PollAnswer, type PollTransport } from "./poll-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
 import type { PaywayStatus } from "./payway-protocol.js";
 
@@ -27,7 +26,7 @@ export interface LinkWatchDeps {
   clock: Clock;
   logger: Logger;
   box: Pick<SecretBox, "open">;
-  fetch: UpstreamFetch;
+  transport: PollTransport;
   timeoutMs: number;
   /** LINK_LATE_WATCH_MS (0: no late watch). */
   lateWatchMs: number;
@@ -169,15 +168,19 @@ export class LinkWatch {
     );
   }
 
+  /**
+   * The next poll at a fixed cadence from the last one's due time (a slow answer does not push the rest back), never
+   * after the 180 s; in the late watch, spaced by a quarter of the time since expiry (3 s up to 60 s).
+   */
   private schedule(entry: Entry, delayMs?: number): void {
     const now = this.deps.clock.now().getTime();
-    const delay =
-      delayMs ??
-      (entry.late
-        ? Math.min(LATE_MAX_INTERVAL_MS, Math.max(this.interval, (now - entry.expiresAt) / 4))
-        : Math.min(this.interval, Math.max(0, entry.expiresAt - now)));
-    entry.dueAt = Date.now() + delay;
-    entry.timer = setTimeout(() => void this.run(entry), delay);
+    let due: number;
+    if (delayMs !== undefined) due = Date.now() + delayMs;
+    else if (entry.late)
+      due = entry.dueAt + Math.min(LATE_MAX_INTERVAL_MS, Math.max(this.interval, (now - entry.expiresAt) / 4));
+    else due = entry.dueAt + Math.min(this.interval, Math.max(0, entry.expiresAt - now));
+    entry.dueAt = due;
+    entry.timer = setTimeout(() => void this.run(entry), Math.max(0, due - Date.now()));
     entry.timer.unref();
   }
 
@@ -222,7 +225,7 @@ export class LinkWatch {
   private async poll(entry: Entry): Promise<PollAnswer> {
     this.polls++;
     const { timeoutMs } = this.deps;
-    if (!entry.viaPage) return pollOnce(this.deps.fetch, entry.session, timeoutMs);
+    if (!entry.viaPage) return pollOnce(this.deps.transport, entry.session, timeoutMs);
     if (entry.page === null || !entry.page.alive) {
       await entry.page?.close();
       entry.page = null;
