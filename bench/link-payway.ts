@@ -4,7 +4,7 @@
 // and how late the polls arrive at the twin; (2) time to QR at 1 and 8 concurrent against the twin, beside
 // Chromium alone (the pool, in this process, opening a one-line page that makes one API call) in the same run.
 //   npx tsc -p tsconfig.build.json && node dist/bench/link-payway.js [--quick] [--monitors=2000]
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,7 +16,7 @@ import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { newId } from "../src/ids.js";
 import { listOptionsHash, PAYWAY_PATHS } from "../src/upstreams/payway.js";
 import { startServers, type Servers } from "./load.js";
-import { createBenchDb, sleep } from "./proc.js";
+import { cpuMs, createBenchDb, sleep } from "./proc.js";
 import { ADMIN_TOKEN, SECRET_KEY } from "./support/service.js";
 import { toMarkdown, type Section } from "./table.js";
 import { adminClient, AUTH, createTenant, postJson, type BenchTenant } from "./tenant.js";
@@ -180,10 +180,38 @@ interface Timing {
   p50Ms: number;
   p99Ms: number;
   perSecond: number;
+  /** CPU of the process tree that did the work (the service and its Chromium; the floor's Chromium), per item. */
+  cpuMs: number;
+  /** Of which its root process (the service's Node; the floor's browser process), per item. */
+  rootCpuMs: number;
 }
 
-async function timed(n: number, concurrency: number, one: (i: number) => Promise<void>): Promise<Timing> {
+/** CPU time (ms) of a process tree: each live process's own time plus what it reaped of exited children. */
+function treeCpuMs(rootPid: number | null): number {
+  if (rootPid === null) return 0;
+  let ticks = 0;
+  for (const p of processTree(rootPid)) {
+    try {
+      const stat = readFileSync(`/proc/${p.pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // exited meanwhile: its time is in its parent's reaped-children figure
+    }
+  }
+  return ticks * 10;
+}
+
+async function timed(
+  n: number,
+  concurrency: number,
+  cpuRoot: () => number | null,
+  one: (i: number) => Promise<void>,
+): Promise<Timing> {
   const times: number[] = [];
+  const cpuBefore = treeCpuMs(cpuRoot());
+  const root = cpuRoot();
+  const rootBefore = root === null ? 0 : cpuMs(root);
   const started = performance.now();
   await inPool(n, concurrency, async (i) => {
     const t = performance.now();
@@ -198,6 +226,8 @@ async function timed(n: number, concurrency: number, one: (i: number) => Promise
     p50Ms: Math.round(percentile(times, 50)),
     p99Ms: Math.round(percentile(times, 99)),
     perSecond: Math.round((times.length / elapsedS) * 10) / 10,
+    cpuMs: Math.round((treeCpuMs(cpuRoot()) - cpuBefore) / Math.max(1, times.length)),
+    rootCpuMs: Math.round(((root === null ? 0 : cpuMs(root)) - rootBefore) / Math.max(1, times.length)),
   };
 }
 
@@ -255,10 +285,12 @@ async function timeToQr(s: Servers, tenant: BenchTenant, quick: boolean, log: (l
     for (let i = 0; i < 3; i++) await generate(i);
     const [one, eight] = quick ? [8, 24] : [30, 120];
     // Alternated, so a slower moment of a shared machine falls on both.
-    const floor1 = await timed(one, 1, () => floorPage(pool, floorUrl));
-    const service1 = await timed(one, 1, generate);
-    const floor8 = await timed(eight, 8, () => floorPage(pool, floorUrl));
-    const service8 = await timed(eight, 8, generate);
+    const floorCpu = () => pool.stats().pid;
+    const serviceCpu = () => s.pids.service;
+    const floor1 = await timed(one, 1, floorCpu, () => floorPage(pool, floorUrl));
+    const service1 = await timed(one, 1, serviceCpu, generate);
+    const floor8 = await timed(eight, 8, floorCpu, () => floorPage(pool, floorUrl));
+    const service8 = await timed(eight, 8, serviceCpu, generate);
     return { floor1, service1, floor8, service8, failed };
   } finally {
     await pool.close();
@@ -300,7 +332,8 @@ function section(
   share: number,
 ): Section {
   const mark = (ok: boolean) => (ok ? "met" : "NOT met");
-  const t = (x: Timing) => `p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms, ${x.perSecond}/s`;
+  const t = (x: Timing) =>
+    `p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms, ${x.perSecond}/s, ${x.cpuMs} ms CPU each (root ${x.rootCpuMs})`;
   return {
     title: "PayWay links: payments followed without a browser, and time to QR against Chromium alone",
     columns: ["measure", "value", "target", ""],
@@ -336,7 +369,7 @@ function section(
     ],
     notes: [
       `Followed: ${f.monitors} pending PayWay payments written as generate writes them (twin clients made through the twin's page and list-payment-options; poll sessions sealed), due at once: the service's sweep claims them and its watch polls each every 3 s. Lateness: the gap between two polls of one payment at the twin, minus 3 s (${f.gaps} gaps over the hold; the twin, in its own process, shares the machine's 2 cores); in the service: how late its timers fired the polls (its /metrics). PSS summed over the service process and its children (${f.processes} processes: no browser).`,
-      `Time to QR (run first): POST /gateway-link/generate-qr against the twin (Chromium: page, amount, Continue, list-payment-options; each payment declined at once so it ends), alternated with the floor: the browser pool in the bench process opening a one-line page of the simulators' process that makes one API call, at the same concurrency. Failed generates: ${q.failed}.`,
+      `Time to QR (run first): POST /gateway-link/generate-qr against the twin (Chromium: page, amount, Continue, list-payment-options; each payment declined at once so it ends), alternated with the floor: the browser pool in the bench process opening a one-line page of the simulators' process that makes one API call, at the same concurrency. CPU: the service process and its Chromium tree per generate (root: the service's Node); the floor's Chromium tree per page (root: its browser process). Failed generates: ${q.failed}.`,
     ],
   };
 }

@@ -13,7 +13,7 @@ import {
   type WatchOptions,
 } from "./page-traffic.js";
 import type { LinkPageProtocol, LinkPollSession, LinkSessionInfo, PageCheck } from "./link-protocol.js";
-import { focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
+import { fillText, focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
 import { pollSessionOf } from "./poll-seed.js";
 import { EventChannel } from "./event-channel.js";
 
@@ -101,10 +101,16 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
     // pool's hidden pages draw no frames, so they never receive mouse input.
     async interact(session, protocol, remainingMs) {
       if (protocol.pageCheck) await checkPage(session, protocol.pageCheck, options);
-      await focusElement(session, protocol.amountSelector, remainingMs(), { clear: true }).catch(
-        missing("an amount field"),
-      );
-      await typeText(session, options.amount);
+      if (protocol.amountInput === "setter") {
+        await fillText(session, protocol.amountSelector, options.amount, remainingMs()).catch(
+          missing("an amount field"),
+        );
+      } else {
+        await focusElement(session, protocol.amountSelector, remainingMs(), { clear: true }).catch(
+          missing("an amount field"),
+        );
+        await typeText(session, options.amount);
+      }
       await focusElement(session, protocol.payButtonSelector, remainingMs(), { text: protocol.payButtonText }).catch(
         missing("a pay button"),
       );

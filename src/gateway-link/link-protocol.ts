@@ -73,6 +73,8 @@ export interface LinkPageProtocol {
   name: LinkProtocolName;
   amountSelector: string;
   payButtonSelector: string;
+  /** How the amount goes in: key presses (default), or the input's value setter and its events (`fillText`). */
+  amountInput?: "keys" | "setter";
   /** The pay button is the first `payButtonSelector` element whose text is this (case-insensitive). */
   payButtonText?: string;
   /** Where the page's API lives when it is not on the page's own origin (then allowed for the page too). */

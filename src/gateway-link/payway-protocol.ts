@@ -35,6 +35,8 @@ export function paywayLinkProtocol(apiOrigin: string): LinkPageProtocol {
   return {
     name: "payway",
     amountSelector: AMOUNT_SELECTOR,
+    // The native value setter with input/change events, as a scraper that works against the real page does.
+    amountInput: "setter",
     payButtonSelector: 'button, [role="button"]',
     payButtonText: "continue",
     apiOrigin,
