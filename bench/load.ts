@@ -49,6 +49,8 @@ export interface Servers {
   service: string;
   baseline: string;
   sim: string;
+  /** The PayWay twin's API origin (its page is under sim/sim/payway). */
+  paywayApi: string;
   pids: { service: number; baseline: number };
   /** The service process (its output is kept for diagnosis: BENCH_SERVICE_LOG_LEVEL=warn). */
   serviceChild: Child;
@@ -69,12 +71,21 @@ export async function startServers(
   dataDir: string,
   extraEnv: Record<string, string> = {},
 ): Promise<Servers> {
-  const [simPort, servicePort, baselinePort] = [await freePort(), await freePort(), await freePort()];
+  const [simPort, servicePort, baselinePort, paywayPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const sim = `http://127.0.0.1:${simPort}`;
   const children: Child[] = [];
   try {
     children.push(
-      spawnNode(benchScript("sim-upstreams"), [], { PORT: String(simPort), NETWORK_TOKEN: "bench-network-token" }),
+      spawnNode(benchScript("sim-upstreams"), [], {
+        PORT: String(simPort),
+        PAYWAY_API_PORT: String(paywayPort),
+        NETWORK_TOKEN: "bench-network-token",
+      }),
     );
     await waitReady(`${sim}/healthz`, children[0]);
     // Production settings with the simulators in their own process: nothing dev-only runs in the service.
@@ -97,6 +108,7 @@ export async function startServers(
         NETWORK_API_URL: `${sim}/sim/network-api`,
         NETWORK_API_TOKEN: "bench-network-token",
         GATEWAY_API_URL: `${sim}/sim/gateway-api`,
+        PAYWAY_API_ORIGIN: `http://127.0.0.1:${paywayPort}`,
         // The payment-link page of the simulators is on loopback, which production's egress policy refuses.
         EGRESS_ALLOW_PRIVATE_URLS: "true",
         ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
@@ -120,6 +132,7 @@ export async function startServers(
       service: `http://127.0.0.1:${servicePort}`,
       baseline: `http://127.0.0.1:${baselinePort}`,
       sim,
+      paywayApi: `http://127.0.0.1:${paywayPort}`,
       pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number },
       serviceChild: service,
       children,

@@ -178,6 +178,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { expiryGraceMs, lateWatchMs, lateCheckIntervalMs } = config.network;
   const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, {
     qr: { graceMs: expiryGraceMs, lateWatchMs, lateCheckMs: lateCheckIntervalMs },
+    // The link's 180 s are hard (no grace); a PayWay payment is still polled after them for a late approval.
+    gateway_link: { graceMs: 0, lateWatchMs: config.link.lateWatchMs, lateCheckMs: 3000 },
   });
   const box = new SecretBox(secrets.secretKey);
   const invalidations = new Invalidations();

@@ -55,7 +55,19 @@ export interface Config {
     chromiumPath: string;
     maxMonitors: number;
     openTimeoutMs: number;
-    pageProtocol: "simulated";
+    /** The default adapter of a link configuration that names none (gateway-link/link-protocol.ts). */
+    pageProtocol: "simulated" | "payway";
+    /**
+     * Origin of a PayWay link page's API (PAYWAY_API_ORIGIN); null: the built-in twin's (simulators on), which is
+     * only known once it listens.
+     */
+    paywayApiOrigin: string | null;
+    /** Proxy for Chromium and the status poller of payment-link pages (LINK_PROXY), or null. */
+    proxy: string | null;
+    /** How long after EXPIRED a page followed without a browser is still polled for a late approval (0: never). */
+    lateWatchMs: number;
+    /** Payments followed without a browser, per worker (LINK_MAX_POLLS). */
+    maxPolls: number;
     /** Origins a payment-link page may load from besides its own, and receipts may be on (LINK_ALLOWED_ORIGINS). */
     allowedOrigins: string[];
     /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
@@ -299,6 +311,13 @@ function origins(env: Env, name: string): string[] {
     });
 }
 
+/** One origin (scheme://host[:port]). */
+function origin(env: Env, name: string): string | null {
+  const list = origins(env, name);
+  if (list.length > 1) throw new ConfigError(`${name} must be one origin (scheme://host[:port]), not a list`);
+  return list[0] ?? null;
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], dflt: T): T {
   const raw = str(env, name);
   if (raw === null) return dflt;
@@ -372,8 +391,18 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
       chromiumPath: str(env, "CHROMIUM_PATH") ?? "/usr/bin/chromium",
       maxMonitors: int(env, "LINK_MAX_MONITORS", 100, 1, 1000),
       openTimeoutMs: int(env, "LINK_OPEN_TIMEOUT_MS", 20000, 1000, 120000),
-      // How the payment-link page is driven (gateway-link/link-protocol.ts); the real page needs its own adapter.
-      pageProtocol: oneOf(env, "LINK_PAGE_PROTOCOL", ["simulated"] as const, "simulated"),
+      // How a link configuration's page is driven when it names no adapter (gateway-link/link-protocol.ts): the
+      // simulator's own page with simulators, a real PayWay link without.
+      pageProtocol: oneOf(
+        env,
+        "LINK_PAGE_PROTOCOL",
+        ["simulated", "payway"] as const,
+        simulators ? "simulated" : "payway",
+      ),
+      paywayApiOrigin: origin(env, "PAYWAY_API_ORIGIN") ?? (simulators ? null : "https://pwapp.ababank.com"),
+      proxy: url(env, "LINK_PROXY", ["http:", "https:"]),
+      lateWatchMs: int(env, "LINK_LATE_WATCH_MS", 15 * 60_000, 0, 24 * 3600_000),
+      maxPolls: int(env, "LINK_MAX_POLLS", 5000, 1, 100_000),
       allowedOrigins: origins(env, "LINK_ALLOWED_ORIGINS"),
       sandbox: oneOf(env, "CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
     },

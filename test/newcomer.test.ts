@@ -69,6 +69,37 @@ describe("newcomer paths on the zero-setup demo", () => {
     await page.close();
   }, 60_000);
 
+  it("the demo's payment link is a PayWay link, driven as production drives one: QR, deeplink on a phone, approve → Paid", async () => {
+    const g = await post(
+      `${svc.url}/gateway-link/generate-qr`,
+      { amount: 5000, currency: 116 },
+      AUTH.gatewayLink(svc.demo.keys.gatewayLink),
+    );
+    expect(g.status).toBe(200);
+    const { checkoutUrl, data, deeplink } = g.body as {
+      checkoutUrl: string;
+      deeplink: string;
+      data: { clientId: string; qr: string };
+    };
+    expect(svc.demo.simulators.link).toBe(`${svc.url}/sim/payway/ABAPAYDEMO01`);
+    expect(deeplink).toBe(`abamobilebank://ababank.com?type=payway&qrcode=${encodeURIComponent(data.qr)}`);
+    const twinClient = (await (await fetch(`${svc.url}/sim/link/clients/${data.clientId}`)).json()) as { qr: string };
+    expect(twinClient.qr).toBe(data.qr);
+    const page = await browser.newPage();
+    await page.setViewport(VIEWPORTS.phone);
+    await page.goto(checkoutUrl);
+    await page.waitForSelector(`payment-qr-checkout[data-connection="live"]`, { timeout: 15_000 });
+    await page.waitForFunction(() => document.querySelector(".pqc-deeplink")?.getAttribute("href"), {
+      timeout: 10_000,
+    });
+    expect(await page.$eval(".pqc-deeplink", (e) => e.getAttribute("href"))).toBe(deeplink);
+    expect((await post(`${svc.url}/sim/link/approve`, { clientId: data.clientId })).status).toBe(200);
+    // The worker polls the page's API every 3 s: processing-payment, then approved.
+    await page.waitForSelector(`payment-qr-checkout[data-status="SUCCESS"]`, { timeout: 20_000 });
+    expect(await page.$eval(".pqc-status", (e) => e.textContent)).toBe("Paid");
+    await page.close();
+  }, 60_000);
+
   it("sees a signed webhook arrive at a local receiver through `npm run admin -- listen`", async () => {
     const arrived: { ok: boolean; type: string; transactionId: string }[] = [];
     const app = express();

@@ -38,13 +38,13 @@ const COMMANDS: Record<string, Command> = {
     query: "query { gatewayConfigs { id merchantId name upstreamMerchantId } }",
   },
   "link-config:create": {
-    doc: "--merchantId --name --url --currency 116|840",
-    query: "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id name url currency } }",
+    doc: "--merchantId --name --url --currency 116|840 [--protocol payway|simulated]",
+    query: "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id name url currency protocol } }",
     input: true,
   },
   "link-configs": {
     doc: "list payment-link configurations",
-    query: "query { linkConfigs { id merchantId name url currency } }",
+    query: "query { linkConfigs { id merchantId name url currency protocol } }",
   },
   "key:create": {
     doc: "--merchantId --kind qr|gateway|gateway_link [--label --gatewayConfigId --linkConfigId]",

@@ -11,7 +11,7 @@ import {
 } from "node:crypto";
 
 /** What a stored secret is for: part of its key derivation, so a key for one purpose opens nothing else. */
-export type SecretPurpose = "webhook-endpoint-secret" | "gateway-api-secret" | "network-token";
+export type SecretPurpose = "webhook-endpoint-secret" | "gateway-api-secret" | "network-token" | "link-poll-session";
 
 /** A stored secret that does not open for this row and purpose (moved, altered, or another SECRET_KEY). */
 export class SecretUnreadableError extends Error {

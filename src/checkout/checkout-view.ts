@@ -48,7 +48,7 @@ export class CheckoutViews {
     const tx = await this.query.one(principal, transactionId);
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     const merchant = await this.admin.merchant(tx.merchantRef);
-    const deeplink = tx.area === "gateway" ? (httpUrl(tx.upstream.deeplink) ?? appLink(tx.upstream.deeplink)) : null;
+    const deeplink = tx.area !== "qr" ? (httpUrl(tx.upstream.deeplink) ?? appLink(tx.upstream.deeplink)) : null;
     return {
       transactionId: tx.id,
       status: tx.status,

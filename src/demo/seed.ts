@@ -5,7 +5,7 @@ import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
 import { webhooksModule } from "../webhooks/index.js";
 import { gatewayModule } from "../gateway/index.js";
 import { linkModule } from "../gateway-link/index.js";
-import { demoLinkUrl, DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
+import { demoLinkUrl, DEMO_GATEWAY, DEMO_LINK_PROTOCOL } from "../simulators/demo-upstreams.js";
 
 export interface DemoFile {
   baseUrl: string;
@@ -40,8 +40,9 @@ export async function seedDemo(app: App): Promise<DemoFile> {
   let demo: DemoFile;
   if (previous?.ids && existing) {
     demo = { ...previous, baseUrl: base };
-    // The port may differ from the last run: keep the tenant's URLs pointing at this process.
-    await linkConfigs.update(previous.ids.linkConfig, { url: demoLinkUrl(base) });
+    // The port may differ from the last run: keep the tenant's URLs pointing at this process (and a demo from
+    // before the PayWay twin on it).
+    await linkConfigs.update(previous.ids.linkConfig, { url: demoLinkUrl(base), protocol: DEMO_LINK_PROTOCOL });
     await webhooks.update(previous.ids.webhook, { url: `${base}/sim/inbox` });
     // Demo data from before deeplink settings existed gets them too.
     if (existing.deeplinkAppName === null) await admin.updateMerchant(existing.id, DEMO_DEEPLINK);
@@ -69,6 +70,7 @@ export async function seedDemo(app: App): Promise<DemoFile> {
       name: "Demo payment link",
       url: demoLinkUrl(base),
       currency: 116,
+      protocol: DEMO_LINK_PROTOCOL,
     });
     const qrKey = await admin.createApiKey({ merchantId: merchant.id, kind: "qr", label: "demo qr" });
     const gwKey = await admin.createApiKey({

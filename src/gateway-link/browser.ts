@@ -12,6 +12,7 @@ import {
   interceptRequests,
   killProcessGroup,
   launchChromium,
+  proxyArgs,
   removeProfile,
   type BlockedResourceType,
   type LaunchedChromium,
@@ -23,6 +24,7 @@ export {
   DEFAULT_CHROMIUM_ARGS,
   sandboxForThisMachine,
   type BlockedResourceType,
+  type PageRequest,
   type PageResponse,
   type SandboxChoice,
   type SandboxMode,
@@ -53,6 +55,8 @@ export interface BrowserPoolOptions {
   pageMode?: "hidden" | "window";
   launchTimeoutMs?: number;
   logger?: PoolLogger;
+  /** Outbound proxy of every page (LINK_PROXY): `http(s)://[user:pass@]host:port`. */
+  proxy?: string | null;
 }
 
 export type BrowserPoolErrorCode =
@@ -257,17 +261,16 @@ export class BrowserPool {
       });
       document.catch(() => undefined); // read only by start()
       const origins = opts.allowedOrigins === undefined ? undefined : new Set(opts.allowedOrigins);
-      await interceptRequests(session, this.options.blockedResourceTypes, origins, {
-        frameId: targetId,
-        hooks: {
-          onDocument: (outcome) =>
-            "status" in outcome
-              ? settleDocument.resolve(outcome.status)
-              : settleDocument.reject(new Error(`net::ERR_${outcome.error}`)),
-          wants: (url) => opts.traffic?.wants(url) ?? false,
-          onResponse: (response) => opts.traffic?.onResponse(response),
-        },
-      });
+      const hooks = {
+        onDocument: (outcome: { status: number } | { error: string }) =>
+          "status" in outcome
+            ? settleDocument.resolve(outcome.status)
+            : settleDocument.reject(new Error(`net::ERR_${outcome.error}`)),
+        wants: (url: string) => opts.traffic?.wants(url) ?? false,
+        onResponse: (response: PageResponse) => opts.traffic?.onResponse(response),
+      };
+      const proxy = this.options.proxy ? proxyArgs(this.options.proxy).credentials : undefined;
+      await interceptRequests(session, this.options.blockedResourceTypes, origins, { frameId: targetId, hooks }, proxy);
       session.on("Inspector.targetCrashed", () =>
         controller.abort(new BrowserPoolError("PAGE_CRASHED", "the payment page's renderer crashed")),
       );
@@ -415,9 +418,10 @@ export class BrowserPool {
   private async launch(): Promise<LiveBrowser> {
     let launched: LaunchedChromium;
     try {
+      const proxy = this.options.proxy ? proxyArgs(this.options.proxy).args : [];
       launched = await launchChromium(
         this.options.executablePath,
-        this.options.extraArgs ?? [],
+        [...(this.options.extraArgs ?? []), ...proxy],
         this.options.launchTimeoutMs ?? 30_000,
         this.options.sandboxArgs,
       );

@@ -167,6 +167,13 @@ export interface PageResponse {
   errorText: string | null;
   /** The body as text; null when it could not be read. */
   body: string | null;
+  /** What the page sent: its body and headers as Chromium shows them (cookies are not among them). */
+  request: PageRequest;
+}
+
+export interface PageRequest {
+  postData: string | null;
+  headers: Record<string, string>;
 }
 
 /** What the page's owner is told of its traffic (only the top-level page's, not its frames' or workers'). */
@@ -191,6 +198,7 @@ export async function interceptRequests(
   types: readonly BlockedResourceType[] = DEFAULT_BLOCKED,
   allowedOrigins?: ReadonlySet<string>,
   page?: { frameId: string; hooks: PageHooks },
+  proxyAuth?: ProxyCredentials,
 ): Promise<void> {
   const blocked = new Set<string>(types);
   const csp = allowedOrigins === undefined ? null : connectPolicy(allowedOrigins);
@@ -207,7 +215,13 @@ export async function interceptRequests(
       }
       if (csp !== null && (resourceType === "Document" || resourceType === "Other")) {
         void addPolicy(cdp, event, csp);
-      } else if (page && (resourceType === "XHR" || resourceType === "Fetch") && page.hooks.wants(event.request.url)) {
+      } else if (
+        page &&
+        (resourceType === "XHR" || resourceType === "Fetch") &&
+        // A cross-origin API's CORS preflight shares the call's URL; only the call itself is the page's answer.
+        event.request.method !== "OPTIONS" &&
+        page.hooks.wants(event.request.url)
+      ) {
         void readAnswer(cdp, event).then((answer) => {
           go(requestId);
           page.hooks.onResponse(answer);
@@ -241,29 +255,62 @@ export async function interceptRequests(
   } else {
     patterns.push({ urlPattern: "*", requestStage: "Request" });
   }
-  await cdp.send("Fetch.enable", { patterns });
+  if (proxyAuth !== undefined) answerProxyAuth(cdp, proxyAuth);
+  await cdp.send("Fetch.enable", { patterns, handleAuthRequests: proxyAuth !== undefined });
   if (allowedOrigins === undefined) return;
   // Out-of-process iframes, dedicated and shared workers: each is its own target with its own requests.
   cdp.on("Target.attachedToTarget", (event) => {
     const child = cdp.connection()?.session(event.sessionId);
     if (!child) return;
-    void interceptRequests(child, types, allowedOrigins)
+    void interceptRequests(child, types, allowedOrigins, undefined, proxyAuth)
       .catch(() => undefined)
       .finally(() => void child.send("Runtime.runIfWaitingForDebugger").catch(() => undefined));
   });
   await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
 }
 
+export interface ProxyCredentials {
+  username: string;
+  password: string;
+}
+
+/** The proxy's own challenge gets LINK_PROXY's credentials; a site's challenge is never answered. */
+function answerProxyAuth(cdp: CDPSession, credentials: ProxyCredentials): void {
+  cdp.on("Fetch.authRequired", (event) => {
+    const authChallengeResponse =
+      event.authChallenge.source === "Proxy"
+        ? { response: "ProvideCredentials" as const, ...credentials }
+        : { response: "CancelAuth" as const };
+    void cdp.send("Fetch.continueWithAuth", { requestId: event.requestId, authChallengeResponse }).catch(() => {});
+  });
+}
+
+/**
+ * Chromium's flags for an outbound proxy (LINK_PROXY, `http(s)://[user:pass@]host:port`): every request of its
+ * pages through it, loopback ones too (Chromium bypasses a proxy for loopback unless told otherwise); the
+ * credentials, which Chromium cannot take as a flag, are answered per page (interceptRequests).
+ */
+export function proxyArgs(proxyUrl: string): { args: string[]; credentials: ProxyCredentials | undefined } {
+  const u = new URL(proxyUrl);
+  const credentials =
+    u.username === ""
+      ? undefined
+      : { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  return { args: [`--proxy-server=${u.protocol}//${u.host}`, "--proxy-bypass-list=<-loopback>"], credentials };
+}
+
 async function readAnswer(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent): Promise<PageResponse> {
   const url = event.request.url;
+  const request: PageRequest = { postData: event.request.postData ?? null, headers: event.request.headers };
   if (event.responseErrorReason !== undefined)
-    return { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null };
+    return { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null, request };
   const status = event.responseStatusCode ?? null;
   try {
     const { body, base64Encoded } = await cdp.send("Fetch.getResponseBody", { requestId: event.requestId });
-    return { url, status, errorText: null, body: base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body };
+    const text = base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body;
+    return { url, status, errorText: null, body: text, request };
   } catch {
-    return { url, status, errorText: null, body: null };
+    return { url, status, errorText: null, body: null, request };
   }
 }
 

@@ -8,17 +8,27 @@ import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
+import type { SecretBox } from "../auth/secret-box.js";
 import { createLinkSimulator } from "../simulators/link/index.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 import { BrowserPool, chooseSandbox, sandboxForThisMachine } from "./browser.js";
 import { chromiumMissing, LinkService } from "./link-service.js";
-import { LinkMonitors, linkExpirySweepJob, linkMonitorJob } from "./link-monitor.job.js";
+import { LinkMonitors, linkMonitorJob } from "./link-monitor.job.js";
+import { linkSweepJob } from "./link-watch.job.js";
+import { LinkWatch } from "./link-watch.js";
+import { LinkRefusals } from "./link-refusals.js";
+import { PagePoll } from "./page-poll.js";
+import { pollTransport } from "./poll-client.js";
+import type { Metrics } from "../ops/metrics.js";
+import { Gauge } from "prom-client";
+import { startTwin, type RunningTwin } from "./twin-mount.js";
 import { LinkResolver } from "./link.resolver.js";
 import { LINK_ROUTES } from "./link.routes.js";
 import { LinkConfig } from "./link-config.entity.js";
 import { LinkConfigs } from "./link-configs.js";
 import { LinkConfigResolver } from "./link-config.resolver.js";
-import { LINK_PAGE_PROTOCOLS } from "./link-protocol.js";
+import { simulatedLinkProtocol, type LinkPageProtocol, type LinkProtocolName } from "./link-protocol.js";
+import { paywayLinkProtocol } from "./payway-protocol.js";
 
 export interface LinkModuleDeps {
   config: Pick<Config, "link" | "simulators" | "egress">;
@@ -30,6 +40,11 @@ export interface LinkModuleDeps {
   orm: Orm;
   admin: Pick<AdminService, "mustHaveMerchant" | "acceptKeyTarget">;
   auth: Pick<Authenticator, "issueClientToken">;
+  /** Seals what a payment followed without its page keeps (its token and cookies). */
+  box: Pick<SecretBox, "seal" | "open">;
+  /** This process runs jobs: it follows the payments it issues itself. */
+  delivers: boolean;
+  metrics: Pick<Metrics, "registry">;
   /** Where this process is reachable: the hosted checkout page's address. */
   baseUrl: string;
   /** Enqueue a one-off job: the page monitor runs wherever a worker takes it. */
@@ -41,12 +56,134 @@ export interface LinkModule extends Module {
   configs: LinkConfigs;
   /** The headless browser that holds payment pages (tests read its page count). */
   pool: BrowserPool;
+  /** The payments this worker follows without a page (tests and the bench read its stats). */
+  watch: LinkWatch;
 }
 
-/** The gateway-link area: a payment-link page driven by a headless browser, held open for at most 180 s. */
+/**
+ * The gateway-link area: a payment-link page driven by a headless browser until it shows its QR; then followed
+ * by a page monitor (pages that need their page, held ≤ 180 s) or, for a PayWay link, by this worker polling the
+ * page's API itself (link-watch.ts).
+ */
 export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const { config, logger } = deps;
-  const protocol = LINK_PAGE_PROTOCOLS[config.link.pageProtocol];
+  const pool = createPool(config, logger);
+  const monitors = new LinkMonitors();
+  const configs = new LinkConfigs(deps.orm, deps.admin, config.egress, config.link.pageProtocol);
+  deps.admin.acceptKeyTarget({
+    kind: "gateway_link",
+    field: "linkConfigId",
+    notFound: "Payment-link configuration not found for this merchant",
+    belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
+  });
+  const twin: RunningTwin | null = config.simulators ? startTwin(deps.clock, logger) : null;
+  const apiOrigin = () => config.link.paywayApiOrigin ?? twin?.apiOrigin() ?? "";
+  const protocol = (name: LinkProtocolName): LinkPageProtocol =>
+    name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
+  const transport = pollTransport(config.link.proxy);
+  const refusals = new LinkRefusals(logger, transport.proxy, () => deps.clock.now());
+  const watch = new LinkWatch({
+    ...deps,
+    transport,
+    timeoutMs: Math.min(config.link.openTimeoutMs, 10_000),
+    lateWatchMs: config.link.lateWatchMs,
+    maxPolls: config.link.maxPolls,
+    refusals,
+    allowedOrigins: config.link.allowedOrigins,
+    openPage: (url, api) =>
+      PagePoll.open(pool, {
+        url,
+        apiOrigin: api,
+        allowedOrigins: config.link.allowedOrigins,
+        egress: config.egress,
+        timeoutMs: config.link.openTimeoutMs,
+      }),
+  });
+  watchGauges(deps.metrics, watch);
+  const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
+    openTimeoutMs: config.link.openTimeoutMs,
+    protocol,
+    baseUrl: deps.baseUrl,
+    egress: config.egress,
+    allowedOrigins: config.link.allowedOrigins,
+    box: deps.box,
+    watch: deps.delivers ? watch : null,
+    refusals,
+    // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
+    startMonitor: (transactionId) => deps.enqueue("link.monitor", { transactionId }),
+  });
+  const simulator = config.simulators
+    ? createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") })
+    : null;
+  const monitorDeps = {
+    ...deps,
+    maxMonitors: config.link.maxMonitors,
+    openTimeoutMs: config.link.openTimeoutMs,
+    protocol: simulatedLinkProtocol,
+    egress: config.egress,
+    allowedOrigins: config.link.allowedOrigins,
+  };
+  return {
+    service,
+    configs,
+    pool,
+    watch,
+    resolvers: [new LinkResolver(service, deps.idempotency), new LinkConfigResolver(configs)],
+    jobs: [linkMonitorJob(monitorDeps, service, pool, monitors), linkSweepJob(deps, watch)],
+    mount(app) {
+      // The PayWay twin's controls first: a client it does not know passes on to the older simulator's.
+      if (twin !== null) app.use(twin.twin.controls, twin.twin.page);
+      if (simulator !== null) app.use(simulator.router, simulator.controls);
+    },
+    async start() {
+      await twin?.listen();
+      if (deps.delivers) watch.start();
+    },
+    // SIGTERM: this process takes no more jobs; its page monitors stop (pages closed, nothing written) and
+    // each gets a fresh job, which another worker resumes by clientId within a second or two; the payments it
+    // polls are made due now, for another worker's sweep to claim.
+    async handOver() {
+      await watch.handOver();
+      const handed = await monitors.interruptAll();
+      for (const transactionId of handed)
+        await deps
+          .enqueue("link.monitor", { transactionId })
+          .catch((err: unknown) =>
+            logger.warn({ err, tx: transactionId }, "could not hand a link monitor over; its job lock expires in 30 s"),
+          );
+      if (handed.length > 0) logger.info({ monitors: handed.length }, "link monitors handed over");
+    },
+    async stop() {
+      await watch.stop();
+      await pool.close();
+      await transport.close();
+      await twin?.close();
+    },
+    readiness: () => refusals.readiness(),
+  };
+}
+
+/** What /metrics says of the payments this process follows without a browser. */
+function watchGauges(metrics: Pick<Metrics, "registry">, watch: LinkWatch): void {
+  const gauge = (name: string, help: string, read: (s: ReturnType<LinkWatch["stats"]>) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        this.set(read(watch.stats()));
+      },
+    });
+  gauge("link_polls_followed", "PayWay payments this process polls without a browser", (s) => s.held);
+  gauge("link_polls_through_pages", "Of those, polled through a held page after a 403", (s) => s.viaPage);
+  gauge(
+    "link_poll_lateness_p99_seconds",
+    "p99 of how late polls went out (recent 20,000)",
+    (s) => s.latenessP99Ms / 1000,
+  );
+}
+
+function createPool(config: LinkModuleDeps["config"], logger: Logger): BrowserPool {
   const sandbox =
     config.link.sandbox === "auto"
       ? sandboxForThisMachine()
@@ -59,72 +196,14 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     // for Chromium's local-network checks, which would then refuse a loopback link's own allowlisted loopback
     // origins: only where private addresses are allowed at all (demo, tests) are those checks left off.
     extraArgs: config.egress.permissive ? ["--disable-features=LocalNetworkAccessChecks"] : [],
+    proxy: config.link.proxy,
     logger,
   });
   if (!pool.executableAvailable())
     logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
   else if (sandbox.sandboxed) logger.info({ sandbox: true }, sandbox.reason);
   else logger.warn({ sandbox: false }, sandbox.reason);
-  const monitors = new LinkMonitors();
-  const configs = new LinkConfigs(deps.orm, deps.admin, config.egress);
-  deps.admin.acceptKeyTarget({
-    kind: "gateway_link",
-    field: "linkConfigId",
-    notFound: "Payment-link configuration not found for this merchant",
-    belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
-  });
-  const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
-    openTimeoutMs: config.link.openTimeoutMs,
-    protocol,
-    baseUrl: deps.baseUrl,
-    egress: config.egress,
-    allowedOrigins: config.link.allowedOrigins,
-    // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
-    startMonitor: (transactionId) => deps.enqueue("link.monitor", { transactionId }),
-  });
-  const simulator = config.simulators
-    ? createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") })
-    : null;
-  return {
-    service,
-    configs,
-    pool,
-    resolvers: [new LinkResolver(service, deps.idempotency), new LinkConfigResolver(configs)],
-    jobs: [
-      linkMonitorJob(
-        {
-          ...deps,
-          maxMonitors: config.link.maxMonitors,
-          openTimeoutMs: config.link.openTimeoutMs,
-          protocol,
-          egress: config.egress,
-          allowedOrigins: config.link.allowedOrigins,
-        },
-        service,
-        pool,
-        monitors,
-      ),
-      linkExpirySweepJob(deps),
-    ],
-    mount(app) {
-      if (simulator !== null) app.use(simulator.router, simulator.controls);
-    },
-    // SIGTERM: this process takes no more jobs; its page monitors stop (pages closed, nothing written) and
-    // each gets a fresh job, which another worker resumes by clientId within a second or two.
-    async handOver() {
-      const handed = await monitors.interruptAll();
-      for (const transactionId of handed)
-        await deps
-          .enqueue("link.monitor", { transactionId })
-          .catch((err: unknown) =>
-            logger.warn({ err, tx: transactionId }, "could not hand a link monitor over; its job lock expires in 30 s"),
-          );
-      if (handed.length > 0) logger.info({ monitors: handed.length }, "link monitors handed over");
-    },
-    async stop() {
-      await pool.close();
-    },
-  };
+  return pool;
 }
 
 export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule> = {

@@ -9,6 +9,8 @@ export class LinkConfig {
   @Property({ type: "text" }) name!: string;
   @Property({ type: "text" }) url!: string;
   @Property({ type: "integer" }) currency!: 116 | 840;
+  /** The page's adapter (`simulated`, `payway`); null: LINK_PAGE_PROTOCOL. */
+  @Property({ type: "text", nullable: true }) protocol: string | null = null;
   @Property({ type: "timestamptz" }) createdAt: Date = new Date();
   @Property({ type: "timestamptz", onUpdate: () => new Date() }) updatedAt: Date = new Date();
 }

@@ -10,6 +10,8 @@ export class LinkConfigGql {
   @Field() name!: string;
   @Field() url!: string;
   @Field(() => Int) currency!: number;
+  @Field({ description: "The adapter the page is driven with: simulated or payway (LINK_PAGE_PROTOCOL when unset)" })
+  protocol!: string;
   @Field() createdAt!: Date;
 }
 
@@ -19,14 +21,17 @@ export class LinkConfigInputGql {
   @Field({ nullable: true }) name?: string;
   @Field({ nullable: true }) url?: string;
   @Field(() => Int, { nullable: true }) currency?: number;
+  @Field(() => String, { nullable: true, description: "simulated or payway; null: LINK_PAGE_PROTOCOL" })
+  protocol?: string | null;
 }
 
-const toLinkGql = (l: LinkConfig): LinkConfigGql => ({
+const toLinkGql = (configs: LinkConfigs, l: LinkConfig): LinkConfigGql => ({
   id: l.id,
   merchantId: l.merchantRef,
   name: l.name,
   url: l.url,
   currency: l.currency,
+  protocol: configs.protocolOf(l),
   createdAt: l.createdAt,
 });
 
@@ -41,7 +46,7 @@ export class LinkConfigResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<LinkConfigGql[]> {
     requireAdmin(ctx);
-    return (await this.configs.list(merchantId)).map(toLinkGql);
+    return (await this.configs.list(merchantId)).map((l) => toLinkGql(this.configs, l));
   }
 
   @Mutation(() => LinkConfigGql)
@@ -51,11 +56,13 @@ export class LinkConfigResolver {
   ): Promise<LinkConfigGql> {
     requireAdmin(ctx);
     return toLinkGql(
+      this.configs,
       await this.configs.create({
         merchantId: input.merchantId ?? "",
         name: input.name ?? "",
         url: input.url ?? "",
         currency: input.currency ?? 0,
+        protocol: input.protocol,
       }),
     );
   }
@@ -67,6 +74,6 @@ export class LinkConfigResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<LinkConfigGql> {
     requireAdmin(ctx);
-    return toLinkGql(await this.configs.update(id, input));
+    return toLinkGql(this.configs, await this.configs.update(id, input));
   }
 }

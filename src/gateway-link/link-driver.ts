@@ -12,8 +12,10 @@ import {
   type LinkEvent,
   type WatchOptions,
 } from "./page-traffic.js";
-import type { LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
-import { focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
+import type { LinkPageProtocol, LinkPollSession, LinkSessionInfo, PageCheck } from "./link-protocol.js";
+import { fillText, focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
+import { pollSessionOf } from "./poll-seed.js";
+import { EventChannel } from "./event-channel.js";
 
 export type { LinkEvent, WatchOptions };
 
@@ -26,19 +28,29 @@ export class LinkDriverError extends Error {
    * 429/502/503/504, unreadable answers): an outage to wait out, not a failure of this payment.
    */
   readonly unavailable: boolean;
+  /** The HTTP status the page or its API refused with, when that is what happened (403: see LinkRefusals). */
+  readonly httpStatus: number | null;
   constructor(
     readonly kind: LinkDriverErrorKind,
     message: string,
-    options?: { cause?: unknown; unavailable?: boolean },
+    options?: { cause?: unknown; unavailable?: boolean; httpStatus?: number | null },
   ) {
     super(message, options);
     this.unavailable = options?.unavailable ?? kind === "timeout";
+    this.httpStatus = options?.httpStatus ?? null;
   }
 }
 
 export interface LinkSession {
   readonly qr: string;
   readonly clientId: string;
+  /** Opens the payer's banking app on this QR, when the protocol makes one. */
+  readonly deeplink?: string;
+  /**
+   * Set when the protocol follows the payment without its page (`pollsWithoutPage`): the page is closed already,
+   * `events` is empty, and the worker polls the page's API with this.
+   */
+  readonly poll?: LinkPollSession;
   /**
    * Changes of the page's state, each reported once, in order; single consumer. The stream ends
    * after `approved` with a receipt (or after the `receipt` that follows an approval without one),
@@ -69,6 +81,8 @@ interface CommonOptions {
    */
   allowedOrigins?: readonly string[];
   watch?: WatchOptions;
+  /** Told what the page showed that an adapter built on partial knowledge did not expect (logged above). */
+  onWarning?: (message: string) => void;
 }
 
 export interface OpenLinkOptions extends CommonOptions {
@@ -86,9 +100,20 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
     // Keyboard only, as a visitor who types the amount and presses Enter on the button: the
     // pool's hidden pages draw no frames, so they never receive mouse input.
     async interact(session, protocol, remainingMs) {
-      await focusElement(session, protocol.amountSelector, remainingMs(), true).catch(missing("an amount field"));
-      await typeText(session, options.amount);
-      await focusElement(session, protocol.payButtonSelector, remainingMs()).catch(missing("a pay button"));
+      if (protocol.pageCheck) await checkPage(session, protocol.pageCheck, options);
+      if (protocol.amountInput === "setter") {
+        await fillText(session, protocol.amountSelector, options.amount, remainingMs()).catch(
+          missing("an amount field"),
+        );
+      } else {
+        await focusElement(session, protocol.amountSelector, remainingMs(), { clear: true }).catch(
+          missing("an amount field"),
+        );
+        await typeText(session, options.amount);
+      }
+      await focusElement(session, protocol.payButtonSelector, remainingMs(), { text: protocol.payButtonText }).catch(
+        missing("a pay button"),
+      );
       await pressEnter(session);
     },
     verify(info) {
@@ -101,6 +126,17 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
       return null;
     },
   });
+}
+
+/** What the page's own state says before anything is typed: a refusal fails the opening, a warning is told. */
+async function checkPage(session: CDPSession, check: PageCheck, options: OpenLinkOptions): Promise<void> {
+  const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
+    expression: check.expression,
+    returnByValue: true,
+  });
+  const verdict = check.verify(exceptionDetails ? null : result.value, options);
+  if (verdict.refusal !== undefined) throw new LinkDriverError("page_error", verdict.refusal);
+  if (verdict.warning !== undefined) options.onWarning?.(verdict.warning);
 }
 
 function missing(what: string): (err: unknown) => never {
@@ -150,7 +186,11 @@ async function startSession(
     lease = await pool.acquire({
       url: target,
       timeoutMs: remainingMs(),
-      allowedOrigins: [origin, ...(options.allowedOrigins ?? [])],
+      allowedOrigins: [
+        origin,
+        ...(protocol.apiOrigin === undefined ? [] : [protocol.apiOrigin]),
+        ...(options.allowedOrigins ?? []),
+      ],
       traffic,
     });
   } catch (err) {
@@ -164,6 +204,7 @@ async function startSession(
       if (status < 200 || status > 299) {
         throw new LinkDriverError("page_error", `the payment page answered HTTP ${status}`, {
           unavailable: UNAVAILABLE_STATUSES.has(status),
+          httpStatus: status,
         });
       }
       await steps.interact(lease.session, protocol, remainingMs);
@@ -171,7 +212,15 @@ async function startSession(
     });
     const refusal = steps.verify(info);
     if (refusal) throw new LinkDriverError("page_error", refusal);
-    return { qr: info.qr, clientId: info.clientId, events: traffic.events, close: () => traffic.close() };
+    const base = { qr: info.qr, clientId: info.clientId, ...(info.deeplink ? { deeplink: info.deeplink } : {}) };
+    if (!protocol.pollsWithoutPage) return { ...base, events: traffic.events, close: () => traffic.close() };
+    // The page's work is done once its QR is read: what its status poll needs is taken from it, and it is closed.
+    const poll = await pollSessionOf(lease.session, info, traffic, options.url, protocol);
+    // Closed behind the answer: the QR need not wait for the page's context to be torn down.
+    void traffic.close();
+    const ended = new EventChannel<LinkEvent>();
+    ended.end();
+    return { ...base, poll, events: ended, close: async () => undefined };
   } catch (err) {
     const error = toDriverError(err, lease.signal);
     await traffic.close();
@@ -222,7 +271,11 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
   if (err instanceof TimeoutError)
     return new LinkDriverError("timeout", `payment page too slow: ${err.message}`, { cause: err });
   if (err instanceof PageTrafficError)
-    return new LinkDriverError("page_error", err.message, { cause: err, unavailable: err.unavailable });
+    return new LinkDriverError("page_error", err.message, {
+      cause: err,
+      unavailable: err.unavailable,
+      httpStatus: err.httpStatus,
+    });
   // Navigation that never reached the site (refused, reset, DNS, …) is an outage of the page.
   if (err instanceof Error && /net::ERR_/.test(err.message))
     return new LinkDriverError("page_error", err.message, { cause: err, unavailable: true });

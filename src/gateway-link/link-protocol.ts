@@ -1,7 +1,9 @@
 // What the driver needs to know about a payment-link page: where to type, what to press, and
-// how to recognise and read the page's own API traffic. The real hosted page publishes no
-// protocol, so this is an adapter, chosen by LINK_PAGE_PROTOCOL: `simulatedLinkProtocol` speaks our
-// simulator's (docs/link-simulator.md); pointing at the real page means writing one more adapter here.
+// how to recognise and read the page's own API traffic. Hosted pages publish no protocol, so each is an
+// adapter, chosen per link configuration (default LINK_PAGE_PROTOCOL): `simulatedLinkProtocol` speaks our
+// simulator's (docs/link-simulator.md), `paywayLinkProtocol` (payway-protocol.ts) a real ABA PayWay link's.
+
+import type { PageRequest } from "./chromium.js";
 
 export type LinkAction = "request_qr" | "scanned" | "approved";
 
@@ -13,6 +15,44 @@ export interface LinkSessionInfo {
   amount?: string;
   /** Current action, when a resumed page reports it with the session. */
   action?: LinkAction;
+  /** A link that opens the payer's banking app on this QR, when the protocol knows how to make one. */
+  deeplink?: string;
+  /** What the worker needs to follow the payment without the page (protocols with `pollsWithoutPage`). */
+  poll?: LinkPollSeed;
+}
+
+/** The page's own status poll, as the page would send it: the parts its QR answer gave. */
+export interface LinkPollSeed {
+  token: string;
+  clientId: string;
+  /** The page's original request_time: every poll repeats it. */
+  requestTime: string;
+  /** What the page said of the QR's lifetime (the service keeps its own 180 s; a difference is logged). */
+  expireInSec: string | null;
+}
+
+/**
+ * A payment followed without its page: the page's own status call, repeated by the worker with what the page had
+ * (its token, client id, original request_time, cookies and the headers its requests carried). The token and the
+ * cookies are secrets: stored sealed (poll-store.ts).
+ */
+export interface LinkPollSession {
+  apiOrigin: string;
+  token: string;
+  clientId: string;
+  requestTime: string;
+  /** Cookie header as the browser would send it to the API. */
+  cookies: string;
+  origin: string;
+  referer: string;
+  userAgent: string | null;
+  language: string | null;
+  expireInSec: string | null;
+}
+
+/** The page's API answered, and refused to issue a QR (its reason, to be shown on the FAILED transaction). */
+export interface LinkRefusal {
+  refusal: string;
 }
 
 export interface LinkStatus {
@@ -22,20 +62,45 @@ export interface LinkStatus {
 
 export type LinkCall = "request_qr" | "resume" | "status";
 
+/** The page's own state, read before typing; what it must say about the payment asked for. */
+export interface PageCheck {
+  /** Evaluated in the page once its document is parsed; its value (JSON) goes to verify(). */
+  expression: string;
+  verify(value: unknown, want: { amount: string; currency: 116 | 840 }): { refusal?: string; warning?: string };
+}
+
 export interface LinkPageProtocol {
+  name: LinkProtocolName;
   amountSelector: string;
   payButtonSelector: string;
-  /** Which API call a response belongs to, by its URL (already checked to be the page's origin). */
+  /** How the amount goes in: key presses (default), or the input's value setter and its events (`fillText`). */
+  amountInput?: "keys" | "setter";
+  /** The pay button is the first `payButtonSelector` element whose text is this (case-insensitive). */
+  payButtonText?: string;
+  /** Where the page's API lives when it is not on the page's own origin (then allowed for the page too). */
+  apiOrigin?: string;
+  /** Which API call a response belongs to, by its URL (already checked to be the page's or its API's origin). */
   classify(url: URL): LinkCall | null;
-  parseSession(body: unknown): LinkSessionInfo | null;
+  parseSession(body: unknown, request: PageRequest): LinkSessionInfo | LinkRefusal | null;
   parseStatus(body: unknown): LinkStatus | null;
   /** The URL that reopens an existing payment, or null when this page cannot resume. */
   resumeUrl(linkUrl: string, clientId: string): string | null;
+  pageCheck?: PageCheck;
+  /** Once the QR is read the page is closed: the worker polls the page's API itself (LinkSessionInfo.poll). */
+  pollsWithoutPage?: boolean;
+}
+
+export type LinkProtocolName = "simulated" | "payway";
+export const LINK_PROTOCOL_NAMES: readonly LinkProtocolName[] = ["simulated", "payway"];
+
+export function isRefusal(v: LinkSessionInfo | LinkRefusal): v is LinkRefusal {
+  return "refusal" in v;
 }
 
 const ACTIONS: ReadonlySet<string> = new Set<LinkAction>(["request_qr", "scanned", "approved"]);
 
 export const simulatedLinkProtocol: LinkPageProtocol = {
+  name: "simulated",
   amountSelector: "#amount",
   payButtonSelector: "#pay-button",
   classify(url) {
@@ -63,9 +128,6 @@ export const simulatedLinkProtocol: LinkPageProtocol = {
     return url.toString();
   },
 };
-
-/** The adapters LINK_PAGE_PROTOCOL chooses from (config.ts lists the same names). */
-export const LINK_PAGE_PROTOCOLS: Record<"simulated", LinkPageProtocol> = { simulated: simulatedLinkProtocol };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -7,16 +7,20 @@ import type { Logger } from "../logger.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { LinkConfigs } from "./link-configs.js";
-import type { TransactionStore } from "../transactions/transition.js";
+import type { NewTransaction, TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { NUMERIC_TO_CODE } from "../transactions/money.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
 import type { BrowserPool } from "./browser.js";
-import type { LinkPageProtocol } from "./link-protocol.js";
-import { openLinkSession, type LinkSession } from "./link-driver.js";
+import type { LinkPageProtocol, LinkProtocolName } from "./link-protocol.js";
+import { LinkDriverError, openLinkSession, type LinkSession } from "./link-driver.js";
+import type { SecretBox } from "../auth/secret-box.js";
+import type { LinkRefusals } from "./link-refusals.js";
+import type { LinkWatch } from "./link-watch.js";
+import { POLL_LEASE_MS, sealPoll } from "./poll-store.js";
 
-/** Fixed by the contract: every gateway-link QR expires exactly 180 s after issue. */
+type Draft = NewTransaction & { status: "PENDING" };
 
 export interface LinkView {
   transactionId: string;
@@ -24,6 +28,8 @@ export interface LinkView {
   status: string;
   requestData: { amount: number; currency: number; meta: Record<string, unknown> };
   data: { qr: string; clientId: string };
+  /** Opens the payer's banking app on this QR (PayWay links). */
+  deeplink?: string;
   receiptUrl?: string;
   scanned?: boolean;
   clientToken?: string;
@@ -37,15 +43,19 @@ export class LinkService {
 
   constructor(
     private readonly store: TransactionStore,
-    private readonly configs: Pick<LinkConfigs, "get">,
+    private readonly configs: Pick<LinkConfigs, "get" | "protocolOf">,
     private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly pool: BrowserPool,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly opts: {
       openTimeoutMs: number;
-      protocol: LinkPageProtocol;
+      protocol: (name: LinkProtocolName) => LinkPageProtocol;
       egress: EgressPolicy;
+      box: Pick<SecretBox, "seal">;
+      /** This worker's watch of payments followed without a page (null where no jobs run: a worker claims them). */
+      watch: LinkWatch | null;
+      refusals: LinkRefusals;
       allowedOrigins: readonly string[];
       startMonitor: (transactionId: string) => Promise<void>;
       /** Where the hosted checkout page is (checkoutUrl). */
@@ -75,7 +85,7 @@ export class LinkService {
     const id = newId("txn");
     const request = { amount: input.amount, currency: link.currency, meta };
     // What the transaction is, whether the page gives a QR or not.
-    const draft = {
+    const draft: Draft = {
       id,
       area: "gateway_link" as const,
       merchantRef: key.merchantRef,
@@ -87,17 +97,7 @@ export class LinkService {
       request,
       expiresAt,
     };
-    const failed = async (message: string, why: string): Promise<never> => {
-      // The attempt is recorded as a FAILED transaction so the merchant sees it (issue: 502 + FAILED).
-      await this.store.create(draft);
-      await this.store.transition({
-        id,
-        to: "FAILED",
-        event: "payment.failed",
-        upstream: { failure: { message: why } },
-      });
-      throw new AppError("UPSTREAM_UNAVAILABLE", message, [], { transactionId: id });
-    };
+    const protocol = this.opts.protocol(this.configs.protocolOf(link));
     let session: LinkSession;
     try {
       session = await openLinkSession(this.pool, {
@@ -105,45 +105,94 @@ export class LinkService {
         amount,
         currency: link.currency,
         timeoutMs: this.opts.openTimeoutMs,
-        protocol: this.opts.protocol,
+        protocol,
         egress: this.opts.egress,
         allowedOrigins: this.opts.allowedOrigins,
+        onWarning: (warning) => this.logger.warn({ url: link.url, protocol: protocol.name }, warning),
       });
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message, url: link.url }, "payment-link page produced no QR");
-      return failed("The payment page did not produce a QR in time", "the payment page did not produce a QR");
+      return this.noQr(draft, link.url, err);
     }
+    const tx = await this.record(draft, link.url, protocol, session);
+    return {
+      ...this.view(tx),
+      ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
+    };
+  }
+
+  /** The page produced no QR: the attempt is a FAILED transaction naming why, so the merchant sees it (502). */
+  private async noQr(draft: Draft, url: string, err: unknown): Promise<never> {
+    const why = err instanceof Error ? err.message : String(err);
+    this.logger.warn({ err: why, url }, "payment-link page produced no QR");
+    if (err instanceof LinkDriverError && err.httpStatus === 403) this.opts.refusals.refusedBy("the payment page", why);
+    return this.failed(draft, "The payment page did not produce a QR", `the payment page did not produce a QR: ${why}`);
+  }
+
+  private async failed(draft: Draft, message: string, why: string): Promise<never> {
+    await this.store.create(draft);
+    await this.store.transition({
+      id: draft.id,
+      to: "FAILED",
+      event: "payment.failed",
+      upstream: { failure: { message: why } },
+    });
+    throw new AppError("UPSTREAM_UNAVAILABLE", message, [], { transactionId: draft.id });
+  }
+
+  /** Stores the payment with its QR and hands it to whoever follows it: a page monitor, or this worker's watch. */
+  private async record(draft: Draft, url: string, protocol: LinkPageProtocol, session: LinkSession): Promise<TxRecord> {
+    this.opts.refusals.answered();
+    const poll = session.poll;
+    if (poll?.expireInSec != null && poll.expireInSec !== String(LINK_LIFETIME_MS / 1000))
+      this.logger.warn(
+        { url, expireInSec: poll.expireInSec },
+        "the payment page gives its QR another lifetime than 180 s; the payment still expires after 180 s",
+      );
+    const local = poll !== undefined && this.opts.watch !== null && this.opts.watch.room > 0;
+    const now = this.clock.now().getTime();
     let tx: TxRecord;
     try {
       ({ tx } = await this.store.create({
         ...draft,
         qr: session.qr,
         clientId: session.clientId,
-        upstream: { linkUrl: link.url },
-        nextCheckAt: expiresAt,
+        upstream: {
+          linkUrl: url,
+          protocol: protocol.name,
+          ...(session.deeplink === undefined ? {} : { deeplink: session.deeplink }),
+          ...(poll === undefined ? {} : { poll: sealPoll(this.opts.box, draft.id, poll) }),
+        },
+        // Followed here: leased to this worker; else due now, for any worker to claim. A page monitor: its expiry.
+        nextCheckAt: poll === undefined ? draft.expiresAt : new Date(local ? now + POLL_LEASE_MS : now),
       }));
     } catch (err) {
       await session.close();
       if ((err as { code?: string }).code !== "23505") throw err;
       // The page answered with a session another payment of this merchant already holds (a provider that
       // resumed a session it should not have): never two payments on one upstream session.
-      this.logger.warn({ url: link.url }, "payment-link page answered with a session already in use");
-      return failed(
+      this.logger.warn({ url }, "payment-link page answered with a session already in use");
+      return this.failed(
+        draft,
         "The payment page answered with a payment already in use",
         "the payment page answered with a session another payment holds",
       );
     }
-    this.handoff.set(tx.id, session);
+    if (poll !== undefined) {
+      if (local) this.opts.watch?.adopt(tx, true);
+      return tx;
+    }
+    this.handOff(tx.id, session);
+    await this.opts.startMonitor(tx.id);
+    return tx;
+  }
+
+  private handOff(id: string, session: LinkSession): void {
+    this.handoff.set(id, session);
     setTimeout(() => {
       // Not taken by a local monitor within a few seconds (api-only process): release the page; a worker resumes it.
-      const s = this.handoff.get(tx.id);
-      if (s) void s.close().then(() => this.handoff.delete(tx.id));
+      const s = this.handoff.get(id);
+      if (s) void s.close().then(() => this.handoff.delete(id));
     }, 5_000).unref();
-    await this.opts.startMonitor(tx.id);
-    return {
-      ...this.view(tx),
-      ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
-    };
   }
 
   /** The generate answer rebuilt from its transaction (an Idempotency-Key retry after a crash). */
@@ -176,6 +225,7 @@ export class LinkService {
       requestData: { amount: req.amount, currency: req.currency, meta: tx.meta },
       data: { qr: tx.qr ?? "", clientId: tx.clientId ?? "" },
     };
+    if (typeof tx.upstream.deeplink === "string") v.deeplink = tx.upstream.deeplink;
     if (tx.status === "SUCCESS" && tx.receiptUrl) v.receiptUrl = tx.receiptUrl;
     if (tx.upstream.scannedAt !== undefined) v.scanned = true;
     return v;

@@ -7,7 +7,7 @@ export const LINK_ROUTES: RestRoute[] = [
     path: "/gateway-link/generate-qr",
     kind: "gateway_link",
     document: `mutation($input: GenerateGatewayLinkQrInput!) { generateGatewayLinkQr(input: $input) { transactionId
-      expiredAt status requestData { amount currency meta } data { qr clientId } clientToken checkoutUrl } }`,
+      expiredAt status requestData { amount currency meta } data { qr clientId } deeplink clientToken checkoutUrl } }`,
     variables: (b) => ({ input: b }),
     bodyVariable: "input",
     shape: compact("generateGatewayLinkQr"),
@@ -23,7 +23,7 @@ export const LINK_ROUTES: RestRoute[] = [
     path: "/gateway-link/check",
     kind: "gateway_link",
     document: `query($transactionId: ID!) { gatewayLinkTransaction(transactionId: $transactionId) { transactionId
-      expiredAt status requestData { amount currency meta } data { qr clientId } receiptUrl scanned } }`,
+      expiredAt status requestData { amount currency meta } data { qr clientId } deeplink receiptUrl scanned } }`,
     variables: (b) => b,
     shape: compact("gatewayLinkTransaction"),
     doc: {

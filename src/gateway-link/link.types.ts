@@ -49,6 +49,11 @@ export class GatewayLinkTransactionGql {
   @Field({ description: "PENDING, SUCCESS, EXPIRED or FAILED" }) status!: string;
   @Field(() => GatewayLinkRequestDataGql) requestData!: GatewayLinkRequestDataGql;
   @Field(() => GatewayLinkDataGql) data!: GatewayLinkDataGql;
+  @Field(() => String, {
+    nullable: true,
+    description: "Opens the payer's banking app on this QR (a PayWay link: abamobilebank://…)",
+  })
+  deeplink?: string;
   @Field(() => String, { nullable: true, description: "On SUCCESS, when the gateway provides one" })
   receiptUrl?: string;
   @Field(() => Boolean, { nullable: true, description: "True once the payer's app has scanned the QR" })

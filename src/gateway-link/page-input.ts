@@ -9,29 +9,44 @@ export class MissingElementError extends Error {
   override readonly name = "MissingElementError";
 }
 
+export interface FocusOptions {
+  /** Empty an input's value first. */
+  clear?: boolean;
+  /** Only an element whose text is this, case-insensitively, else one whose text contains it (a button's label). */
+  text?: string;
+}
+
 /**
- * Waits until `selector` matches an element, then focuses it (`clear`: an input's value is emptied first).
- * The wait runs in the page (a MutationObserver, no polling from here) and gives up after `timeoutMs`.
+ * Waits until `selector` matches an element (with `text`, one whose label is that), then focuses it. The wait
+ * runs in the page (a MutationObserver, no polling from here) and gives up after `timeoutMs`.
  */
 export async function focusElement(
   session: CDPSession,
   selector: string,
   timeoutMs: number,
-  clear = false,
+  opts: FocusOptions = {},
 ): Promise<void> {
   const expression = `new Promise((resolve) => {
     const selector = ${JSON.stringify(selector)};
+    const label = ${JSON.stringify(opts.text?.trim().toLowerCase() ?? null)};
+    const text = (e) => (e.textContent || "").replace(/\\s+/g, " ").trim().toLowerCase();
+    const find = () => {
+      if (label === null) return document.querySelector(selector);
+      const all = Array.from(document.querySelectorAll(selector));
+      // The button reading exactly the label, else one whose label contains it ("Continue ›", an icon's text).
+      return all.find((e) => text(e) === label) || all.find((e) => text(e).includes(label));
+    };
     const take = () => {
-      const el = document.querySelector(selector);
+      const el = find();
       if (!el) return false;
-      if (${clear ? "true" : "false"} && el instanceof HTMLInputElement) el.value = "";
+      if (${opts.clear ? "true" : "false"} && el instanceof HTMLInputElement) el.value = "";
       if (typeof el.focus === "function") el.focus();
       resolve(true);
       return true;
     };
     if (take()) return;
     const observer = new MutationObserver(() => { if (take()) observer.disconnect(); });
-    observer.observe(document, { childList: true, subtree: true, attributes: true });
+    observer.observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
     setTimeout(() => { observer.disconnect(); resolve(false); }, ${Math.max(1, Math.floor(timeoutMs))});
   })`;
   const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
@@ -40,7 +55,27 @@ export async function focusElement(
     returnByValue: true,
   });
   if (exceptionDetails) throw new Error(`the payment page's script failed: ${exceptionDetails.text}`);
-  if (result.value !== true) throw new MissingElementError(`the payment page has no ${selector}`);
+  if (result.value !== true)
+    throw new MissingElementError(`the payment page has no ${selector}${opts.text ? ` reading "${opts.text}"` : ""}`);
+}
+
+/**
+ * Puts `text` into the element `selector` names the way a page's own framework sees an edit: the input's native
+ * value setter (a framework's own setter on the element is bypassed), then `input` and `change` events. One
+ * protocol message instead of two per character; what a scraper that works on the real PayWay page does.
+ */
+export async function fillText(session: CDPSession, selector: string, text: string, timeoutMs: number): Promise<void> {
+  await focusElement(session, selector, timeoutMs, { clear: true });
+  const expression = `(() => {
+    const el = document.activeElement;
+    if (!(el instanceof HTMLInputElement)) return false;
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ${JSON.stringify(text)});
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return true;
+  })()`;
+  const { result } = await session.send("Runtime.evaluate", { expression, returnByValue: true });
+  if (result.value !== true) throw new MissingElementError(`the payment page has no input at ${selector}`);
 }
 
 /** Types `text` into the focused element, one key press per character, as a visitor does. */

@@ -4,9 +4,21 @@
 // are counted; a run of them, a page that stops polling, a crashed page or a dead browser ends the
 // stream with a fatal error; closing the pool just ends it.
 
-import { BrowserPoolError, type PageLease, type PageResponse, type TrafficReader } from "./browser.js";
+import {
+  BrowserPoolError,
+  type PageLease,
+  type PageRequest,
+  type PageResponse,
+  type TrafficReader,
+} from "./browser.js";
 import { EventChannel } from "./event-channel.js";
-import type { LinkAction, LinkCall, LinkPageProtocol, LinkSessionInfo } from "./link-protocol.js";
+import {
+  isRefusal,
+  type LinkAction,
+  type LinkCall,
+  type LinkPageProtocol,
+  type LinkSessionInfo,
+} from "./link-protocol.js";
 
 export type LinkEvent =
   | { type: "request_qr" }
@@ -34,6 +46,8 @@ export class PageTrafficError extends Error {
   constructor(
     message: string,
     readonly unavailable: boolean,
+    /** The HTTP status of the answer that failed, when there was one. */
+    readonly httpStatus: number | null = null,
   ) {
     super(message);
   }
@@ -62,6 +76,8 @@ export class PageTraffic implements TrafficReader {
   private readonly maxFailures: number;
   private readonly stallMs: number;
   private lease: PageLease | null = null;
+  /** The page's request whose answer gave the session (its headers are what a poll without the page repeats). */
+  sessionRequest: (PageRequest & { url: string }) | null = null;
 
   /** Give it to BrowserPool.acquire() as `traffic`, then bind() the lease it gets. */
   constructor(
@@ -69,8 +85,10 @@ export class PageTraffic implements TrafficReader {
     private readonly origin: string,
     watch: WatchOptions,
     /** Further origins a receipt URL may be on (LINK_ALLOWED_ORIGINS). */
-    private readonly receiptOrigins: readonly string[] = [],
+    private receiptOrigins: readonly string[] = [],
   ) {
+    // A page whose API is elsewhere gives its receipts there too.
+    if (protocol.apiOrigin !== undefined) this.receiptOrigins = [...receiptOrigins, protocol.apiOrigin];
     this.maxFailures = watch.maxConsecutiveFailures ?? 5;
     this.stallMs = watch.stallMs ?? 15_000;
     this.session = new Promise((resolve, reject) => {
@@ -108,7 +126,7 @@ export class PageTraffic implements TrafficReader {
       .then(() =>
         response.status === null
           ? this.callFailed(call, `network error on ${call}: ${response.errorText ?? "unknown"}`, true)
-          : this.handle(call, response.status, response.body),
+          : this.handle(call, response.status, response),
       )
       .catch(() => undefined);
   }
@@ -131,11 +149,13 @@ export class PageTraffic implements TrafficReader {
     } catch {
       return null;
     }
-    return url.origin === this.origin ? this.protocol.classify(url) : null;
+    const ours = url.origin === this.origin || url.origin === this.protocol.apiOrigin;
+    return ours ? this.protocol.classify(url) : null;
   }
 
-  private handle(call: LinkCall, httpStatus: number, text: string | null): void {
+  private handle(call: LinkCall, httpStatus: number, response: PageResponse): void {
     if (this.finished) return;
+    const text = response.body;
     let body: unknown;
     try {
       body = text === null ? undefined : JSON.parse(text);
@@ -145,8 +165,9 @@ export class PageTraffic implements TrafficReader {
     if (httpStatus < 200 || httpStatus > 299)
       return this.callFailed(
         call,
-        `${call} answered HTTP ${httpStatus}${errorText(body)}`,
+        `${call} answered HTTP ${httpStatus}${errorText(body, text)}`,
         UNAVAILABLE_STATUSES.has(httpStatus),
+        httpStatus,
       );
     if (call === "status") {
       const status = this.protocol.parseStatus(body);
@@ -157,19 +178,22 @@ export class PageTraffic implements TrafficReader {
       return this.report(status.action, status.receiptUrl);
     }
     if (this.established) return; // a second session answer (e.g. a reload) changes nothing
-    const info = this.protocol.parseSession(body);
+    const info = this.protocol.parseSession(body, response.request);
     if (!info) return this.callFailed(call, `unreadable ${call} answer`, true);
+    // The page's API answered and refused this payment: nothing to wait out.
+    if (isRefusal(info)) return this.callFailed(call, info.refusal, false);
     this.established = true;
+    this.sessionRequest = { ...response.request, url: response.url };
     this.settle.resolve(info);
     this.armStall();
     const initial = info.action ?? (call === "request_qr" ? "request_qr" : undefined);
     if (initial) this.report(initial);
   }
 
-  private callFailed(call: LinkCall, reason: string, unavailable: boolean): void {
+  private callFailed(call: LinkCall, reason: string, unavailable: boolean, httpStatus: number | null = null): void {
     if (this.finished) return;
     if (!this.established) {
-      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable));
+      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus));
       return;
     }
     this.failures += 1;
@@ -231,12 +255,17 @@ export class PageTraffic implements TrafficReader {
   }
 }
 
-function errorText(body: unknown): string {
-  if (typeof body !== "object" || body === null || !("error" in body)) return "";
-  const error = body.error;
-  return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? `: ${error.message}`
-    : "";
+/** What an error answer says: `error.message` (our simulator), `status.message` or `message` (PayWay), or a block page. */
+function errorText(body: unknown, raw: string | null): string {
+  if (typeof body !== "object" || body === null) {
+    return raw !== null && /cloudflare/i.test(raw) ? ": a Cloudflare block page" : "";
+  }
+  for (const holder of ["error", "status"] as const) {
+    const inner = (body as Record<string, unknown>)[holder];
+    if (typeof inner === "object" && inner !== null && "message" in inner && typeof inner.message === "string")
+      return `: ${inner.message}`;
+  }
+  return "message" in body && typeof body.message === "string" ? `: ${body.message}` : "";
 }
 
 /**

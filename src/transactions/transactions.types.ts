@@ -22,7 +22,7 @@ export class TransactionGql {
   scanned!: boolean;
   @Field(() => String, {
     nullable: true,
-    description: "Hosted gateway area: the deeplink that opens the payer's banking app on this payment",
+    description: "Hosted gateway and PayWay link payments: the deeplink that opens the payer's banking app on it",
   })
   deeplink!: string | null;
   @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus!: GatewayStatusGql | null;

@@ -94,10 +94,12 @@ export interface Tenant {
 
 /** A merchant with one key of each kind, created through the admin API. */
 export async function createTenant(
-  t: TestApp,
+  t: Pick<TestApp, "admin" | "url">,
   opts: {
     linkUrl?: string;
     linkCurrency?: number;
+    /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
+    linkProtocol?: string;
     gatewayMerchantId?: string;
     gatewaySecret?: string;
     name?: string;
@@ -137,6 +139,7 @@ export async function createTenant(
         name: "link",
         url: opts.linkUrl ?? `${t.url}/sim/link/p/test-shop?currency=KHR`,
         currency: opts.linkCurrency ?? 116,
+        ...(opts.linkProtocol === undefined ? {} : { protocol: opts.linkProtocol }),
       },
     },
   );

@@ -13,16 +13,32 @@ export interface TestProxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(): Promise<TestProxy> {
+export interface ProxyOptions {
+  /** The address the proxy connects out from (127.0.0.2: an address other than its callers'). */
+  localAddress?: string;
+  /** Required Proxy-Authorization (Basic user:pass); without it the proxy answers 407. */
+  credentials?: { username: string; password: string };
+}
+
+export async function startProxy(opts: ProxyOptions = {}): Promise<TestProxy> {
   const seen: string[] = [];
   const sockets = new Set<Socket>();
+  const expected = opts.credentials
+    ? `Basic ${Buffer.from(`${opts.credentials.username}:${opts.credentials.password}`).toString("base64")}`
+    : null;
+  const authorised = (header: string | undefined) => expected === null || header === expected;
   const server: Server = createServer((req, res) => {
+    if (!authorised(req.headers["proxy-authorization"])) {
+      res.writeHead(407, { "proxy-authenticate": 'Basic realm="test"' }).end();
+      return;
+    }
     seen.push(`${req.method} ${req.url}`);
     const target = new URL(req.url ?? "");
     const upstream = httpRequest(
       {
         host: target.hostname,
         port: target.port,
+        localAddress: opts.localAddress,
         path: target.pathname + target.search,
         method: req.method,
         headers: req.headers,
@@ -36,9 +52,13 @@ export async function startProxy(): Promise<TestProxy> {
     req.pipe(upstream);
   });
   server.on("connect", (req, client: Socket, head: Buffer) => {
+    if (!authorised(req.headers["proxy-authorization"])) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\n\r\n');
+      return;
+    }
     seen.push(`CONNECT ${req.url}`);
     const [host, port] = (req.url ?? "").split(":");
-    const upstream = connect(Number(port), host, () => {
+    const upstream = connect({ port: Number(port), host, localAddress: opts.localAddress }, () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);

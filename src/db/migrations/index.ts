@@ -3,6 +3,7 @@ import { M0002ExactJson } from "./m0002-exact-json.js";
 import { M0003Upstreams } from "./m0003-upstreams.js";
 import { M0004CrashLeftovers } from "./m0004-crash-leftovers.js";
 import { M0005LinkClientUnique } from "./m0005-link-client-unique.js";
+import { M0006LinkProtocol } from "./m0006-link-protocol.js";
 
 /** Listed explicitly (not globbed) so the compiled build needs no file discovery. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   { name: "m0003-upstreams", class: M0003Upstreams },
   { name: "m0004-crash-leftovers", class: M0004CrashLeftovers },
   { name: "m0005-link-client-unique", class: M0005LinkClientUnique },
+  { name: "m0006-link-protocol", class: M0006LinkProtocol },
 ];

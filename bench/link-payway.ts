@@ -1,0 +1,385 @@
+// PayWay links through the real service (`serve`, production mode; the PayWay twin in the simulators' process,
+// its API on a port of its own): (1) payments followed without a browser — N pending payments seeded with their
+// sealed poll sessions, claimed by the service's sweep and polled every 3 s; PSS of the service's process tree
+// and how late the polls arrive at the twin; (2) time to QR at 1 and 8 concurrent against the twin, beside
+// Chromium alone (the pool, in this process, opening a one-line page that makes one API call) in the same run.
+//   npx tsc -p tsconfig.build.json && node dist/bench/link-payway.js [--quick] [--monitors=2000]
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import pg from "pg";
+import { SecretBox } from "../src/auth/secret-box.js";
+import { BrowserPool, type PageResponse } from "../src/gateway-link/browser.js";
+import { sealPoll } from "../src/gateway-link/poll-store.js";
+import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
+import { newId } from "../src/ids.js";
+import { listOptionsHash, PAYWAY_PATHS } from "../src/upstreams/payway.js";
+import { startServers, type Servers } from "./load.js";
+import { cpuMs, createBenchDb, sleep } from "./proc.js";
+import { ADMIN_TOKEN, SECRET_KEY } from "./support/service.js";
+import { toMarkdown, type Section } from "./table.js";
+import { adminClient, AUTH, createTenant, postJson, type BenchTenant } from "./tenant.js";
+
+export interface PaywayBenchOptions {
+  quick: boolean;
+  /** Payments followed at once in phase 1. Default 2000 (quick: 200). */
+  monitors?: number;
+  log?: (line: string) => void;
+}
+
+const TARGETS = { monitors: 2000, pssMb: 1024, latenessP99Ms: 1000, floorShare: 0.8, p50At1Ms: 300 };
+const LINK = "/sim/payway/ABAPAYDEMO01";
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+async function inPool(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+/** A twin client made as the page makes one (page visit, then list-payment-options), and what a poll needs. */
+async function twinClient(s: Servers, i: number) {
+  const page = await fetch(s.sim + LINK);
+  const html = await page.text();
+  const cookies = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const abaData = JSON.parse(`"${/"aba_data":"([^"]+)"/.exec(html)?.[1] ?? ""}"`) as string;
+  const requestTime = /"request_time":"(\d{14})"/.exec(html)?.[1] ?? "";
+  const additional = JSON.stringify({ amount: `${1000 + i}.00` });
+  const answer = await postJson<{ client_id: string; token: string; qr_string: string }>(
+    s.paywayApi + PAYWAY_PATHS.listPaymentOptions,
+    {
+      additional_fields: additional,
+      request_time: requestTime,
+      aba_data: abaData,
+      hash: listOptionsHash(requestTime, abaData, additional),
+    },
+    { origin: s.sim, referer: `${s.sim}/`, cookie: cookies, language: "en" },
+  );
+  return { amount: 1000 + i, cookies, requestTime, ...answer };
+}
+
+/** Phase 1: N pending PayWay payments, written as generate writes them, due now for the service's sweep. */
+async function seedFollowed(s: Servers, dbUrl: string, tenant: BenchTenant, n: number): Promise<string[]> {
+  const box = new SecretBox(SECRET_KEY);
+  const db = new pg.Pool({ connectionString: dbUrl, max: 8 });
+  const clients: string[] = [];
+  try {
+    await inPool(n, 16, async (i) => {
+      const c = await twinClient(s, i);
+      const id = newId("txn");
+      const now = new Date();
+      const poll = sealPoll(box, id, {
+        apiOrigin: s.paywayApi,
+        token: c.token,
+        clientId: c.client_id,
+        requestTime: c.requestTime,
+        cookies: c.cookies,
+        origin: s.sim,
+        referer: `${s.sim}/`,
+        userAgent: null,
+        language: "en",
+        expireInSec: "180",
+      });
+      await db.query(
+        `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, client_id, qr, meta,
+           request, upstream, expires_at, created_at, updated_at, next_check_at)
+         values ($1, 'gateway_link', $2, $3, 'PENDING', $4, 'KHR', $5, $6, '{}', $7, $8, $9, $10, $10, $10)`,
+        [
+          id,
+          tenant.merchantId,
+          tenant.keyIds.gatewayLink,
+          c.amount,
+          c.client_id,
+          c.qr_string,
+          JSON.stringify({ amount: c.amount, currency: 116, meta: {} }),
+          JSON.stringify({ linkUrl: s.sim + LINK, protocol: "payway", poll }),
+          new Date(now.getTime() + 180_000),
+          now,
+        ],
+      );
+      clients.push(c.client_id);
+    });
+  } finally {
+    await db.end();
+  }
+  return clients;
+}
+
+interface ClientPolls {
+  polls: number;
+  pollTimes: string[];
+}
+
+async function pollsOf(s: Servers, clients: string[]): Promise<Map<string, ClientPolls>> {
+  const out = new Map<string, ClientPolls>();
+  await inPool(clients.length, 16, async (i) => {
+    const res = await fetch(`${s.sim}/sim/link/clients/${clients[i]}`);
+    out.set(clients[i], (await res.json()) as ClientPolls);
+  });
+  return out;
+}
+
+async function followed(
+  s: Servers,
+  dbUrl: string,
+  tenant: BenchTenant,
+  n: number,
+  holdMs: number,
+  log: (l: string) => void,
+) {
+  const clients = await seedFollowed(s, dbUrl, tenant, n);
+  log(`seeded ${clients.length} followed payments`);
+  // Claimed by the sweep (≤ 500 a second) and polled from then on.
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const all = await pollsOf(s, clients);
+    if ([...all.values()].every((c) => c.polls > 0) || Date.now() > until) break;
+    await sleep(1000);
+  }
+  const holdStart = Date.now();
+  await sleep(holdMs);
+  const all = await pollsOf(s, clients);
+  const gaps: number[] = [];
+  for (const c of all.values()) {
+    const times = c.pollTimes.map((t) => Date.parse(t)).filter((t) => t >= holdStart);
+    for (let i = 1; i < times.length; i++) gaps.push(times[i] - times[i - 1] - 3000);
+  }
+  gaps.sort((a, b) => a - b);
+  const polling = [...all.values()].filter((c) => c.pollTimes.some((t) => Date.parse(t) >= holdStart)).length;
+  const mem = memoryOf(processTree(s.pids.service).map((p) => p.pid));
+  const metrics = await (
+    await fetch(`${s.service}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  ).text();
+  const serviceP99 = Number(/^link_poll_lateness_p99_seconds (\S+)$/m.exec(metrics)?.[1] ?? NaN);
+  return {
+    serviceP99Ms: Math.round(serviceP99 * 1000),
+    monitors: clients.length,
+    polling,
+    gaps: gaps.length,
+    latenessP50Ms: Math.round(percentile(gaps, 50)),
+    latenessP99Ms: Math.round(percentile(gaps, 99)),
+    latenessMaxMs: Math.round(gaps[gaps.length - 1] ?? NaN),
+    pssMb: Math.round(mem.pssKb / 1024),
+    processes: mem.processes,
+  };
+}
+
+interface Timing {
+  concurrency: number;
+  n: number;
+  p50Ms: number;
+  p99Ms: number;
+  perSecond: number;
+  /** CPU of the process tree that did the work (the service and its Chromium; the floor's Chromium), per item. */
+  cpuMs: number;
+  /** Of which its root process (the service's Node; the floor's browser process), per item. */
+  rootCpuMs: number;
+}
+
+/** CPU time (ms) of a process tree: each live process's own time plus what it reaped of exited children. */
+function treeCpuMs(rootPid: number | null): number {
+  if (rootPid === null) return 0;
+  let ticks = 0;
+  for (const p of processTree(rootPid)) {
+    try {
+      const stat = readFileSync(`/proc/${p.pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // exited meanwhile: its time is in its parent's reaped-children figure
+    }
+  }
+  return ticks * 10;
+}
+
+async function timed(
+  n: number,
+  concurrency: number,
+  cpuRoot: () => number | null,
+  one: (i: number) => Promise<void>,
+): Promise<Timing> {
+  const times: number[] = [];
+  const cpuBefore = treeCpuMs(cpuRoot());
+  const root = cpuRoot();
+  const rootBefore = root === null ? 0 : cpuMs(root);
+  const started = performance.now();
+  await inPool(n, concurrency, async (i) => {
+    const t = performance.now();
+    await one(i);
+    times.push(performance.now() - t);
+  });
+  const elapsedS = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  return {
+    concurrency,
+    n: times.length,
+    p50Ms: Math.round(percentile(times, 50)),
+    p99Ms: Math.round(percentile(times, 99)),
+    perSecond: Math.round((times.length / elapsedS) * 10) / 10,
+    cpuMs: Math.round((treeCpuMs(cpuRoot()) - cpuBefore) / Math.max(1, times.length)),
+    rootCpuMs: Math.round(((root === null ? 0 : cpuMs(root)) - rootBefore) / Math.max(1, times.length)),
+  };
+}
+
+/** Chromium alone: a page of its own (context, renderer), a one-line page, its one API answer read, released. */
+async function floorPage(pool: BrowserPool, url: string): Promise<void> {
+  let settle!: () => void;
+  const answered = new Promise<void>((resolve) => (settle = resolve));
+  const lease = await pool.acquire({
+    url,
+    timeoutMs: 20_000,
+    allowedOrigins: [new URL(url).origin],
+    traffic: { wants: (u) => u.endsWith("/bench/floor/api"), onResponse: (_r: PageResponse) => settle() },
+  });
+  try {
+    await lease.start();
+    await answered;
+  } finally {
+    await lease.release();
+  }
+}
+
+async function timeToQr(s: Servers, tenant: BenchTenant, quick: boolean, log: (l: string) => void) {
+  const admin = adminClient(s.service, ADMIN_TOKEN);
+  const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
+    `mutation($i: LinkConfigInput!) { createLinkConfig(input: $i) { id } }`,
+    { i: { merchantId: tenant.merchantId, name: "payway", url: s.sim + LINK, currency: 116, protocol: "payway" } },
+  );
+  const { createApiKey: k } = await admin<{ createApiKey: { apiKey: string } }>(
+    `mutation($i: ApiKeyInput!) { createApiKey(input: $i) { apiKey } }`,
+    { i: { merchantId: tenant.merchantId, kind: "gateway_link", linkConfigId: l.id } },
+  );
+  let failed = 0;
+  const generate = async (i: number) => {
+    try {
+      const r = await postJson<{ data: { clientId: string } }>(
+        `${s.service}/gateway-link/generate-qr`,
+        { amount: 2000 + i, currency: 116 },
+        AUTH.gatewayLink(k.apiKey),
+      );
+      // Declined at once, so its poll ends it and a few hundred followed payments do not pile up meanwhile.
+      void postJson(`${s.sim}/sim/link/decline`, { clientId: r.data.clientId }).catch(() => undefined);
+    } catch (err) {
+      failed++;
+      log(`generate failed: ${(err as Error).message.slice(0, 200)}`);
+    }
+  };
+  const pool = new BrowserPool({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    maxPages: 8,
+    extraArgs: ["--disable-features=LocalNetworkAccessChecks"],
+  });
+  const floorUrl = `${s.sim}/bench/floor`;
+  try {
+    for (let i = 0; i < 3; i++) await floorPage(pool, floorUrl);
+    for (let i = 0; i < 3; i++) await generate(i);
+    const [one, eight] = quick ? [8, 24] : [30, 120];
+    // Alternated, so a slower moment of a shared machine falls on both.
+    const floorCpu = () => pool.stats().pid;
+    const serviceCpu = () => s.pids.service;
+    const floor1 = await timed(one, 1, floorCpu, () => floorPage(pool, floorUrl));
+    const service1 = await timed(one, 1, serviceCpu, generate);
+    const floor8 = await timed(eight, 8, floorCpu, () => floorPage(pool, floorUrl));
+    const service8 = await timed(eight, 8, serviceCpu, generate);
+    return { floor1, service1, floor8, service8, failed };
+  } finally {
+    await pool.close();
+  }
+}
+
+export async function benchLinkPaywaySection(opts: PaywayBenchOptions): Promise<Section> {
+  const log = opts.log ?? (() => undefined);
+  const n = opts.monitors ?? (opts.quick ? 200 : TARGETS.monitors);
+  const db = await createBenchDb();
+  const dataDir = mkdtempSync(join(tmpdir(), "pqr-bench-"));
+  let servers: Servers | null = null;
+  try {
+    servers = await startServers(db.url, dataDir, { LINK_MAX_POLLS: String(n + 200) });
+    const s = servers;
+    const tenant = await createTenant(s.service, ADMIN_TOKEN, s.sim);
+    // Time to QR first, on a service that follows nothing else yet.
+    const q = await timeToQr(s, tenant, opts.quick, log);
+    await sleep(5_000); // its declined payments end at their next poll
+    const f = await followed(s, db.url, tenant, n, opts.quick ? 10_000 : 30_000, log);
+    log(
+      `${f.monitors} followed, ${f.polling} polling; lateness at the twin p50 ${f.latenessP50Ms} ms p99 ${f.latenessP99Ms} ms, in the service p99 ${f.serviceP99Ms} ms; ${f.pssMb} MB PSS`,
+    );
+    const share = q.service8.perSecond / q.floor8.perSecond;
+    log(
+      `time to QR: service p50 ${q.service1.p50Ms} ms @1, ${q.service8.perSecond}/s @8; floor ${q.floor8.perSecond}/s @8`,
+    );
+    return section(f, q, share);
+  } finally {
+    for (const c of (servers?.children ?? []).reverse()) await c.stop();
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function section(
+  f: Awaited<ReturnType<typeof followed>>,
+  q: Awaited<ReturnType<typeof timeToQr>>,
+  share: number,
+): Section {
+  const mark = (ok: boolean) => (ok ? "met" : "NOT met");
+  const t = (x: Timing) =>
+    `p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms, ${x.perSecond}/s, ${x.cpuMs} ms CPU each (root ${x.rootCpuMs})`;
+  return {
+    title: "PayWay links: payments followed without a browser, and time to QR against Chromium alone",
+    columns: ["measure", "value", "target", ""],
+    rows: [
+      [
+        `payments followed in one worker (polling)`,
+        `${f.monitors} (${f.polling})`,
+        `≥ ${TARGETS.monitors}`,
+        mark(f.polling >= TARGETS.monitors),
+      ],
+      [`PSS of the worker's process tree`, `${f.pssMb} MB`, `< ${TARGETS.pssMb} MB`, mark(f.pssMb < TARGETS.pssMb)],
+      [
+        `poll lateness at the twin p50 / p99 / max`,
+        `${f.latenessP50Ms} / ${f.latenessP99Ms} / ${f.latenessMaxMs} ms`,
+        `p99 < ${TARGETS.latenessP99Ms} ms`,
+        mark(f.latenessP99Ms < TARGETS.latenessP99Ms),
+      ],
+      [`poll lateness in the service (its timers) p99`, `${f.serviceP99Ms} ms`, "", ""],
+      [
+        `time to QR @1 (service)`,
+        t(q.service1),
+        `p50 ≤ ${TARGETS.p50At1Ms} ms`,
+        mark(q.service1.p50Ms <= TARGETS.p50At1Ms),
+      ],
+      [`Chromium alone @1`, t(q.floor1), "", ""],
+      [
+        `time to QR @8 (service)`,
+        t(q.service8),
+        `≥ ${TARGETS.floorShare * 100} % of the floor`,
+        mark(share >= TARGETS.floorShare),
+      ],
+      [`Chromium alone @8 (floor)`, t(q.floor8), "", `${Math.round(share * 100)} %`],
+    ],
+    notes: [
+      `Followed: ${f.monitors} pending PayWay payments written as generate writes them (twin clients made through the twin's page and list-payment-options; poll sessions sealed), due at once: the service's sweep claims them and its watch polls each every 3 s. Lateness: the gap between two polls of one payment at the twin, minus 3 s (${f.gaps} gaps over the hold; the twin, in its own process, shares the machine's 2 cores); in the service: how late its timers fired the polls (its /metrics). PSS summed over the service process and its children (${f.processes} processes: no browser).`,
+      `Time to QR (run first): POST /gateway-link/generate-qr against the twin (Chromium: page, amount, Continue, list-payment-options; each payment declined at once so it ends), alternated with the floor: the browser pool in the bench process opening a one-line page of the simulators' process that makes one API call, at the same concurrency. CPU: the service process and its Chromium tree per generate (root: the service's Node); the floor's Chromium tree per page (root: its browser process). Failed generates: ${q.failed}.`,
+    ],
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const out = await benchLinkPaywaySection({
+    quick: process.argv.includes("--quick"),
+    monitors: arg("monitors") !== undefined ? Number(arg("monitors")) : undefined,
+    log: (line) => console.error(line),
+  });
+  console.log(toMarkdown(out));
+}

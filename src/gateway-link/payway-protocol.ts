@@ -1,0 +1,195 @@
+// The adapter of a real ABA PayWay payment link (https://link.payway.com.kh/ABAPAY…), built from what public
+// code shows of it (README, "Pointing at a real PayWay link": each fact and its confidence). The DOM is only
+// where the amount is typed and Continue pressed; everything else is read from the page's API answers on their
+// own origin (PAYWAY_API_ORIGIN): the QR, its token and client id, then, without the page, the payment's status.
+
+import { decodeKhqr } from "../khqr/index.js";
+import {
+  isRecord,
+  PAYWAY_APPROVED,
+  PAYWAY_OK,
+  PAYWAY_PATHS,
+  paywayDeeplink,
+  unwrapAnswer,
+} from "../upstreams/payway.js";
+import type { PageRequest } from "./chromium.js";
+import type {
+  LinkAction,
+  LinkPageProtocol,
+  LinkRefusal,
+  LinkSessionInfo,
+  LinkStatus,
+  PageCheck,
+} from "./link-protocol.js";
+
+/** Where the page asks for the amount (high confidence: the selectors a working scraper uses). */
+const AMOUNT_SELECTOR =
+  'input[type="number"], input[inputmode="decimal"], input[inputmode="numeric"], input[placeholder*="amount" i]';
+
+/** Actions that mean the payer refused or the bank declined: none was ever seen live (low confidence). */
+const DECLINED = new Set(["declined", "decline", "cancelled", "canceled", "rejected", "failed"]);
+/** Seen live (request_qr, approved) or in the page's bundle (scanned, rqpay, processing-payment). */
+const KNOWN = new Set(["request_qr", "rqpay", "scanned", "processing-payment", PAYWAY_APPROVED]);
+
+export function paywayLinkProtocol(apiOrigin: string): LinkPageProtocol {
+  return {
+    name: "payway",
+    amountSelector: AMOUNT_SELECTOR,
+    // The native value setter with input/change events, as a scraper that works against the real page does.
+    amountInput: "setter",
+    payButtonSelector: 'button, [role="button"]',
+    payButtonText: "continue",
+    apiOrigin,
+    classify(url) {
+      if (url.pathname === PAYWAY_PATHS.listPaymentOptions) return "request_qr";
+      if (url.pathname === PAYWAY_PATHS.checkPaymentStatus) return "status";
+      return null;
+    },
+    parseSession: readQrAnswer,
+    parseStatus(body) {
+      const s = readPaywayStatus(body);
+      if (s === null || s.declined || !KNOWN.has(s.action)) return null;
+      const action: LinkAction =
+        s.action === PAYWAY_APPROVED
+          ? "approved"
+          : s.action === "request_qr" || s.action === "rqpay"
+            ? "request_qr"
+            : "scanned";
+      const status: LinkStatus = { action };
+      if (s.receiptUrl !== null) status.receiptUrl = s.receiptUrl;
+      return status;
+    },
+    resumeUrl: () => null,
+    pageCheck: PAYWAY_PAGE_CHECK,
+    pollsWithoutPage: true,
+  };
+}
+
+function text(v: unknown): string | null {
+  if (typeof v === "string" && v.length > 0) return v;
+  return typeof v === "number" ? String(v) : null;
+}
+
+/** The answer of list-payment-options (flat or wrapped in `data`), with the request the page sent. */
+function readQrAnswer(body: unknown, request: PageRequest): LinkSessionInfo | LinkRefusal | null {
+  const answer = unwrapAnswer(body, "qr_string") ?? unwrapAnswer(body, "status");
+  const status =
+    isRecord(body) && isRecord(body.status) ? body.status : isRecord(answer?.status) ? answer.status : null;
+  const code = text(status?.code);
+  if (code !== PAYWAY_OK) {
+    const message = text(status?.message);
+    return { refusal: `PayWay answered status ${code ?? "(none)"}${message === null ? "" : ` "${message}"`}` };
+  }
+  const qr = text(answer?.qr_string);
+  const token = text(answer?.token);
+  const clientId = text(answer?.client_id);
+  const sent = parseJson(request.postData);
+  const requestTime = isRecord(sent) ? text(sent.request_time) : null;
+  if (qr === null || token === null || clientId === null || requestTime === null) return null;
+  const info: LinkSessionInfo = {
+    qr,
+    clientId,
+    deeplink: paywayDeeplink(qr),
+    poll: { token, clientId, requestTime, expireInSec: text(answer?.expire_in_sec) },
+  };
+  // What the payer will pay is what the QR says: its amount and currency are checked against the request.
+  const decoded = decodeKhqr(qr);
+  if (decoded.status.code === 0) {
+    const currency = decoded.data.transactionCurrency;
+    if (currency === "116" || currency === "840") info.currency = Number(currency) as 116 | 840;
+    if (decoded.data.transactionAmount !== null) info.amount = decoded.data.transactionAmount;
+  } else {
+    const fields =
+      isRecord(sent) && typeof sent.additional_fields === "string" ? parseJson(sent.additional_fields) : null;
+    const amount = isRecord(fields) ? text(fields.amount) : null;
+    if (amount !== null) info.amount = amount;
+  }
+  return info;
+}
+
+function parseJson(raw: string | null): unknown {
+  if (raw === null) return null;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null;
+  }
+}
+
+export interface PaywayStatus {
+  /** data.action as the API wrote it. */
+  action: string;
+  declined: boolean;
+  /** Known to public code (else it is logged: the page may have changed). */
+  known: boolean;
+  receiptUrl: string | null;
+  /** status.code of the call, and data.message when it says something. */
+  code: string | null;
+  message: string | null;
+}
+
+/** The answer of check-payment-status: {status{code,message,tran_id}, data{"rq-time", action, message{…}, …}}. */
+export function readPaywayStatus(body: unknown): PaywayStatus | null {
+  if (!isRecord(body)) return null;
+  const data = isRecord(body.data) ? body.data : "action" in body ? body : null;
+  const action = text(data?.action);
+  if (data === null || action === null) return null;
+  const status = isRecord(body.status) ? body.status : null;
+  const message = isRecord(data.message) ? text(data.message.message) : text(data.message);
+  return {
+    action,
+    declined: DECLINED.has(action.toLowerCase()),
+    known: KNOWN.has(action),
+    receiptUrl: text(data.download_receipt),
+    code: text(status?.code),
+    message,
+  };
+}
+
+/** The page's state in window.__NUXT__ (high confidence for the keys, their nesting unknown: searched for). */
+const PAYWAY_PAGE_CHECK: PageCheck = {
+  expression: `(() => {
+    const root = window.__NUXT__;
+    if (!root || typeof root !== "object") return { found: false };
+    const first = (key) => {
+      const seen = new Set(); const stack = [root];
+      for (let n = 0; stack.length > 0 && n < 20000; n++) {
+        const o = stack.pop();
+        if (!o || typeof o !== "object" || seen.has(o)) continue;
+        seen.add(o);
+        if (Object.prototype.hasOwnProperty.call(o, key)) return o[key];
+        for (const k of Object.keys(o)) stack.push(o[k]);
+      }
+      return undefined;
+    };
+    const summary = first("transaction_summary");
+    const fields = first("required_fields");
+    const rules = fields && fields.amount && Array.isArray(fields.amount.rules) ? fields.amount.rules : [];
+    const limits = rules.find((r) => r && (r.min_value !== undefined || r.max_value !== undefined)) || {};
+    return {
+      found: typeof first("aba_data") === "string",
+      currency: summary && summary.order_details ? summary.order_details.currency ?? null : null,
+      min: limits.min_value ?? null,
+      max: limits.max_value ?? null,
+    };
+  })()`,
+  verify(value, want) {
+    const v = isRecord(value) ? value : {};
+    if (v.found !== true)
+      return { warning: "the PayWay page has no aba_data in window.__NUXT__: the page may have changed" };
+    const currency = text(v.currency)?.toUpperCase() ?? null;
+    const wanted = want.currency === 840 ? "USD" : "KHR";
+    if (currency !== null && currency !== wanted)
+      return { refusal: `the payment link is in ${currency}; this configuration is ${wanted}` };
+    const amount = Number(want.amount);
+    const min = text(v.min);
+    const max = text(v.max);
+    if (min !== null && amount < Number(min))
+      return { refusal: `amount ${want.amount} is below the link's minimum ${min}` };
+    if (max !== null && amount > Number(max))
+      return { refusal: `amount ${want.amount} is above the link's maximum ${max}` };
+    return currency === null
+      ? { warning: "the PayWay page states no currency (transaction_summary.order_details)" }
+      : {};
+  },
+};

@@ -1,0 +1,139 @@
+// One check-payment-status poll of a PayWay link, sent by the worker itself: the page's own request (its token
+// header, client id and original request_time, a fresh device id and its hash, the page's cookies, Origin and
+// Referer), and what the answer means. The same reading serves a poll sent through a held page (page-poll.ts).
+
+import { Agent, ProxyAgent, request, type Dispatcher } from "undici";
+import { isRecord, PAYWAY_OK, PAYWAY_PATHS, statusPollBody } from "../upstreams/payway.js";
+import type { LinkPollSession } from "./link-protocol.js";
+import { readPaywayStatus, type PaywayStatus } from "./payway-protocol.js";
+
+export type PollAnswer =
+  | { kind: "status"; status: PaywayStatus }
+  /** HTTP 403: bot management or an address refusal (Cloudflare), or the API refusing the request's data. */
+  | { kind: "refused"; detail: string }
+  /** No usable answer. `outage`: network error, timeout, 429/502/503/504, unreadable; else a definite error. */
+  | { kind: "fault"; detail: string; outage: boolean };
+
+const OUTAGE_STATUSES = new Set([429, 502, 503, 504]);
+
+/** The poll as the page sends it (a fresh device id and hash each time). */
+export function pollRequest(s: LinkPollSession): { url: string; headers: Record<string, string>; body: string } {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/plain, */*",
+    language: s.language ?? "en",
+    token: s.token,
+    origin: s.origin,
+    referer: s.referer,
+  };
+  if (s.cookies !== "") headers.cookie = s.cookies;
+  if (s.userAgent !== null) headers["user-agent"] = s.userAgent;
+  return {
+    url: s.apiOrigin + PAYWAY_PATHS.checkPaymentStatus,
+    headers,
+    body: JSON.stringify(statusPollBody(s.clientId, s.requestTime)),
+  };
+}
+
+/** How polls leave this process: undici's request (lighter than fetch at hundreds a second), through LINK_PROXY. */
+export interface PollTransport {
+  send(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs: number,
+  ): Promise<{ status: number; text: string }>;
+  /** The proxy in use (credentials removed), or null. */
+  proxy: string | null;
+  close(): Promise<void>;
+}
+
+export function pollTransport(proxyUrl: string | null): PollTransport {
+  // Keep-alive connections to the API, a bounded number of them: thousands of polls share a few sockets.
+  const dispatcher: Dispatcher =
+    proxyUrl === null
+      ? new Agent({ connections: 32, keepAliveTimeout: 10_000 })
+      : new ProxyAgent({ uri: proxyUrl, proxyTunnel: true, connections: 32 });
+  let shown: string | null = null;
+  if (proxyUrl !== null) {
+    const u = new URL(proxyUrl);
+    u.username = "";
+    u.password = "";
+    shown = u.origin;
+  }
+  return {
+    async send(url, headers, body, timeoutMs) {
+      const res = await request(url, {
+        method: "POST",
+        headers,
+        body,
+        dispatcher,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      return { status: res.statusCode, text: await res.body.text() };
+    },
+    proxy: shown,
+    close: () => dispatcher.close(),
+  };
+}
+
+export async function pollOnce(transport: PollTransport, s: LinkPollSession, timeoutMs: number): Promise<PollAnswer> {
+  const req = pollRequest(s);
+  try {
+    const res = await transport.send(req.url, req.headers, req.body, timeoutMs);
+    return readAnswer(res.status, res.text);
+  } catch (err) {
+    return { kind: "fault", detail: `check-payment-status: ${describe(err)}`, outage: true };
+  }
+}
+
+/** What an HTTP answer of check-payment-status means. */
+export function readAnswer(httpStatus: number, text: string): PollAnswer {
+  if (httpStatus === 403) {
+    const cloudflare = /cloudflare/i.test(text) ? "a Cloudflare block page" : snippet(text);
+    return { kind: "refused", detail: `check-payment-status answered HTTP 403 (${cloudflare})` };
+  }
+  if (httpStatus < 200 || httpStatus > 299)
+    return {
+      kind: "fault",
+      detail: `check-payment-status answered HTTP ${httpStatus} (${snippet(text)})`,
+      outage: OUTAGE_STATUSES.has(httpStatus),
+    };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { kind: "fault", detail: "check-payment-status answered something that is not JSON", outage: true };
+  }
+  const status = readPaywayStatus(body);
+  if (status !== null) return { kind: "status", status };
+  // No action, and a status code other than "00": PayWay refuses this poll (a decline shows nowhere in public code,
+  // so one that says so in words is taken as one; anything else counts towards FAILED).
+  const refusal = refusalOf(body);
+  if (refusal !== null) return refusal;
+  return { kind: "fault", detail: `check-payment-status answered no data.action (${snippet(text)})`, outage: true };
+}
+
+function refusalOf(body: unknown): PollAnswer | null {
+  const status = isRecord(body) && isRecord(body.status) ? body.status : null;
+  const code = status === null ? null : String(status.code ?? "");
+  if (code === null || code === "" || code === PAYWAY_OK) return null;
+  const message = typeof status?.message === "string" ? status.message : "";
+  if (/declin|cancel|reject/i.test(message))
+    return {
+      kind: "status",
+      status: { action: `status ${code}`, declined: true, known: false, receiptUrl: null, code, message },
+    };
+  return { kind: "fault", detail: `check-payment-status answered status ${code} "${message}"`, outage: false };
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 120 ? `${flat.slice(0, 120)}…` : flat || "empty body";
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error && err.name === "TimeoutError") return "no answer in time";
+  const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
+  return `${err instanceof Error ? err.message : String(err)}${cause}`;
+}

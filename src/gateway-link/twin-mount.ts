@@ -1,0 +1,51 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import { createPaywayTwin, type PaywayTwin } from "../simulators/payway/index.js";
+import { DEMO_PAYWAY_LINKS } from "../simulators/demo-upstreams.js";
+import { simulatedQr } from "../simulators/upstream-qr.js";
+
+/** The PayWay twin as the service mounts it with simulators: its page on the service's port, its API on its own. */
+export interface RunningTwin {
+  twin: PaywayTwin;
+  /** The API's origin once it listens ("" before). */
+  apiOrigin(): string;
+  listen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function startTwin(clock: Clock, logger: Logger): RunningTwin {
+  let origin = "";
+  const twin = createPaywayTwin({
+    makeQr: simulatedQr("sim_payway@abaa", "Sim PayWay Shop"),
+    apiOrigin: () => origin,
+    clock: () => clock.now().getTime(),
+    pagePath: "/sim/payway",
+    links: DEMO_PAYWAY_LINKS,
+    passUnknownClients: true,
+  });
+  let server: Server | null = null;
+  return {
+    twin,
+    apiOrigin: () => origin,
+    async listen() {
+      // The API on an origin of its own, as pwapp.ababank.com is to link.payway.com.kh; loopback only.
+      const s = createServer(express().use(twin.api));
+      await new Promise<void>((resolve, reject) => {
+        s.once("error", reject);
+        s.listen(0, "127.0.0.1", resolve);
+      });
+      server = s;
+      origin = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+      logger.info({ apiOrigin: origin }, "PayWay twin: API listening");
+    },
+    async close() {
+      if (server === null) return;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+      server = null;
+    },
+  };
+}

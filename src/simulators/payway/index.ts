@@ -1,0 +1,183 @@
+// A twin of an ABA PayWay payment link (link.payway.com.kh/ABAPAY…) built from what public code shows of the
+// real one (docs/link-simulator.md): the page on one origin, its API on another, and controls to play the payer.
+//
+//   const twin = createPaywayTwin({ makeQr, apiOrigin: () => "http://127.0.0.1:5001" });
+//   pageServer.use(twin.page); apiServer.use(twin.api); pageServer.use(twin.controls);
+
+import express, { type Request, type Response, type NextFunction } from "express";
+import type { FieldError } from "../../errors.js";
+import { paywayRequestTime } from "../../upstreams/payway.js";
+import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
+import { twinApiRouter } from "./twin-api.js";
+import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
+import { cloudflareBlockPage, renderTwinNotice, renderTwinPage } from "./twin-page.js";
+import { TwinStore, type ControlOutcome, type TwinClient, type TwinCurrency, type TwinLink } from "./twin-store.js";
+
+export type { TwinFaultMode } from "./twin-fault.js";
+export type { TwinAction, TwinCurrency, TwinLink } from "./twin-store.js";
+
+export interface PaywayTwinOptions {
+  /** Builds the KHQR string for an amount (the app wires the real encoder). */
+  makeQr: (amount: string, currency: 116 | 840) => string;
+  /** The API's origin as the page's script calls it (known once its server listens). */
+  apiOrigin: () => string;
+  clock?: () => number;
+  /** How often the page polls the status (the real page: 3 s). */
+  pollIntervalMs?: number;
+  /** Where the link pages are on the page's server: "" gives /ABAPAY…, as the real one. */
+  pagePath?: string;
+  /** Links served from the start (more with POST /sim/payway/links). */
+  links?: Partial<TwinLink>[];
+  /** Controls for a client the twin does not know pass on (to the older simulator's, mounted after). */
+  passUnknownClients?: boolean;
+}
+
+export interface PaywayTwin {
+  page: express.Router;
+  api: express.Router;
+  controls: express.Router;
+  state: TwinState;
+  store: TwinStore;
+  /** The path of a link's page on the page's server. */
+  linkPath(code: string): string;
+}
+
+export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
+  const clock = options.clock ?? Date.now;
+  const store = new TwinStore(clock);
+  const state = initialTwinState();
+  const pagePath = options.pagePath ?? "";
+  for (const l of options.links ?? []) addLink(store, l);
+  const page = express.Router();
+  page.get(`${pagePath}/:code`, (req, res) => {
+    const code = String(req.params.code);
+    const link = store.links.get(code);
+    if (
+      state.fault.mode === "forbidden" &&
+      (state.fault.address === null || state.fault.address === callerAddress(req))
+    )
+      return void res.status(403).type("html").send(cloudflareBlockPage());
+    if (!/^ABAPAY/.test(code) || link === undefined)
+      return void res.status(404).type("html").send(renderTwinNotice("Not found", "This payment link does not exist"));
+    const origin = `${req.protocol}://${req.get("host") ?? ""}`;
+    store.origins.add(origin);
+    const visit = store.visit(link, paywayRequestTime(clock()));
+    res
+      .set("cache-control", "no-store")
+      .cookie("__cf_bm", store.issueCookie(), { path: "/", httpOnly: true, sameSite: "lax", maxAge: 30 * 60_000 })
+      .cookie("i18n_redirected", "en", { path: "/", sameSite: "lax", maxAge: 365 * 24 * 3600_000 })
+      .type("html")
+      .send(
+        renderTwinPage({
+          visit,
+          apiOrigin: options.apiOrigin(),
+          pollMs: options.pollIntervalMs ?? 3000,
+          routePath: `${pagePath}/${code}`,
+        }),
+      );
+  });
+  const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr });
+  const controls = twinControls(store, state, options.passUnknownClients ?? false);
+  return { page, api, controls, state, store, linkPath: (code) => `${pagePath}/${code}` };
+}
+
+const LINK_CODE_RE = /^ABAPAY[A-Za-z0-9]{1,40}$/;
+
+function addLink(store: TwinStore, l: Partial<TwinLink>): TwinLink {
+  const currency: TwinCurrency = l.currency ?? "KHR";
+  const link: TwinLink = {
+    code: l.code ?? `ABAPAY${Math.random().toString(36).slice(2, 10).toUpperCase()}`,
+    currency,
+    title: l.title ?? "Payment",
+    merchant: l.merchant ?? "Twin Shop",
+    minAmount: l.minAmount ?? (currency === "USD" ? "0.01" : "100"),
+    maxAmount: l.maxAmount ?? (currency === "USD" ? "10000" : "40000000"),
+  };
+  store.links.set(link.code, link);
+  return link;
+}
+
+function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean): express.Router {
+  const controls = express.Router();
+  const json = express.json({ limit: "16kb" });
+  const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response, next: NextFunction) => {
+    const details: FieldError[] = [];
+    const body = bodyRecord(req.body, details);
+    const id = typeof body.clientId === "string" ? body.clientId : "";
+    const client = store.client(id);
+    if (client === undefined && passUnknown) return next();
+    if (id === "") return sendControlError(res, "BAD_USER_INPUT", "invalid request", [...details, required]);
+    if (client === undefined) return sendControlError(res, "NOT_FOUND", `no PayWay client ${id}`);
+    const outcome = apply(client);
+    if (!outcome.ok) return sendControlError(res, "CONFLICT", outcome.conflict);
+    res.json(clientView(outcome.client));
+  };
+  controls.post(
+    "/sim/link/scan",
+    json,
+    onClient((c) => store.scan(c)),
+  );
+  controls.post(
+    "/sim/link/approve",
+    json,
+    onClient((c) => store.approve(c)),
+  );
+  controls.post(
+    "/sim/link/decline",
+    json,
+    onClient((c) => store.decline(c)),
+  );
+  controls.post(
+    "/sim/link/break",
+    json,
+    onClient((c) => ((c.broken = true), { ok: true, client: c })),
+  );
+  controls.get("/sim/link/clients/:clientId", (req, res, next) => {
+    const client = store.client(String(req.params.clientId));
+    if (client === undefined && passUnknown) return next();
+    if (client === undefined) return sendControlError(res, "NOT_FOUND", "no such PayWay client");
+    res.json(clientView(client));
+  });
+  controls.post("/sim/payway/fault", json, twinFaultControl(state));
+  controls.post("/sim/payway/links", json, (req, res) => {
+    const details: FieldError[] = [];
+    const body = bodyRecord(req.body, details);
+    const str = (k: string) => (typeof body[k] === "string" ? body[k] : undefined);
+    const code = str("code");
+    if (code !== undefined && !LINK_CODE_RE.test(code))
+      details.push({ field: "code", message: "ABAPAY followed by 1-40 letters or digits" });
+    if (body.currency !== undefined && body.currency !== "USD" && body.currency !== "KHR")
+      details.push({ field: "currency", message: "USD or KHR" });
+    if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid link", details);
+    const input: Partial<TwinLink> = { currency: body.currency as TwinCurrency | undefined, code };
+    for (const k of ["title", "merchant", "minAmount", "maxAmount"] as const) if (str(k)) input[k] = str(k);
+    res.json(addLink(store, input));
+  });
+  controls.use(["/sim/link", "/sim/payway"], controlBodyErrors);
+  return controls;
+}
+
+const required: FieldError = { field: "clientId", message: "is required and must be a non-empty string" };
+
+function clientView(c: TwinClient) {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return {
+    clientId: c.clientId,
+    qr: c.qr,
+    amount: c.amount,
+    currency: c.link.currency,
+    link: c.link.code,
+    action: c.action,
+    broken: c.broken,
+    polls: c.polls,
+    deviceIds: [...c.deviceIds],
+    reusedDeviceIds: c.reusedDeviceIds,
+    pollTimes: c.pollTimes.map((ms) => new Date(ms).toISOString()),
+    requestTime: c.requestTime,
+    createdAt: iso(c.createdAt),
+    scannedAt: iso(c.scannedAt),
+    approvedAt: iso(c.approvedAt),
+    declinedAt: iso(c.declinedAt),
+    lastPollAt: iso(c.lastPollAt),
+  };
+}

@@ -1,0 +1,112 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { BrowserPool } from "../../src/gateway-link/browser.js";
+import { LinkDriverError, openLinkSession } from "../../src/gateway-link/link-driver.js";
+import { paywayLinkProtocol } from "../../src/gateway-link/payway-protocol.js";
+import { simulatedQr } from "../../src/simulators/upstream-qr.js";
+import { CHROMIUM_PATH, eventually } from "../support/link-sim.js";
+import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+
+// The `payway` adapter in real Chromium against the PayWay twin (page and API on two origins): the amount typed
+// where the page asks, Continue pressed, the QR and what a poll needs read from list-payment-options' answer.
+
+let twin: RunningTwin;
+let pool: BrowserPool;
+let usdLink: string;
+let khrLink: string;
+
+beforeAll(async () => {
+  twin = await startPaywayTwin({ makeQr: simulatedQr("twin_shop@abaa", "Twin Shop") });
+  // As the service's pool where loopback pages are allowed: the twin's page calls its API on another loopback port.
+  pool = new BrowserPool({
+    executablePath: CHROMIUM_PATH,
+    maxPages: 4,
+    extraArgs: ["--disable-features=LocalNetworkAccessChecks"],
+  });
+  usdLink = await twin.link({ currency: "USD", minAmount: "0.50", maxAmount: "500" });
+  khrLink = await twin.link({ currency: "KHR" });
+});
+
+afterAll(async () => {
+  await pool?.close();
+  await twin?.close();
+});
+
+const open = (url: string, amount: string, currency: 116 | 840, warnings: string[] = []) =>
+  openLinkSession(pool, {
+    url,
+    amount,
+    currency,
+    protocol: paywayLinkProtocol(twin.apiOrigin),
+    timeoutMs: 15_000,
+    onWarning: (w) => warnings.push(w),
+  });
+
+describe("payway adapter against the PayWay twin", () => {
+  it("reads the QR, token, client id and original request_time; builds the deeplink; closes the page", async () => {
+    const warnings: string[] = [];
+    const session = await open(usdLink, "12.50", 840, warnings);
+    const client = twin.twin.store.client(session.clientId);
+    expect(client).toBeDefined();
+    expect(session.qr).toBe(client?.qr);
+    expect(client?.amount).toBe("12.50");
+    expect(session.deeplink).toBe(`abamobilebank://ababank.com?type=payway&qrcode=${encodeURIComponent(session.qr)}`);
+    expect(session.poll).toMatchObject({
+      apiOrigin: twin.apiOrigin,
+      clientId: session.clientId,
+      token: client?.token,
+      requestTime: client?.requestTime,
+      origin: twin.pageOrigin,
+      language: "en",
+    });
+    expect(session.poll?.referer.startsWith(`${twin.pageOrigin}/`)).toBe(true);
+    expect(session.poll?.cookies).toMatch(/__cf_bm=/);
+    expect(session.poll?.userAgent).toMatch(/Chrome/);
+    expect(warnings).toEqual([]);
+    // The page is closed as soon as its QR is read (behind the answer): nothing is held for the 180 s.
+    await eventually(() => (pool.stats().pages === 0 ? true : undefined), 5_000, "the page closed");
+    expect(
+      await (async () => {
+        for await (const e of session.events) return e;
+        return null;
+      })(),
+    ).toBeNull();
+  });
+
+  it("types a KHR amount as a whole number", async () => {
+    const session = await open(khrLink, "5000", 116);
+    expect(twin.twin.store.client(session.clientId)?.amount).toBe("5000.00");
+  });
+
+  it("refuses a link in another currency than configured, before anything is typed", async () => {
+    const err = await open(usdLink, "5000", 116).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LinkDriverError);
+    expect((err as Error).message).toBe("the payment link is in USD; this configuration is KHR");
+  });
+
+  it("refuses an amount outside the link's rules, naming the limit", async () => {
+    const err = await open(usdLink, "0.10", 840).catch((e: unknown) => e);
+    expect((err as Error).message).toBe("amount 0.10 is below the link's minimum 0.50");
+  });
+
+  it("a status code other than 00 fails the opening with the code and message", async () => {
+    await twin.post("/sim/payway/fault", { mode: "status", code: "12", message: "Merchant suspended" });
+    try {
+      const err = await open(usdLink, "2.00", 840).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LinkDriverError);
+      expect(err).toMatchObject({ kind: "page_error", unavailable: false });
+      expect((err as Error).message).toBe('PayWay answered status 12 "Merchant suspended"');
+    } finally {
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+    }
+  });
+
+  it("a page refused with 403 says so (httpStatus 403)", async () => {
+    await twin.post("/sim/payway/fault", { mode: "forbidden" });
+    try {
+      const err = await open(usdLink, "2.00", 840).catch((e: unknown) => e);
+      expect(err).toMatchObject({ httpStatus: 403, message: "the payment page answered HTTP 403" });
+    } finally {
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, it, expect } from "@jest/globals";
+import { pollRequest, readAnswer } from "../../src/gateway-link/poll-client.js";
+import { statusHash } from "../../src/upstreams/payway.js";
+
+// What one check-payment-status answer means for a payment followed without its page (pure: no network).
+
+const session = {
+  apiOrigin: "https://pwapp.example",
+  token: "tok",
+  clientId: "2245513-438575-15883134",
+  requestTime: "20261125103000",
+  cookies: "__cf_bm=abc; i18n_redirected=en",
+  origin: "https://link.example",
+  referer: "https://link.example/",
+  userAgent: "Mozilla/5.0 HeadlessChrome",
+  language: "en",
+  expireInSec: "180",
+};
+
+describe("check-payment-status, sent and read", () => {
+  it("is sent as the page sends it: token header, cookies, Origin, Referer, original request_time, fresh device id", () => {
+    const a = pollRequest(session);
+    const b = pollRequest(session);
+    expect(a.url).toBe("https://pwapp.example/api/pw-app/v1/payment-link/check-payment-status");
+    expect(a.headers).toMatchObject({
+      token: "tok",
+      cookie: "__cf_bm=abc; i18n_redirected=en",
+      origin: "https://link.example",
+      referer: "https://link.example/",
+      "user-agent": "Mozilla/5.0 HeadlessChrome",
+      language: "en",
+    });
+    const body = JSON.parse(a.body) as { device_id: string; request_time: string; client_id: string; hash: string };
+    expect(body.request_time).toBe(session.requestTime);
+    expect(body.hash).toBe(statusHash(session.clientId, body.device_id, session.requestTime));
+    expect((JSON.parse(b.body) as { device_id: string }).device_id).not.toBe(body.device_id);
+  });
+
+  it("reads the action, the receipt, a decline; 403 is a refusal; outages and definite errors apart", () => {
+    const ok = (data: unknown) => JSON.stringify({ status: { code: "00", message: "Success" }, data });
+    expect(readAnswer(200, ok({ action: "approved", download_receipt: "https://r.example/x" }))).toMatchObject({
+      kind: "status",
+      status: { action: "approved", receiptUrl: "https://r.example/x", declined: false, known: true },
+    });
+    expect(readAnswer(200, ok({ action: "declined", message: { code: "05", message: "Declined" } }))).toMatchObject({
+      kind: "status",
+      status: { declined: true, message: "Declined" },
+    });
+    expect(readAnswer(200, JSON.stringify({ action: "scanned" }))).toMatchObject({ status: { action: "scanned" } });
+    expect(readAnswer(200, ok({ action: "something-new" }))).toMatchObject({ status: { known: false } });
+    expect(readAnswer(403, "<title>Attention Required! | Cloudflare</title>")).toEqual({
+      kind: "refused",
+      detail: "check-payment-status answered HTTP 403 (a Cloudflare block page)",
+    });
+    expect(readAnswer(503, "busy")).toMatchObject({ kind: "fault", outage: true });
+    expect(readAnswer(500, "{}")).toMatchObject({ kind: "fault", outage: false });
+    expect(readAnswer(200, "<html>maintenance</html>")).toMatchObject({ kind: "fault", outage: true });
+    expect(readAnswer(200, JSON.stringify({ status: { code: "05", message: "Transaction declined" } }))).toMatchObject({
+      kind: "status",
+      status: { declined: true, action: "status 05" },
+    });
+    expect(readAnswer(200, JSON.stringify({ status: { code: "11", message: "Invalid token" } }))).toEqual({
+      kind: "fault",
+      detail: 'check-payment-status answered status 11 "Invalid token"',
+      outage: false,
+    });
+  });
+});

@@ -1,0 +1,83 @@
+// Runs the PayWay twin as two real HTTP servers on 127.0.0.1 (the page on one port, its API on another, as
+// link.payway.com.kh and pwapp.ababank.com), for tests that drive it with real Chromium.
+
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import express from "express";
+import {
+  createPaywayTwin,
+  type PaywayTwin,
+  type PaywayTwinOptions,
+  type TwinLink,
+} from "../../src/simulators/payway/index.js";
+import { fakeQr } from "./link-sim.js";
+
+export interface RunningTwin {
+  twin: PaywayTwin;
+  /** The page's origin (controls are there too). */
+  pageOrigin: string;
+  /** The API's origin: PAYWAY_API_ORIGIN. */
+  apiOrigin: string;
+  /** Registers a link and returns its URL, as a merchant would configure it. */
+  link(input?: Partial<TwinLink>): Promise<string>;
+  post(path: string, body: unknown): Promise<{ status: number; body: unknown }>;
+  get(path: string): Promise<{ status: number; body: unknown }>;
+  close(): Promise<void>;
+}
+
+async function listen(app: express.Express): Promise<{ server: Server; origin: string }> {
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+export async function startPaywayTwin(options: Partial<PaywayTwinOptions> = {}): Promise<RunningTwin> {
+  let apiOrigin = "";
+  const twin = createPaywayTwin({ makeQr: fakeQr, apiOrigin: () => apiOrigin, ...options });
+  const pageApp = express();
+  pageApp.use(twin.controls, twin.page);
+  const apiApp = express();
+  apiApp.use(twin.api);
+  const page = await listen(pageApp);
+  const api = await listen(apiApp);
+  apiOrigin = api.origin;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(page.origin + path, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // HTML stays text
+    }
+    return { status: res.status, body: parsed };
+  };
+  const close = (server: Server) =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return {
+    twin,
+    pageOrigin: page.origin,
+    apiOrigin: api.origin,
+    async link(input = {}) {
+      const res = await call("POST", "/sim/payway/links", input);
+      if (res.status !== 200) throw new Error(`twin refused the link: ${JSON.stringify(res.body)}`);
+      return `${page.origin}${twin.linkPath((res.body as TwinLink).code)}`;
+    },
+    post: (path, body) => call("POST", path, body),
+    get: (path) => call("GET", path),
+    close: async () => {
+      await close(page.server);
+      await close(api.server);
+    },
+  };
+}
