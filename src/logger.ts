@@ -9,7 +9,10 @@ const SECRET_HEADERS: readonly string[] = ["x-api-key", "authorization", "proxy-
 /** A query parameter's name is logged when it looks like a name; anything else might be a bare token. */
 const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,40}$/;
 
-/** `destination`: where the lines go (main.ts passes the readable one in development; tests read them from a stream); stdout as JSON by default. */
+/**
+ * `destination`: where the lines go (main.ts passes the readable one in development; tests read them from a
+ * stream); standard output as JSON by default.
+ */
 export function createLogger(config: Pick<Config, "logLevel">, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,

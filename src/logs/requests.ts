@@ -13,8 +13,9 @@ type Req = IncomingMessage & { id?: unknown; originalUrl?: string };
 
 /**
  * One short line per request (`POST /qr/generate 200 12 ms`): the id, method, path and status, never the headers
- * (keys, tokens, cookies) nor a query value (a client token travels as `?token=` for `<img>` tags). A 5xx is a warning without a stack: /readyz answering 503 while starting is expected,
- * and a real failure is logged with its stack where it happens (the error handler).
+ * (keys, tokens, cookies) nor a query value (a client token travels as `?token=` for `<img>` tags). A 5xx is a
+ * warning without a stack: /readyz answering 503 while starting is expected, and a real failure is logged with its
+ * stack where it happens (the error handler).
  */
 export function requestLogOptions(): Options {
   const path = (req: Req) => logSafeUrl(req.originalUrl ?? req.url ?? "");

@@ -68,6 +68,7 @@ describe("admin token guessing (issue 16)", () => {
       SIMULATORS: "false",
       NETWORK_API_URL: "http://127.0.0.1:9/network",
       GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
+      DATABASE_URL: "postgresql://pqr@127.0.0.1:9/pqr",
     };
     const refusal = (env: Record<string, string>) => {
       try {

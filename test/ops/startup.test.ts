@@ -143,7 +143,7 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     };
     expect((await probe({ ADMIN_TOKEN })).loaded).toBe(false);
     expect((await probe({})).loaded).toBe(false);
-    expect((await probe({ ...PROD })).loaded).toBe(true);
+    expect((await probe({ ...PROD, DATABASE_URL: "postgresql://pqr@127.0.0.1:9/pqr" })).loaded).toBe(true);
   });
 
   it("the port is already in use", async () => {
