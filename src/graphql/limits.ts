@@ -24,7 +24,10 @@ export function limitsRule(maxDepth: number, maxFields: number) {
         if (sel.kind === Kind.FIELD) {
           fields++;
           if (sel.selectionSet) {
-            const inner = measure(sel.selectionSet, depth + 1, seen);
+            // Introspection's type references (`ofType { ofType { … } }`, nine deep in graphql-js's own query) are a
+            // chain of one field each: they cost nothing in breadth, so they do not count as depth. Without this,
+            // GraphiQL's and every standard client's introspection query (depth 15) was refused.
+            const inner = measure(sel.selectionSet, sel.name.value === "ofType" ? depth : depth + 1, seen);
             deepest = Math.max(deepest, inner.depth);
             fields += inner.fields;
           }
