@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Config } from "./config.js";
@@ -36,6 +37,7 @@ import { checkDataDir, databaseStartupError, listen } from "./startup.js";
 import { dashboardRouter } from "./dashboard/index.js";
 import { openApiDocument } from "./rest/openapi.js";
 import { docsRouter } from "./rest/docs.js";
+import { explorerRouter } from "./graphql/explorer.js";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES } from "./transactions/transaction-event.entity.js";
 import type { Module, ModuleDefinition } from "./module.js";
 import { opsModule } from "./ops/index.js";
@@ -399,6 +401,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     }
     const schema = edge.schema;
     app.use(docsRouter(() => openApiDocument(schema, ROUTES, WEBHOOK_EVENTS, API_VERSION)));
+    // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
+    if (config.nodeEnv !== "production")
+      app.use(explorerRouter({ demoFile: config.demo ? join(config.dataDir, "demo.json") : null, schema }));
     app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
     adminApp.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
   }

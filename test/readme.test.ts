@@ -1,4 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startDemoService, type DemoService } from "./support/demo-service.js";
 import { readmeBlocks, runShell } from "./support/readme.js";
 
@@ -39,5 +41,35 @@ describe("the README's snippets work as written", () => {
     expect(r.stdout).toMatch(/"paymentStatus":"APPROVED"/);
     expect(r.stdout).toMatch(/"action":"scanned"/);
     expect(r.stdout).toMatch(/"action":"approved"/);
+  }, 90_000);
+
+  it("GraphQL with curl: a mutation, a query and a list with the demo key", async () => {
+    const r = await runShell(`${block("quick-start")}\n${block("graphql-curl")}`, env);
+    expect(r).toMatchObject({ code: 0, stderr: "" });
+    expect(r.stdout).toMatch(/\{"data":\{"generateQr":\{"transactionId":"txn_\w+","status":"PENDING"/);
+    expect(r.stdout).toMatch(/\{"data":\{"qrTransaction":\{"transactionId":"txn_\w+","status":"PENDING"/);
+    expect(r.stdout).toMatch(/\{"data":\{"transactions":\{"edges":\[\{"node":/);
+    expect(r.stdout).not.toMatch(/"errors"/);
+  }, 60_000);
+
+  it("GraphQL over graphql-ws: the README's client follows the payment to SUCCESS with the clientToken", async () => {
+    // watch.mjs where the README's reader has it: beside their own node_modules (here, the project's).
+    const dir = mkdtempSync(join(process.cwd(), ".scratch-readme-"));
+    try {
+      const client = blocks.get("graphql-ws-client");
+      expect(client?.lang).toBe("js");
+      writeFileSync(join(dir, "watch.mjs"), client!.code);
+      const script = [
+        block("quick-start"),
+        block("graphql-curl"),
+        `cd ${JSON.stringify(dir)}`,
+        block("graphql-ws-run"),
+      ];
+      const r = await runShell(script.join("\n"), env, 90_000);
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      expect(r.stdout).toMatch(/^payment\.completed SUCCESS$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 90_000);
 });

@@ -11,10 +11,15 @@ const tracked = execFileSync("git", ["ls-files"], { encoding: "utf8" })
   .split("\n")
   .filter((f) => f !== "" && existsSync(f) && !/\.(png|jpg|ico)$|package-lock\.json$/.test(f));
 const text = (f: string) => readFileSync(f, "utf8");
-// Written in pieces, so this file does not name them itself.
+// Assembled from parts, so that this file names none of them either.
 const OUTSIDE = new RegExp(
-  ["DESIGN", "STYLE"].map((n) => `\\b${n}\\.md\\b`).join("|") +
-    "|\\bresearch/|\\bspec/interface|\\binterface\\.md\\b|\\bstack\\.md\\b|\\.\\./shared\\b|/work/shared",
+  [
+    ...["DESIGN", "STYLE", "interface", "stack"].map((n) => `\\b${n}\\.md\\b`),
+    "\\bresearch/",
+    "\\bspec/interface",
+    ["\\.\\.", "shared\\b"].join("/"),
+    ["", "work", "shared"].join("/"),
+  ].join("|"),
 );
 
 /** Paths the documents name that are not files of the repository on purpose. */
@@ -25,13 +30,16 @@ const NOT_FILES = [
 
 describe("the repository refers only to files it contains", () => {
   it("no file names a document kept outside the repository", () => {
-    const hits = tracked.flatMap((f) =>
-      text(f)
-        .split("\n")
-        .map((line, i) => ({ f, i, line }))
-        .filter(({ line }) => OUTSIDE.test(line))
-        .map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim().slice(0, 120)}`),
-    );
+    // This file spells the names out to look for them.
+    const hits = tracked
+      .filter((f) => f !== "test/repository.test.ts")
+      .flatMap((f) =>
+        text(f)
+          .split("\n")
+          .map((line, i) => ({ f, i, line }))
+          .filter(({ line }) => OUTSIDE.test(line))
+          .map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim().slice(0, 120)}`),
+      );
     expect(hits).toEqual([]);
   });
 

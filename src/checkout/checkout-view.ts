@@ -2,6 +2,7 @@ import QRCode from "qrcode";
 import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
+import { moneyText } from "../transactions/money.js";
 import { AppError } from "../errors.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 
@@ -52,7 +53,7 @@ export class CheckoutViews {
     return {
       transactionId: tx.id,
       status: tx.status,
-      amount: tx.amount,
+      amount: moneyText(tx.amount, tx.currency),
       currency: tx.currency,
       qr: tx.qr,
       qrImage: tx.qr === null ? null : await this.image(tx.qr),

@@ -95,7 +95,10 @@ function fragmentMeasurer(context: ValidationContext, maxFields: number): (set: 
         if (sel.selectionSet === undefined) inner = NOTHING;
         else {
           const below = measure(sel.selectionSet);
-          inner = { depth: below.depth + 1, fields: below.fields };
+          // Introspection's type references (`ofType { ofType { … } }`, nine deep in graphql-js's own query) are a
+          // chain of one field each: they cost nothing in breadth, so they do not count as depth. Without this,
+          // GraphiQL's and every standard client's introspection query (depth 15) was refused.
+          inner = { depth: sel.name.value === "ofType" ? below.depth : below.depth + 1, fields: below.fields };
         }
       } else if (sel.kind === Kind.INLINE_FRAGMENT) inner = measure(sel.selectionSet);
       else inner = fragmentSize(sel.name.value);

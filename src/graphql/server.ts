@@ -4,6 +4,7 @@ import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHt
 import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
+import { withExplorerLink } from "./explorer.js";
 import { expressMiddleware } from "@as-integrations/express5";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
@@ -457,13 +458,15 @@ export async function createGraphQLEdge(
       // Sandbox opens with an example of every kind of operation (graphql/sandbox.ts); production keeps Apollo's default.
       ...(deps.introspection
         ? [
-            ApolloServerPluginLandingPageLocalDefault({
-              document: SANDBOX_DOCUMENT,
-              variables: SANDBOX_VARIABLES,
-              headers: SANDBOX_HEADERS,
-              includeCookies: false,
-              embed: true,
-            }),
+            withExplorerLink(
+              ApolloServerPluginLandingPageLocalDefault({
+                document: SANDBOX_DOCUMENT,
+                variables: SANDBOX_VARIABLES,
+                headers: SANDBOX_HEADERS,
+                includeCookies: false,
+                embed: true,
+              }),
+            ),
           ]
         : []),
       {

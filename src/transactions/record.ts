@@ -1,5 +1,6 @@
 import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Area, Json, TxStatus } from "./transaction.entity.js";
+import { moneyText } from "./money.js";
 
 /** A transaction row as plain data (what services pass around). */
 export interface TxRecord {
@@ -60,7 +61,7 @@ export function snapshot(tx: TxRecord): Json {
     transactionId: tx.id,
     area: tx.area,
     status: tx.status,
-    amount: tx.amount,
+    amount: moneyText(tx.amount, tx.currency),
     currency: tx.currency,
     expiredAt: tx.expiresAt.toISOString(),
     createdAt: tx.createdAt.toISOString(),
@@ -72,7 +73,15 @@ export function snapshot(tx: TxRecord): Json {
   if (tx.receiptUrl !== null) out.receiptUrl = tx.receiptUrl;
   if (tx.completedAt !== null) out.completedAt = tx.completedAt.toISOString();
   if (tx.upstream.gatewayStatus !== undefined) out.gatewayStatus = tx.upstream.gatewayStatus;
-  if (tx.upstream.payment !== undefined) out.payment = tx.upstream.payment;
+  if (tx.upstream.payment !== undefined) out.payment = paymentView(tx.upstream.payment);
   if (tx.upstream.late === true) out.late = true;
   return out;
+}
+
+/** The payer's payment as the upstream reported it, its amount written by the one money rule (the network sends 1.5). */
+function paymentView(payment: unknown): unknown {
+  if (payment === null || typeof payment !== "object") return payment;
+  const p = payment as { amount?: unknown; currency?: unknown };
+  if (typeof p.currency !== "string" || (typeof p.amount !== "string" && typeof p.amount !== "number")) return payment;
+  return { ...p, amount: moneyText(p.amount, p.currency) };
 }

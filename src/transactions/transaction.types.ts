@@ -1,4 +1,5 @@
 import { Field, ID, ObjectType, registerEnumType } from "type-graphql";
+import { MONEY_DESCRIPTION } from "./money.js";
 import { GraphQLJSONObject } from "graphql-scalars";
 import type { StoredEvent } from "./stored-event.js";
 
@@ -31,7 +32,7 @@ export class TransactionSnapshotGql {
   @Field(() => ID) transactionId!: string;
   @Field(() => AreaGql) area!: AreaGql;
   @Field(() => TxStatusGql) status!: TxStatusGql;
-  @Field({ description: "Exact decimal as text" }) amount!: string;
+  @Field({ description: MONEY_DESCRIPTION }) amount!: string;
   @Field() currency!: string;
   @Field(() => String, { nullable: true }) orderId?: string;
   @Field(() => String, { nullable: true }) md5?: string;

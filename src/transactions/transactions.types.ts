@@ -3,13 +3,14 @@ import { GraphQLJSONObject } from "graphql-scalars";
 import { AreaGql, GatewayStatusGql, TxStatusGql } from "./transaction.types.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
+import { MONEY_DESCRIPTION, moneyText } from "./money.js";
 
 @ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
 export class TransactionGql {
   @Field(() => ID) id!: string;
   @Field(() => AreaGql) area!: AreaGql;
   @Field(() => TxStatusGql) status!: TxStatusGql;
-  @Field({ description: "Exact decimal as text" }) amount!: string;
+  @Field({ description: MONEY_DESCRIPTION }) amount!: string;
   @Field() currency!: string;
   @Field(() => ID) merchantId!: string;
   @Field(() => ID) apiKeyId!: string;
@@ -48,7 +49,7 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
     id: tx.id,
     area: tx.area as AreaGql,
     status: tx.status as TxStatusGql,
-    amount: tx.amount,
+    amount: moneyText(tx.amount, tx.currency),
     currency: tx.currency,
     merchantId: tx.merchantRef,
     apiKeyId: tx.apiKeyRef,

@@ -144,6 +144,8 @@ describe("dashboard in real headless Chromium", () => {
     expect(res.status).toBe(200);
     txId = (res.body as { transactionId: string }).transactionId;
     await page.waitForSelector(`tr[data-id="${txId}"][data-status="PENDING"]`, { timeout: 10_000 });
+    // The one money rule, shown as the checkout page shows it (test/checkout: "5,000 KHR").
+    expect(await textOf(page, `tr[data-id="${txId}"] td[data-label="Amount"]`)).toBe("5,000 KHR");
     await screenshot(page, "transactions-desktop");
 
     // The detail in a second tab, the table stays open in the first.
@@ -152,6 +154,11 @@ describe("dashboard in real headless Chromium", () => {
     await detail.evaluateOnNewDocument((token) => sessionStorage.setItem("pqr.adminToken", token), ADMIN_TOKEN);
     await detail.goto(`${t.url}/dashboard/#/transactions/${txId}`);
     await detail.waitForSelector(".qr img[src^='data:image/png;base64,']");
+    const amountFact = await detail.$$eval(
+      "dt",
+      (dts) => dts.find((d) => d.textContent === "Amount")?.nextElementSibling?.textContent ?? null,
+    );
+    expect(amountFact).toBe("5,000 KHR");
     await click("button[data-sim=approve]", detail);
     await detail.waitForSelector(".tx-status[data-status=SUCCESS]", { timeout: 15_000 });
     await page.waitForSelector(`tr[data-id="${txId}"][data-status="SUCCESS"]`, { timeout: 5_000 });

@@ -99,7 +99,7 @@ describe("generic QR: paid before expiry is paid", () => {
       ["payment.expired", "EXPIRED", null],
       ["payment.completed", "SUCCESS", true],
     ]);
-    expect(v.events[2].transaction.payment).toMatchObject({ amount: "2.5", currency: "USD" });
+    expect(v.events[2].transaction.payment).toMatchObject({ amount: "2.50", currency: "USD" });
     // Listed for reconciliation.
     const res = await fetch(`${t.url}/graphql`, {
       method: "POST",

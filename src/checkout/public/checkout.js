@@ -5,6 +5,7 @@
 // It reads only the checkout view (status, amount, currency, QR, expiry, receipt, scanned, merchant name, deeplink)
 // and the status changes of the graphql-ws subscription. No framework, no build step.
 import { createClient } from "./vendor/graphql-ws/client.js";
+import { formatMoney } from "./money.js";
 
 export const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 
@@ -150,14 +151,6 @@ const el = (tag, cls, text) => {
   return e;
 };
 
-function formatAmount(amount, currency) {
-  const [whole, frac = ""] = String(amount).split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  // USD always with cents; KHR has none to show (the exact decimal text may carry ".00").
-  const decimals = currency === "USD" ? frac.padEnd(2, "0") : frac.replace(/0+$/, "");
-  return `${grouped}${decimals ? `.${decimals}` : ""} ${currency}`;
-}
-
 const safeHttp = (u) => (typeof u === "string" && /^https?:\/\//i.test(u) ? u : null);
 
 /** `<payment-qr-checkout url transaction-id client-token>`: the whole checkout, live. */
@@ -236,7 +229,7 @@ export class PaymentQrCheckout extends HTMLElement {
       return;
     }
     if (s.merchantName !== undefined) p.merchant.textContent = s.merchantName;
-    if (s.amount !== undefined) p.amount.textContent = formatAmount(s.amount, s.currency);
+    if (s.amount !== undefined) p.amount.textContent = formatMoney(s.amount, s.currency);
     if (s.qrImage && p.qr.getAttribute("src") !== s.qrImage) p.qr.src = s.qrImage;
     const final = TERMINAL.includes(s.status);
     p.box.dataset.status = s.status ?? "";

@@ -1,4 +1,5 @@
 // Tiny DOM helpers. Text always goes in as text nodes (never innerHTML), so data from the API cannot inject markup.
+import { formatMoney } from "./money.js";
 
 /**
  * h("button", { class: "primary", onclick: fn }, "Save") → <button class="primary">Save</button>.
@@ -57,7 +58,7 @@ export function timeEl(iso) {
 }
 
 export function fmtAmount(amount, currency) {
-  return `${amount} ${currency}`;
+  return formatMoney(amount, currency);
 }
 
 export function statusBadge(status) {

@@ -1,0 +1,100 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { readFileSync } from "node:fs";
+import { moneyText } from "../../src/transactions/money.js";
+import { pathToFileURL } from "node:url";
+import { AUTH, createTenant, post, startTestApp, waitFor, type Tenant, type TestApp } from "../support/app.js";
+
+describe("the one money rule: text with the currency's decimals (KHR 0, USD 2)", () => {
+  it("writes every amount with its currency's decimals, never rounding money", () => {
+    expect(moneyText("4000.00", "KHR")).toBe("4000");
+    expect(moneyText(4000, "KHR")).toBe("4000");
+    expect(moneyText("1.5", "USD")).toBe("1.50");
+    expect(moneyText(1.5, "USD")).toBe("1.50");
+    expect(moneyText("10", "USD")).toBe("10.00");
+    expect(moneyText("0.05", "USD")).toBe("0.05");
+    // A fraction the currency does not use is kept when it is not zero: nothing is lost.
+    expect(moneyText("4000.50", "KHR")).toBe("4000.50");
+    expect(moneyText("1.505", "USD")).toBe("1.505");
+  });
+
+  it("is shown to people the same way on the checkout page and in the dashboard (one file, two copies held equal)", async () => {
+    const checkout = readFileSync("src/checkout/public/money.js", "utf8");
+    // Browser code, plain JS: loaded as the browser loads it.
+    const { formatMoney } = (await import(pathToFileURL("src/checkout/public/money.js").href)) as {
+      formatMoney(amount: string, currency: string): string;
+    };
+    expect(readFileSync("src/dashboard/public/js/money.js", "utf8")).toBe(checkout);
+    expect(formatMoney("4000", "KHR")).toBe("4,000 KHR");
+    expect(formatMoney("1234.5", "USD")).toBe("1,234.50 USD");
+    expect(formatMoney("0.05", "USD")).toBe("0.05 USD");
+  });
+});
+
+interface Hook {
+  type: string;
+  data: { transaction: { transactionId: string; amount: string; payment?: { amount: string } } };
+}
+
+describe("amounts outside the REST contract's fixed fields follow the rule; the contract's own fields keep their shape", () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    t = await startTestApp({ QR_MONITOR_INTERVAL_MS: "250" });
+    tenant = await createTenant(t, { gatewayMerchantId: "money_gw", gatewaySecret: "money-secret-0123456789" });
+    await post(`${t.url}/sim/gateway/merchants`, { merchantId: "money_gw", apiKey: "money-secret-0123456789" });
+    await t.admin(`mutation($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret } }`, {
+      input: { apiKeyId: tenant.keyIds.qr, url: `${t.url}/sim/inbox` },
+    });
+  }, 60_000);
+  afterAll(async () => t?.stop());
+
+  const inbox = async (id: string): Promise<Hook[]> => {
+    const entries = (await (await fetch(`${t.url}/sim/inbox`)).json()) as { body: string }[];
+    return entries.map((e) => JSON.parse(e.body) as Hook).filter((h) => h.data.transaction.transactionId === id);
+  };
+
+  it.each([
+    [4000, 116, "4000", "KHR"],
+    [1.5, 840, "1.50", "USD"],
+  ])(
+    "%s (%s): webhooks, the payer's payment, GraphQL and the checkout view say %s; REST echoes the number",
+    async (amount, currency, text, code) => {
+      const g = await post(`${t.url}/qr/generate`, { amount, currency, expiredAfter: 120000 }, AUTH.qr(tenant.keys.qr));
+      const body = g.body as { transactionId: string; clientToken: string; requestData: { amount: unknown } };
+      expect(body.requestData.amount).toBe(amount); // the contract's echo: the number sent
+      const md5 = (g.body as { data: { md5: string } }).data.md5;
+      await post(`${t.url}/sim/network/pay`, { md5 });
+      const hooks = await waitFor(async () => {
+        const h = await inbox(body.transactionId);
+        return h.some((x) => x.type === "payment.completed") ? h : null;
+      }, 15_000);
+      expect(hooks.map((h) => h.data.transaction.amount)).toEqual([text, text]);
+      expect(hooks.find((h) => h.type === "payment.completed")?.data.transaction.payment?.amount).toBe(text);
+      const gql = await post(
+        `${t.url}/graphql`,
+        {
+          query: `query($id: ID!) { transaction(id: $id) { amount currency } }`,
+          variables: { id: body.transactionId },
+        },
+        AUTH.qr(tenant.keys.qr),
+      );
+      expect(gql.body).toEqual({ data: { transaction: { amount: text, currency: code } } });
+      const view = await fetch(`${t.url}/checkout/view/${body.transactionId}`, {
+        headers: { authorization: `Bearer ${body.clientToken}` },
+      });
+      expect(((await view.json()) as { amount: string }).amount).toBe(text);
+    },
+  );
+
+  it("the hosted gateway's check-status keeps the contract's two decimals, KHR too", async () => {
+    const orderId = `money-${Date.now() % 1e9}`;
+    const g = await post(
+      `${t.url}/gateway/generate-qr`,
+      { qrData: { orderId, amount: 4000, currency: "KHR" } },
+      AUTH.gateway(tenant.keys.gateway),
+    );
+    expect((g.body as { amount: unknown }).amount).toBe(4000);
+    const s = await post(`${t.url}/gateway/check-status`, { orderId }, AUTH.gateway(tenant.keys.gateway));
+    expect((s.body as { amount: unknown }).amount).toBe("4000.00");
+  });
+});
