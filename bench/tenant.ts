@@ -66,7 +66,16 @@ export async function createTenant(baseUrl: string, adminToken: string, simUrl: 
   );
   const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
     `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "link", url: `${simUrl}/sim/link/p/bench-shop?currency=KHR`, currency: 116 } },
+    // The older simulated page (a page a monitor holds), whatever LINK_PAGE_PROTOCOL's default.
+    {
+      input: {
+        merchantId: m.id,
+        name: "link",
+        url: `${simUrl}/sim/link/p/bench-shop?currency=KHR`,
+        currency: 116,
+        protocol: "simulated",
+      },
+    },
   );
   const key = async (kind: string, extra: Record<string, string>) =>
     (

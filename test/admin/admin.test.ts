@@ -116,6 +116,7 @@ describe("admin API", () => {
       name: "cli",
       url: "https://pay.example/x",
       currency: 840,
+      protocol: "simulated",
     });
   });
 });

@@ -95,7 +95,8 @@ export async function createTenant(
   const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
     apiUrl,
     `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "link", url: ups.linkUrl(slug), currency: 116 } },
+    // The older simulated page (a page a monitor holds), whatever LINK_PAGE_PROTOCOL's default.
+    { input: { merchantId: m.id, name: "link", url: ups.linkUrl(slug), currency: 116, protocol: "simulated" } },
   );
   const key = async (kind: string, extra: Record<string, string>) =>
     (

@@ -2,7 +2,8 @@ import { Migration } from "@mikro-orm/migrations";
 
 /**
  * A payment-link configuration names the adapter its page is driven with (`simulated`, `payway`), so one service
- * serves both kinds of page; null keeps LINK_PAGE_PROTOCOL's default, which is what every existing row meant.
+ * serves both kinds of page; null takes LINK_PAGE_PROTOCOL's default. Rows made before were driven by the only
+ * adapter there was: they keep it explicitly, whatever that default is now.
  */
 export class M0006LinkProtocol extends Migration {
   override name = "m0006-link-protocol";
@@ -11,5 +12,6 @@ export class M0006LinkProtocol extends Migration {
     this.addSql(
       `alter table link_config add column if not exists protocol text check (protocol in ('simulated','payway'))`,
     );
+    this.addSql(`update link_config set protocol = 'simulated' where protocol is null`);
   }
 }
