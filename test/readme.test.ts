@@ -40,7 +40,8 @@ describe("the README's snippets work as written", () => {
     expect(r.stdout).toMatch(/CHECKOUT$/m);
     expect(r.stdout).toMatch(/"paymentStatus":"APPROVED"/);
     expect(r.stdout).toMatch(/"action":"scanned"/);
-    expect(r.stdout).toMatch(/"action":"approved"/);
+    expect(r.stdout).toMatch(/"action":"processing-payment"/);
+    expect(r.stdout).toMatch(/"status":"SUCCESS"[^\n]*"receiptUrl":"http/);
   }, 90_000);
 
   it("GraphQL with curl: a mutation, a query and a list with the demo key", async () => {
