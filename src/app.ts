@@ -37,6 +37,7 @@ import { checkDataDir, databaseStartupError, listen } from "./startup.js";
 import { dashboardRouter } from "./dashboard/index.js";
 import { openApiDocument } from "./rest/openapi.js";
 import { docsRouter } from "./rest/docs.js";
+import { demoDocs } from "./rest/demo-examples.js";
 import { explorerRouter } from "./graphql/explorer.js";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES } from "./transactions/transaction-event.entity.js";
 import type { Module, ModuleDefinition } from "./module.js";
@@ -400,10 +401,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       adminApp.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
     }
     const schema = edge.schema;
-    app.use(docsRouter(() => openApiDocument(schema, ROUTES, WEBHOOK_EVENTS, API_VERSION)));
+    const demoFile = join(config.dataDir, "demo.json");
+    app.use(
+      docsRouter(
+        () => openApiDocument(schema, ROUTES, WEBHOOK_EVENTS, API_VERSION),
+        config.demo ? demoDocs(baseUrl, demoFile) : null,
+      ),
+    );
     // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
-    if (config.nodeEnv !== "production")
-      app.use(explorerRouter({ demoFile: config.demo ? join(config.dataDir, "demo.json") : null, schema }));
+    if (config.nodeEnv !== "production") app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema }));
     app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
     adminApp.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
   }

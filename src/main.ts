@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
   const seeding = config.demo && command === "serve";
   // Ready only once the demo tenant exists: a script that waits for /readyz may use the printed keys at once.
   const app = await createApp(config, { role: command as Role, logger, deferStartup: seeding });
-  if (seeding) await seedDemo(app);
+  if (seeding) await seedDemo(app, (banner) => process.stdout.write(banner));
   app.startupDone();
   logger.info({ url: app.url, role: command, embedded: app.embedded, ms: Date.now() - started }, "service started");
 

@@ -28,7 +28,11 @@ const DEMO_DEEPLINK = {
   deeplinkCallback: "democoffee://payment-done",
 };
 
-export async function seedDemo(app: App): Promise<DemoFile> {
+/**
+ * `print` receives the banner (keys, URLs, what to try): main.ts prints it on stdout; a test that seeds a demo
+ * in its own process passes nothing, so its output stays the test runner's.
+ */
+export async function seedDemo(app: App, print: (banner: string) => void = () => undefined): Promise<DemoFile> {
   const { config, admin } = app.core;
   const webhooks = app.module(webhooksModule).endpoints;
   const gatewayConfigs = app.module(gatewayModule).configs;
@@ -109,11 +113,11 @@ export async function seedDemo(app: App): Promise<DemoFile> {
   demo.simulators = { network: `${base}/sim/network-api`, gateway: `${base}/sim/gateway-api`, link: demoLinkUrl(base) };
   mkdirSync(config.dataDir, { recursive: true });
   writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
-  printBanner(demo, file);
+  print(banner(demo, file));
   return demo;
 }
 
-function printBanner(d: DemoFile, file: string): void {
+function banner(d: DemoFile, file: string): string {
   const lines = [
     "",
     "  Payment QR Service — demo mode (embedded simulators; nothing leaves this machine)",
@@ -134,5 +138,5 @@ function printBanner(d: DemoFile, file: string): void {
     `  All of this is in ${file}`,
     "",
   ];
-  process.stdout.write(`${lines.join("\n")}\n`);
+  return `${lines.join("\n")}\n`;
 }

@@ -1,6 +1,7 @@
 import express, { type Router } from "express";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
+import type { DemoDocs } from "./demo-examples.js";
 
 /**
  * `/openapi.json` and the reference page `/docs`, rendered by swagger-ui-dist served from node_modules: no CDN,
@@ -21,20 +22,28 @@ const PAGE = `<!doctype html>
 </head>
 <body>
 <div id="reference"></div>
+<script type="application/json" id="docs-config">{{config}}</script>
 <script src="/docs/vendor/swagger-ui-bundle.js"></script>
 <script src="/docs/docs.js"></script>
 </body>
 </html>
 `;
 
-// Demo keys are not put into the page: "Authorize" takes the key from demo.json, as the README says.
-const INIT = `window.ui = SwaggerUIBundle({
+// In demo mode the page carries the demo keys (the demo listens on loopback and prints them anyway) and is
+// authorised with them once rendered; elsewhere "Authorize" asks for each kind of key.
+const INIT = `var config = JSON.parse(document.getElementById("docs-config").textContent);
+window.ui = SwaggerUIBundle({
   url: "/openapi.json",
   dom_id: "#reference",
   deepLinking: true,
   tryItOutEnabled: true,
   validatorUrl: null,
   defaultModelsExpandDepth: 0,
+  onComplete: function () {
+    Object.keys(config.keys || {}).forEach(function (scheme) {
+      window.ui.preauthorizeApiKey(scheme, config.keys[scheme]);
+    });
+  },
 });
 `;
 
@@ -42,13 +51,22 @@ function swaggerDir(): string {
   return dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 }
 
-export function docsRouter(document: () => unknown): Router {
+/** `demo`: live examples and the demo keys (demo mode only). */
+export function docsRouter(document: () => Record<string, unknown>, demo: DemoDocs | null = null): Router {
   const r = express.Router();
   let json: string | null = null;
-  r.get("/openapi.json", (_req, res) => {
-    json ??= JSON.stringify(document(), null, 2);
-    res.setHeader("access-control-allow-origin", "*");
-    res.type("application/json").send(json);
+  r.get("/openapi.json", async (_req, res, next) => {
+    try {
+      // The demo's document has a fresh order id for each generate example: built per request.
+      const body =
+        demo === null
+          ? (json ??= JSON.stringify(document(), null, 2))
+          : JSON.stringify(await demo.document(document()), null, 2);
+      res.setHeader("access-control-allow-origin", "*");
+      res.type("application/json").send(body);
+    } catch (err) {
+      next(err);
+    }
   });
   r.use("/docs", (_req, res, next) => {
     res.setHeader("content-security-policy", CSP);
@@ -56,7 +74,10 @@ export function docsRouter(document: () => unknown): Router {
     res.setHeader("x-content-type-options", "nosniff");
     next();
   });
-  r.get(["/docs", "/docs/"], (_req, res) => void res.type("html").send(PAGE));
+  r.get(["/docs", "/docs/"], (_req, res) => {
+    const config = JSON.stringify({ keys: demo?.keys() ?? {} }).replace(/</g, "\\u003c");
+    res.type("html").send(PAGE.replace("{{config}}", () => config));
+  });
   r.get("/docs/docs.js", (_req, res) => void res.type("application/javascript").send(INIT));
   const vendor = express.static(swaggerDir(), { index: false, fallthrough: false, maxAge: "1h" });
   r.use("/docs/vendor", (req, res, next) => {

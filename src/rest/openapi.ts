@@ -34,6 +34,29 @@ export const AUTH_TYPE: Record<KeyKind, string> = {
   gateway_link: "api-gateway-link",
 };
 
+/** One security scheme per kind of key, so /docs asks for each key once and sends each path its own. */
+export const SECURITY_SCHEME: Record<KeyKind, string> = {
+  qr: "qrKey",
+  gateway: "gatewayKey",
+  gateway_link: "gatewayLinkKey",
+};
+
+const SCHEME_DESCRIPTION: Record<KeyKind, string> = {
+  qr: "A generic-QR key (pqr_qr_…) for /qr/*, sent with x-auth-type: api-key",
+  gateway: "A hosted-gateway key (pqr_gw_…) for /gateway/*, sent with x-auth-type: api-gateway",
+  gateway_link: "A payment-link key (pqr_gl_…) for /gateway-link/*, sent with x-auth-type: api-gateway-link",
+};
+
+function securitySchemes(): Record<string, JsonSchema> {
+  const kinds = Object.keys(SECURITY_SCHEME) as KeyKind[];
+  return Object.fromEntries(
+    kinds.map((k) => [
+      SECURITY_SCHEME[k],
+      { type: "apiKey", in: "header", name: "x-api-key", description: SCHEME_DESCRIPTION[k] },
+    ]),
+  );
+}
+
 /** Answers every path can give: bad input, bad key, body too large, rate limit, outage, bug. */
 const COMMON_ERRORS: ErrorCode[] = [
   "BAD_USER_INPUT",
@@ -242,7 +265,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): JsonSchema {
     summary: route.doc.summary,
     ...(route.doc.description ? { description: route.doc.description } : {}),
     tags: [route.path.split("/")[1]],
-    security: [{ apiKey: [] }],
+    security: [{ [SECURITY_SCHEME[route.kind]]: [] }],
     parameters,
     requestBody: {
       required: true,
@@ -342,9 +365,10 @@ export function openApiDocument(
       description:
         "The eight legacy REST endpoints. Every endpoint is POST with a JSON body and the x-api-key / x-auth-type " +
         "headers. Errors answer `{ error: { code, message, details } }`. In demo mode (`npm start`) the keys are " +
-        "in DATA_DIR/demo.json and the payer's actions are under /sim (e.g. POST /sim/network/pay {md5}). In the " +
-        "examples, replace {{md5}}, {{qr}} and {{transactionId}} with values from a generate answer, and " +
-        "{{orderId}} with a new order id.",
+        "in DATA_DIR/demo.json (the reference page at /docs is authorised with them already, and its examples " +
+        "are live values of the demo tenant: Try it out → Execute works as shown) and the payer's actions are " +
+        "under /sim (e.g. POST /sim/network/pay {md5}). Elsewhere, replace {{md5}}, {{qr}} and {{transactionId}} " +
+        "in the examples with values from a generate answer, and {{orderId}} with a new order id.",
     },
     servers: [{ url: "/", description: "this service" }],
     tags: [
@@ -355,14 +379,7 @@ export function openApiDocument(
     paths,
     webhooks: webhooks(schema, events),
     components: {
-      securitySchemes: {
-        apiKey: {
-          type: "apiKey",
-          in: "header",
-          name: "x-api-key",
-          description: "An API key of the kind the path's area takes",
-        },
-      },
+      securitySchemes: securitySchemes(),
     },
   };
 }

@@ -1,5 +1,8 @@
 import { describe, it, expect } from "@jest/globals";
 import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { NODE_MAJOR_NEEDED, nodeVersionProblem } from "../../src/node-version.js";
 
 /** The service's entry run by a given Node binary: exit code and every non-empty line it wrote. */
@@ -52,6 +55,29 @@ describe("the Node version is checked before anything that needs it loads", () =
   );
 
   const oldNode = olderSystemNode();
+  const oldNpm = oldNode === null ? null : join(dirname(oldNode), "npm");
+  (oldNpm !== null && existsSync(oldNpm) ? it : it.skip)(
+    "`npm ci` with the machine's older Node says one line, not a page of engine warnings (dry run of the lockfile)",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "pqr-npm-ci-"));
+      try {
+        for (const f of ["package.json", "package-lock.json", ".npmrc"]) copyFileSync(f, join(dir, f));
+        const r = spawnSync(oldNpm as string, ["ci", "--dry-run", "--ignore-scripts"], {
+          cwd: dir,
+          env: { PATH: `${dirname(oldNode as string)}:/usr/bin:/bin`, HOME: process.env.HOME ?? "/tmp" },
+          encoding: "utf8",
+          timeout: 120_000,
+        });
+        expect(r.status).toBe(0);
+        // A dry run lists each package it would add; everything else is what a newcomer reads.
+        const said = `${r.stdout}\n${r.stderr}`.split("\n").filter((l) => l.trim() !== "" && !/^add /.test(l));
+        expect(said).toEqual([expect.stringMatching(/^added \d+ packages in/)]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    150_000,
+  );
   (oldNode === null ? it.skip : it)(
     "the machine's own older Node gets the same one line, not an error from inside a dependency",
     () => {

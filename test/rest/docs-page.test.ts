@@ -1,0 +1,66 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import type { Browser, Page } from "puppeteer-core";
+import { ROUTES } from "../../src/app.js";
+import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
+import { startDemoService, type DemoService } from "../support/demo-service.js";
+
+/**
+ * /docs as a newcomer uses it on the demo: no Authorize step, no example to edit. Each of the eight operations
+ * is opened, executed as shown, and must answer 200 in the page.
+ */
+describe("/docs on the demo: Try it out → Execute answers 200 on all eight paths, unchanged", () => {
+  let svc: DemoService;
+  let browser: Browser;
+  let page: Page;
+  beforeAll(async () => {
+    svc = await startDemoService("docs-page");
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    await page.setViewport(VIEWPORTS.desktop);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.dispose();
+  });
+
+  it("is authorised with one key of each kind, and every example runs as shown", async () => {
+    const sent: { url: string; key: string | undefined }[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST") sent.push({ url: r.url(), key: r.headers()["x-api-key"] });
+    });
+    await page.goto(`${svc.url}/docs`);
+    await page.waitForSelector(".opblock-summary-path", { timeout: 30_000 });
+    // Authorised already: the lock of every operation is closed.
+    await page.waitForFunction(
+      () => document.querySelectorAll('.authorization__btn[aria-label="authorization button locked"]').length >= 8,
+    );
+    for (const route of ROUTES) {
+      const block = `.opblock-post:has(.opblock-summary-path[data-path="${route.path}"])`;
+      await page.click(`${block} .opblock-summary`);
+      await page.waitForSelector(`${block} .btn.execute`, { visible: true });
+      await page.click(`${block} .btn.execute`);
+      await page.waitForSelector(`${block} .live-responses-table .response .response-col_status`, { timeout: 30_000 });
+      const status = await page.$eval(`${block} .live-responses-table .response .response-col_status`, (e) =>
+        (e.textContent ?? "").trim(),
+      );
+      const body = await page.$eval(`${block} .live-responses-table .microlight`, (e) => e.textContent ?? "");
+      expect({ path: route.path, status, body: status === "200" ? "" : body.slice(0, 300) }).toEqual({
+        path: route.path,
+        status: "200",
+        body: "",
+      });
+      await page.click(`${block} .opblock-summary`);
+    }
+    await screenshot(page, "docs-try-it");
+    // Each path got the key of its own kind.
+    const kindKey = (path: string) =>
+      path.startsWith("/gateway-link/")
+        ? svc.demo.keys.gatewayLink
+        : path.startsWith("/gateway/")
+          ? svc.demo.keys.gateway
+          : svc.demo.keys.qr;
+    const calls = sent.filter((s) => ROUTES.some((r) => s.url === `${svc.url}${r.path}`));
+    expect(calls).toHaveLength(8);
+    for (const c of calls) expect(c.key).toBe(kindKey(new URL(c.url).pathname));
+  }, 120_000);
+});
