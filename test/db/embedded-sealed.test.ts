@@ -81,9 +81,19 @@ describe("the embedded database belongs to the service process alone", () => {
   }, 120_000);
   afterAll(async () => svc?.dispose());
 
-  it("listens on no TCP port but its HTTP port", () => {
-    const pid = svc.service.pid as number;
-    expect(listeningPorts(pid)).toEqual([new URL(svc.url).port].map(Number));
+  it("serves the database on no TCP port: every port it listens on refuses a PostgreSQL client", async () => {
+    const ports = listeningPorts(svc.service.pid as number);
+    expect(ports).toContain(Number(new URL(svc.url).port)); // HTTP (and the demo's simulated PayWay API)
+    for (const port of ports) {
+      const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres", password: "x" });
+      c.on("error", () => undefined);
+      const connected = await c.connect().then(
+        () => true,
+        () => false,
+      );
+      if (connected) await c.end();
+      expect({ port, connected }).toEqual({ port, connected: false });
+    }
   });
 
   it("serves the database on a Unix socket in an owner-only directory, and refuses a client without the start's secret", async () => {
