@@ -127,12 +127,9 @@ describe("GraphQL validation is linear in the document", () => {
     expect(Object.keys(atWidth.body.data as object)).toHaveLength(100);
   });
 
-  it("through fragments, 13 levels deep or 501 fields are refused as before", async () => {
-    const tooDeep = await gql(deep(9));
-    expect(tooDeep.status).toBe(400);
-    expect(tooDeep.body.errors?.map((e) => [e.extensions.code, e.message])).toEqual([
-      ["BAD_USER_INPUT", "Query is nested 13 levels deep; the limit is 12"],
-    ]);
+  it("through fragments, 501 fields are refused as before", async () => {
+    // Depth: introspection's `ofType` chain no longer counts (standard clients' introspection is nine deep), and
+    // graphql-js caps the other introspection nesting; the depth refusal is checked in test/graphql/explorer.test.ts.
     const tooWide = await gql(wide("__typename"));
     expect(tooWide.status).toBe(400);
     expect(tooWide.body.errors?.map((e) => [e.extensions.code, e.message])).toEqual([
