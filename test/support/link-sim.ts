@@ -33,21 +33,7 @@ export async function startLinkSim(options: Partial<LinkSimulatorOptions> = {}):
     server.once("error", reject);
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(baseUrl + path, {
-      method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // HTML pages stay text
-    }
-    return { status: res.status, body: parsed };
-  };
+  const call = jsonCaller(baseUrl);
   return {
     baseUrl,
     linkUrl: (slug = "coffee-shop", currency = "KHR") => `${baseUrl}/sim/link/p/${slug}?currency=${currency}`,
@@ -74,4 +60,23 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** `(method, path, body?)` against `origin`: the status and the answer as JSON, or as text when it is not (HTML pages). */
+export function jsonCaller(origin: string) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+    const res = await fetch(origin + path, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // HTML pages stay text
+    }
+    return { status: res.status, body: parsed };
+  };
 }

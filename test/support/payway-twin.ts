@@ -1,3 +1,4 @@
+import { jsonCaller } from "./link-sim.js";
 // Runs the PayWay twin as two real HTTP servers on 127.0.0.1 (the page on one port, its API on another, as
 // link.payway.com.kh and pwapp.ababank.com), for tests that drive it with real Chromium.
 
@@ -44,21 +45,7 @@ export async function startPaywayTwin(options: Partial<PaywayTwinOptions> = {}):
   const page = await listen(pageApp);
   const api = await listen(apiApp);
   apiOrigin = api.origin;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(page.origin + path, {
-      method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // HTML stays text
-    }
-    return { status: res.status, body: parsed };
-  };
+  const call = jsonCaller(page.origin);
   const close = (server: Server) =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
