@@ -1,7 +1,7 @@
-import { jsonCaller } from "./link-sim.js";
 // Runs the PayWay twin as two real HTTP servers on 127.0.0.1 (the page on one port, its API on another, as
 // link.payway.com.kh and pwapp.ababank.com), for tests that drive it with real Chromium.
 
+import { jsonCaller } from "./link-sim.js";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
