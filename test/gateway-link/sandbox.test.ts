@@ -67,6 +67,8 @@ const canSwitchUser = process.getuid?.() === 0 && spawnSync("setpriv", ["--versi
      console.log(JSON.stringify({ args: choice.args, text: await p.$eval("#x", (e) => e.textContent) }));
      await b.close();`,
   );
+  // Readable by the other user whatever umask this worker has (the embedded database sets 077 process-wide).
+  chmodSync(script, 0o644);
   const run = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, script], {
     encoding: "utf8",
     timeout: 60_000,
