@@ -15,12 +15,16 @@ import { Db } from "./db/sql.js";
 import { TransactionStore } from "./transactions/transition.js";
 import { TransactionQuery } from "./transactions/transaction-query.js";
 import { Idempotency } from "./transactions/idempotency.js";
+import { AREA_ENUM } from "./transactions/transaction.types.js";
+import { KEY_KIND_ENUM } from "./admin/admin.types.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Invalidations } from "./cache/invalidation.js";
 import { Authenticator } from "./auth/keys.js";
+import { KeyKinds } from "./auth/key-kinds.js";
 import { AdminService } from "./admin/admin-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { buildAppSchema, printAppSchema } from "./graphql/schema.js";
+import type { EnumValues } from "./graphql/listed-enums.js";
 import { ResolverContainer } from "./graphql/container.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
 import { graphqlBodyErrors } from "./graphql/http-errors.js";
@@ -39,8 +43,9 @@ import { openApiDocument } from "./rest/openapi.js";
 import { docsRouter } from "./rest/docs.js";
 import { demoDocs } from "./rest/demo-examples.js";
 import { explorerRouter } from "./graphql/explorer.js";
+import { UpstreamOrigins } from "./upstreams/origins.js";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES } from "./transactions/transaction-event.entity.js";
-import type { Module, ModuleDefinition } from "./module.js";
+import type { AreaDefinition, Module, ModuleDefinition } from "./module.js";
 import { opsModule } from "./ops/index.js";
 import { adminModule } from "./admin/index.js";
 import { transactionsModule } from "./transactions/index.js";
@@ -67,23 +72,57 @@ export const MODULES = [
   checkoutModule,
 ] as const;
 
+/**
+ * A list of modules: `createApp` hands each one the core, which satisfies every module's deps interface (a module
+ * asking for something the core lacks does not compile where it is listed).
+ */
+export type ModuleList = readonly ModuleDefinition<Core, Module>[];
+
+/** The areas of a module list, in its order. */
+export const areasOf = (modules: ModuleList): AreaDefinition[] => modules.flatMap((m) => (m.area ? [m.area] : []));
+/** The kinds of API key a module list's areas declare. */
+export const keyKindsOf = (modules: ModuleList): KeyKinds => new KeyKinds(areasOf(modules).map((a) => a.key));
 /** What the ORM maps: every module's tables. */
-export const ENTITIES = MODULES.flatMap((m) => m.entities ?? []);
+export const entitiesOf = (modules: ModuleList) => modules.flatMap((m) => m.entities ?? []);
+/** The modules' own migrations, after the central ones (src/db/migrations), in module order. */
+export const migrationsOf = (modules: ModuleList) => modules.flatMap((m) => m.migrations ?? []);
+const routesOf = (modules: ModuleList) => modules.flatMap((m) => m.routes ?? []);
+const resolversOf = (modules: ModuleList) => modules.flatMap((m) => m.resolvers ?? []);
+
+/** What the ORM maps: every module's tables. */
+export const ENTITIES = entitiesOf(MODULES);
+/** The migrations the modules of MODULES bring. */
+export const MODULE_MIGRATIONS = migrationsOf(MODULES);
 /** The eight REST paths of the contract, from the area modules. */
-export const ROUTES = MODULES.flatMap((m) => m.routes ?? []);
-const RESOLVER_CLASSES = MODULES.flatMap((m) => m.resolvers ?? []);
+export const ROUTES = routesOf(MODULES);
 const WEBHOOK_EVENTS = EVENT_TYPES.map((type) => ({ type, description: EVENT_DESCRIPTIONS[type] }));
 /** The REST contract's version in the OpenAPI document (paths carry none: the contract gives none). */
 const API_VERSION = "1.0.0";
 
+/** The GraphQL enums listing the areas (`Area`, `KeyKind`), with the values of a module list. */
+function listedEnums(modules: ModuleList): EnumValues[] {
+  const keys = areasOf(modules).map((a) => a.key);
+  const kinds = keys.map((k) => k.kind);
+  const where = keys
+    .map((k, i) => `${k.kind} → ${k.paths.replace(/\/\*$/, "")} (${i === 0 ? "x-auth-type " : ""}${k.authType})`)
+    .join("; ");
+  return [
+    { enum: AREA_ENUM, values: kinds },
+    { enum: KEY_KIND_ENUM, values: kinds, description: where },
+  ];
+}
+
+/** The schema of a module list (the GraphQL edge's, and what `npm run schema` prints). */
+const schemaOf = (modules: ModuleList) => buildAppSchema(resolversOf(modules), listedEnums(modules));
+
 /** The OpenAPI document of the REST shim, built with no database (tests check every REST answer against it). */
-export async function restOpenApi(): Promise<Record<string, unknown>> {
-  return openApiDocument(await buildAppSchema(RESOLVER_CLASSES), ROUTES, WEBHOOK_EVENTS, API_VERSION);
+export async function restOpenApi(modules: ModuleList = MODULES): Promise<Record<string, unknown>> {
+  return openApiDocument(await schemaOf(modules), routesOf(modules), WEBHOOK_EVENTS, API_VERSION, areasOf(modules));
 }
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
-export function schemaSdl(): Promise<string> {
-  return printAppSchema(RESOLVER_CLASSES);
+export function schemaSdl(modules: ModuleList = MODULES): Promise<string> {
+  return printAppSchema(resolversOf(modules), listedEnums(modules));
 }
 
 export type Role = "serve" | "api" | "worker";
@@ -106,6 +145,10 @@ export interface Core {
   auth: Authenticator;
   admin: AdminService;
   metrics: Metrics;
+  /** The kinds of API key of this app's areas. */
+  kinds: KeyKinds;
+  /** Where an upstream answers when its configuration names no address (demo mode's simulators register here). */
+  upstreamOrigins: UpstreamOrigins;
   /** The base URL this process is reachable at (simulator defaults, the demo banner). */
   baseUrl: string;
   /** Enqueue a one-off job (from api-only processes too: any worker picks the row up). */
@@ -138,62 +181,106 @@ export interface AppOptions {
   logger?: Logger;
   /** /readyz answers 503 (`checks.startup: false`) until startupDone() is called. */
   deferStartup?: boolean;
+  /** The modules to assemble (default MODULES): demo mode adds its own, a test may add an area. */
+  modules?: ModuleList;
 }
 
-/** The composition root: config → db → core → modules → http → jobs (docs/architecture.md). */
+/**
+ * The composition root (docs/architecture.md), in four named parts: `openStorage` (the database, migrations and
+ * the job scheduler), `buildCore` (the shared mechanisms every module may be given), `openHttp` (the listeners and
+ * the HTTP edge every request passes: request ids, logs, throttles, health, metrics) and `mountModules` (what the
+ * modules serve: their handlers, the GraphQL edge, the REST paths, the docs and the dashboard); then the modules
+ * start, and `stopApp` ends it all in reverse.
+ */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const role = opts.role ?? "serve";
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config);
+  const defs = opts.modules ?? MODULES;
+  const storage = await openStorage(config, role, logger, defs);
+  const scheduler = role === "api" ? null : storage.jobs;
+  const shared = buildCore(config, storage, { clock, logger, defs, delivers: scheduler !== null });
+  const http = await openHttp(config, shared).catch(async (err: unknown) => {
+    await storage.close();
+    throw err;
+  });
+  const core: Core = { ...shared, baseUrl: http.baseUrl };
+  const created = new Map<unknown, Module>(defs.map((def) => [def, def.create(core)]));
+  const modules = [...created.values()];
+  for (const m of modules) {
+    const onEvent = m.onEvent;
+    if (onEvent) core.bus.subscribe((e) => onEvent.call(m, e));
+    if (scheduler !== null) for (const job of m.jobs ?? []) scheduler.define(job);
+  }
+  let startupDone = opts.deferStartup !== true;
+  const ready = readiness(storage, scheduler, modules, () => startupDone);
+  http.app.get("/readyz", async (_req, res) => {
+    const r = await ready();
+    res.status(r.ok ? 200 : 503).json(r);
+  });
+  const edge = await mountModules(http, core, defs, modules, role);
+  await closeHttpEdge(http, config, logger);
+
+  for (const m of modules) await m.start?.();
+  await scheduler?.start();
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => (stopping ??= stopApp(http, edge, storage, modules));
+  const module = <M extends Module>(definition: ModuleDefinition<never, M>): M => created.get(definition) as M;
+  return {
+    core,
+    module,
+    server: http.server,
+    adminUrl:
+      http.adminServer === null
+        ? null
+        : `http://127.0.0.1:${(http.adminServer.address() as AddressInfo | null)?.port ?? 0}`,
+    url: http.baseUrl,
+    role,
+    embedded: storage.embedded !== null,
+    ready,
+    startupDone: () => void (startupDone = true),
+    stop,
+  };
+}
+
+/** The database (DATABASE_URL, or the embedded one in DATA_DIR), its migrations and the job scheduler. */
+interface Storage {
+  embedded: EmbeddedDb | null;
+  /** The database URL this process connects to. */
+  url: string;
+  orm: Orm;
+  db: Db;
+  metrics: Metrics;
+  jobs: Scheduler;
+  secrets: { adminToken: string; secretKey: string };
+  close(): Promise<void>;
+}
+
+async function openStorage(config: Config, role: Role, logger: Logger, defs: ModuleList): Promise<Storage> {
   // The data directory holds the embedded database and the demo secrets: checked before anything is written.
   if (config.databaseUrl === null || config.adminToken === null || config.secretKey === null)
     checkDataDir(config.dataDir);
   const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
-
-  let embedded: EmbeddedDb | null = null;
-  let dbUrl = config.databaseUrl;
   const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
   const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
-  if (dbUrl === null) {
+  let embedded: EmbeddedDb | null = null;
+  if (config.databaseUrl === null) {
     if (role !== "serve")
       throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-    embedded = await startEmbeddedDb(config.dataDir, { onWarning: (msg, detail) => logger.warn(detail, msg) }).catch(
-      (err: unknown) => {
-        throw new StartupError(
-          `The embedded database could not start in DATA_DIR ${config.dataDir} (${(err as Error).message}): ` +
-            `point DATA_DIR at a writable directory, or set DATABASE_URL`,
-          { cause: err },
-        );
-      },
-    );
-    dbUrl = embedded.url;
-    if (config.nodeEnv === "production")
-      logger.warn(
-        "running in production on the embedded database (EMBEDDED_IN_PRODUCTION=1): one process, this disk, no replicas",
-      );
+    embedded = await startEmbedded(config, logger);
   }
-  const connectUrl = dbUrl;
-  const orm = await createOrm(dbUrl, ormPool, ENTITIES).catch((err: unknown) => {
+  const url = config.databaseUrl ?? (embedded as EmbeddedDb).url;
+  const orm = await createOrm(url, ormPool, entitiesOf(defs), migrationsOf(defs)).catch((err: unknown) => {
     throw databaseStartupError(err, config.databaseUrl);
   });
-  const db = new Db(orm);
-  const bus = new EventBus();
-  const { expiryGraceMs, lateWatchMs, lateCheckIntervalMs } = config.network;
-  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, {
-    qr: { graceMs: expiryGraceMs, lateWatchMs, lateCheckMs: lateCheckIntervalMs },
-    // The link's 180 s are hard (no grace); a PayWay payment is still polled after them for a late approval.
-    gateway_link: { graceMs: 0, lateWatchMs: config.link.lateWatchMs, lateCheckMs: 3000 },
-  });
-  const box = new SecretBox(secrets.secretKey);
-  const invalidations = new Invalidations();
-  const auth = new Authenticator(db, box, clock, secrets.adminToken, invalidations);
-  const admin = new AdminService(orm, box, invalidations, () => clock.now().getTime());
-  const metrics = new Metrics(db);
   // Every role can enqueue jobs; only serve and worker process them. Agenda creates its table when it
   // connects, so that happens with our migrations under the schema lock.
-  const jobs = await underSchemaLock(connectUrl, async () => {
+  const db = new Db(orm);
+  const metrics = new Metrics(db);
+  const jobs = await underSchemaLock(url, async () => {
     await migrate(orm);
-    const s = new Scheduler(connectUrl, { logger, metrics, poolSize: jobPool });
+    const s = new Scheduler(url, { logger, metrics, poolSize: jobPool });
     await s.ready();
     // The embedded database belongs to this process: a lock in it is a killed predecessor's (its monitors resume now).
     const left = embedded === null ? 0 : await s.releaseLeftLocks();
@@ -205,7 +292,92 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await embedded?.stop().catch(() => undefined);
     throw databaseStartupError(err, config.databaseUrl);
   });
+  return {
+    embedded,
+    url,
+    orm,
+    db,
+    metrics,
+    jobs,
+    secrets,
+    async close() {
+      await jobs.stop().catch(() => undefined);
+      await orm.close().catch(() => undefined);
+      await embedded?.stop().catch(() => undefined);
+    },
+  };
+}
 
+async function startEmbedded(config: Config, logger: Logger): Promise<EmbeddedDb> {
+  const embedded = await startEmbeddedDb(config.dataDir, {
+    onWarning: (msg, detail) => logger.warn(detail, msg),
+  }).catch((err: unknown) => {
+    throw new StartupError(
+      `The embedded database could not start in DATA_DIR ${config.dataDir} (${(err as Error).message}): ` +
+        `point DATA_DIR at a writable directory, or set DATABASE_URL`,
+      { cause: err },
+    );
+  });
+  if (config.nodeEnv === "production")
+    logger.warn(
+      "running in production on the embedded database (EMBEDDED_IN_PRODUCTION=1): one process, this disk, no replicas",
+    );
+  return embedded;
+}
+
+/** The shared mechanisms, built once per process before the modules (docs/architecture.md, "What a module is"). */
+function buildCore(
+  config: Config,
+  storage: Storage,
+  p: { clock: Clock; logger: Logger; defs: ModuleList; delivers: boolean },
+): Omit<Core, "baseUrl"> {
+  const { clock } = p;
+  const { db, orm, jobs } = storage;
+  const bus = new EventBus();
+  const expiry = Object.fromEntries(
+    areasOf(p.defs).flatMap((a) => (a.expiry === undefined ? [] : [[a.key.kind, a.expiry(config)]])),
+  );
+  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, expiry);
+  const box = new SecretBox(storage.secrets.secretKey);
+  const invalidations = new Invalidations();
+  const kinds = keyKindsOf(p.defs);
+  return {
+    config,
+    clock,
+    logger: p.logger,
+    orm,
+    db,
+    bus,
+    store,
+    query: new TransactionQuery(db, store, clock),
+    box,
+    invalidations,
+    auth: new Authenticator(db, box, clock, storage.secrets.adminToken, kinds, invalidations),
+    admin: new AdminService(orm, box, kinds, invalidations, () => clock.now().getTime()),
+    metrics: storage.metrics,
+    kinds,
+    upstreamOrigins: new UpstreamOrigins(),
+    idempotency: new Idempotency(db, clock),
+    enqueue: (name, data) => jobs.now(name, data),
+    delivers: p.delivers,
+    listenUrl: storage.embedded === null ? storage.url : null,
+  };
+}
+
+/** The HTTP side every request passes before any module's handler: listeners, request ids, logs, throttles. */
+interface Http {
+  app: express.Express;
+  server: Server;
+  /** The operator listener's app (ADMIN_PORT), or the public one when there is none. */
+  adminApp: express.Express;
+  adminServer: Server | null;
+  baseUrl: string;
+  credentialThrottle: BearerThrottle;
+  now(): number;
+}
+
+async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Http> {
+  const { logger, metrics, auth } = core;
   const app = express();
   app.disable("x-powered-by");
   // No ETag on API answers: every one is a POST or a live status, so the per-response hash bought nothing.
@@ -213,59 +385,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   app.set("trust proxy", false);
   const server = createServer(httpServerOptions(config.http), app);
   server.on("clientError", answerClientError);
-  const now = () => clock.now().getTime();
+  const now = () => core.clock.now().getTime();
   capConnections(server, config.http, logger, "public", now);
   const fdWarning = descriptorWarning(config.http, config.adminListener === null ? 1 : 2);
   if (fdWarning !== null) logger.warn(fdWarning);
-  await listen(server, config.port, config.host).catch(async (err: unknown) => {
-    await jobs.stop().catch(() => undefined);
-    await orm.close().catch(() => undefined);
-    await embedded?.stop().catch(() => undefined);
-    throw err;
-  });
+  await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
 
-  const scheduler = role === "api" ? null : jobs;
-  const query = new TransactionQuery(db, store, clock);
-  const core: Core = {
-    config,
-    clock,
-    logger,
-    orm,
-    db,
-    bus,
-    store,
-    query,
-    box,
-    invalidations,
-    auth,
-    admin,
-    metrics,
-    baseUrl,
-    idempotency: new Idempotency(db, clock),
-    enqueue: (name, data) => jobs.now(name, data),
-    delivers: scheduler !== null,
-    listenUrl: embedded === null ? dbUrl : null,
-  };
-  const created = new Map<unknown, Module>(MODULES.map((def) => [def, def.create(core)]));
-  const modules = [...created.values()];
-  for (const m of modules) {
-    const onEvent = m.onEvent;
-    if (onEvent) bus.subscribe((e) => onEvent.call(m, e));
-    if (scheduler !== null) for (const job of m.jobs ?? []) scheduler.define(job);
-  }
-
-  app.use((req, res, next) => {
-    // A caller's request id is echoed and logged only if it is short and plain; anything else gets our own.
-    const given = req.headers["x-request-id"];
-    const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-    (req as { id?: string }).id = id;
-    res.setHeader("x-request-id", id);
-    // API answers are per caller and live: never stored by a cache (the dashboard's assets set their own).
-    res.setHeader("cache-control", "no-store");
-    next();
-  });
+  app.use(requestIds);
   // Request lines are for debugging (LOG_REQUESTS=1 or LOG_LEVEL debug): state changes and webhook attempts have
   // lines of their own. Not mounted otherwise: pino-http serialises every request up front, whatever the level
   // (about 8% of a generate request's CPU).
@@ -293,39 +421,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const bearerThrottle: express.RequestHandler = (req, res, next) =>
     req.path.startsWith("/sim/") ? next() : throttleBearers(req, res, next);
   app.use(bearerThrottle);
-
   app.get("/healthz", (_req, res) => void res.json({ ok: true }));
-  let startupDone = opts.deferStartup !== true;
-  // Ready means able to do the work, not only to connect: a write probe through a prepared statement, and
-  // the recent statements of this process (decisions.md, "Readiness tells the truth").
-  const ready = async () => {
-    const checks: Record<string, boolean> = {};
-    const details: Record<string, unknown> = {};
-    const probe = await db.probe().then(
-      () => null,
-      (err: unknown) => err,
-    );
-    checks.database = probe === null;
-    if (probe !== null) details.database = `the write probe failed: ${sqlState(probe)}`;
-    const statements = db.health.verdict();
-    checks.statements = statements.ok;
-    if (!statements.ok) details.statements = statements;
-    checks.migrations =
-      checks.database &&
-      (await pendingMigrations(orm).then(
-        (n) => n === 0,
-        () => false,
-      ));
-    checks.jobs = scheduler === null || scheduler.running;
-    checks.startup = startupDone;
-    for (const m of modules) Object.assign(details, m.readiness?.() ?? {});
-    const ok = Object.values(checks).every(Boolean);
-    return { ok, checks, ...(Object.keys(details).length > 0 ? { details } : {}) };
-  };
-  app.get("/readyz", async (_req, res) => {
-    const r = await ready();
-    res.status(r.ok ? 200 : 503).json(r);
-  });
+
   // The operator surfaces: on their own listener when ADMIN_PORT is set, else on the public one, with
   // /metrics behind a bearer token (METRICS_TOKEN or the admin token).
   const adminApp = config.adminListener === null ? app : express();
@@ -358,108 +455,156 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         },
       });
     });
+  return { app, server, adminApp, adminServer, baseUrl, credentialThrottle, now };
+}
 
-  let edge: GraphQLEdge | null = null;
-  for (const m of modules) m.mount?.(app);
-  if (role !== "worker") {
-    // One limiter, keyed on the resolved principal, for HTTP here and for websocket operations in the edge.
-    const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
-    if (limiter !== null)
-      app.use(
-        ["/qr", "/gateway", "/gateway-link", "/graphql", "/checkout/view", "/cards"],
-        rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers))),
-      );
-    const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
-    edge = await createGraphQLEdge(await buildAppSchema(RESOLVER_CLASSES), server, {
-      auth,
-      logger,
-      container,
-      exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
-      introspection: config.nodeEnv !== "production",
-      invalidations,
-      limiter,
-      credentialThrottle,
-      ws: config.ws,
-      limits: config.graphql,
-      now: () => clock.now().getTime(),
-    });
-    app.use(restRouter(ROUTES, edge));
-    if (adminServer !== null) {
-      // The admin token is accepted on the operator listener only.
-      app.use("/graphql", (req, res, next) => {
-        const token = credentialsFromHeaders(req.headers).bearer ?? "";
-        if (token === "" || !auth.isAdminToken(token)) return next();
-        res.status(403).json({
-          errors: [
-            {
-              message: "The admin API is served on the operator listener (ADMIN_PORT)",
-              extensions: { code: "FORBIDDEN" },
-            },
-          ],
-        });
-      });
-      adminApp.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
-    }
-    const schema = edge.schema;
-    const demoFile = join(config.dataDir, "demo.json");
-    app.use(
-      docsRouter(
-        () => openApiDocument(schema, ROUTES, WEBHOOK_EVENTS, API_VERSION),
-        config.demo ? demoDocs(baseUrl, demoFile) : null,
-      ),
+/** A caller's request id is echoed and logged only if it is short and plain; anything else gets our own. */
+const requestIds: express.RequestHandler = (req, res, next) => {
+  const given = req.headers["x-request-id"];
+  const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+  (req as { id?: string }).id = id;
+  res.setHeader("x-request-id", id);
+  // API answers are per caller and live: never stored by a cache (the dashboard's assets set their own).
+  res.setHeader("cache-control", "no-store");
+  next();
+};
+
+/**
+ * What /readyz answers. Ready means able to do the work, not only to connect: a write probe through a prepared
+ * statement, and the recent statements of this process (decisions.md, "Readiness tells the truth").
+ */
+function readiness(storage: Storage, scheduler: Scheduler | null, modules: Module[], startupDone: () => boolean) {
+  const { db, orm } = storage;
+  return async () => {
+    const checks: Record<string, boolean> = {};
+    const details: Record<string, unknown> = {};
+    const probe = await db.probe().then(
+      () => null,
+      (err: unknown) => err,
     );
-    // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
-    if (config.nodeEnv !== "production") app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema }));
-    app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
-    adminApp.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl }));
+    checks.database = probe === null;
+    if (probe !== null) details.database = `the write probe failed: ${sqlState(probe)}`;
+    const statements = db.health.verdict();
+    checks.statements = statements.ok;
+    if (!statements.ok) details.statements = statements;
+    checks.migrations =
+      checks.database &&
+      (await pendingMigrations(orm).then(
+        (n) => n === 0,
+        () => false,
+      ));
+    checks.jobs = scheduler === null || scheduler.running;
+    checks.startup = startupDone();
+    for (const m of modules) Object.assign(details, m.readiness?.() ?? {});
+    const ok = Object.values(checks).every(Boolean);
+    return { ok, checks, ...(Object.keys(details).length > 0 ? { details } : {}) };
+  };
+}
+
+/**
+ * What the modules serve: their own handlers (simulators, the pushback, the card), then — where this role
+ * answers API requests — the rate limiter on the prefixes they declare, the GraphQL edge, the REST paths, the docs
+ * and the dashboard.
+ */
+async function mountModules(
+  http: Http,
+  core: Core,
+  defs: ModuleList,
+  modules: Module[],
+  role: Role,
+): Promise<GraphQLEdge | null> {
+  const { app, adminApp, adminServer } = http;
+  const { config, auth, logger, clock } = core;
+  for (const m of modules) m.mount?.(app);
+  if (role === "worker") return null;
+  // One limiter, keyed on the resolved principal, for HTTP here and for websocket operations in the edge.
+  const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
+  if (limiter !== null)
+    app.use(
+      ["/graphql", ...defs.flatMap((d) => d.rateLimited ?? [])],
+      rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers))),
+    );
+  const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
+  const edge = await createGraphQLEdge(await schemaOf(defs), http.server, {
+    auth,
+    logger,
+    container,
+    exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
+    introspection: config.nodeEnv !== "production",
+    invalidations: core.invalidations,
+    limiter,
+    credentialThrottle: http.credentialThrottle,
+    ws: config.ws,
+    limits: config.graphql,
+    now: () => clock.now().getTime(),
+  });
+  app.use(restRouter(routesOf(defs), edge, core.kinds));
+  if (adminServer !== null) {
+    // The admin token is accepted on the operator listener only.
+    app.use("/graphql", (req, res, next) => {
+      const token = credentialsFromHeaders(req.headers).bearer ?? "";
+      if (token === "" || !auth.isAdminToken(token)) return next();
+      res.status(403).json({
+        errors: [
+          {
+            message: "The admin API is served on the operator listener (ADMIN_PORT)",
+            extensions: { code: "FORBIDDEN" },
+          },
+        ],
+      });
+    });
+    adminApp.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
   }
+  const schema = edge.schema;
+  const demoFile = join(config.dataDir, "demo.json");
+  const areas = areasOf(defs);
+  app.use(
+    docsRouter(
+      () => openApiDocument(schema, routesOf(defs), WEBHOOK_EVENTS, API_VERSION, areas),
+      config.demo ? demoDocs(http.baseUrl, demoFile, areas) : null,
+    ),
+  );
+  // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
+  if (config.nodeEnv !== "production") app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema }));
+  app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
+  adminApp.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl: http.baseUrl }));
+  return edge;
+}
+
+/** The last handlers of each listener (body errors, 404, 500); the operator listener starts listening here. */
+async function closeHttpEdge(http: Http, config: Config, logger: Logger): Promise<void> {
+  const { app, adminApp, adminServer } = http;
   if (adminServer !== null) {
     adminApp.use(bodyErrors);
     adminApp.use(notFoundHandler());
     adminApp.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
     adminServer.on("clientError", answerClientError);
-    capConnections(adminServer, config.http, logger, "operator", now);
+    capConnections(adminServer, config.http, logger, "operator", http.now);
     await listen(adminServer, config.adminListener!.port, config.adminListener!.host);
   }
   app.use(bodyErrors);
   app.use(notFoundHandler());
   app.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
+}
 
-  for (const m of modules) await m.start?.();
-  await scheduler?.start();
-
-  let stopping: Promise<void> | null = null;
-  const stop = () => {
-    stopping ??= (async () => {
-      await edge?.dispose(); // stops taking requests, drains in-flight ones and websockets
-      if (server.listening) await new Promise<void>((r) => server.close(() => r()));
-      if (adminServer?.listening) {
-        adminServer.closeAllConnections();
-        await new Promise<void>((r) => adminServer.close(() => r()));
-      }
-      await jobs.pause();
-      for (const m of modules) await m.handOver?.();
-      await jobs.stop();
-      for (const m of [...modules].reverse()) await m.stop?.();
-      await orm.close();
-      await embedded?.stop();
-    })();
-    return stopping;
-  };
-  const module = <M extends Module>(definition: ModuleDefinition<never, M>): M => created.get(definition) as M;
-  return {
-    core,
-    module,
-    server,
-    adminUrl:
-      adminServer === null ? null : `http://127.0.0.1:${(adminServer.address() as AddressInfo | null)?.port ?? 0}`,
-    url: baseUrl,
-    role,
-    embedded: embedded !== null,
-    ready,
-    startupDone: () => void (startupDone = true),
-    stop,
-  };
+/**
+ * Shutdown: stop taking requests (draining in-flight ones and websockets), stop taking jobs, let the modules hand
+ * their running work over, stop the jobs, the modules (in reverse), the database.
+ */
+async function stopApp(http: Http, edge: GraphQLEdge | null, storage: Storage, modules: Module[]): Promise<void> {
+  const { server, adminServer } = http;
+  await edge?.dispose();
+  if (server.listening) await new Promise<void>((r) => server.close(() => r()));
+  if (adminServer?.listening) {
+    adminServer.closeAllConnections();
+    await new Promise<void>((r) => adminServer.close(() => r()));
+  }
+  await storage.jobs.pause();
+  for (const m of modules) await m.handOver?.();
+  await storage.jobs.stop();
+  for (const m of [...modules].reverse()) await m.stop?.();
+  await storage.orm.close();
+  await storage.embedded?.stop();
 }
 
 /** What an x-request-id may be: 1–128 characters of a safe alphabet (no spaces, quotes, control characters). */

@@ -3,12 +3,11 @@ import "./node-version.js";
 import "reflect-metadata";
 import { writeFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "./config.js";
-import { createApp, schemaSdl, type Role } from "./app.js";
+import { createApp, MODULES, schemaSdl, type Role } from "./app.js";
 import { createLogger } from "./logger.js";
 import { prettyDestination } from "./logs/pretty.js";
 import { runAdminCli } from "./admin/cli.js";
 import { listenCommand } from "./webhooks/listen.js";
-import { seedDemo } from "./demo/seed.js";
 import { StartupError } from "./errors.js";
 
 const USAGE = `usage: node dist/src/main.js <serve|api|worker|admin|schema> [...]
@@ -53,8 +52,11 @@ async function main(argv: string[]): Promise<void> {
   const started = Date.now();
   const seeding = config.demo && command === "serve";
   // Ready only once the demo tenant exists: a script that waits for /readyz may use the printed keys at once.
-  const app = await createApp(config, { role: command as Role, logger, deferStartup: seeding });
-  if (seeding) await seedDemo(app, (banner) => process.stdout.write(banner));
+  // Demo mode's simulators and tenant (src/demo/) are loaded only in demo mode: a production process never imports them.
+  const demo = config.simulators || seeding ? await import("./demo/index.js") : null;
+  const modules = demo !== null && config.simulators ? demo.DEMO_MODULES : MODULES;
+  const app = await createApp(config, { role: command as Role, logger, deferStartup: seeding, modules });
+  if (seeding && demo !== null) await demo.seedDemo(app, (banner) => process.stdout.write(banner));
   app.startupDone();
   logger.info({ url: app.url, role: command, embedded: app.embedded, ms: Date.now() - started }, "service started");
 

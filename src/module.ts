@@ -2,8 +2,34 @@ import type { Express } from "express";
 import type { JobSpec } from "./jobs/scheduler.js";
 import type { RestRoute } from "./rest/route-table.js";
 import type { ClassOf } from "./graphql/container.js";
+import type { KeyKindSpec } from "./auth/key-kinds.js";
+import type { MigrationSpec } from "./db/orm.js";
+import type { Config } from "./config.js";
 
-export type { ClassOf };
+export type { ClassOf, KeyKindSpec, MigrationSpec };
+
+/**
+ * What makes a module an upstream area (docs/architecture.md, "Adding an area"): everything the rest of the service
+ * must know of it, declared here once. The GraphQL `Area` and `KeyKind` enums, the authenticator's x-auth-type
+ * values, the admin API's key kinds, the rate limiter, the OpenAPI document and the expiry rules are all read from
+ * the areas of the module list (app.ts); nothing below app.ts names an area.
+ */
+export interface AreaDefinition {
+  /** Its API keys: kind (also the area's name on transactions), x-auth-type, key tag, what a key is bound to. */
+  key: KeyKindSpec;
+  /** Its tag in the OpenAPI document (its REST paths carry it). */
+  openApiTag: { name: string; description: string };
+  /**
+   * How its transactions expire, when not simply at their expiry: a grace during which only an answering check
+   * expires one, and a late watch after it (transactions/transition.ts ExpiryPolicy).
+   */
+  expiry?(config: Config): { graceMs: number; lateWatchMs: number; lateCheckMs: number };
+  /**
+   * Demo mode's /docs (rest/demo-examples.ts): the generate that issues the live values its examples use, and the
+   * field of demo.json's `keys` holding the demo tenant's key of this kind.
+   */
+  docsExample?: { path: string; body(): unknown; demoKey: string };
+}
 
 /**
  * A feature module (docs/architecture.md). What it is made of is data, known before anything runs: the
@@ -17,6 +43,18 @@ export interface ModuleDefinition<Deps, M extends Module = Module> {
   resolvers?: ClassOf[];
   /** REST paths of the contract this module answers (each one GraphQL operation, rest/route-table.ts). */
   routes?: RestRoute[];
+  /** Set for an upstream area: what the rest of the service derives from it. */
+  area?: AreaDefinition;
+  /**
+   * HTTP path prefixes charged to the caller's rate limit (its REST paths, and any other per-credential path);
+   * a prefix no module declares is not throttled.
+   */
+  rateLimited?: string[];
+  /**
+   * Its own migrations, run after the central ones (src/db/migrations) in module order. Names are global and
+   * permanent: a migration is never renamed or edited once shipped; prefix them with the module's name.
+   */
+  migrations?: MigrationSpec[];
   create(deps: Deps): M;
 }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { seedDemo, type DemoFile } from "../src/demo/seed.js";
+import { DEMO_MODULES } from "../src/demo/index.js";
 import { post, waitFor, AUTH } from "./support/app.js";
 
 /** `npm start` with nothing configured: the embedded database (PGlite), simulators and the demo tenant. */
@@ -22,7 +23,7 @@ describe("zero-setup demo on the embedded database", () => {
   let readyBeforeSeed: { status: number; body: { checks: Record<string, boolean> } };
   beforeAll(async () => {
     // As main.ts does: not ready until the demo tenant (whose keys it prints) exists.
-    app = await createApp(config, { deferStartup: true });
+    app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES });
     const r = await fetch(`${app.url}/readyz`);
     readyBeforeSeed = { status: r.status, body: (await r.json()) as { checks: Record<string, boolean> } };
     demo = await seedDemo(app);
@@ -70,7 +71,7 @@ describe("zero-setup demo on the embedded database", () => {
 
   it("a restart keeps the same tenant and keys", async () => {
     await app.stop();
-    app = await createApp(config);
+    app = await createApp(config, { modules: DEMO_MODULES });
     const again = await seedDemo(app);
     expect(again.keys).toEqual(demo.keys);
     expect(again.adminToken).toBe(demo.adminToken);

@@ -4,6 +4,7 @@ import type { Orm } from "../db/orm.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import { ApiKey, type KeyKind } from "../auth/api-key.entity.js";
 import { generateKey } from "../auth/keys.js";
+import type { KeyKinds } from "../auth/key-kinds.js";
 import { Merchant } from "./merchant.entity.js";
 import { Checker } from "../validation/checker.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
@@ -60,11 +61,10 @@ function deeplinkErrors(m: Record<string, unknown>): { field: string; message: s
 
 /**
  * What a key of a kind is bound to, checked when the key is created: the area that owns the configuration
- * registers it (gateway: a gateway configuration, gateway-link: a payment-link configuration).
+ * registers it (its area definition names the input field, `KeyKindSpec.target`).
  */
 export interface KeyTarget {
   kind: KeyKind;
-  field: "gatewayConfigId" | "linkConfigId";
   /** The error message when it does not exist for the key's merchant. */
   notFound: string;
   belongsTo(id: string, merchantId: string): Promise<boolean>;
@@ -77,6 +77,8 @@ export class AdminService {
   constructor(
     private readonly orm: Orm,
     private readonly box: SecretBox,
+    /** The kinds of key the areas declare. */
+    private readonly kinds: KeyKinds,
     private readonly invalidations: Invalidations = new Invalidations(),
     now: () => number = Date.now,
   ) {
@@ -145,41 +147,48 @@ export class AdminService {
     return this.issuing.get(id, () => this.merchant(id));
   }
 
-  /** Creates a key and returns its plaintext once. A gateway key needs a gateway config, a link key a link config, of the same merchant. */
-  async createApiKey(input: {
-    merchantId: string;
-    kind: KeyKind;
-    label?: string;
-    gatewayConfigId?: string | null;
-    linkConfigId?: string | null;
-  }): Promise<{ key: ApiKey; plain: string }> {
+  /** The admin input field naming what a key of this kind is bound to (null: keys of the kind bind to nothing). */
+  targetField(kind: KeyKind): string | null {
+    return this.kinds.get(kind)?.target?.field ?? null;
+  }
+
+  /**
+   * Creates a key and returns its plaintext once. A kind whose area binds its keys (a gateway key to a gateway
+   * configuration, a link key to a payment-link configuration) needs that target, of the same merchant, in the
+   * field its area declares; the other areas' fields are refused.
+   */
+  async createApiKey(
+    input: { merchantId: string; kind: KeyKind; label?: string } & Record<string, string | null | undefined>,
+  ): Promise<{ key: ApiKey; plain: string }> {
     const em = this.em();
     const c = new Checker();
-    if (!["qr", "gateway", "gateway_link"].includes(input.kind)) c.fail("kind", "must be qr, gateway or gateway_link");
+    const spec = this.kinds.get(input.kind);
+    if (spec === undefined) c.fail("kind", `must be ${orList(this.kinds.kinds())}`);
     c.text("label", input.label, { max: 100 });
-    if (input.kind === "gateway" && !input.gatewayConfigId)
-      c.fail("gatewayConfigId", "is required for a gateway key (create a gateway configuration first)");
-    if (input.kind === "gateway_link" && !input.linkConfigId)
-      c.fail("linkConfigId", "is required for a gateway-link key (create a payment-link configuration first)");
-    if (input.kind !== "gateway" && input.gatewayConfigId) c.fail("gatewayConfigId", "only applies to gateway keys");
-    if (input.kind !== "gateway_link" && input.linkConfigId)
-      c.fail("linkConfigId", "only applies to gateway-link keys");
+    for (const other of this.kinds.list) {
+      if (other.target === undefined) continue;
+      const given = input[other.target.field];
+      if (other.kind === input.kind && !given) c.fail(other.target.field, other.target.required);
+      if (other.kind !== input.kind && given && spec?.target?.field !== other.target.field)
+        c.fail(other.target.field, `only applies to ${other.kind.replace(/_/g, "-")} keys`);
+    }
     c.done("Invalid API key request");
     await this.mustHaveMerchant(input.merchantId);
+    const field = spec?.target?.field;
+    const targetRef = field === undefined ? null : (input[field] ?? null);
     for (const t of this.keyTargets) {
-      const id = input[t.field];
-      if (id && !(await t.belongsTo(id, input.merchantId)))
-        throw new AppError("BAD_USER_INPUT", t.notFound, [{ field: t.field, message: "not found for this merchant" }]);
+      if (t.kind !== input.kind || field === undefined || !targetRef) continue;
+      if (!(await t.belongsTo(targetRef, input.merchantId)))
+        throw new AppError("BAD_USER_INPUT", t.notFound, [{ field, message: "not found for this merchant" }]);
     }
-    const generated = generateKey(input.kind);
+    const generated = generateKey((spec as { tag: string }).tag);
     const key = Object.assign(new ApiKey(), {
       merchantRef: input.merchantId,
       kind: input.kind,
       label: input.label ?? "",
       prefix: generated.prefix,
       hash: generated.hash,
-      gatewayConfigRef: input.gatewayConfigId ?? null,
-      linkConfigRef: input.linkConfigId ?? null,
+      targetRef,
     });
     await em.persist(key).flush();
     return { key, plain: generated.plain };
@@ -208,4 +217,9 @@ export class AdminService {
       throw new AppError("BAD_USER_INPUT", "Merchant not found", [{ field: "merchantId", message: "not found" }]);
     }
   }
+}
+
+/** "a, b or c" */
+function orList(items: string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
 }

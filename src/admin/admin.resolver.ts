@@ -8,19 +8,20 @@ import {
   MerchantGql,
   MerchantInputGql,
   MerchantRulesGql,
-  type KeyKindGql,
 } from "./admin.types.js";
 import type { AdminService, MerchantInput } from "./admin-service.js";
 import { ACCOUNT_TYPES, MERCHANT_FIELD_RULES, MERCHANT_GROUP_RULES } from "./merchant-rules.js";
 
-export const toKeyGql = (k: ApiKey): ApiKeyGql => ({
+/** `targetField`: the contract's field naming what a key of this kind is bound to (its area declares it). */
+export const toKeyGql = (k: ApiKey, targetField: string | null): ApiKeyGql => ({
+  gatewayConfigId: null,
+  linkConfigId: null,
+  ...(targetField === null ? {} : { [targetField]: k.targetRef }),
   id: k.id,
   merchantId: k.merchantRef,
-  kind: k.kind as KeyKindGql,
+  kind: k.kind,
   label: k.label,
   prefix: k.prefix,
-  gatewayConfigId: k.gatewayConfigRef,
-  linkConfigId: k.linkConfigRef,
   createdAt: k.createdAt,
   lastUsedAt: k.lastUsedAt,
   revokedAt: k.revokedAt,
@@ -75,7 +76,7 @@ export class AdminResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<ApiKeyGql[]> {
     requireAdmin(ctx);
-    return (await this.admin.apiKeys(merchantId)).map(toKeyGql);
+    return (await this.admin.apiKeys(merchantId)).map((k) => toKeyGql(k, this.admin.targetField(k.kind)));
   }
 
   @Mutation(() => CreatedApiKeyGql)
@@ -84,13 +85,14 @@ export class AdminResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<CreatedApiKeyGql> {
     requireAdmin(ctx);
-    const { key, plain } = await this.admin.createApiKey(input);
-    return { apiKey: plain, key: toKeyGql(key) };
+    const { key, plain } = await this.admin.createApiKey({ ...input });
+    return { apiKey: plain, key: toKeyGql(key, this.admin.targetField(key.kind)) };
   }
 
   @Mutation(() => ApiKeyGql)
   async revokeApiKey(@Arg("id", () => ID) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyGql> {
     requireAdmin(ctx);
-    return toKeyGql(await this.admin.revokeApiKey(id));
+    const key = await this.admin.revokeApiKey(id);
+    return toKeyGql(key, this.admin.targetField(key.kind));
   }
 }

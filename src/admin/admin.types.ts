@@ -1,15 +1,9 @@
-import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { ListedEnum } from "../graphql/listed-enums.js";
 
-export enum KeyKindGql {
-  qr = "qr",
-  gateway = "gateway",
-  gateway_link = "gateway_link",
-}
-registerEnumType(KeyKindGql, {
-  name: "KeyKind",
-  description:
-    "qr → /qr (x-auth-type api-key); gateway → /gateway (api-gateway); gateway_link → /gateway-link (api-gateway-link)",
-});
+/** The key kinds of the app's areas (graphql/listed-enums.ts): filled, with its description, by app.ts. */
+export const KEY_KIND_ENUM = new ListedEnum("KeyKind");
+export type KeyKindGql = string;
 
 @ObjectType("Merchant")
 export class MerchantGql {
@@ -56,7 +50,7 @@ export class MerchantInputGql {
 export class ApiKeyGql {
   @Field(() => ID) id!: string;
   @Field(() => ID) merchantId!: string;
-  @Field(() => KeyKindGql) kind!: KeyKindGql;
+  @Field(() => KEY_KIND_ENUM.values) kind!: KeyKindGql;
   @Field() label!: string;
   @Field({ description: "The first characters of the key" }) prefix!: string;
   @Field(() => ID, { nullable: true }) gatewayConfigId!: string | null;
@@ -75,7 +69,7 @@ export class CreatedApiKeyGql {
 @InputType("ApiKeyInput")
 export class ApiKeyInputGql {
   @Field(() => ID) merchantId!: string;
-  @Field(() => KeyKindGql) kind!: KeyKindGql;
+  @Field(() => KEY_KIND_ENUM.values) kind!: KeyKindGql;
   @Field({ nullable: true }) label?: string;
   @Field(() => ID, { nullable: true }) gatewayConfigId?: string;
   @Field(() => ID, { nullable: true }) linkConfigId?: string;

@@ -2,12 +2,12 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { KeyKind } from "./api-key.entity.js";
-import { AUTH_TYPES, type ClientPrincipal, type KeyPrincipal, type Principal } from "./principal.js";
+import type { KeyKinds } from "./key-kinds.js";
+import { type ClientPrincipal, type KeyPrincipal, type Principal } from "./principal.js";
 import type { SecretBox } from "./secret-box.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import type { Invalidation, Invalidations } from "../cache/invalidation.js";
 
-const KIND_TAG: Record<KeyKind, string> = { qr: "qr", gateway: "gw", gateway_link: "gl" };
 const LAST_USED_EVERY_MS = 60_000;
 /**
  * How long a key's principal is reused without reading api_key again. Revocation does not wait for it: the
@@ -31,9 +31,9 @@ export function hashKey(plain: string): string {
   return createHash("sha256").update(plain).digest("hex");
 }
 
-/** A new key: `pqr_<kind>_<43 chars of base64url of 32 random bytes>`; the prefix is safe to display. */
-export function generateKey(kind: KeyKind): { plain: string; prefix: string; hash: string } {
-  const plain = `pqr_${KIND_TAG[kind]}_${randomBytes(32).toString("base64url")}`;
+/** A new key: `pqr_<kind's tag>_<43 chars of base64url of 32 random bytes>`; the prefix is safe to display. */
+export function generateKey(tag: string): { plain: string; prefix: string; hash: string } {
+  const plain = `pqr_${tag}_${randomBytes(32).toString("base64url")}`;
   return { plain, prefix: plain.slice(0, 14), hash: hashKey(plain) };
 }
 
@@ -50,6 +50,8 @@ export class Authenticator {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly adminToken: string,
+    /** The kinds of key the areas declare (x-auth-type → kind). */
+    private readonly kinds: KeyKinds,
     invalidations?: Invalidations,
   ) {
     this.keys = new TtlCache(KEY_CACHE_TTL_MS, () => clock.now().getTime());
@@ -84,7 +86,7 @@ export class Authenticator {
     }
     if (creds.apiKey === undefined || creds.apiKey === "") return { type: "anonymous", reason: "missing x-api-key" };
     if (!KEY_ALPHABET.test(creds.apiKey)) return { type: "anonymous", reason: "invalid API key" };
-    const kind = creds.authType === undefined ? undefined : AUTH_TYPES[creds.authType];
+    const kind = this.kinds.kindOfAuthType(creds.authType);
     if (kind === undefined) return { type: "anonymous", reason: "missing or unknown x-auth-type" };
     const key = await this.lookup(creds.apiKey);
     if (key === null) return { type: "anonymous", reason: "invalid API key" };
@@ -142,7 +144,7 @@ export class Authenticator {
 
   private async load(hash: string): Promise<KeyPrincipal | null> {
     const rows = await this.db.query<Record<string, string | null>>(
-      `select id, hash, merchant_ref, kind, gateway_config_ref, link_config_ref from api_key where hash = ? and revoked_at is null`,
+      `select id, hash, merchant_ref, kind, target_ref from api_key where hash = ? and revoked_at is null`,
       [hash],
     );
     const row = rows[0];
@@ -154,8 +156,7 @@ export class Authenticator {
       keyId: row.id as string,
       merchantRef: row.merchant_ref as string,
       kind: row.kind as KeyKind,
-      gatewayConfigRef: row.gateway_config_ref,
-      linkConfigRef: row.link_config_ref,
+      targetRef: row.target_ref,
     } as const);
   }
 

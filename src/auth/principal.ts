@@ -5,8 +5,8 @@ export interface KeyPrincipal {
   keyId: string;
   merchantRef: string;
   kind: KeyKind;
-  gatewayConfigRef: string | null;
-  linkConfigRef: string | null;
+  /** What the key is bound to (its area's configuration), for a kind that binds its keys. */
+  targetRef: string | null;
 }
 
 /** A browser holding one transaction's clientToken: the checkout view of that transaction only. */
@@ -28,10 +28,3 @@ export interface AnonymousPrincipal {
   reason: string;
   keyKind?: KeyKind;
 }
-
-/** `x-auth-type` header value → key kind (README "API in brief"). */
-export const AUTH_TYPES: Record<string, KeyKind> = {
-  "api-key": "qr",
-  "api-gateway": "gateway",
-  "api-gateway-link": "gateway_link",
-};

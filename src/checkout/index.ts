@@ -91,5 +91,7 @@ export function createCheckoutModule(deps: CheckoutModuleDeps): Module & { views
 
 export const checkoutModule: ModuleDefinition<CheckoutModuleDeps, Module & { views: CheckoutViews }> = {
   name: "checkout",
+  // The checkout view answers per client token: charged to that token's bucket.
+  rateLimited: ["/checkout/view"],
   create: createCheckoutModule,
 };

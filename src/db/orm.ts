@@ -1,4 +1,5 @@
 import { MikroORM, PostgreSqlDriver } from "@mikro-orm/postgresql";
+import type { MigrationObject } from "@mikro-orm/core";
 import { ReflectMetadataProvider } from "@mikro-orm/decorators/legacy";
 import { Migrator } from "@mikro-orm/migrations";
 import { MIGRATIONS } from "./migrations/index.js";
@@ -7,12 +8,19 @@ import { parseExact } from "../exact-json.js";
 
 export type Orm = MikroORM;
 
+/** One migration: its permanent name (recorded in schema_migration) and its class. */
+export type MigrationSpec = MigrationObject;
+
 /** One ORM per process; every request and job forks its own EntityManager from it. */
-/** `entities`: what the modules declare (app.ts ENTITIES). */
+/**
+ * `entities`: what the modules declare (app.ts ENTITIES); `migrations`: the modules' own, run after the central
+ * ones in the order given.
+ */
 export async function createOrm(
   url: string,
   poolSize: number,
   entities: (new (...args: never[]) => object)[],
+  migrations: readonly MigrationSpec[] = [],
 ): Promise<Orm> {
   // `json` columns (meta, outbox payloads, idempotent responses) keep the text as written; reading it with
   // its exact text remembered is what returns meta exactly as sent (src/exact-json.ts). jsonb is unchanged.
@@ -24,7 +32,7 @@ export async function createOrm(
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
     migrations: {
-      migrationsList: MIGRATIONS,
+      migrationsList: [...MIGRATIONS, ...migrations],
       silent: true,
       snapshot: false,
       transactional: true,

@@ -3,7 +3,7 @@ import type { SubscribeResolverData } from "type-graphql";
 import type { GqlContext } from "../graphql/context.js";
 import type { StoredEvent } from "./event-bus.js";
 import type { LiveEvents } from "./live-events.js";
-import { AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "../transactions/transaction.types.js";
+import { AREA_ENUM, type AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "../transactions/transaction.types.js";
 
 type Data = SubscribeResolverData<
   unknown,
@@ -43,7 +43,7 @@ export class SubscriptionsResolver {
   })
   transactionUpdates(
     @Root() event: StoredEvent,
-    @Arg("area", () => AreaGql, { nullable: true }) _area: AreaGql | undefined,
+    @Arg("area", () => AREA_ENUM.values, { nullable: true }) _area: AreaGql | undefined,
     @Arg("status", () => TxStatusGql, { nullable: true }) _status: TxStatusGql | undefined,
     @Arg("lastEventId", () => ID, { nullable: true }) _lastEventId: string | undefined,
   ): TransactionEventGql {

@@ -9,8 +9,6 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import type { SecretBox } from "../auth/secret-box.js";
-import { createLinkSimulator } from "../simulators/link/index.js";
-import { simulatedQr } from "../simulators/upstream-qr.js";
 import { BrowserPool, chooseSandbox, sandboxForThisMachine } from "./browser.js";
 import { chromiumMissing, LinkService } from "./link-service.js";
 import { LinkMonitors, linkMonitorJob } from "./link-monitor.job.js";
@@ -21,9 +19,11 @@ import { PagePoll } from "./page-poll.js";
 import { pollTransport } from "./poll-client.js";
 import type { Metrics } from "../ops/metrics.js";
 import { Gauge } from "prom-client";
-import { startTwin, type RunningTwin } from "./twin-mount.js";
+import { PAYWAY_API, type UpstreamOrigins } from "../upstreams/origins.js";
 import { LinkResolver } from "./link.resolver.js";
 import { LINK_ROUTES } from "./link.routes.js";
+import { LINK_AREA } from "./area.js";
+import { LINK_MIGRATIONS } from "./migrations.js";
 import { LinkConfig } from "./link-config.entity.js";
 import { LinkConfigs } from "./link-configs.js";
 import { LinkConfigResolver } from "./link-config.resolver.js";
@@ -31,7 +31,9 @@ import { simulatedLinkProtocol, type LinkPageProtocol, type LinkProtocolName } f
 import { paywayLinkProtocol } from "./payway-protocol.js";
 
 export interface LinkModuleDeps {
-  config: Pick<Config, "link" | "simulators" | "egress">;
+  config: Pick<Config, "link" | "egress">;
+  /** Where the PayWay page API answers when PAYWAY_API_ORIGIN is unset (demo mode's twin registers it). */
+  upstreamOrigins: Pick<UpstreamOrigins, "get">;
   clock: Clock;
   db: Db;
   logger: Logger;
@@ -71,13 +73,11 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const monitors = new LinkMonitors();
   const configs = new LinkConfigs(deps.orm, deps.admin, config.egress, config.link.pageProtocol);
   deps.admin.acceptKeyTarget({
-    kind: "gateway_link",
-    field: "linkConfigId",
+    kind: LINK_AREA.key.kind,
     notFound: "Payment-link configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
-  const twin: RunningTwin | null = config.simulators ? startTwin(deps.clock, logger) : null;
-  const apiOrigin = () => config.link.paywayApiOrigin ?? twin?.apiOrigin() ?? "";
+  const apiOrigin = () => config.link.paywayApiOrigin ?? deps.upstreamOrigins.get(PAYWAY_API) ?? "";
   const protocol = (name: LinkProtocolName): LinkPageProtocol =>
     name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
   const transport = pollTransport(config.link.proxy);
@@ -112,9 +112,6 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
     startMonitor: (transactionId) => deps.enqueue("link.monitor", { transactionId }),
   });
-  const simulator = config.simulators
-    ? createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") })
-    : null;
   const monitorDeps = {
     ...deps,
     maxMonitors: config.link.maxMonitors,
@@ -130,13 +127,7 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     watch,
     resolvers: [new LinkResolver(service, deps.idempotency), new LinkConfigResolver(configs)],
     jobs: [linkMonitorJob(monitorDeps, service, pool, monitors), linkSweepJob(deps, watch)],
-    mount(app) {
-      // The PayWay twin's controls first: a client it does not know passes on to the older simulator's.
-      if (twin !== null) app.use(twin.twin.controls, twin.twin.page);
-      if (simulator !== null) app.use(simulator.router, simulator.controls);
-    },
     async start() {
-      await twin?.listen();
       if (deps.delivers) watch.start();
     },
     // SIGTERM: this process takes no more jobs; its page monitors stop (pages closed, nothing written) and
@@ -157,7 +148,6 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
       await watch.stop();
       await pool.close();
       await transport.close();
-      await twin?.close();
     },
     readiness: () => refusals.readiness(),
   };
@@ -211,5 +201,8 @@ export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule> = {
   entities: [LinkConfig],
   resolvers: [LinkResolver, LinkConfigResolver],
   routes: LINK_ROUTES,
+  area: LINK_AREA,
+  migrations: LINK_MIGRATIONS,
+  rateLimited: ["/gateway-link"],
   create: createLinkModule,
 };

@@ -65,7 +65,7 @@ export class LinkService {
 
   /** `input` is checked already (its class's rules); the key's configuration decides currency and precision. */
   async generate(key: KeyPrincipal, input: GenerateGatewayLinkQrInput): Promise<LinkView> {
-    const link = key.linkConfigRef ? await this.configs.get(key.linkConfigRef) : null;
+    const link = key.targetRef ? await this.configs.get(key.targetRef) : null;
     if (link === null)
       throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [
         { field: "x-api-key", message: "is not linked to a payment-link configuration" },

@@ -1,5 +1,6 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
 import { requireKey, type GqlContext } from "../graphql/context.js";
+import { LINK_KEY } from "./area.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { LinkService } from "./link-service.js";
 import { GatewayLinkTransactionGql, GenerateGatewayLinkQrInput } from "./link.types.js";
@@ -19,7 +20,7 @@ export class LinkResolver {
     @Arg("input", () => GenerateGatewayLinkQrInput) input: GenerateGatewayLinkQrInput,
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayLinkTransactionGql> {
-    const key = requireKey(ctx, "gateway_link");
+    const key = requireKey(ctx, LINK_KEY);
     return this.idempotency.run(
       key,
       ctx.idempotencyKey,
@@ -37,6 +38,6 @@ export class LinkResolver {
     @Arg("transactionId", () => ID) transactionId: string,
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayLinkTransactionGql> {
-    return this.link.check(requireKey(ctx, "gateway_link"), transactionId);
+    return this.link.check(requireKey(ctx, LINK_KEY), transactionId);
   }
 }

@@ -1,11 +1,12 @@
 import { compact, type RestRoute } from "../rest/route-table.js";
 import { namesTarget } from "./link-target.js";
+import { LINK_KEY } from "./area.js";
 
 /** The gateway-link area's two contract paths. */
 export const LINK_ROUTES: RestRoute[] = [
   {
     path: "/gateway-link/generate-qr",
-    kind: "gateway_link",
+    kind: LINK_KEY.kind,
     document: `mutation($input: GenerateGatewayLinkQrInput!) { generateGatewayLinkQr(input: $input) { transactionId
       expiredAt status requestData { amount currency meta } data { qr clientId } deeplink clientToken checkoutUrl } }`,
     variables: (b) => ({ input: b }),
@@ -21,7 +22,7 @@ export const LINK_ROUTES: RestRoute[] = [
   },
   {
     path: "/gateway-link/check",
-    kind: "gateway_link",
+    kind: LINK_KEY.kind,
     document: `query($transactionId: ID!) { gatewayLinkTransaction(transactionId: $transactionId) { transactionId
       expiredAt status requestData { amount currency meta } data { qr clientId } deeplink receiptUrl scanned } }`,
     variables: (b) => b,

@@ -110,7 +110,7 @@ export function gatewayMonitorPort(
     async check(txs) {
       const creds = new Map<string, Promise<{ merchantId: string; apiKey: string } | null>>();
       const credentialsOf = async (tx: TxRecord) => {
-        const cfg = (await admin.apiKey(tx.apiKeyRef))?.gatewayConfigRef ?? null;
+        const cfg = (await admin.apiKey(tx.apiKeyRef))?.targetRef ?? null;
         if (cfg === null) return null;
         if (!creds.has(cfg)) creds.set(cfg, configs.credentialsOf(cfg));
         return creds.get(cfg) ?? null;

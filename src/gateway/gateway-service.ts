@@ -48,7 +48,7 @@ export class GatewayService {
 
   async generate(key: KeyPrincipal, input: GenerateGatewayQrInput) {
     const v = this.read(input);
-    const creds = key.gatewayConfigRef ? await this.configs.credentialsForUse(key.gatewayConfigRef) : null;
+    const creds = key.targetRef ? await this.configs.credentialsForUse(key.targetRef) : null;
     if (creds === null)
       throw new AppError("BAD_USER_INPUT", "This key has no merchant gateway configuration", [
         { field: "x-api-key", message: "is not linked to a gateway configuration" },
@@ -68,7 +68,7 @@ export class GatewayService {
         items: v.items,
         lifetimeMinutes: v.lifetime,
         qrImageTemplate: v.qrImageTemplate,
-        callbackUrl: this.pushbackUrl(key.gatewayConfigRef as string) ?? undefined,
+        callbackUrl: this.pushbackUrl(key.targetRef as string) ?? undefined,
       })
       .catch((err: unknown) => {
         const e = err as AppError;

@@ -1,5 +1,6 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from "type-graphql";
 import { requireKey, type GqlContext } from "../graphql/context.js";
+import { GATEWAY_KEY } from "./area.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { GatewayService } from "./gateway-service.js";
 import { GatewayQrGql, GatewayTransactionStatusGql, GenerateGatewayQrInput } from "./gateway.types.js";
@@ -17,7 +18,7 @@ export class GatewayResolver {
     @Arg("input", () => GenerateGatewayQrInput) input: GenerateGatewayQrInput,
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayQrGql> {
-    const key = requireKey(ctx, "gateway");
+    const key = requireKey(ctx, GATEWAY_KEY);
     return this.idempotency.run(
       key,
       ctx.idempotencyKey,
@@ -36,6 +37,6 @@ export class GatewayResolver {
     @Arg("orderId", () => String, { nullable: true }) orderId: string | undefined,
     @Ctx() ctx: GqlContext,
   ): Promise<GatewayTransactionStatusGql> {
-    return this.gateway.status(requireKey(ctx, "gateway"), { transactionId, orderId });
+    return this.gateway.status(requireKey(ctx, GATEWAY_KEY), { transactionId, orderId });
   }
 }

@@ -1,10 +1,11 @@
 import { compact, pass, type RestRoute } from "../rest/route-table.js";
+import { GATEWAY_KEY } from "./area.js";
 
 /** The hosted gateway area's two contract paths. */
 export const GATEWAY_ROUTES: RestRoute[] = [
   {
     path: "/gateway/generate-qr",
-    kind: "gateway",
+    kind: GATEWAY_KEY.kind,
     document: `mutation($input: GenerateGatewayQrInput!) { generateGatewayQr(input: $input) { transactionId orderId
       qrString qrImage deeplink appStore playStore amount currency status gatewayStatus { code message } expiresAt
       clientToken checkoutUrl } }`,
@@ -20,7 +21,7 @@ export const GATEWAY_ROUTES: RestRoute[] = [
   },
   {
     path: "/gateway/check-status",
-    kind: "gateway",
+    kind: GATEWAY_KEY.kind,
     document: `query($transactionId: ID, $orderId: String) { gatewayTransaction(transactionId: $transactionId,
       orderId: $orderId) { transactionId orderId status amount currency expiredAt createdAt } }`,
     variables: (b) => b,

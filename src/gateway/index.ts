@@ -11,10 +11,6 @@ import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
-import { createGatewaySimulator, type GatewaySimulator } from "../simulators/gateway/index.js";
-import { mountSimulator } from "../simulators/http.js";
-import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
-import { simulatedQr } from "../simulators/upstream-qr.js";
 import { createGatewayClient } from "./upstream-client.js";
 import { upstreamHttp } from "../upstreams/http-client.js";
 import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
@@ -22,13 +18,15 @@ import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
 import { RateLimiter } from "../auth/rate-limit.js";
 import { GatewayResolver } from "./gateway.resolver.js";
 import { GATEWAY_ROUTES } from "./gateway.routes.js";
+import { GATEWAY_AREA } from "./area.js";
+import { GATEWAY_MIGRATIONS } from "./migrations.js";
 import { GatewayService } from "./gateway-service.js";
 import { GatewayConfig } from "./gateway-config.entity.js";
 import { GATEWAY_SECRET, GatewayConfigs } from "./gateway-configs.js";
 import { GatewayConfigResolver } from "./gateway-config.resolver.js";
 
 export interface GatewayModuleDeps {
-  config: Pick<Config, "gateway" | "upstreamTimeoutMs" | "simulators" | "rateLimit">;
+  config: Pick<Config, "gateway" | "upstreamTimeoutMs" | "rateLimit">;
   /** Where this process is reachable: the simulated gateway API's default address. */
   baseUrl: string;
   clock: Clock;
@@ -48,21 +46,11 @@ export interface GatewayModuleDeps {
 export interface GatewayModule extends Module {
   service: GatewayService;
   configs: GatewayConfigs;
-  simulator: GatewaySimulator | null;
 }
 
 /** The hosted gateway area: signed QR requests to the gateway, followed with its check-transaction API. */
 export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   const { config, clock } = deps;
-  let simulator: GatewaySimulator | null = null;
-  if (config.simulators) {
-    const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
-    simulator = createGatewaySimulator({
-      makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116),
-      clock: () => clock.now(),
-    });
-    simulator.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);
-  }
   const http = upstreamHttp(config.gateway.proxy);
   const client = createGatewayClient({
     baseUrl: config.gateway.baseUrl ?? `${deps.baseUrl}/sim/gateway-api`,
@@ -74,8 +62,7 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     clock.now().getTime(),
   );
   deps.admin.acceptKeyTarget({
-    kind: "gateway",
-    field: "gatewayConfigId",
+    kind: GATEWAY_AREA.key.kind,
     notFound: "Gateway configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
@@ -87,11 +74,9 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   return {
     service,
     configs,
-    simulator,
     resolvers: [new GatewayResolver(service, deps.idempotency), new GatewayConfigResolver(configs)],
     jobs: [gatewayMonitorJob({ ...deps, configs, limits, intervalMs: config.gateway.monitorIntervalMs }, client)],
     mount(app) {
-      if (simulator !== null) mountSimulator(app, "/sim/gateway-api", simulator);
       // Unauthenticated, so outside the per-credential limiter: its own buckets per address and per configuration.
       const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
       const { db, enqueue, logger } = deps;
@@ -113,5 +98,8 @@ export const gatewayModule: ModuleDefinition<GatewayModuleDeps, GatewayModule> =
   entities: [GatewayConfig],
   resolvers: [GatewayResolver, GatewayConfigResolver],
   routes: GATEWAY_ROUTES,
+  area: GATEWAY_AREA,
+  migrations: GATEWAY_MIGRATIONS,
+  rateLimited: ["/gateway"],
   create: createGatewayModule,
 };

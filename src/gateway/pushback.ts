@@ -72,7 +72,7 @@ export function pushbackRouter(deps: PushbackDeps): RequestHandler[] {
       const rows = await db.query<{ id: string }>(
         `update "transaction" t set next_check_at = ?
          from gateway_config c, api_key k
-         where c.id = ? and k.gateway_config_ref = c.id and t.api_key_ref = k.id
+         where c.id = ? and k.target_ref = c.id and t.api_key_ref = k.id
            and t.area = 'gateway' and t.status = 'CHECKOUT' and t.order_id = ?
          returning t.id`,
         [clock.now(), configId, tranId],

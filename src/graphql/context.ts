@@ -1,5 +1,5 @@
 import { AppError } from "../errors.js";
-import type { KeyKind } from "../auth/api-key.entity.js";
+import type { KeyKindSpec } from "../auth/key-kinds.js";
 import type { KeyPrincipal, Principal } from "../auth/principal.js";
 import type { ResolverContainer } from "./container.js";
 
@@ -12,17 +12,14 @@ export interface GqlContext {
   idempotencyKey?: string;
 }
 
-const KIND_HEADER: Record<KeyKind, string> = {
-  qr: "api-key",
-  gateway: "api-gateway",
-  gateway_link: "api-gateway-link",
-};
-
-/** Resolvers call these first: authorise, then one service call (thin edges: the rules live in services). */
-export function requireKey(ctx: GqlContext, kind: KeyKind): KeyPrincipal {
+/**
+ * Resolvers call these first: authorise, then one service call (thin edges: the rules live in services). An area's
+ * resolver passes its own key kind (the one its area definition declares).
+ */
+export function requireKey(ctx: GqlContext, key: Pick<KeyKindSpec, "kind" | "authType">): KeyPrincipal {
   const p = ctx.principal;
-  if (p.type !== "key" || p.kind !== kind) {
-    throw new AppError("UNAUTHENTICATED", `A valid API key with x-auth-type ${KIND_HEADER[kind]} is required`);
+  if (p.type !== "key" || p.kind !== key.kind) {
+    throw new AppError("UNAUTHENTICATED", `A valid API key with x-auth-type ${key.authType} is required`);
   }
   return p;
 }

@@ -1,23 +1,30 @@
 import "reflect-metadata";
-import { buildSchema, type NonEmptyArray } from "type-graphql";
-import { printSchema, type GraphQLSchema } from "graphql";
+import { buildSchemaSync, type NonEmptyArray } from "type-graphql";
+import { GraphQLEnumType, printSchema, type GraphQLSchema } from "graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { RefuseNul } from "./refuse-nul.js";
 import { validateArgument } from "../validation/check.js";
 import type { GqlContext } from "./context.js";
 import type { ClassOf } from "./container.js";
+import type { EnumValues } from "./listed-enums.js";
 
-const built = new Map<string, Promise<GraphQLSchema>>();
+const built = new Map<string, GraphQLSchema>();
 
 /**
- * The one schema, from the resolver classes the modules declare; built once per process for a given list
- * (every app of the process shares it: the resolver instances come from each request's container).
+ * The one schema, from the resolver classes the modules declare and the values of the listed enums (the areas);
+ * built once per process for a given list (every app of the process shares it: the resolver instances come from
+ * each request's container).
  */
-export function buildAppSchema(resolvers: ClassOf[]): Promise<GraphQLSchema> {
-  const key = resolvers.map((r) => r.name).join(",");
+export function buildAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[] = []): Promise<GraphQLSchema> {
+  const key = [
+    resolvers.map((r) => r.name).join(","),
+    ...enums.map((e) => `${e.enum.name}:${e.values.join(",")}`),
+  ].join(";");
   let schema = built.get(key);
   if (schema === undefined) {
-    schema = buildSchema({
+    // Filled and read in one synchronous step: no other build can see these values.
+    for (const e of enums) e.enum.fill(e.values);
+    schema = buildSchemaSync({
       // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql's own resolver list type
       resolvers: resolvers as unknown as NonEmptyArray<Function>,
       container: ({ context }: { context: GqlContext }) => context.container,
@@ -28,12 +35,16 @@ export function buildAppSchema(resolvers: ClassOf[]): Promise<GraphQLSchema> {
       // type-graphql insists on a PubSub; our subscriptions bring their own streams (events/live-events.ts).
       pubSub: createPubSub(),
     });
+    for (const e of enums) {
+      const type = schema.getType(e.enum.name);
+      if (type instanceof GraphQLEnumType && e.description !== undefined) type.description = e.description;
+    }
     built.set(key, schema);
   }
-  return schema;
+  return Promise.resolve(schema);
 }
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
-export async function printAppSchema(resolvers: ClassOf[]): Promise<string> {
-  return `${printSchema(await buildAppSchema(resolvers))}\n`;
+export async function printAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[] = []): Promise<string> {
+  return `${printSchema(await buildAppSchema(resolvers, enums))}\n`;
 }

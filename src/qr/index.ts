@@ -8,8 +8,6 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { Gauge, type Registry } from "prom-client";
-import { createNetworkSimulator, type NetworkSimulator } from "../simulators/network/index.js";
-import { mountSimulator } from "../simulators/http.js";
 import { createNetworkClient, renewNetworkToken, type CheckMode, type Refusal } from "./network-client.js";
 import { upstreamHttp } from "../upstreams/http-client.js";
 import { NetworkToken } from "./network-token.js";
@@ -23,10 +21,11 @@ import type { SecretBox } from "../auth/secret-box.js";
 import { qrMonitorJob } from "./qr-monitor.job.js";
 import { QrResolver } from "./qr.resolver.js";
 import { QR_ROUTES } from "./qr.routes.js";
-import { QrService, type IssuedFacts } from "./qr-service.js";
+import { QR_AREA } from "./area.js";
+import { QrService } from "./qr-service.js";
 
 export interface QrModuleDeps {
-  config: Pick<Config, "network" | "upstreamTimeoutMs" | "simulators">;
+  config: Pick<Config, "network" | "upstreamTimeoutMs">;
   /** Where the area's gauges are registered (the /metrics registry). */
   metrics: { registry: Registry };
   /** The network token's replacement: stored encrypted, effective in every process (qr/network-token.ts). */
@@ -47,33 +46,13 @@ export interface QrModuleDeps {
 
 export interface QrModule extends Module {
   service: QrService;
-  /** The national network's simulator, when simulators are on. */
-  simulator: NetworkSimulator | null;
   /** The network API token in use. */
   token: NetworkToken;
 }
 
-/** Simulated payments remember what each QR pays for this many QRs (the oldest are forgotten). */
-const ISSUED_MEMORY = 100_000;
-
 /** The generic QR area: issue, check, verify and decode KHQR; follow payments on the national network. */
 export function createQrModule(deps: QrModuleDeps): QrModule {
   const { config, clock, store } = deps;
-  let simulator: NetworkSimulator | null = null;
-  let onIssued: ((md5: string, facts: IssuedFacts) => void) | null = null;
-  if (config.simulators) {
-    // What each issued QR pays, for the network simulator's answers (filled as QRs are issued here).
-    const issued = new Map<string, IssuedFacts>();
-    onIssued = (md5, facts) => {
-      issued.set(md5, facts);
-      if (issued.size > ISSUED_MEMORY) issued.delete(issued.keys().next().value as string);
-    };
-    simulator = createNetworkSimulator({
-      token: config.network.token,
-      clock: () => clock.now(),
-      describe: (md5) => issued.get(md5),
-    });
-  }
   const modeGauge = new Gauge({
     name: "network_md5_check_mode",
     help: "How the generic QR monitor checks payments: 1 for the mode in use (list: md5-list calls; single: one call per md5)",
@@ -128,12 +107,11 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
       deps.logger.warn({ upstream: "network", checkMode: mode, reason }, `network checks: ${mode} mode (${reason})`);
     },
   });
-  const service = new QrService(store, deps.admin, deps.auth, clock, onIssued, deps.baseUrl, (qr, source) =>
+  const service = new QrService(store, deps.admin, deps.auth, clock, deps.baseUrl, (qr, source) =>
     client.generateDeeplink(qr, source),
   );
   return {
     service,
-    simulator,
     token,
     resolvers: [
       new QrResolver(service, deps.idempotency),
@@ -146,7 +124,6 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
       { name: "network.token-renewal", every: "1 hour", lockLifetimeMs: 60_000, run: () => token.renewAhead() },
     ],
     mount(app) {
-      if (simulator !== null) mountSimulator(app, "/sim/network-api", simulator);
       app.get(
         "/cards/:file",
         cardRoute({
@@ -202,5 +179,7 @@ export const qrModule: ModuleDefinition<QrModuleDeps, QrModule> = {
   name: "qr",
   resolvers: [QrResolver, NetworkTokenResolver, CardResolver],
   routes: QR_ROUTES,
+  area: QR_AREA,
+  rateLimited: ["/qr", "/cards"],
   create: createQrModule,
 };

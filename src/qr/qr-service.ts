@@ -34,13 +34,6 @@ export type DeeplinkMaker = (
   source: { appName: string; appIconUrl: string; appDeepLinkCallback: string },
 ) => Promise<string | null>;
 
-/** What a QR pays, for the network simulator's answers. */
-export interface IssuedFacts {
-  toAccountId: string;
-  amount: string;
-  currency: string;
-}
-
 /** The generic QR area: issue a KHQR for the key's merchant, read it back by md5, verify and decode strings. */
 export class QrService {
   constructor(
@@ -48,8 +41,6 @@ export class QrService {
     private readonly admin: Pick<AdminService, "merchantForIssue">,
     private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly clock: Clock,
-    /** Demo/tests: tells the network simulator what a QR pays (the payee side of the transfer). */
-    private readonly onIssued: ((md5: string, facts: IssuedFacts) => void) | null = null,
     /** Where the hosted checkout page is (checkoutUrl). */
     private readonly baseUrl = "",
     private readonly deeplinks: DeeplinkMaker | null = null,
@@ -87,11 +78,6 @@ export class QrService {
       request: { amount: input.amount, currency, expiredAfter },
       expiresAt,
       nextCheckAt: now,
-    });
-    this.onIssued?.(md5, {
-      toAccountId: merchant.bakongAccountId,
-      amount: Number(amount).toFixed(currency === 116 ? 0 : 2),
-      currency: NUMERIC_TO_CODE[currency],
     });
     const view = { ...this.view(tx), ...issueCheckout(this.auth, this.baseUrl, tx.id, tx.expiresAt, tx.apiKeyRef) };
     const { deeplinkAppName: appName, deeplinkAppIconUrl: appIconUrl, deeplinkCallback } = merchant;

@@ -1,5 +1,6 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import { requireKey, type GqlContext } from "../graphql/context.js";
+import { QR_KEY } from "./area.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { QrService } from "./qr-service.js";
 import { DecodeResultGql, GenerateQrInput, QrTransactionGql } from "./qr.types.js";
@@ -17,7 +18,7 @@ export class QrResolver {
     @Arg("input", () => GenerateQrInput) input: GenerateQrInput,
     @Ctx() ctx: GqlContext,
   ): Promise<QrTransactionGql> {
-    const key = requireKey(ctx, "qr");
+    const key = requireKey(ctx, QR_KEY);
     return this.idempotency.run(
       key,
       ctx.idempotencyKey,
@@ -30,18 +31,18 @@ export class QrResolver {
 
   @Query(() => QrTransactionGql, { description: "A generic QR transaction of this key, by md5" })
   async qrTransaction(@Arg("md5", () => String) md5: string, @Ctx() ctx: GqlContext): Promise<QrTransactionGql> {
-    return this.qr.check(requireKey(ctx, "qr"), md5);
+    return this.qr.check(requireKey(ctx, QR_KEY), md5);
   }
 
   @Query(() => Boolean, { description: "True when the string is a valid, unexpired KHQR" })
   verifyQr(@Arg("qrData", () => String) qrData: string, @Ctx() ctx: GqlContext): boolean {
-    requireKey(ctx, "qr");
+    requireKey(ctx, QR_KEY);
     return this.qr.verify(qrData);
   }
 
   @Query(() => DecodeResultGql, { description: "Decode a KHQR; parse failures are reported in status" })
   decodeQr(@Arg("qrData", () => String) qrData: string, @Ctx() ctx: GqlContext): DecodeResultGql {
-    requireKey(ctx, "qr");
+    requireKey(ctx, QR_KEY);
     return this.qr.decode(qrData) as unknown as DecodeResultGql;
   }
 }

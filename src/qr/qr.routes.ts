@@ -1,10 +1,11 @@
 import { compact, pass, type RestRoute } from "../rest/route-table.js";
+import { QR_KEY } from "./area.js";
 
 /** The generic QR area's four contract paths. */
 export const QR_ROUTES: RestRoute[] = [
   {
     path: "/qr/generate",
-    kind: "qr",
+    kind: QR_KEY.kind,
     document: `mutation($input: GenerateQrInput!) { generateQr(input: $input) { transactionId expiredAt status
       requestData { amount currency expiredAfter meta } data { qr md5 } clientToken checkoutUrl deeplink } }`,
     variables: (b) => ({ input: b }),
@@ -19,7 +20,7 @@ export const QR_ROUTES: RestRoute[] = [
   },
   {
     path: "/qr/check",
-    kind: "qr",
+    kind: QR_KEY.kind,
     document: `query($md5: String!) { qrTransaction(md5: $md5) { transactionId status data { qr md5 } requestData {
       meta amount currency expiredAfter } expiredAt } }`,
     variables: (b) => b,
@@ -32,7 +33,7 @@ export const QR_ROUTES: RestRoute[] = [
   },
   {
     path: "/qr/verify",
-    kind: "qr",
+    kind: QR_KEY.kind,
     document: `query($qrData: String!) { verifyQr(qrData: $qrData) }`,
     variables: (b) => b,
     shape: pass("verifyQr"),
@@ -44,7 +45,7 @@ export const QR_ROUTES: RestRoute[] = [
   },
   {
     path: "/qr/decode",
-    kind: "qr",
+    kind: QR_KEY.kind,
     document: `query($qrData: String!) { decodeQr(qrData: $qrData) { status { code errorCode message } data } }`,
     variables: (b) => b,
     shape: pass("decodeQr"),

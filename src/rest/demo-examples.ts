@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { KeyKind } from "../auth/api-key.entity.js";
-import { AUTH_TYPE, SECURITY_SCHEME, type JsonSchema } from "./openapi.js";
+import type { KeyKindSpec } from "../auth/key-kinds.js";
+import type { JsonSchema } from "./openapi.js";
 
 /**
  * Demo mode's /docs: examples that are live values of the demo tenant and the page authorised with its keys, so
@@ -18,25 +19,29 @@ export interface DemoDocs {
 type Values = Partial<Record<KeyKind, Record<string, string>>>;
 type DemoKeys = Record<KeyKind, string>;
 
-const GENERATE: Record<KeyKind, { path: string; body: () => unknown }> = {
-  qr: { path: "/qr/generate", body: () => ({ amount: 1.5, currency: 840, expiredAfter: 86_400_000 }) },
-  gateway: {
-    path: "/gateway/generate-qr",
-    body: () => ({ qrData: { orderId: freshOrderId(), amount: 2.5, currency: "USD", lifetime: 1440 } }),
-  },
-  gateway_link: { path: "/gateway-link/generate-qr", body: () => ({ amount: 5000, currency: 116 }) },
-};
+/** What demo docs read of an area (module.ts AreaDefinition): its key kind and its example generate. */
+export interface DocsArea {
+  key: KeyKindSpec;
+  docsExample?: { path: string; body(): unknown; demoKey: string };
+}
+type ExampleArea = DocsArea & { docsExample: NonNullable<DocsArea["docsExample"]> };
 
 /** Order ids are unique per merchant: each example generate gets a new one (at most 20 characters). */
-function freshOrderId(): string {
+export function freshOrderId(): string {
   return `demo-${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36)}`.slice(0, 20);
 }
 
-function readKeys(demoFile: string): DemoKeys | null {
+/** The demo tenant's key of each area, from demo.json (its `keys` field names them: `docsExample.demoKey`). */
+function readKeys(demoFile: string, areas: readonly ExampleArea[]): DemoKeys | null {
   try {
     const k = (JSON.parse(readFileSync(demoFile, "utf8")) as { keys?: Record<string, unknown> }).keys;
-    if (typeof k?.qr !== "string" || typeof k.gateway !== "string" || typeof k.gatewayLink !== "string") return null;
-    return { qr: k.qr, gateway: k.gateway, gateway_link: k.gatewayLink };
+    const keys: DemoKeys = {};
+    for (const a of areas) {
+      const plain = k?.[a.docsExample.demoKey];
+      if (typeof plain !== "string") return null;
+      keys[a.key.kind] = plain;
+    }
+    return keys;
   } catch {
     return null; // not written yet: the demo tenant is created after the server starts
   }
@@ -46,13 +51,19 @@ function readKeys(demoFile: string): DemoKeys | null {
  * One generate per area not issued yet (an area whose generate fails — no Chromium for the payment-link area —
  * keeps its placeholders and is tried again next time).
  */
-async function issueMissing(baseUrl: string, keys: DemoKeys, values: Values): Promise<void> {
-  for (const kind of Object.keys(GENERATE) as KeyKind[]) {
+async function issueMissing(
+  baseUrl: string,
+  areas: readonly ExampleArea[],
+  keys: DemoKeys,
+  values: Values,
+): Promise<void> {
+  for (const { key, docsExample } of areas) {
+    const kind = key.kind;
     if (values[kind] !== undefined) continue;
-    const res = await fetch(`${baseUrl}${GENERATE[kind].path}`, {
+    const res = await fetch(`${baseUrl}${docsExample.path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": keys[kind], "x-auth-type": AUTH_TYPE[kind] },
-      body: JSON.stringify(GENERATE[kind].body()),
+      headers: { "content-type": "application/json", "x-api-key": keys[kind], "x-auth-type": key.authType },
+      body: JSON.stringify(docsExample.body()),
     }).catch(() => null);
     if (res === null || res.status !== 200) continue;
     const b = (await res.json()) as { transactionId: string; orderId?: string; data?: { md5?: string; qr?: string } };
@@ -65,12 +76,13 @@ async function issueMissing(baseUrl: string, keys: DemoKeys, values: Values): Pr
   }
 }
 
-/** Which area a path's example draws on (its key's). */
-const kindOf = (path: string): KeyKind =>
-  path.startsWith("/gateway-link/") ? "gateway_link" : path.startsWith("/gateway/") ? "gateway" : "qr";
+/** Which area a path's example draws on (its key's: the area whose paths it is under). */
+const kindOf = (path: string, areas: readonly DocsArea[]): KeyKind | undefined =>
+  areas.find((a) => path.startsWith(a.key.paths.replace(/\*$/, "")))?.key.kind;
 
-function fill(example: unknown, path: string, values: Values): unknown {
-  const mine = values[kindOf(path)] ?? {};
+function fill(example: unknown, path: string, values: Values, areas: readonly DocsArea[]): unknown {
+  const kind = kindOf(path, areas);
+  const mine = (kind === undefined ? undefined : values[kind]) ?? {};
   const text = JSON.stringify(example).replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
     // A generate takes a new order id every time; a check reads the one already issued.
     if (name === "orderId" && /generate/.test(path)) return freshOrderId();
@@ -79,25 +91,26 @@ function fill(example: unknown, path: string, values: Values): unknown {
   return JSON.parse(text);
 }
 
-export function demoDocs(baseUrl: string, demoFile: string): DemoDocs {
+export function demoDocs(baseUrl: string, demoFile: string, all: readonly DocsArea[]): DemoDocs {
+  const areas = all.filter((a): a is ExampleArea => a.docsExample !== undefined);
   const values: Values = {};
   let issuing: Promise<void> | null = null;
   return {
     keys() {
-      const k = readKeys(demoFile);
+      const k = readKeys(demoFile, areas);
       if (k === null) return null;
-      return Object.fromEntries((Object.keys(k) as KeyKind[]).map((kind) => [SECURITY_SCHEME[kind], k[kind]]));
+      return Object.fromEntries(areas.map((a) => [a.key.scheme.name, k[a.key.kind]]));
     },
     async document(base) {
-      const keys = readKeys(demoFile);
+      const keys = readKeys(demoFile, areas);
       if (keys === null) return base;
-      if (Object.keys(values).length < Object.keys(GENERATE).length)
-        await (issuing ??= issueMissing(baseUrl, keys, values).finally(() => (issuing = null)));
+      if (Object.keys(values).length < areas.length)
+        await (issuing ??= issueMissing(baseUrl, areas, keys, values).finally(() => (issuing = null)));
       const doc = structuredClone(base) as { paths: Record<string, { post: JsonSchema }> };
       for (const [path, item] of Object.entries(doc.paths)) {
         const content = (item.post.requestBody as { content: Record<string, { example?: unknown }> }).content;
         const json = content["application/json"];
-        if (json?.example !== undefined) json.example = fill(json.example, path, values);
+        if (json?.example !== undefined) json.example = fill(json.example, path, values, all);
       }
       return doc;
     },

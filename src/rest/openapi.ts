@@ -19,7 +19,7 @@ import type { ErrorCode } from "../errors.js";
 import { HTTP_STATUS } from "../graphql/errors.js";
 import { IGNORED_FIELDS_HEADER } from "./body-fields.js";
 import type { RestRoute } from "./route-table.js";
-import type { KeyKind } from "../auth/api-key.entity.js";
+import type { KeyKindSpec } from "../auth/key-kinds.js";
 
 /**
  * The OpenAPI 3.1 document of the REST shim, built from what the shim itself runs: the route table (path, key
@@ -28,31 +28,18 @@ import type { KeyKind } from "../auth/api-key.entity.js";
  */
 export type JsonSchema = Record<string, unknown>;
 
-export const AUTH_TYPE: Record<KeyKind, string> = {
-  qr: "api-key",
-  gateway: "api-gateway",
-  gateway_link: "api-gateway-link",
-};
+/** What the document says of an area (module.ts AreaDefinition): its key kind and its tag. */
+export interface OpenApiArea {
+  key: KeyKindSpec;
+  openApiTag: { name: string; description: string };
+}
 
 /** One security scheme per kind of key, so /docs asks for each key once and sends each path its own. */
-export const SECURITY_SCHEME: Record<KeyKind, string> = {
-  qr: "qrKey",
-  gateway: "gatewayKey",
-  gateway_link: "gatewayLinkKey",
-};
-
-const SCHEME_DESCRIPTION: Record<KeyKind, string> = {
-  qr: "A generic-QR key (pqr_qr_…) for /qr/*, sent with x-auth-type: api-key",
-  gateway: "A hosted-gateway key (pqr_gw_…) for /gateway/*, sent with x-auth-type: api-gateway",
-  gateway_link: "A payment-link key (pqr_gl_…) for /gateway-link/*, sent with x-auth-type: api-gateway-link",
-};
-
-function securitySchemes(): Record<string, JsonSchema> {
-  const kinds = Object.keys(SECURITY_SCHEME) as KeyKind[];
+function securitySchemes(areas: readonly OpenApiArea[]): Record<string, JsonSchema> {
   return Object.fromEntries(
-    kinds.map((k) => [
-      SECURITY_SCHEME[k],
-      { type: "apiKey", in: "header", name: "x-api-key", description: SCHEME_DESCRIPTION[k] },
+    areas.map(({ key }) => [
+      key.scheme.name,
+      { type: "apiKey", in: "header", name: "x-api-key", description: key.scheme.description },
     ]),
   );
 }
@@ -237,7 +224,7 @@ function errorResponses(route: RestRoute): Record<string, JsonSchema> {
   return out;
 }
 
-function operation(schema: GraphQLSchema, route: RestRoute): JsonSchema {
+function operation(schema: GraphQLSchema, route: RestRoute, key: KeyKindSpec): JsonSchema {
   if (route.document === null) throw new Error(`${route.path}: not implemented`);
   const op = operationOf(route.document);
   const parameters: JsonSchema[] = [
@@ -246,8 +233,8 @@ function operation(schema: GraphQLSchema, route: RestRoute): JsonSchema {
       in: "header",
       required: true,
       description: "The kind of the key; it must match the path's area, or the answer is 401",
-      schema: { type: "string", const: AUTH_TYPE[route.kind] },
-      example: AUTH_TYPE[route.kind],
+      schema: { type: "string", const: key.authType },
+      example: key.authType,
     },
   ];
   if (op.operation === "mutation")
@@ -265,7 +252,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): JsonSchema {
     summary: route.doc.summary,
     ...(route.doc.description ? { description: route.doc.description } : {}),
     tags: [route.path.split("/")[1]],
-    security: [{ [SECURITY_SCHEME[route.kind]]: [] }],
+    security: [{ [key.scheme.name]: [] }],
     parameters,
     requestBody: {
       required: true,
@@ -354,9 +341,16 @@ export function openApiDocument(
   routes: readonly RestRoute[],
   events: readonly WebhookEventDoc[],
   version: string,
+  areas: readonly OpenApiArea[],
 ): JsonSchema {
+  const keyOf = (kind: string): KeyKindSpec => {
+    const area = areas.find((a) => a.key.kind === kind);
+    if (area === undefined) throw new Error(`no area declares the key kind "${kind}"`);
+    return area.key;
+  };
   const paths: Record<string, JsonSchema> = {};
-  for (const route of routes) if (route.document !== null) paths[route.path] = { post: operation(schema, route) };
+  for (const route of routes)
+    if (route.document !== null) paths[route.path] = { post: operation(schema, route, keyOf(route.kind)) };
   return {
     openapi: "3.1.0",
     info: {
@@ -371,15 +365,11 @@ export function openApiDocument(
         "in the examples with values from a generate answer, and {{orderId}} with a new order id.",
     },
     servers: [{ url: "/", description: "this service" }],
-    tags: [
-      { name: "qr", description: "Generic KHQR codes (x-auth-type: api-key)" },
-      { name: "gateway", description: "Hosted gateway QR codes (x-auth-type: api-gateway)" },
-      { name: "gateway-link", description: "Payment-link QR codes (x-auth-type: api-gateway-link)" },
-    ],
+    tags: areas.map((a) => a.openApiTag),
     paths,
     webhooks: webhooks(schema, events),
     components: {
-      securitySchemes: securitySchemes(),
+      securitySchemes: securitySchemes(areas),
     },
   };
 }

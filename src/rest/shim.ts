@@ -16,6 +16,7 @@ import {
 } from "./body-fields.js";
 import { bodyShape, bodyTypeProblems } from "./body-types.js";
 import { restKeyProblem } from "./key-check.js";
+import type { KeyKinds } from "../auth/key-kinds.js";
 
 export const BODY_LIMIT = "64kb";
 
@@ -102,7 +103,7 @@ export const bodyErrors: ErrorRequestHandler = (
 };
 
 /** The eight contract endpoints, each executing its GraphQL operation on the same schema. */
-export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
+export function restRouter(routes: RestRoute[], edge: GraphQLEdge, kinds: KeyKinds): Router {
   const router = express.Router();
   for (const route of routes) {
     const document = route.document === null ? null : edge.prepare(route.document);
@@ -111,7 +112,7 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge): Router {
     // The key is checked before the body is read, so bad credentials are 401 whatever the body (decisions.md).
     const authenticate = async (req: Request, res: Response, next: express.NextFunction) => {
       const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
-      const problem = restKeyProblem(ctx.principal, req.headers, route.kind);
+      const problem = restKeyProblem(ctx.principal, req.headers, route.kind, kinds);
       if (problem !== null) return sendError(res, 401, "UNAUTHENTICATED", problem);
       res.locals.ctx = ctx;
       next();

@@ -194,13 +194,18 @@ export class TransactionQuery {
   private filters(f: TransactionFilter, add: (sql: string, ...v: unknown[]) => void): void {
     const now = this.clock.now();
     if (f.area !== undefined && f.area !== null) add("area = ?", f.area);
-    // Status as reads show it: a non-terminal row past its expiry (plus the generic QR area's grace, during
-    // which only an answering check expires it) counts as EXPIRED (it is expired on read).
-    const due = `expires_at + (case when area = 'qr' then ?::float8 else 0 end) * interval '1 millisecond'`;
-    const grace = this.store.graceMs("qr");
-    if (f.status === "PENDING" || f.status === "CHECKOUT") add(`status = ? and ${due} > ?`, f.status, grace, now);
+    // Status as reads show it: a non-terminal row past its expiry (plus its area's grace, during which only an
+    // answering check expires it: the generic QR area's) counts as EXPIRED (it is expired on read).
+    const graces = this.store.graces();
+    const graceCase =
+      graces.length === 0
+        ? "0"
+        : `(case area ${graces.map(() => "when ? then ?::float8").join(" ")} else 0 end)`;
+    const due = `expires_at + ${graceCase} * interval '1 millisecond'`;
+    const grace = graces.flat();
+    if (f.status === "PENDING" || f.status === "CHECKOUT") add(`status = ? and ${due} > ?`, f.status, ...grace, now);
     else if (f.status === "EXPIRED")
-      add(`(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and ${due} <= ?))`, grace, now);
+      add(`(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and ${due} <= ?))`, ...grace, now);
     else if (f.status !== undefined && f.status !== null) add("status = ?", f.status);
     if (f.createdFrom instanceof Date) add("created_at >= ?", f.createdFrom);
     if (f.createdTo instanceof Date) add("created_at < ?", f.createdTo);

@@ -1,6 +1,7 @@
 import { Entity, PrimaryKey, Property } from "@mikro-orm/decorators/legacy";
 
-export type Area = "qr" | "gateway" | "gateway_link";
+/** The area that issued a transaction: one of the module list's areas (its key kind, module.ts AreaDefinition). */
+export type Area = string;
 export type TxStatus = "PENDING" | "CHECKOUT" | "SUCCESS" | "FAILED" | "EXPIRED";
 export const TERMINAL: readonly TxStatus[] = ["SUCCESS", "FAILED", "EXPIRED"];
 export const NON_TERMINAL: readonly TxStatus[] = ["PENDING", "CHECKOUT"];

@@ -1,14 +1,13 @@
 import { Field, ID, ObjectType, registerEnumType } from "type-graphql";
 import { MONEY_DESCRIPTION } from "./money.js";
 import { GraphQLJSONObject } from "graphql-scalars";
+import { ListedEnum } from "../graphql/listed-enums.js";
 import type { StoredEvent } from "./stored-event.js";
 
-export enum AreaGql {
-  qr = "qr",
-  gateway = "gateway",
-  gateway_link = "gateway_link",
-}
-registerEnumType(AreaGql, { name: "Area" });
+/** The areas of the app's module list (graphql/listed-enums.ts): filled by app.ts when its schema is built. */
+export const AREA_ENUM = new ListedEnum("Area");
+/** An area's name (the enum's values are the areas' key kinds). */
+export type AreaGql = string;
 
 export enum TxStatusGql {
   PENDING = "PENDING",
@@ -30,7 +29,7 @@ export class GatewayStatusGql {
 })
 export class TransactionSnapshotGql {
   @Field(() => ID) transactionId!: string;
-  @Field(() => AreaGql) area!: AreaGql;
+  @Field(() => AREA_ENUM.values) area!: AreaGql;
   @Field(() => TxStatusGql) status!: TxStatusGql;
   @Field({ description: MONEY_DESCRIPTION }) amount!: string;
   @Field() currency!: string;

@@ -1,6 +1,6 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { AreaGql, GatewayStatusGql, TxStatusGql } from "./transaction.types.js";
+import { AREA_ENUM, type AreaGql, GatewayStatusGql, TxStatusGql } from "./transaction.types.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
 import { MONEY_DESCRIPTION, moneyText } from "./money.js";
@@ -8,7 +8,7 @@ import { MONEY_DESCRIPTION, moneyText } from "./money.js";
 @ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
 export class TransactionGql {
   @Field(() => ID) id!: string;
-  @Field(() => AreaGql) area!: AreaGql;
+  @Field(() => AREA_ENUM.values) area!: AreaGql;
   @Field(() => TxStatusGql) status!: TxStatusGql;
   @Field({ description: MONEY_DESCRIPTION }) amount!: string;
   @Field() currency!: string;
@@ -47,7 +47,7 @@ export class TransactionGql {
 export function toTransactionGql(tx: TxRecord): TransactionGql {
   return {
     id: tx.id,
-    area: tx.area as AreaGql,
+    area: tx.area,
     status: tx.status as TxStatusGql,
     amount: moneyText(tx.amount, tx.currency),
     currency: tx.currency,
@@ -93,7 +93,7 @@ export class TransactionConnectionGql {
 
 @InputType("TransactionFilter")
 export class TransactionFilterGql {
-  @Field(() => AreaGql, { nullable: true }) area?: AreaGql;
+  @Field(() => AREA_ENUM.values, { nullable: true }) area?: AreaGql;
   @Field(() => TxStatusGql, {
     nullable: true,
     description: "As reads show it: a pending transaction past its expiry counts as EXPIRED",

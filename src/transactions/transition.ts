@@ -211,7 +211,7 @@ export class TransactionStore {
     private readonly clock: Clock,
     /** Rows another module writes with every event (the webhooks module's deliveries; app.ts passes it). */
     fanout: OutboxFanout | null = null,
-    /** Areas whose expiry waits for a check (the generic QR area; app.ts passes it from the configuration). */
+    /** Areas whose expiry waits for a check or has a late watch (each area declares it; app.ts collects them). */
     private readonly expiry: Partial<Record<TxRecord["area"], ExpiryPolicy>> = {},
   ) {
     this.createManySql = createManySql(fanout);
@@ -430,6 +430,11 @@ export class TransactionStore {
   /** How long past expiry an area's transaction waits for an answering check (0 for most areas). */
   graceMs(area: TxRecord["area"]): number {
     return this.expiry[area]?.graceMs ?? 0;
+  }
+
+  /** Every area with a grace, and that grace (the read model's status filter counts it). */
+  graces(): [area: string, graceMs: number][] {
+    return Object.entries(this.expiry).flatMap(([area, p]) => (p !== undefined && p.graceMs > 0 ? [[area, p.graceMs]] : []));
   }
 
   /** The area's expiry policy, if it has one. */

@@ -7,7 +7,6 @@ import type { SecretBox } from "../auth/secret-box.js";
 import { upgradeLegacySecrets } from "../auth/stored-secrets.js";
 import type { Metrics } from "../ops/metrics.js";
 import type { Module, ModuleDefinition } from "../module.js";
-import { WebhookInbox } from "../simulators/inbox.js";
 import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
 import { WebhookAttempt, WebhookDelivery } from "./webhook-delivery.entity.js";
 import { ENDPOINT_SECRETS, WebhookEndpointService } from "./endpoint-service.js";
@@ -17,7 +16,7 @@ import { TransactionDeliveriesResolver, WebhooksResolver } from "./webhooks.reso
 export { WEBHOOK_OUTBOX } from "./outbox-fanout.js";
 
 export interface WebhooksModuleDeps {
-  config: Pick<Config, "webhooks" | "simulators" | "egress">;
+  config: Pick<Config, "webhooks" | "egress">;
   orm: Orm;
   db: Db;
   box: SecretBox;
@@ -30,8 +29,6 @@ export interface WebhooksModuleDeps {
 
 export interface WebhooksModule extends Module {
   endpoints: WebhookEndpointService;
-  /** The demo's built-in receiver, when simulators are on. */
-  inbox: WebhookInbox | null;
 }
 
 /** Signed webhooks: endpoints per API key, at-least-once delivery with retries, the delivery log. */
@@ -44,10 +41,8 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
         egress: config.egress,
       })
     : null;
-  const inbox = config.simulators ? new WebhookInbox() : null;
   return {
     endpoints,
-    inbox,
     resolvers: [new WebhooksResolver(endpoints, dispatcher), new TransactionDeliveriesResolver(endpoints)],
     // Committed events in this process are delivered at once; the recurring job picks up retries and events
     // committed by other processes.
@@ -59,9 +54,6 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
     // claim query per committed event.
     onEvent(e) {
       if (dispatcher !== null && e.deliveries !== 0) dispatcher.kickSoon();
-    },
-    mount(app) {
-      if (inbox !== null) app.use(inbox.router());
     },
     // Secrets stored before issue 16 (v1) are rewritten bound to their rows (deliveries upgrade lazily too).
     async start() {

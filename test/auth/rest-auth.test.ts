@@ -2,7 +2,11 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { ROUTES } from "../../src/app.js";
 
-const HEADER_FOR = { qr: AUTH.qr, gateway: AUTH.gateway, gateway_link: AUTH.gatewayLink } as const;
+const HEADER_FOR: Record<string, (key: string) => Record<string, string>> = {
+  qr: AUTH.qr,
+  gateway: AUTH.gateway,
+  gateway_link: AUTH.gatewayLink,
+};
 
 describe("API key authentication on every REST path", () => {
   let t: TestApp;

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createTestDatabase } from "../support/db.js";
-import { ENTITIES } from "../../src/app.js";
+import { ENTITIES, MODULE_MIGRATIONS } from "../../src/app.js";
 import { createOrm, migrate, type Orm } from "../../src/db/orm.js";
 
 describe("migrations", () => {
@@ -9,7 +9,7 @@ describe("migrations", () => {
   beforeAll(async () => {
     const db = await createTestDatabase();
     drop = db.drop;
-    orm = await createOrm(db.url, 2, ENTITIES);
+    orm = await createOrm(db.url, 2, ENTITIES, MODULE_MIGRATIONS);
     await migrate(orm);
   });
   afterAll(async () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { seedDemo, type DemoFile } from "../../src/demo/seed.js";
+import { DEMO_MODULES } from "../../src/demo/index.js";
 import { AUTH, post, waitFor } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
 
@@ -48,7 +49,7 @@ describe("the embedded default at concurrency 64", () => {
   const links: { transactionId: string; clientId: string }[] = [];
 
   beforeAll(async () => {
-    app = await createApp(config, { deferStartup: true });
+    app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES });
     demo = await seedDemo(app);
     app.startupDone();
     url = app.url;

@@ -11,8 +11,7 @@ const key: KeyPrincipal = {
   keyId: "key_a",
   merchantRef: "m",
   kind: "qr",
-  gatewayConfigRef: null,
-  linkConfigRef: null,
+  targetRef: null,
 };
 
 function event(seq: number, transactionId: string): StoredEvent {

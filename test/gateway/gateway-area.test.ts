@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import { gatewayModule } from "../../src/gateway/index.js";
 import type { GatewaySimulator } from "../../src/simulators/gateway/index.js";
+import { demoModule } from "../../src/demo/index.js";
 
 interface GwQr {
   transactionId: string;
@@ -124,7 +124,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     const b = (await gen({ lifetime: 3 })).body as GwQr;
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("CHECKOUT");
     // Several monitor rounds see the gateway report PENDING, which is what CHECKOUT means: no transaction.updated.
-    const sim = t.app.module(gatewayModule).simulator as GatewaySimulator;
+    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
     const checks = sim.state.calls.check;
     await waitFor(async () => sim.state.calls.check >= checks + 3, 15_000);
     const types = async () =>

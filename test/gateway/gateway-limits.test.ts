@@ -3,6 +3,7 @@ import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Ten
 import pg from "pg";
 import { gatewayModule } from "../../src/gateway/index.js";
 import { Client } from "../support/http.js";
+import { demoModule } from "../../src/demo/index.js";
 
 // Issue 20, point 7: the gateway's limits as they are — check-transaction-2 sees 7 days, transaction-detail
 // 10 calls a minute per merchant, 429 backs off, the pushback is a hint, error 6 says what to fix.
@@ -63,7 +64,7 @@ describe("gateway limits (monitor every 500 ms)", () => {
   });
 
   it("older than 7 days → transaction-detail, within 10 calls a minute per merchant; a paid one is found", async () => {
-    const sim = t.app.module(gatewayModule).simulator!;
+    const sim = t.app.module(demoModule).gateway!;
     const old: { orderId: string; res: { status: number } }[] = [];
     for (let i = 0; i < 12; i++) old.push(await gen(tenant, 30 * 24 * 60));
     for (const o of old) expect(o.res.status).toBe(200);
@@ -86,7 +87,7 @@ describe("gateway limits (monitor every 500 ms)", () => {
   });
 
   it("a 429 pauses the merchant's checks (one call, not one per backoff step)", async () => {
-    const sim = t.app.module(gatewayModule).simulator!;
+    const sim = t.app.module(demoModule).gateway!;
     const other = await gatewayTenant(t, "gw_limits_2");
     const { orderId: id } = await gen(other);
     await post(`${t.url}/sim/gateway/fault`, { mode: "rate-limited" });

@@ -43,7 +43,9 @@ describe("OpenAPI document of the REST shim", () => {
         }),
       );
       // One scheme per kind of key: /docs asks for each once and sends each path its own.
-      const scheme = { qr: "qrKey", gateway: "gatewayKey", gateway_link: "gatewayLinkKey" }[route.kind];
+      const scheme = ({ qr: "qrKey", gateway: "gatewayKey", gateway_link: "gatewayLinkKey" } as Record<string, string>)[
+        route.kind
+      ];
       expect(op.security).toEqual([{ [scheme]: [] }]);
       const generate = /generate/.test(route.path);
       expect(op.parameters.some((p: Obj) => p.name === "Idempotency-Key")).toBe(generate);
@@ -107,7 +109,7 @@ describe("OpenAPI document of the REST shim", () => {
   it("in demo mode every example is a live value of the demo tenant: each runs as shown, with its own kind of key", async () => {
     const before = checked.count;
     const served = (await (await fetch(`${svc.url}/openapi.json`)).json()) as Obj;
-    const keys = {
+    const keys: Record<string, Record<string, string>> = {
       qr: AUTH.qr(svc.demo.keys.qr),
       gateway: AUTH.gateway(svc.demo.keys.gateway),
       gateway_link: AUTH.gatewayLink(svc.demo.keys.gatewayLink),

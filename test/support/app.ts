@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp, type App, type Role } from "../../src/app.js";
+import { createApp, type App, type ModuleList, type Role } from "../../src/app.js";
+import { DEMO_MODULES } from "../../src/demo/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger, type Logger } from "../../src/logger.js";
 import { OffsetClock } from "../../src/clock.js";
@@ -20,12 +21,12 @@ export interface TestApp {
 }
 
 /**
- * The real service on a fresh PostgreSQL database, port 0, simulators on, a movable clock. With `embedded`:
+ * The real service on a fresh PostgreSQL database, port 0, simulators on (the demo module), a movable clock. With `embedded`:
  * the default of `npm start` instead, the embedded database (PGlite) in a fresh data directory.
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  opts: { role?: Role; dbUrl?: string; embedded?: boolean; logger?: Logger } = {},
+  opts: { role?: Role; dbUrl?: string; embedded?: boolean; logger?: Logger; modules?: ModuleList } = {},
 ): Promise<TestApp> {
   const db = opts.dbUrl || opts.embedded ? null : await createTestDatabase();
   const dbUrl = opts.embedded ? "" : (opts.dbUrl ?? (db as { url: string }).url);
@@ -50,7 +51,9 @@ export async function startTestApp(
     ...env,
   });
   const clock = new OffsetClock();
-  const app = await createApp(config, { role: opts.role ?? "serve", clock, logger: opts.logger });
+  // The service's modules with demo mode's simulators, as SIMULATORS=true runs it (a test may add an area).
+  const modules = opts.modules ?? DEMO_MODULES;
+  const app = await createApp(config, { role: opts.role ?? "serve", clock, logger: opts.logger, modules });
   return {
     app,
     url: app.url,

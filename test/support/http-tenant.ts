@@ -7,6 +7,7 @@ import { ADMIN_TOKEN } from "./cluster.js";
 import type { Upstreams } from "./upstreams.js";
 import { checkRestAnswer } from "./openapi-contract.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
+import type { Area } from "../../src/transactions/transaction.entity.js";
 
 export const AUTH = {
   qr: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-key" }),
@@ -126,7 +127,8 @@ export async function createTenant(
   return tenant;
 }
 
-export type Area = "qr" | "gateway" | "gateway_link";
+/** The service's own: an area is whatever the module list registers (src/module.ts). */
+export type { Area } from "../../src/transactions/transaction.entity.js";
 export type Outcome = "SUCCESS" | "FAILED" | "EXPIRED";
 
 /** A transaction the test created, and the outcome the test drives it to. */

@@ -4,8 +4,14 @@ import { M0003Upstreams } from "./m0003-upstreams.js";
 import { M0004CrashLeftovers } from "./m0004-crash-leftovers.js";
 import { M0005LinkClientUnique } from "./m0005-link-client-unique.js";
 import { M0006LinkProtocol } from "./m0006-link-protocol.js";
+import { M0007AreasRegistered } from "./m0007-areas-registered.js";
 
-/** Listed explicitly (not globbed) so the compiled build needs no file discovery. */
+/**
+ * The central migrations: the shared tables. An area's own tables and constraints come with its module
+ * (`ModuleDefinition.migrations`), run after these in module order. Listed explicitly (not globbed) so the compiled
+ * build needs no file discovery. m0001–m0006 predate that and keep the areas' tables of their time: a shipped
+ * migration is never moved or edited.
+ */
 export const MIGRATIONS = [
   { name: "m0001-initial", class: M0001Initial },
   { name: "m0002-exact-json", class: M0002ExactJson },
@@ -13,4 +19,5 @@ export const MIGRATIONS = [
   { name: "m0004-crash-leftovers", class: M0004CrashLeftovers },
   { name: "m0005-link-client-unique", class: M0005LinkClientUnique },
   { name: "m0006-link-protocol", class: M0006LinkProtocol },
+  { name: "m0007-areas-registered", class: M0007AreasRegistered },
 ];

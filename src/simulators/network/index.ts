@@ -31,8 +31,8 @@ export interface NetworkSimulatorOptions {
   clock?: () => Date;
   /** The e-mail registered for renew_token (default renewals@merchant.example). */
   email?: string;
-  /** Looks up the payee facts of an md5 we issued; the demo wires it to its transaction store. */
-  describe?: (md5: string) => NetworkPaymentFacts | undefined;
+  /** Looks up the payee facts of an md5 we issued; the demo module wires it to the transaction table. */
+  describe?: (md5: string) => NetworkPaymentFacts | undefined | Promise<NetworkPaymentFacts | undefined>;
 }
 
 /**
@@ -197,7 +197,7 @@ function createControls(
   const controls = express.Router();
   controls.use("/sim/network", express.json({ limit: "64kb" }));
 
-  controls.post("/sim/network/pay", (req, res) => {
+  controls.post("/sim/network/pay", async (req, res) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);
     const md5 = requireString(body, "md5", details, MD5).toLowerCase();
@@ -217,7 +217,7 @@ function createControls(
     }
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid pay request", details);
 
-    const known = describe?.(md5);
+    const known = await describe?.(md5);
     const facts = {
       toAccountId: given.toAccountId ?? known?.toAccountId,
       amount: given.amount ?? known?.amount,

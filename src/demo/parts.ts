@@ -1,0 +1,101 @@
+import type { Express } from "express";
+import type { Clock } from "../clock.js";
+import type { Config } from "../config.js";
+import type { Db } from "../db/sql.js";
+import type { Logger } from "../logger.js";
+import type { UpstreamOrigins } from "../upstreams/origins.js";
+import { PAYWAY_API } from "../upstreams/origins.js";
+import { createNetworkSimulator, type NetworkSimulator } from "../simulators/network/index.js";
+import { createGatewaySimulator, type GatewaySimulator } from "../simulators/gateway/index.js";
+import { createLinkSimulator, type LinkSimulator } from "../simulators/link/index.js";
+import { mountSimulator } from "../simulators/http.js";
+import { simulatedQr } from "../simulators/upstream-qr.js";
+import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
+import { startTwin, type RunningTwin } from "./payway-twin.js";
+
+/** What an area's demo part may use: the demo module's own deps. */
+export interface DemoPartDeps {
+  config: Pick<Config, "network">;
+  clock: Clock;
+  logger: Logger;
+  db: Db;
+  upstreamOrigins: Pick<UpstreamOrigins, "set">;
+}
+
+/** An area's stand-in upstream in demo mode (and in tests): mounted on the service's port, started and stopped with it. */
+export interface DemoPart {
+  mount(app: Express): void;
+  start?(): Promise<void>;
+  stop?(): Promise<void>;
+}
+
+/** The simulators of the areas this service ships, by area (key kind). An area without one has no demo part. */
+export interface DemoSimulators {
+  network?: NetworkSimulator;
+  gateway?: GatewaySimulator;
+  link?: LinkSimulator;
+  payway?: RunningTwin;
+}
+
+/**
+ * The demo parts, keyed by the area's name: the only place the areas meet their simulators. A new area that has a
+ * simulator adds its entry here; production code (the area's own folder) imports nothing from src/simulators/.
+ */
+export const DEMO_PARTS: Record<string, (deps: DemoPartDeps, sims: DemoSimulators) => DemoPart> = {
+  qr(deps, sims) {
+    const network = createNetworkSimulator({
+      token: deps.config.network.token,
+      clock: () => deps.clock.now(),
+      // What the paid QR pays, read from the transaction it was issued as (the payee is its merchant's account).
+      describe: (md5) => describeQr(deps.db, md5),
+    });
+    sims.network = network;
+    return { mount: (app) => mountSimulator(app, "/sim/network-api", network) };
+  },
+  gateway(deps, sims) {
+    const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
+    const gateway = createGatewaySimulator({
+      makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116),
+      clock: () => deps.clock.now(),
+    });
+    gateway.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);
+    sims.gateway = gateway;
+    return { mount: (app) => mountSimulator(app, "/sim/gateway-api", gateway) };
+  },
+  gateway_link(deps, sims) {
+    const twin = startTwin(deps.clock, deps.logger);
+    const link = createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") });
+    sims.payway = twin;
+    sims.link = link;
+    return {
+      mount(app) {
+        // The PayWay twin's controls first: a client it does not know passes on to the older simulator's.
+        app.use(twin.twin.controls, twin.twin.page);
+        app.use(link.router, link.controls);
+      },
+      async start() {
+        await twin.listen();
+        deps.upstreamOrigins.set(PAYWAY_API, twin.apiOrigin());
+      },
+      stop: () => twin.close(),
+    };
+  },
+};
+
+async function describeQr(
+  db: Db,
+  md5: string,
+): Promise<{ toAccountId: string; amount: string; currency: string } | undefined> {
+  const rows = await db.query<{ amount: string; currency: string; bakong_account_id: string }>(
+    `select t.amount, t.currency, m.bakong_account_id from "transaction" t join merchant m on m.id = t.merchant_ref
+     where t.md5 = ? and t.area = 'qr' order by t.created_at desc limit 1`,
+    [md5],
+  );
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  return {
+    toAccountId: row.bakong_account_id,
+    amount: Number(row.amount).toFixed(row.currency === "KHR" ? 0 : 2),
+    currency: row.currency,
+  };
+}

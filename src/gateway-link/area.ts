@@ -1,0 +1,30 @@
+import type { AreaDefinition, KeyKindSpec } from "../module.js";
+
+/** The payment-link area's keys: `pqr_gl_…`, bound to a payment-link configuration, x-auth-type api-gateway-link. */
+export const LINK_KEY: KeyKindSpec = {
+  kind: "gateway_link",
+  authType: "api-gateway-link",
+  tag: "gl",
+  paths: "/gateway-link/*",
+  scheme: {
+    name: "gatewayLinkKey",
+    description: "A payment-link key (pqr_gl_…) for /gateway-link/*, sent with x-auth-type: api-gateway-link",
+  },
+  target: {
+    field: "linkConfigId",
+    required: "is required for a gateway-link key (create a payment-link configuration first)",
+  },
+};
+
+/** What the rest of the service knows of the payment-link area (module.ts). */
+export const LINK_AREA: AreaDefinition = {
+  key: LINK_KEY,
+  openApiTag: { name: "gateway-link", description: "Payment-link QR codes (x-auth-type: api-gateway-link)" },
+  // The link's 180 s are hard (no grace); a PayWay payment is still polled after them for a late approval.
+  expiry: ({ link }) => ({ graceMs: 0, lateWatchMs: link.lateWatchMs, lateCheckMs: 3000 }),
+  docsExample: {
+    path: "/gateway-link/generate-qr",
+    body: () => ({ amount: 5000, currency: 116 }),
+    demoKey: "gatewayLink",
+  },
+};

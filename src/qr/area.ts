@@ -1,0 +1,27 @@
+import type { AreaDefinition, KeyKindSpec } from "../module.js";
+
+/** The generic QR area's keys: `pqr_qr_…`, sent with x-auth-type api-key on /qr/*. */
+export const QR_KEY: KeyKindSpec = {
+  kind: "qr",
+  authType: "api-key",
+  tag: "qr",
+  paths: "/qr/*",
+  scheme: { name: "qrKey", description: "A generic-QR key (pqr_qr_…) for /qr/*, sent with x-auth-type: api-key" },
+};
+
+/** What the rest of the service knows of the generic QR area (module.ts). */
+export const QR_AREA: AreaDefinition = {
+  key: QR_KEY,
+  openApiTag: { name: "qr", description: "Generic KHQR codes (x-auth-type: api-key)" },
+  // A QR past its expiry waits for a check that answers (the network may still report it paid), then a late watch.
+  expiry: ({ network }) => ({
+    graceMs: network.expiryGraceMs,
+    lateWatchMs: network.lateWatchMs,
+    lateCheckMs: network.lateCheckIntervalMs,
+  }),
+  docsExample: {
+    path: "/qr/generate",
+    body: () => ({ amount: 1.5, currency: 840, expiredAfter: 86_400_000 }),
+    demoKey: "qr",
+  },
+};
