@@ -77,6 +77,28 @@ describe("the module layering (docs/architecture.md)", () => {
     expect(violations).toEqual([]);
   });
 
+  it("keeps the simulators out of production code: only src/demo/ imports src/simulators/", () => {
+    // The upstream twins stand in for real upstreams in demo mode and tests; an area's own folder must not carry them.
+    const violations: string[] = [];
+    for (const file of files) {
+      const from = roomOf(file);
+      if (from === "simulators" || from === "demo") continue;
+      for (const target of imports(file))
+        if (roomOf(target) === "simulators") violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("main.ts reaches src/demo/ only by a dynamic import, where demo mode is on", () => {
+    const text = readFileSync(join(SRC, "main.ts"), "utf8");
+    const statics = [...text.matchAll(/^import\s[^;]*?from\s*"(\.\/demo\/[^"]+)"/gm)].map((m) => m[1]);
+    expect(statics).toEqual([]);
+    const dynamic = [...text.matchAll(/(.*)await import\("\.\/demo\/index\.js"\)/g)].map((m) => m[1] as string);
+    expect(dynamic).toHaveLength(1);
+    // The one dynamic import is guarded by the demo settings (SIMULATORS, or DEMO's seeding).
+    expect(dynamic[0]).toMatch(/config\.simulators/);
+  });
+
   it("reads imports the way the rule needs (a violation is caught)", () => {
     // The scanner must see type-only and re-exporting imports, or the rule above could pass unseen.
     const app = imports(join(SRC, "app.ts")).map((f) => relative(SRC, f));

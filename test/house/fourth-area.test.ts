@@ -1,0 +1,238 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { readFileSync } from "node:fs";
+import { MODULES, restOpenApi, schemaSdl } from "../../src/app.js";
+import { verifyWebhook } from "../../src/index.js";
+import { startTestApp, post, waitFor, AUTH, type TestApp } from "../support/app.js";
+import { startReceiver } from "../support/receiver.js";
+import { subscribe } from "../support/ws.js";
+import { startTerminalUpstream, type TerminalUpstream } from "../fixtures/fourth-area/upstream.js";
+import { terminalModule } from "../fixtures/fourth-area/index.js";
+
+/**
+ * An area is a registration (docs/architecture.md, "Adding an area"): a fourth upstream area, defined in
+ * test/fixtures/fourth-area/ with its own upstream, key kind, x-auth-type, migration, REST path, GraphQL resolver
+ * and monitor, joins the module list and works end to end with no file of src/ changed for it.
+ */
+const TERMINAL = (key: string) => ({ "x-api-key": key, "x-auth-type": "api-terminal" });
+const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) {
+  id type transaction { transactionId area status } } }`;
+type One = { transactionUpdated: { id: string; type: string; transaction: { area: string; status: string } } };
+type Charge = { transactionId: string; chargeId: string; status: string; amount: string };
+
+describe("a fourth area, added by one line of the module list", () => {
+  let upstream: TerminalUpstream;
+  let t: TestApp;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let merchantId: string;
+  let key: string;
+  let keyId: string;
+  let secret: string;
+  const modules = () => [...MODULES, terminalModule(upstream.url)];
+
+  const createKey = async (kind: string) =>
+    (
+      await t.admin<{ createApiKey: { apiKey: string; key: { id: string; kind: string } } }>(
+        `mutation($i: ApiKeyInput!) { createApiKey(input: $i) { apiKey key { id kind } } }`,
+        { i: { merchantId, kind } },
+      )
+    ).createApiKey;
+  const graphql = async <T>(query: string, variables: Record<string, unknown>, headers: Record<string, string>) => {
+    const res = await fetch(`${t.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await res.json()) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
+  };
+
+  beforeAll(async () => {
+    upstream = await startTerminalUpstream();
+    receiver = await startReceiver();
+    // The throttle is on (120 a minute: a burst of 30 per credential) so the new area's path can be seen throttled.
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: "120" }, { modules: modules() });
+    const { createMerchant } = await t.admin<{ createMerchant: { id: string } }>(
+      `mutation($i: MerchantInput!) { createMerchant(input: $i) { id } }`,
+      {
+        i: {
+          name: "Terminal Shop",
+          accountType: "merchant",
+          bakongAccountId: "terminal_shop@devb",
+          merchantName: "Terminal Shop",
+          merchantCity: "Phnom Penh",
+          merchantId: "TM001",
+          acquiringBank: "Dev Bank",
+          defaultCurrency: 840,
+        },
+      },
+    );
+    merchantId = createMerchant.id;
+    const created = await createKey("terminal");
+    key = created.apiKey;
+    keyId = created.key.id;
+    const { createWebhookEndpoint } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
+      `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
+      { i: { apiKeyId: keyId, url: receiver.url } },
+    );
+    secret = createWebhookEndpoint.secret;
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    await receiver?.close();
+    await upstream?.close();
+  });
+
+  it("the admin API issues keys of the new kind (its own tag), and the schema and OpenAPI list it", async () => {
+    expect(key).toMatch(/^pqr_tm_/);
+    const kinds = await t.admin<{ __type: { enumValues: { name: string }[] } }>(
+      `{ __type(name: "KeyKind") { enumValues { name } } }`,
+    );
+    expect(kinds.__type.enumValues.map((v) => v.name)).toEqual(["qr", "gateway", "gateway_link", "terminal"]);
+    const doc = (await restOpenApi(modules())) as {
+      paths: Record<
+        string,
+        { post: { parameters: { name: string; schema: { const?: string } }[]; security: unknown } }
+      >;
+      tags: { name: string }[];
+    };
+    const op = doc.paths["/terminal/charge"]?.post;
+    expect(op?.parameters.find((p) => p.name === "x-auth-type")?.schema.const).toBe("api-terminal");
+    expect(op?.security).toEqual([{ terminalKey: [] }]);
+    expect(doc.tags.map((tag) => tag.name)).toContain("terminal");
+    // Derived per module list: the default schema and document stay as committed, without the fourth area.
+    expect(await schemaSdl()).toBe(readFileSync(new URL("../../schema.graphql", import.meta.url), "utf8"));
+    expect(await schemaSdl(modules())).toMatch(/enum Area \{\n {2}qr\n {2}gateway\n {2}gateway_link\n {2}terminal\n\}/);
+    expect(((await restOpenApi()) as { paths: Record<string, unknown> }).paths["/terminal/charge"]).toBeUndefined();
+  });
+
+  it("generate (REST and GraphQL) → its monitor asks its upstream → SUCCESS → signed webhook and subscription", async () => {
+    const rest = await post(`${t.url}/terminal/charge`, { amount: 4.2, currency: "USD" }, TERMINAL(key));
+    expect(rest.status).toBe(200);
+    const charge = rest.body as Charge;
+    expect(charge).toMatchObject({ status: "PENDING", amount: "4.20" });
+    expect(upstream.charges.get(charge.chargeId)).toMatchObject({ status: "PENDING", currency: "USD" });
+    const viaGraphql = await graphql<{ terminalCharge: Charge }>(
+      `
+        mutation ($i: TerminalChargeInput!) {
+          terminalCharge(input: $i) {
+            transactionId
+            chargeId
+            status
+          }
+        }
+      `,
+      { i: { amount: 1, currency: "KHR" } },
+      TERMINAL(key),
+    );
+    expect(viaGraphql.errors).toBeUndefined();
+    expect(viaGraphql.data?.terminalCharge.status).toBe("PENDING");
+    // The area's own migration made its table; the charge is recorded there.
+    const rows = await t.app.core.db.query<{ charge_id: string }>(
+      `select charge_id from terminal_charge where transaction_ref = ?`,
+      [charge.transactionId],
+    );
+    expect(rows).toEqual([{ charge_id: charge.chargeId }]);
+
+    // Subscribed while PENDING (the monitor asks the upstream while the card is not tapped); then the card holder pays.
+    const { sub } = subscribe<One>(t.url, TERMINAL(key), ONE, { id: charge.transactionId });
+    const asked = upstream.statusCalls;
+    await waitFor(async () => upstream.statusCalls > asked, 10_000);
+    upstream.pay(charge.chargeId);
+
+    const status = async () =>
+      (
+        await graphql<{ terminalChargeStatus: Charge }>(
+          `
+            query ($id: ID!) {
+              terminalChargeStatus(transactionId: $id) {
+                status
+              }
+            }
+          `,
+          { id: charge.transactionId },
+          TERMINAL(key),
+        )
+      ).data?.terminalChargeStatus.status;
+    await waitFor(async () => (await status()) === "SUCCESS", 15_000);
+    // Through the one transition: its event is in the outbox.
+    const events = await t.app.core.db.query<{ type: string; status: string }>(
+      `select type, status from transaction_event where transaction_ref = ? order by seq`,
+      [charge.transactionId],
+    );
+    expect(events).toEqual([
+      { type: "payment.created", status: "PENDING" },
+      { type: "payment.completed", status: "SUCCESS" },
+    ]);
+
+    const hook = await waitFor(
+      async () =>
+        receiver.received.find((r) => {
+          const b = JSON.parse(r.body) as { type: string; data: { transaction: { transactionId: string } } };
+          return b.type === "payment.completed" && b.data.transaction.transactionId === charge.transactionId;
+        }),
+      15_000,
+    );
+    expect(verifyWebhook(hook.body, hook.headers, secret)).toBe(true);
+    expect(verifyWebhook(hook.body.replace("SUCCESS", "FAILED"), hook.headers, secret)).toBe(false);
+    expect(JSON.parse(hook.body).data.transaction).toMatchObject({ area: "terminal", status: "SUCCESS" });
+
+    await waitFor(async () => sub.events.some((e) => e.transactionUpdated.transaction.status === "SUCCESS"), 10_000);
+    await sub.done;
+    sub.close();
+    expect(sub.error).toBeNull();
+    expect(sub.events.at(-1)?.transactionUpdated).toMatchObject({
+      type: "payment.completed",
+      transaction: { area: "terminal", status: "SUCCESS" },
+    });
+  }, 60_000);
+
+  it("refuses a key of another kind on the new area's path, in REST and GraphQL", async () => {
+    const qr = await createKey("qr");
+    const rest = await post(`${t.url}/terminal/charge`, { amount: 1, currency: "USD" }, AUTH.qr(qr.apiKey));
+    expect(rest.status).toBe(401);
+    expect((rest.body as { error: { message: string } }).error.message).toBe(
+      "This API key is for /qr/* (x-auth-type: api-key); /terminal/* needs a key of its own kind, " +
+        "sent with x-auth-type: api-terminal",
+    );
+    const wrongType = await post(
+      `${t.url}/terminal/charge`,
+      { amount: 1, currency: "USD" },
+      {
+        "x-api-key": qr.apiKey,
+        "x-auth-type": "api-terminal",
+      },
+    );
+    expect(wrongType.status).toBe(401);
+    const gql = await graphql(
+      `
+        mutation {
+          terminalCharge(input: { amount: 1, currency: "USD" }) {
+            transactionId
+          }
+        }
+      `,
+      {},
+      AUTH.qr(qr.apiKey),
+    );
+    expect(gql.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+    expect(gql.errors?.[0]?.message).toBe("A valid API key with x-auth-type api-terminal is required");
+    // And the new kind's key opens nothing of the other areas.
+    expect((await post(`${t.url}/qr/verify`, { qrData: "x" }, TERMINAL(key))).status).toBe(401);
+  });
+
+  it("throttles the new area's REST path per credential (its prefix comes from its module definition)", async () => {
+    const own = (await createKey("terminal")).apiKey;
+    const answers: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 45 && !answers.includes(429); i++) {
+      // A body the path refuses (400) is still a request charged to the key's bucket.
+      const r = await post(`${t.url}/terminal/charge`, {}, TERMINAL(own));
+      answers.push(r.status);
+      if (r.status === 429) retryAfter = r.headers.get("retry-after");
+    }
+    expect(answers).toContain(429);
+    expect(answers.indexOf(429)).toBeGreaterThanOrEqual(25);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    // Another credential has its own bucket.
+    expect((await post(`${t.url}/terminal/charge`, { amount: 1, currency: "USD" }, TERMINAL(key))).status).toBe(200);
+  });
+});
