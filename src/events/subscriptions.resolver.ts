@@ -3,7 +3,13 @@ import type { SubscribeResolverData } from "type-graphql";
 import type { GqlContext } from "../graphql/context.js";
 import type { StoredEvent } from "./event-bus.js";
 import type { LiveEvents } from "./live-events.js";
-import { AREA_ENUM, type AreaGql, TransactionEventGql, TxStatusGql, toEventGql } from "../transactions/transaction.types.js";
+import {
+  AREA_ENUM,
+  type AreaGql,
+  TransactionEventGql,
+  TxStatusGql,
+  toEventGql,
+} from "../transactions/transaction.types.js";
 
 type Data = SubscribeResolverData<
   unknown,

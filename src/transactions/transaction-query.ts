@@ -198,9 +198,7 @@ export class TransactionQuery {
     // answering check expires it: the generic QR area's) counts as EXPIRED (it is expired on read).
     const graces = this.store.graces();
     const graceCase =
-      graces.length === 0
-        ? "0"
-        : `(case area ${graces.map(() => "when ? then ?::float8").join(" ")} else 0 end)`;
+      graces.length === 0 ? "0" : `(case area ${graces.map(() => "when ? then ?::float8").join(" ")} else 0 end)`;
     const due = `expires_at + ${graceCase} * interval '1 millisecond'`;
     const grace = graces.flat();
     if (f.status === "PENDING" || f.status === "CHECKOUT") add(`status = ? and ${due} > ?`, f.status, ...grace, now);

@@ -434,7 +434,9 @@ export class TransactionStore {
 
   /** Every area with a grace, and that grace (the read model's status filter counts it). */
   graces(): [area: string, graceMs: number][] {
-    return Object.entries(this.expiry).flatMap(([area, p]) => (p !== undefined && p.graceMs > 0 ? [[area, p.graceMs]] : []));
+    return Object.entries(this.expiry).flatMap(([area, p]) =>
+      p !== undefined && p.graceMs > 0 ? [[area, p.graceMs]] : [],
+    );
   }
 
   /** The area's expiry policy, if it has one. */
