@@ -38,7 +38,7 @@ import { Scheduler } from "./jobs/scheduler.js";
 import { loadOrCreateSecrets } from "./auth/stored-secrets.js";
 import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError, listen } from "./startup.js";
-import { dashboardRouter } from "./dashboard/index.js";
+import { dashboardRouter, type DashboardArea } from "./dashboard/index.js";
 import { openApiDocument } from "./rest/openapi.js";
 import { docsRouter } from "./rest/docs.js";
 import { demoDocs } from "./rest/demo-examples.js";
@@ -567,8 +567,24 @@ async function mountModules(
   // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
   if (config.nodeEnv !== "production") app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema }));
   app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
-  adminApp.use("/dashboard", dashboardRouter({ simulators: config.simulators, baseUrl: http.baseUrl }));
+  adminApp.use(
+    "/dashboard",
+    dashboardRouter({ simulators: config.simulators, baseUrl: http.baseUrl, areas: dashboardAreas(areas) }),
+  );
   return edge;
+}
+
+/** The areas as the dashboard's pages see them (its config.json). */
+function dashboardAreas(areas: AreaDefinition[]): DashboardArea[] {
+  return areas.map(({ key, dashboard }) => ({
+    kind: key.kind,
+    label: dashboard?.label ?? key.kind,
+    authType: key.authType,
+    target:
+      key.target === undefined || dashboard?.target === undefined
+        ? null
+        : { field: key.target.field, ...dashboard.target },
+  }));
 }
 
 /** The last handlers of each listener (body errors, 404, 500); the operator listener starts listening here. */

@@ -17,6 +17,11 @@ export type { ClassOf, KeyKindSpec, MigrationSpec };
 export interface AreaDefinition {
   /** Its API keys: kind (also the area's name on transactions), x-auth-type, key tag, what a key is bound to. */
   key: KeyKindSpec;
+  /**
+   * How the dashboard names it (its transactions, its keys), and where the keys page lists what its keys are bound to:
+   * an admin query answering `{ id merchantId name }`, and what one is called ("gateway configuration").
+   */
+  dashboard?: { label: string; target?: { query: string; what: string } };
   /** Its tag in the OpenAPI document (its REST paths carry it). */
   openApiTag: { name: string; description: string };
   /**

@@ -8,6 +8,17 @@ export interface DashboardOptions {
   /** Whether the /sim/* controls exist (demo mode and tests): the dashboard shows its pay/approve/… buttons only then. */
   simulators: boolean;
   baseUrl: string;
+  /** The app's areas, in module order (module.ts AreaDefinition): the pages name kinds and targets from these. */
+  areas: DashboardArea[];
+}
+
+/** What the dashboard's pages know of an area. */
+export interface DashboardArea {
+  kind: string;
+  label: string;
+  authType: string;
+  /** What its keys are bound to: the admin input field, the admin query listing them, what one is called. */
+  target: { field: string; query: string; what: string } | null;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -46,6 +57,7 @@ export function dashboardRouter(opts: DashboardOptions): Router {
       graphqlPath: "/graphql",
       inboxUrl: opts.simulators ? `${opts.baseUrl}/sim/inbox` : null,
       linkSimulatorUrl: opts.simulators ? `${opts.baseUrl}/sim/link/p/` : null,
+      areas: opts.areas,
     });
   });
   const vendor = express.static(graphqlWsDir(), { index: false, fallthrough: false, maxAge: "1h" });

@@ -19,6 +19,7 @@ export const LINK_KEY: KeyKindSpec = {
 /** What the rest of the service knows of the payment-link area (module.ts). */
 export const LINK_AREA: AreaDefinition = {
   key: LINK_KEY,
+  dashboard: { label: "Gateway link", target: { query: "linkConfigs", what: "payment-link configuration" } },
   openApiTag: { name: "gateway-link", description: "Payment-link QR codes (x-auth-type: api-gateway-link)" },
   // The link's 180 s are hard (no grace); a PayWay payment is still polled after them for a late approval.
   expiry: ({ link }) => ({ graceMs: 0, lateWatchMs: link.lateWatchMs, lateCheckMs: 3000 }),

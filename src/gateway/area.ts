@@ -20,6 +20,7 @@ export const GATEWAY_KEY: KeyKindSpec = {
 /** What the rest of the service knows of the hosted gateway area (module.ts). */
 export const GATEWAY_AREA: AreaDefinition = {
   key: GATEWAY_KEY,
+  dashboard: { label: "Hosted gateway", target: { query: "gatewayConfigs", what: "gateway configuration" } },
   openApiTag: { name: "gateway", description: "Hosted gateway QR codes (x-auth-type: api-gateway)" },
   docsExample: {
     path: "/gateway/generate-qr",

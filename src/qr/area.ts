@@ -12,6 +12,7 @@ export const QR_KEY: KeyKindSpec = {
 /** What the rest of the service knows of the generic QR area (module.ts). */
 export const QR_AREA: AreaDefinition = {
   key: QR_KEY,
+  dashboard: { label: "Generic QR" },
   openApiTag: { name: "qr", description: "Generic KHQR codes (x-auth-type: api-key)" },
   // A QR past its expiry waits for a check that answers (the network may still report it paid), then a late watch.
   expiry: ({ network }) => ({

@@ -4,6 +4,7 @@ import WebSocket from "ws";
 import type { CliCommand, CliContext } from "../admin/cli.js";
 import { EVENT_TYPES } from "../transactions/transaction-event.entity.js";
 import { deliveryBody, deliveryHeaders } from "./signing.js";
+import type { KeyKindSpec } from "../auth/key-kinds.js";
 
 /**
  * `npm run admin -- listen --forward-to URL`: a merchant's local receiver gets the caller's events with no public
@@ -20,7 +21,6 @@ const QUERY = `subscription($lastEventId: ID) {
   }
 }`;
 
-const AUTH_TYPE_BY_TAG: Record<string, string> = { qr: "api-key", gw: "api-gateway", gl: "api-gateway-link" };
 const FLAGS = ["forward-to", "events", "api-key", "auth-type", "secret"] as const;
 type Flags = Partial<Record<(typeof FLAGS)[number], string>>;
 
@@ -62,7 +62,8 @@ interface Setup {
   who: string;
 }
 
-function setup(flags: Flags, ctx: CliContext): Setup {
+/** `kinds`: the service's key kinds (main.ts passes its module list's), to tell a key's x-auth-type by its tag. */
+function setup(flags: Flags, ctx: CliContext, kinds: readonly KeyKindSpec[]): Setup {
   if (!flags["forward-to"]) throw new Error("--forward-to URL is required (e.g. http://127.0.0.1:3000/hooks)");
   let target: URL;
   try {
@@ -79,8 +80,10 @@ function setup(flags: Flags, ctx: CliContext): Setup {
   let connectionParams: Record<string, string>;
   let who: string;
   if (apiKey) {
-    const authType = flags["auth-type"] ?? AUTH_TYPE_BY_TAG[/^pqr_([a-z]+)_/.exec(apiKey)?.[1] ?? ""];
-    if (!authType) throw new Error("cannot tell the key's kind: add --auth-type api-key|api-gateway|api-gateway-link");
+    const tag = /^pqr_([a-z]+)_/.exec(apiKey)?.[1];
+    const authType = flags["auth-type"] ?? kinds.find((k) => k.tag === tag)?.authType;
+    if (!authType)
+      throw new Error(`cannot tell the key's kind: add --auth-type ${kinds.map((k) => k.authType).join("|")}`);
     connectionParams = { "x-api-key": apiKey, "x-auth-type": authType };
     who = `key ${apiKey.slice(0, 14)}…`;
   } else if (ctx.adminToken) {
@@ -126,10 +129,10 @@ async function forward(s: Setup, e: Event): Promise<string> {
 }
 
 /** Subscribes until stopped; after a lost connection it subscribes again from the last event it forwarded. */
-async function run(args: string[], ctx: CliContext): Promise<number> {
+async function run(args: string[], ctx: CliContext, kinds: readonly KeyKindSpec[]): Promise<number> {
   let s: Setup;
   try {
-    s = setup(parse(args), ctx);
+    s = setup(parse(args), ctx, kinds);
   } catch (err) {
     console.error((err as Error).message);
     return 2;
@@ -223,9 +226,12 @@ async function run(args: string[], ctx: CliContext): Promise<number> {
   return Promise.race([stop, loop()]);
 }
 
-export const listenCommand: CliCommand = {
-  doc:
-    "--forward-to URL [--events payment.completed,…] [--api-key KEY] [--secret whsec_…]: forward your events " +
-    "to a local receiver as signed webhooks",
-  run,
-};
+/** `npm run admin listen`, for the key kinds of the service's areas (main.ts passes them). */
+export function listenCommand(kinds: readonly KeyKindSpec[]): CliCommand {
+  return {
+    doc:
+      "--forward-to URL [--events payment.completed,…] [--api-key KEY] [--secret whsec_…]: forward your events " +
+      "to a local receiver as signed webhooks",
+    run: (args, ctx) => run(args, ctx, kinds),
+  };
+}

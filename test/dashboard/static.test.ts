@@ -31,6 +31,22 @@ describe("dashboard assets and runtime config", () => {
       graphqlPath: "/graphql",
       inboxUrl: null,
       linkSimulatorUrl: null,
+      // The areas of the module list, for the pages that name kinds and what keys are bound to.
+      areas: [
+        { kind: "qr", label: "Generic QR", authType: "api-key", target: null },
+        {
+          kind: "gateway",
+          label: "Hosted gateway",
+          authType: "api-gateway",
+          target: { field: "gatewayConfigId", query: "gatewayConfigs", what: "gateway configuration" },
+        },
+        {
+          kind: "gateway_link",
+          label: "Gateway link",
+          authType: "api-gateway-link",
+          target: { field: "linkConfigId", query: "linkConfigs", what: "payment-link configuration" },
+        },
+      ],
     });
     expect((await fetch(`${t.url}/sim/link/approve`, { method: "POST" })).status).toBe(404);
   });

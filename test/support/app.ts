@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp, type App, type ModuleList, type Role } from "../../src/app.js";
+import { createApp, MODULES, type App, type ModuleList, type Role } from "../../src/app.js";
 import { DEMO_MODULES } from "../../src/demo/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger, type Logger } from "../../src/logger.js";
@@ -51,8 +51,8 @@ export async function startTestApp(
     ...env,
   });
   const clock = new OffsetClock();
-  // The service's modules with demo mode's simulators, as SIMULATORS=true runs it (a test may add an area).
-  const modules = opts.modules ?? DEMO_MODULES;
+  // The service's modules, with demo mode's simulators where SIMULATORS is on, as main.ts does (a test may add an area).
+  const modules = opts.modules ?? (config.simulators ? DEMO_MODULES : MODULES);
   const app = await createApp(config, { role: opts.role ?? "serve", clock, logger: opts.logger, modules });
   return {
     app,

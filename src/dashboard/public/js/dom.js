@@ -65,12 +65,20 @@ export function statusBadge(status) {
   return h("span", { class: `badge status-${String(status).toLowerCase()}`, dataset: { status } }, status);
 }
 
-export const AREA_LABELS = { qr: "Generic QR", gateway: "Hosted gateway", gateway_link: "Gateway link" };
-export const KIND_LABELS = {
-  qr: "Generic QR (api-key)",
-  gateway: "Hosted gateway (api-gateway)",
-  gateway_link: "Gateway link (api-gateway-link)",
-};
+/** The service's areas, in its module order (config.json `areas`: kind, label, authType, target); set at start-up. */
+export const AREAS = [];
+/** Area (transaction `area`) → its name. */
+export const AREA_LABELS = {};
+/** Key kind → its name and x-auth-type. */
+export const KIND_LABELS = {};
+
+export function setAreas(areas) {
+  for (const a of areas) {
+    AREAS.push(a);
+    AREA_LABELS[a.kind] = a.label;
+    KIND_LABELS[a.kind] = `${a.label} (${a.authType})`;
+  }
+}
 export const CURRENCIES = [
   { value: "116", label: "116 — KHR" },
   { value: "840", label: "840 — USD" },

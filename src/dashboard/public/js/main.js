@@ -1,6 +1,6 @@
 // The dashboard shell: sign-in gate, navigation, hash routes (#/transactions, #/transactions/<id>, #/merchants, …).
 import { dashboardConfig, gql, session } from "./api.js";
-import { fill, h } from "./dom.js";
+import { fill, h, setAreas } from "./dom.js";
 import "./pages/signin.js";
 import "./pages/transactions.js";
 import "./pages/transaction-detail.js";
@@ -98,4 +98,8 @@ function announcer() {
   return h("div", { id: "announcer", class: "announcer", role: "status", "aria-live": "polite" });
 }
 
-customElements.define("pqr-app", App);
+// The pages name the areas the server has: known before the first page renders.
+void dashboardConfig().then((c) => {
+  setAreas(c.areas ?? []);
+  customElements.define("pqr-app", App);
+});

@@ -1,13 +1,21 @@
 // API keys: create one for a kind (and its configuration), see the plaintext once, list, revoke.
 import { gql } from "../api.js";
-import { announce, confirmButton, fill, h, KIND_LABELS, secretOnce, table, timeEl } from "../dom.js";
+import { announce, AREAS, confirmButton, fill, h, KIND_LABELS, secretOnce, table, timeEl } from "../dom.js";
 import { control, editorForm, merchantOptions } from "../form.js";
 
-const KEY = "id merchantId kind label prefix gatewayConfigId linkConfigId createdAt lastUsedAt revokedAt";
-const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name } linkConfigs { id merchantId name currency
-  } apiKeys { ${KEY} } }`;
-const CREATE = `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { ${KEY} } } }`;
-const REVOKE = `mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY} } }`;
+/** The areas whose keys are bound to something (a configuration): each names its admin field and query. */
+const targets = () => AREAS.flatMap((a) => (a.target ? [a.target] : []));
+const targetOf = (kind) => AREAS.find((a) => a.kind === kind)?.target ?? null;
+const KEY = () =>
+  `id merchantId kind label prefix ${targets()
+    .map((t) => t.field)
+    .join(" ")} createdAt lastUsedAt revokedAt`;
+const LOAD = () =>
+  `{ merchants { id name } ${targets()
+    .map((t) => `${t.query} { id merchantId name }`)
+    .join(" ")} apiKeys { ${KEY()} } }`;
+const CREATE = () => `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { ${KEY()} } } }`;
+const REVOKE = () => `mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY()} } }`;
 
 class KeysPage extends HTMLElement {
   async connectedCallback() {
@@ -25,7 +33,11 @@ class KeysPage extends HTMLElement {
       h("div", { class: "form-slot" }),
     );
     try {
-      Object.assign(this, await gql(LOAD));
+      const data = await gql(LOAD());
+      this.merchants = data.merchants;
+      this.apiKeys = data.apiKeys;
+      /** Target query → its rows (the configurations keys may be bound to). */
+      this.targetRows = Object.fromEntries(targets().map((t) => [t.query, data[t.query] ?? []]));
       this.renderList();
       this.renderForm();
     } catch (err) {
@@ -34,9 +46,8 @@ class KeysPage extends HTMLElement {
   }
 
   configName(k) {
-    if (k.gatewayConfigId)
-      return this.gatewayConfigs.find((g) => g.id === k.gatewayConfigId)?.name ?? k.gatewayConfigId;
-    if (k.linkConfigId) return this.linkConfigs.find((l) => l.id === k.linkConfigId)?.name ?? k.linkConfigId;
+    for (const t of targets())
+      if (k[t.field]) return this.targetRows[t.query].find((c) => c.id === k[t.field])?.name ?? k[t.field];
     return "—";
   }
 
@@ -74,7 +85,7 @@ class KeysPage extends HTMLElement {
 
   async revoke(k) {
     try {
-      const { revokeApiKey } = await gql(REVOKE, { id: k.id });
+      const { revokeApiKey } = await gql(REVOKE(), { id: k.id });
       this.apiKeys = this.apiKeys.map((x) => (x.id === k.id ? revokeApiKey : x));
       this.renderList();
       announce(`Revoked key ${k.prefix}…`);
@@ -105,10 +116,10 @@ class KeysPage extends HTMLElement {
       ],
       onSubmit: async (v) => {
         const input = { merchantId: v.merchantId, kind: v.kind, label: v.label || undefined };
-        if (v.kind === "gateway") input.gatewayConfigId = v.configId || undefined;
-        if (v.kind === "gateway_link") input.linkConfigId = v.configId || undefined;
+        const target = targetOf(v.kind);
+        if (target) input[target.field] = v.configId || undefined;
         try {
-          const { createApiKey } = await gql(CREATE, { input });
+          const { createApiKey } = await gql(CREATE(), { input });
           this.apiKeys = [...this.apiKeys, createApiKey.key];
           this.renderList();
           fill(
@@ -124,8 +135,7 @@ class KeysPage extends HTMLElement {
           this.syncConfigs(form);
         } catch (err) {
           // The configuration's field name on the server is per kind; it is one select here.
-          for (const d of err.details ?? [])
-            if (d.field === "gatewayConfigId" || d.field === "linkConfigId") d.field = "configId";
+          for (const d of err.details ?? []) if (targets().some((t) => t.field === d.field)) d.field = "configId";
           throw err;
         }
       },
@@ -143,15 +153,16 @@ class KeysPage extends HTMLElement {
     const kind = control(form, "kind").value;
     const select = control(form, "configId");
     const wrap = form.querySelector('[data-field="configId"]');
-    const list = kind === "gateway" ? this.gatewayConfigs : kind === "gateway_link" ? this.linkConfigs : [];
+    const target = targetOf(kind);
+    const list = target ? this.targetRows[target.query] : [];
     const mine = list.filter((c) => c.merchantId === merchantId);
-    wrap.hidden = kind === "qr";
-    select.required = kind !== "qr";
+    wrap.hidden = target === null;
+    select.required = target !== null;
     fill(
       select,
       mine.map((c) => h("option", { value: c.id }, c.name)),
     );
-    const what = kind === "gateway" ? "gateway configuration" : "payment-link configuration";
+    const what = target?.what ?? "configuration";
     wrap
       .querySelector(".help")
       .replaceChildren(
