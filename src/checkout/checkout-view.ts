@@ -22,7 +22,7 @@ export interface CheckoutView {
   receiptUrl: string | null;
   scanned: boolean;
   merchantName: string;
-  /** The gateway's link into the payer's banking app (hosted gateway QRs only). */
+  /** The upstream's link into the payer's banking app, where the area's upstream gave one (hosted gateway, PayWay). */
   deeplink: string | null;
 }
 
@@ -49,7 +49,8 @@ export class CheckoutViews {
     const tx = await this.query.one(principal, transactionId);
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     const merchant = await this.admin.merchant(tx.merchantRef);
-    const deeplink = tx.area !== "qr" ? (httpUrl(tx.upstream.deeplink) ?? appLink(tx.upstream.deeplink)) : null;
+    // Whatever area gave one (the upstream's link into the payer's banking app); an area that gives none stores none.
+    const deeplink = httpUrl(tx.upstream.deeplink) ?? appLink(tx.upstream.deeplink);
     return {
       transactionId: tx.id,
       status: tx.status,

@@ -12,6 +12,7 @@ import { twoDecimals } from "../transactions/money.js";
 import { decimalInput } from "../validation/check.js";
 import { gatewayItems, LIFETIME_DEFAULT, type GenerateGatewayQrInput } from "./gateway.types.js";
 import type { GatewayClient } from "./upstream-client.js";
+import { GATEWAY_KEY } from "./area.js";
 
 /** Hosted gateway area: a dynamic QR from the gateway's signed QR API, stored and followed to the end. */
 export class GatewayService {
@@ -162,7 +163,7 @@ export class GatewayService {
   }
 
   private async orderIdTaken(merchantRef: string, orderId: string): Promise<boolean> {
-    return await this.store.orderIdExists(merchantRef, orderId);
+    return await this.store.orderIdExists(merchantRef, orderId, GATEWAY_KEY.kind);
   }
 
   async status(key: KeyPrincipal, by: { transactionId?: unknown; orderId?: unknown }) {

@@ -408,10 +408,11 @@ export class TransactionStore {
     return rows.length === 0 ? null : this.expireIfDue(rowToTx(rows[0]));
   }
 
-  async orderIdExists(merchantRef: string, orderId: string): Promise<boolean> {
+  /** Whether the merchant has an order id in an area already (order ids are unique per merchant in the gateway area). */
+  async orderIdExists(merchantRef: string, orderId: string, area: TxRecord["area"]): Promise<boolean> {
     const rows = await this.db.query(
-      `select 1 from "transaction" where merchant_ref = ? and order_id = ? and area = 'gateway'`,
-      [merchantRef, orderId],
+      `select 1 from "transaction" where merchant_ref = ? and order_id = ? and area = ?`,
+      [merchantRef, orderId, area],
     );
     return rows.length > 0;
   }
