@@ -3,9 +3,7 @@ import { join } from "node:path";
 import type { App } from "../app.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
 import { webhooksModule } from "../webhooks/index.js";
-import { gatewayModule } from "../gateway/index.js";
-import { linkModule } from "../gateway-link/index.js";
-import { demoLinkUrl, DEMO_GATEWAY, DEMO_LINK_PROTOCOL } from "../simulators/demo-upstreams.js";
+import { DEMO_SEEDS, type DemoSeed } from "./seeds.js";
 
 export interface DemoFile {
   baseUrl: string;
@@ -17,10 +15,6 @@ export interface DemoFile {
   ids?: { merchant: string; qrKey: string; gatewayKey: string; linkKey: string; linkConfig: string; webhook: string };
 }
 
-/**
- * The demo tenant of `npm start`: a merchant, one key of each kind, a webhook endpoint pointing at the
- * built-in inbox; printed and written to DATA_DIR/demo.json. Restarting reuses the same tenant and keys.
- */
 /** The demo merchant's deeplink settings: its generic QRs carry a deeplink (issue 20). */
 const DEMO_DEEPLINK = {
   deeplinkAppName: "Demo Coffee",
@@ -29,14 +23,17 @@ const DEMO_DEEPLINK = {
 };
 
 /**
+ * The demo tenant of `npm start`: a merchant, one key of each area that has a demo seed (`DEMO_SEEDS`, keyed by
+ * area), a webhook endpoint pointing at the built-in inbox; printed and written to DATA_DIR/demo.json. Restarting
+ * reuses the same tenant and keys.
+ *
  * `print` receives the banner (keys, URLs, what to try): main.ts prints it on stdout; a test that seeds a demo
  * in its own process passes nothing, so its output stays the test runner's.
  */
 export async function seedDemo(app: App, print: (banner: string) => void = () => undefined): Promise<DemoFile> {
   const { config, admin } = app.core;
   const webhooks = app.module(webhooksModule).endpoints;
-  const gatewayConfigs = app.module(gatewayModule).configs;
-  const linkConfigs = app.module(linkModule).configs;
+  const seeds = app.core.kinds.kinds().flatMap((kind) => (DEMO_SEEDS[kind] ? [DEMO_SEEDS[kind]] : []));
   const file = join(config.dataDir, "demo.json");
   const base = app.url;
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as DemoFile) : null;
@@ -44,9 +41,9 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
   let demo: DemoFile;
   if (previous?.ids && existing) {
     demo = { ...previous, baseUrl: base };
-    // The port may differ from the last run: keep the tenant's URLs pointing at this process (and a demo from
-    // before the PayWay twin on it).
-    await linkConfigs.update(previous.ids.linkConfig, { url: demoLinkUrl(base), protocol: DEMO_LINK_PROTOCOL });
+    // The port may differ from the last run: keep the tenant's URLs pointing at this process.
+    const ids = previous.ids as unknown as Record<string, string>;
+    for (const seed of seeds) await seed.refresh?.(app, ids, base);
     await webhooks.update(previous.ids.webhook, { url: `${base}/sim/inbox` });
     // Demo data from before deeplink settings existed gets them too.
     if (existing.deeplinkAppName === null) await admin.updateMerchant(existing.id, DEMO_DEEPLINK);
@@ -63,61 +60,47 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
       defaultCurrency: 840,
       ...DEMO_DEEPLINK,
     });
-    const gw = await gatewayConfigs.create({
-      merchantId: merchant.id,
-      name: "Demo gateway",
-      upstreamMerchantId: DEMO_GATEWAY.merchantId,
-      apiSecret: DEMO_GATEWAY.apiKey,
-    });
-    const link = await linkConfigs.create({
-      merchantId: merchant.id,
-      name: "Demo payment link",
-      url: demoLinkUrl(base),
-      currency: 116,
-      protocol: DEMO_LINK_PROTOCOL,
-    });
-    const qrKey = await admin.createApiKey({ merchantId: merchant.id, kind: "qr", label: "demo qr" });
-    const gwKey = await admin.createApiKey({
-      merchantId: merchant.id,
-      kind: "gateway",
-      label: "demo gateway",
-      gatewayConfigId: gw.id,
-    });
-    const linkKey = await admin.createApiKey({
-      merchantId: merchant.id,
-      kind: "gateway_link",
-      label: "demo link",
-      linkConfigId: link.id,
-    });
+    const keys: Record<string, string> = {};
+    const ids: Record<string, string> = { merchant: merchant.id };
     const secret = WebhookEndpointService.newSecret();
     const endpoints = [];
-    for (const key of [qrKey, gwKey, linkKey])
+    for (const seed of seeds) {
+      const bound = (await seed.target?.(app, merchant.id, base)) ?? { input: {}, ids: {} };
+      const key = await admin.createApiKey({
+        merchantId: merchant.id,
+        kind: seed.kind,
+        label: seed.label,
+        ...bound.input,
+      });
+      keys[seed.keyField] = key.plain;
+      Object.assign(ids, bound.ids, { [seed.idField]: key.key.id });
       endpoints.push(await webhooks.create({ apiKeyId: key.key.id, url: `${base}/sim/inbox`, secret }));
+    }
+    ids.webhook = endpoints[0]?.endpoint.id ?? "";
     demo = {
       baseUrl: base,
       adminToken: "",
-      keys: { qr: qrKey.plain, gateway: gwKey.plain, gatewayLink: linkKey.plain },
+      keys: keys as DemoFile["keys"],
       webhook: { url: `${base}/sim/inbox`, secret },
-      simulators: { network: `${base}/sim/network-api`, gateway: `${base}/sim/gateway-api`, link: demoLinkUrl(base) },
-      ids: {
-        merchant: merchant.id,
-        qrKey: qrKey.key.id,
-        gatewayKey: gwKey.key.id,
-        linkKey: linkKey.key.id,
-        linkConfig: link.id,
-        webhook: endpoints[0].endpoint.id,
-      },
+      simulators: simulatorUrls(seeds, base),
+      ids: ids as unknown as DemoFile["ids"],
     };
   }
   demo.adminToken = app.core.auth.adminTokenForDemo();
-  demo.simulators = { network: `${base}/sim/network-api`, gateway: `${base}/sim/gateway-api`, link: demoLinkUrl(base) };
+  demo.simulators = simulatorUrls(seeds, base);
   mkdirSync(config.dataDir, { recursive: true });
   writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
-  print(banner(demo, file));
+  print(banner(demo, file, seeds));
   return demo;
 }
 
-function banner(d: DemoFile, file: string): string {
+/** demo.json's `simulators`: where each area's simulated upstream is. */
+function simulatorUrls(seeds: DemoSeed[], base: string): DemoFile["simulators"] {
+  return Object.fromEntries(seeds.map((s) => [s.simulator.name, s.simulator.url(base)])) as DemoFile["simulators"];
+}
+
+function banner(d: DemoFile, file: string, seeds: DemoSeed[]): string {
+  const keys = d.keys as unknown as Record<string, string>;
   const lines = [
     "",
     "  Payment QR Service — demo mode (embedded simulators; nothing leaves this machine)",
@@ -126,9 +109,7 @@ function banner(d: DemoFile, file: string): string {
     `  Dashboard                 ${d.baseUrl}/dashboard`,
     `  Webhook inbox             ${d.baseUrl}/sim/inbox`,
     `  Admin token               ${d.adminToken}`,
-    `  qr key (api-key)          ${d.keys.qr}`,
-    `  gateway key (api-gateway) ${d.keys.gateway}`,
-    `  link key (api-gateway-link) ${d.keys.gatewayLink}`,
+    ...seeds.map((s) => `  ${s.bannerLabel.padEnd(25)} ${keys[s.keyField]}`),
     `  Webhook secret            ${d.webhook.secret}`,
     "",
     `  Try: curl -s ${d.baseUrl}/qr/generate -H 'content-type: application/json' -H 'x-auth-type: api-key' \\`,
