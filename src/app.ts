@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import express from "express";
 import { pinoHttp } from "pino-http";
-import type { Config } from "./config.js";
+import { EnvReader, type Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createLogger, type Logger } from "./logger.js";
 import { logsRequests, requestLogOptions } from "./logs/requests.js";
@@ -76,7 +76,7 @@ export const MODULES = [
  * A list of modules: `createApp` hands each one the core, which satisfies every module's deps interface (a module
  * asking for something the core lacks does not compile where it is listed).
  */
-export type ModuleList = readonly ModuleDefinition<Core, Module>[];
+export type ModuleList = readonly ModuleDefinition<Core, Module, unknown>[];
 
 /** The areas of a module list, in its order. */
 export const areasOf = (modules: ModuleList): AreaDefinition[] => modules.flatMap((m) => (m.area ? [m.area] : []));
@@ -183,6 +183,8 @@ export interface AppOptions {
   deferStartup?: boolean;
   /** The modules to assemble (default MODULES): demo mode adds its own, a test may add an area. */
   modules?: ModuleList;
+  /** Where the modules' own settings are read from (`ModuleDefinition.settings`); process.env by default. */
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -193,10 +195,13 @@ export interface AppOptions {
  * start, and `stopApp` ends it all in reverse.
  */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
+  const defs: ModuleList = opts.modules ?? MODULES;
+  // Read before anything starts: a module's bad setting stops the start as a bad variable of loadConfig does.
+  const env = new EnvReader(opts.env ?? process.env);
+  const settings = new Map(defs.map((def) => [def, def.settings?.(env)]));
   const role = opts.role ?? "serve";
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config);
-  const defs = opts.modules ?? MODULES;
   const storage = await openStorage(config, role, logger, defs);
   const scheduler = role === "api" ? null : storage.jobs;
   const shared = buildCore(config, storage, { clock, logger, defs, delivers: scheduler !== null });
@@ -205,7 +210,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     throw err;
   });
   const core: Core = { ...shared, baseUrl: http.baseUrl };
-  const created = new Map<unknown, Module>(defs.map((def) => [def, def.create(core)]));
+  const created = new Map<unknown, Module>(defs.map((def) => [def, def.create(core, settings.get(def))]));
   const modules = [...created.values()];
   for (const m of modules) {
     const onEvent = m.onEvent;

@@ -326,6 +326,42 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T;
 }
 
+/**
+ * A module's own settings, read from the environment by the rules above (module.ts `settings`): a bad value stops
+ * the start with a ConfigError naming the variable, as loadConfig's own do. An area's settings live with the area.
+ */
+export class EnvReader {
+  constructor(private readonly env: Env) {}
+
+  /** The value, trimmed; null when unset or blank. */
+  str(name: string): string | null {
+    return str(this.env, name);
+  }
+
+  int(name: string, dflt: number, min: number, max: number): number {
+    return int(this.env, name, dflt, min, max);
+  }
+
+  bool(name: string, dflt: boolean): boolean {
+    return bool(this.env, name, dflt);
+  }
+
+  /** A URL of one of `protocols` (e.g. `["https:"]`), without a trailing slash; null when unset. */
+  url(name: string, protocols: string[]): string | null {
+    return url(this.env, name, protocols);
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], dflt: T): T {
+    return oneOf(this.env, name, allowed, dflt);
+  }
+
+  /** A setting the module cannot start without. */
+  required<T>(name: string, value: T | null): T {
+    if (value === null) throw new ConfigError(`${name} is required`);
+    return value;
+  }
+}
+
 export function loadConfig(env: Env = process.env, openFiles: number | null = openFilesLimit()): Config {
   const nodeEnv = oneOf(env, "NODE_ENV", ["development", "production", "test"] as const, "development");
   const production = nodeEnv === "production";

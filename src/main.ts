@@ -79,6 +79,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  // A module's own setting (module.ts `settings`) is refused as loadConfig's are: one line, exit code 2.
+  if (err instanceof ConfigError) {
+    console.error(`Configuration error: ${err.message}`);
+    process.exit(2);
+  }
   // A known start-up failure is one line that says what to change; anything else keeps its stack.
   if (err instanceof StartupError) console.error(`Start-up failed: ${err.message}`);
   else console.error(err);

@@ -4,7 +4,7 @@ import type { RestRoute } from "./rest/route-table.js";
 import type { ClassOf } from "./graphql/container.js";
 import type { KeyKindSpec } from "./auth/key-kinds.js";
 import type { MigrationSpec } from "./db/orm.js";
-import type { Config } from "./config.js";
+import type { Config, EnvReader } from "./config.js";
 
 export type { ClassOf, KeyKindSpec, MigrationSpec };
 
@@ -42,7 +42,7 @@ export interface AreaDefinition {
  * resolver classes without a database. What it does comes from `create(deps)`, where `deps` is the small
  * typed object the module declares, never a bag of everything.
  */
-export interface ModuleDefinition<Deps, M extends Module = Module> {
+export interface ModuleDefinition<Deps, M extends Module = Module, S = undefined> {
   name: string;
   entities?: ClassOf[];
   resolvers?: ClassOf[];
@@ -60,7 +60,13 @@ export interface ModuleDefinition<Deps, M extends Module = Module> {
    * permanent: a migration is never renamed or edited once shipped; prefix them with the module's name.
    */
   migrations?: MigrationSpec[];
-  create(deps: Deps): M;
+  /**
+   * Its own settings, read from the environment when the app is created (a bad value stops the start with the
+   * variable's name): a module's configuration slice lives with the module, `src/config.ts` need not know it.
+   */
+  settings?(env: EnvReader): S;
+  /** `settings`: what `settings(env)` read, when the module has any. */
+  create(deps: Deps, settings: S): M;
 }
 
 /** What a module may read of a committed event (the events module's StoredEvent has all of it). */

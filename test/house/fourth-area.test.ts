@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { MODULES, restOpenApi, schemaSdl } from "../../src/app.js";
+import { createApp, MODULES, restOpenApi, schemaSdl } from "../../src/app.js";
+import { ConfigError } from "../../src/config.js";
 import { verifyWebhook } from "../../src/index.js";
 import { startTestApp, post, waitFor, AUTH, type TestApp } from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
@@ -27,7 +28,7 @@ describe("a fourth area, added by one line of the module list", () => {
   let key: string;
   let keyId: string;
   let secret: string;
-  const modules = () => [...MODULES, terminalModule(upstream.url)];
+  const modules = [...MODULES, terminalModule];
 
   const createKey = async (kind: string) =>
     (
@@ -49,7 +50,11 @@ describe("a fourth area, added by one line of the module list", () => {
     upstream = await startTerminalUpstream();
     receiver = await startReceiver();
     // The throttle is on (120 a minute: a burst of 30 per credential) so the new area's path can be seen throttled.
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: "120" }, { modules: modules() });
+    // The area's own settings come from the environment like any other (its module reads them).
+    t = await startTestApp(
+      { RATE_LIMIT_PER_MINUTE: "120", TERMINAL_API_URL: upstream.url, TERMINAL_MONITOR_INTERVAL_MS: "300" },
+      { modules },
+    );
     const { createMerchant } = await t.admin<{ createMerchant: { id: string } }>(
       `mutation($i: MerchantInput!) { createMerchant(input: $i) { id } }`,
       {
@@ -87,7 +92,7 @@ describe("a fourth area, added by one line of the module list", () => {
       `{ __type(name: "KeyKind") { enumValues { name } } }`,
     );
     expect(kinds.__type.enumValues.map((v) => v.name)).toEqual(["qr", "gateway", "gateway_link", "terminal"]);
-    const doc = (await restOpenApi(modules())) as {
+    const doc = (await restOpenApi(modules)) as {
       paths: Record<
         string,
         { post: { parameters: { name: string; schema: { const?: string } }[]; security: unknown } }
@@ -100,7 +105,7 @@ describe("a fourth area, added by one line of the module list", () => {
     expect(doc.tags.map((tag) => tag.name)).toContain("terminal");
     // Derived per module list: the default schema and document stay as committed, without the fourth area.
     expect(await schemaSdl()).toBe(readFileSync(new URL("../../schema.graphql", import.meta.url), "utf8"));
-    expect(await schemaSdl(modules())).toMatch(/enum Area \{\n {2}qr\n {2}gateway\n {2}gateway_link\n {2}terminal\n\}/);
+    expect(await schemaSdl(modules)).toMatch(/enum Area \{\n {2}qr\n {2}gateway\n {2}gateway_link\n {2}terminal\n\}/);
     expect(((await restOpenApi()) as { paths: Record<string, unknown> }).paths["/terminal/charge"]).toBeUndefined();
   });
 
@@ -184,6 +189,14 @@ describe("a fourth area, added by one line of the module list", () => {
       transaction: { area: "terminal", status: "SUCCESS" },
     });
   }, 60_000);
+
+  it("reads the area's settings from the environment: a missing one stops the start naming it", async () => {
+    // Read before anything starts (no database, no listener): the same config, an environment without it.
+    const started = createApp(t.app.core.config, { modules, env: { TERMINAL_MONITOR_INTERVAL_MS: "300" } });
+    await expect(started).rejects.toThrow(new ConfigError("TERMINAL_API_URL is required"));
+    const bad = createApp(t.app.core.config, { modules, env: { TERMINAL_API_URL: "ftp://terminal.example" } });
+    await expect(bad).rejects.toThrow(/^TERMINAL_API_URL must use http: or https:, got "ftp:"$/);
+  });
 
   it("refuses a key of another kind on the new area's path, in REST and GraphQL", async () => {
     const qr = await createKey("qr");

@@ -31,7 +31,7 @@ export async function startTestApp(
   const db = opts.dbUrl || opts.embedded ? null : await createTestDatabase();
   const dbUrl = opts.embedded ? "" : (opts.dbUrl ?? (db as { url: string }).url);
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-test-"));
-  const config = loadConfig({
+  const fullEnv: Record<string, string> = {
     NODE_ENV: "test",
     PORT: "0",
     HOST: "127.0.0.1",
@@ -49,11 +49,18 @@ export async function startTestApp(
     // Tests send wrong bearer tokens on purpose from one address; the throttle has its own test.
     BEARER_FAILURES_PER_MINUTE: "100000",
     ...env,
-  });
+  };
+  const config = loadConfig(fullEnv);
   const clock = new OffsetClock();
   // The service's modules, with demo mode's simulators where SIMULATORS is on, as main.ts does (a test may add an area).
   const modules = opts.modules ?? (config.simulators ? DEMO_MODULES : MODULES);
-  const app = await createApp(config, { role: opts.role ?? "serve", clock, logger: opts.logger, modules });
+  const app = await createApp(config, {
+    role: opts.role ?? "serve",
+    clock,
+    logger: opts.logger,
+    modules,
+    env: fullEnv,
+  });
   return {
     app,
     url: app.url,
