@@ -38,7 +38,7 @@ import { Scheduler } from "./jobs/scheduler.js";
 import { loadOrCreateSecrets } from "./auth/stored-secrets.js";
 import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError, listen } from "./startup.js";
-import { dashboardRouter, type DashboardArea } from "./dashboard/index.js";
+import { dashboardRouter, type DashboardArea, type DashboardOptions } from "./dashboard/index.js";
 import { openApiDocument } from "./rest/openapi.js";
 import { docsRouter } from "./rest/docs.js";
 import { demoDocs } from "./rest/demo-examples.js";
@@ -574,7 +574,12 @@ async function mountModules(
   app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
   adminApp.use(
     "/dashboard",
-    dashboardRouter({ simulators: config.simulators, baseUrl: http.baseUrl, areas: dashboardAreas(areas) }),
+    dashboardRouter({
+      simulators: config.simulators,
+      baseUrl: http.baseUrl,
+      areas: dashboardAreas(areas),
+      controls: Object.assign({}, ...modules.map((m) => m.simulatorControls ?? {})) as DashboardOptions["controls"],
+    }),
   );
   return edge;
 }

@@ -82,6 +82,15 @@ export interface CommittedEvent {
   deliveries?: number;
 }
 
+/** One demo button of the transaction page: POST /sim/<path> with a body built from the transaction. */
+export interface SimulatorControl {
+  label: string;
+  path: string;
+  /** Request field → the transaction's field whose value it takes. */
+  fields: Record<string, string>;
+  fixed?: Record<string, string>;
+}
+
 /** What a running module contributes; app.ts assembles these and lists modules nowhere else. */
 export interface Module {
   /** Resolver instances, each for its class in `resolvers` (type-graphql's container hands them out). */
@@ -99,6 +108,11 @@ export interface Module {
    */
   handOver?(): Promise<void>;
   stop?(): Promise<void>;
+  /**
+   * Demo mode: what the dashboard's buttons may do to a transaction, by area (a simulator control under /sim/ and its
+   * body: request field → the transaction's field, plus fixed values). The demo module declares its parts' controls.
+   */
+  simulatorControls?: Record<string, SimulatorControl[]>;
   /** What /readyz should say about this module (merged into `details`); informational, never failing it. */
   readiness?(): Record<string, unknown>;
 }

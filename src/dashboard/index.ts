@@ -10,6 +10,11 @@ export interface DashboardOptions {
   baseUrl: string;
   /** The app's areas, in module order (module.ts AreaDefinition): the pages name kinds and targets from these. */
   areas: DashboardArea[];
+  /** Demo mode's buttons on a transaction, by area (the demo module's; none without simulators). */
+  controls: Record<
+    string,
+    { label: string; path: string; fields: Record<string, string>; fixed?: Record<string, string> }[]
+  >;
 }
 
 /** What the dashboard's pages know of an area. */
@@ -58,6 +63,7 @@ export function dashboardRouter(opts: DashboardOptions): Router {
       inboxUrl: opts.simulators ? `${opts.baseUrl}/sim/inbox` : null,
       linkSimulatorUrl: opts.simulators ? `${opts.baseUrl}/sim/link/p/` : null,
       areas: opts.areas,
+      controls: opts.controls,
     });
   });
   const vendor = express.static(graphqlWsDir(), { index: false, fallthrough: false, maxAge: "1h" });

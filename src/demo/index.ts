@@ -21,23 +21,24 @@ export interface DemoModule extends Module, DemoSimulators {
  */
 export function createDemoModule(deps: DemoModuleDeps): DemoModule {
   const sims: DemoSimulators = {};
-  const parts: DemoPart[] = deps.kinds.kinds().flatMap((kind) => {
+  const parts: [string, DemoPart][] = deps.kinds.kinds().flatMap((kind) => {
     const part = DEMO_PARTS[kind];
-    return part === undefined ? [] : [part(deps, sims)];
+    return part === undefined ? [] : [[kind, part(deps, sims)]];
   });
   const inbox = new WebhookInbox();
   return {
     ...sims,
     inbox,
+    simulatorControls: Object.fromEntries(parts.map(([kind, p]) => [kind, p.controls])),
     mount(app) {
-      for (const p of parts) p.mount(app);
+      for (const [, p] of parts) p.mount(app);
       app.use(inbox.router());
     },
     async start() {
-      for (const p of parts) await p.start?.();
+      for (const [, p] of parts) await p.start?.();
     },
     async stop() {
-      for (const p of parts) await p.stop?.();
+      for (const [, p] of parts) await p.stop?.();
     },
   };
 }

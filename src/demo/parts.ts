@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import type { SimulatorControl } from "../module.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/sql.js";
@@ -25,6 +26,8 @@ export interface DemoPartDeps {
 /** An area's stand-in upstream in demo mode (and in tests): mounted on the service's port, started and stopped with it. */
 export interface DemoPart {
   mount(app: Express): void;
+  /** The dashboard's buttons for a transaction of the area (README "Simulator controls"). */
+  controls: SimulatorControl[];
   start?(): Promise<void>;
   stop?(): Promise<void>;
 }
@@ -50,7 +53,13 @@ export const DEMO_PARTS: Record<string, (deps: DemoPartDeps, sims: DemoSimulator
       describe: (md5) => describeQr(deps.db, md5),
     });
     sims.network = network;
-    return { mount: (app) => mountSimulator(app, "/sim/network-api", network) };
+    return {
+      mount: (app) => mountSimulator(app, "/sim/network-api", network),
+      controls: [
+        { label: "Pay", path: "network/pay", fields: { md5: "md5" } },
+        { label: "Decline", path: "network/fail", fields: { md5: "md5" } },
+      ],
+    };
   },
   gateway(deps, sims) {
     const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
@@ -60,7 +69,13 @@ export const DEMO_PARTS: Record<string, (deps: DemoPartDeps, sims: DemoSimulator
     });
     gateway.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);
     sims.gateway = gateway;
-    return { mount: (app) => mountSimulator(app, "/sim/gateway-api", gateway) };
+    return {
+      mount: (app) => mountSimulator(app, "/sim/gateway-api", gateway),
+      controls: [
+        { label: "Pay", path: "gateway/pay", fields: { tranId: "orderId" }, fixed: { outcome: "APPROVED" } },
+        { label: "Decline", path: "gateway/pay", fields: { tranId: "orderId" }, fixed: { outcome: "DECLINED" } },
+      ],
+    };
   },
   gateway_link(deps, sims) {
     const twin = startTwin(deps.clock, deps.logger);
@@ -73,6 +88,11 @@ export const DEMO_PARTS: Record<string, (deps: DemoPartDeps, sims: DemoSimulator
         app.use(twin.twin.controls, twin.twin.page);
         app.use(link.router, link.controls);
       },
+      controls: [
+        { label: "Scan", path: "link/scan", fields: { clientId: "clientId" } },
+        { label: "Approve", path: "link/approve", fields: { clientId: "clientId" } },
+        { label: "Break", path: "link/break", fields: { clientId: "clientId" } },
+      ],
       async start() {
         await twin.listen();
         deps.upstreamOrigins.set(PAYWAY_API, twin.apiOrigin());

@@ -47,6 +47,8 @@ describe("dashboard assets and runtime config", () => {
           target: { field: "linkConfigId", query: "linkConfigs", what: "payment-link configuration" },
         },
       ],
+      // The demo buttons are the demo module's: none without simulators.
+      controls: {},
     });
     expect((await fetch(`${t.url}/sim/link/approve`, { method: "POST" })).status).toBe(404);
   });

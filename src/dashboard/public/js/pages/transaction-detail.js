@@ -11,22 +11,17 @@ const QUERY = `query($id: ID!) { transaction(id: $id) {
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
 const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 
-/** What the simulators can do to a transaction of each area (README "Simulator controls"). */
-const CONTROLS = {
-  qr: (tx) => [
-    ["Pay", "network/pay", { md5: tx.md5 }],
-    ["Decline", "network/fail", { md5: tx.md5 }],
-  ],
-  gateway: (tx) => [
-    ["Pay", "gateway/pay", { tranId: tx.orderId, outcome: "APPROVED" }],
-    ["Decline", "gateway/pay", { tranId: tx.orderId, outcome: "DECLINED" }],
-  ],
-  gateway_link: (tx) => [
-    ["Scan", "link/scan", { clientId: tx.clientId }],
-    ["Approve", "link/approve", { clientId: tx.clientId }],
-    ["Break", "link/break", { clientId: tx.clientId }],
-  ],
-};
+/**
+ * What the simulators can do to a transaction of its area (README "Simulator controls"): config.json's `controls`,
+ * declared by the demo module's part of each area. A control's body takes the transaction's fields it names.
+ */
+function controlsFor(config, tx) {
+  return (config.controls?.[tx.area] ?? []).map((c) => [
+    c.label,
+    c.path,
+    { ...Object.fromEntries(Object.entries(c.fields).map(([field, from]) => [field, tx[from]])), ...(c.fixed ?? {}) },
+  ]);
+}
 
 class TransactionDetail extends HTMLElement {
   async connectedCallback() {
@@ -167,7 +162,7 @@ class TransactionDetail extends HTMLElement {
 
   controls(tx) {
     if (!this.config.simulators || TERMINAL.includes(tx.status)) return null;
-    const actions = CONTROLS[tx.area]?.(tx) ?? [];
+    const actions = controlsFor(this.config, tx);
     return h(
       "section",
       { class: "sim-controls", "aria-labelledby": "sim-h" },
