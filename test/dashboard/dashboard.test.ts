@@ -97,8 +97,29 @@ describe("dashboard in real headless Chromium", () => {
       url: `${t.url}/sim/link/p/dash-shop?currency=KHR`,
       currency: "116",
     });
+    // The page adapter: the service default, or one the configuration names (here the simulated page's).
+    const adapters = await textOf(page, '[data-field="protocol"] select');
+    expect(adapters).toMatch(/Service default \(LINK_PAGE_PROTOCOL: \w+\)/);
+    expect(adapters).toContain("payway");
+    await page.select('form[aria-label="New payment-link configuration"] [name="protocol"]', "simulated");
     await click('form[aria-label="New payment-link configuration"] button[type=submit]');
     await waitForText(page, "pqr-configs .link table", "/sim/link/p/dash-shop");
+    const row = "pqr-configs .link tbody tr:last-child";
+    expect(await textOf(page, row)).toContain("simulated");
+    expect(await textOf(page, row)).not.toContain("service default");
+    // Edited back to the service default: the configuration names no adapter again, and says which one applies.
+    await click(`${row} button`);
+    await page.waitForSelector('form[aria-label="Edit Dash link"]');
+    expect(
+      await page.$eval('form[aria-label="Edit Dash link"] [name="protocol"]', (e) => (e as HTMLSelectElement).value),
+    ).toBe("simulated");
+    await page.select('form[aria-label="Edit Dash link"] [name="protocol"]', "");
+    await click('form[aria-label="Edit Dash link"] button[type=submit]');
+    await waitForText(page, row, "(service default)");
+    const { linkConfigs } = await t.admin<{
+      linkConfigs: { name: string; protocol: string; protocolSetting: string | null }[];
+    }>("{ linkConfigs { name protocol protocolSetting } }");
+    expect(linkConfigs.find((l) => l.name === "Dash link")).toMatchObject({ protocolSetting: null });
     await screenshot(page, "configs-desktop");
 
     await open("#/keys");
