@@ -4,6 +4,7 @@ import { M0003Upstreams } from "./m0003-upstreams.js";
 import { M0004CrashLeftovers } from "./m0004-crash-leftovers.js";
 import { M0005LinkClientUnique } from "./m0005-link-client-unique.js";
 import { M0006LinkProtocol } from "./m0006-link-protocol.js";
+import { M0008DeliveryBodies } from "./m0008-delivery-bodies.js";
 
 /** Listed explicitly (not globbed) so the compiled build needs no file discovery. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   { name: "m0004-crash-leftovers", class: M0004CrashLeftovers },
   { name: "m0005-link-client-unique", class: M0005LinkClientUnique },
   { name: "m0006-link-protocol", class: M0006LinkProtocol },
+  { name: "m0008-delivery-bodies", class: M0008DeliveryBodies },
 ];
