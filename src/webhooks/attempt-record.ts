@@ -57,7 +57,7 @@ export function headerLines(
 
 /** Text PostgreSQL can store: no NUL (a binary answer keeps its readable part, NULs shown as U+FFFD). */
 function clean(text: string): string {
-  return text.includes("\u0000") ? text.replace(/\u0000/g, "\uFFFD") : text;
+  return text.includes("\u0000") ? text.split("\u0000").join("\uFFFD") : text;
 }
 
 export interface KeptBody {
