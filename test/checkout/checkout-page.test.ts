@@ -256,6 +256,9 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     expect(await page.$eval(".pqc-mark text", (e) => e.textContent)).toBe("$");
     expect(await page.evaluate(() => document.documentElement.lang)).toBe("en");
     expect(await page.$eval(".pqc-head", (e) => getComputedStyle(e).backgroundColor)).toBe(RED);
+    // The gateway's own QR string (longer, so more modules) reads with the mark over it too.
+    await page.waitForFunction(() => (document.querySelector(".pqc-qr") as HTMLImageElement).complete);
+    expect(await scanQr(page)).toBe((await view(g)).body.qr);
     await screenshot(page, "checkout-en-pending-desktop");
 
     await page.click('.pqc-lang-option[data-language="km"]');
