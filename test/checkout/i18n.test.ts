@@ -1,13 +1,11 @@
 import { describe, it, expect } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 /**
  * The checkout's words and dates (src/checkout/public/i18n.js, plain browser JavaScript, loaded here as the ES
  * module it is): both languages say everything, the browser's languages pick one, times are Phnom Penh's with
- * Latin digits; and the font URL's version is the installed package's (the files are cached for a year).
+ * Latin digits.
  */
 interface I18n {
   STRINGS: Record<"en" | "km", Record<string, string>>;
@@ -72,20 +70,5 @@ describe("checkout words and dates", () => {
     expect(t("en", "expiresIn", { clock: "1:59" })).toBe("Expires in 1:59");
     expect(t("km", "expiresIn", { clock: "1:59" })).toBe("ផុតកំណត់ក្នុងរយៈពេល 1:59");
     expect(t("fr", "paid")).toBe("Paid");
-  });
-
-  it("the stylesheet asks for the Khmer font with the installed package's version (a year's cache per URL)", () => {
-    const css = readFileSync("src/checkout/public/checkout.css", "utf8");
-    const asked = [...css.matchAll(/url\("fonts\/([\w-]+\.woff2)\?v=([\d.]+)"\)/g)];
-    expect(asked.map((m) => m[1]).sort()).toEqual([
-      "noto-sans-khmer-khmer-400-normal.woff2",
-      "noto-sans-khmer-khmer-700-normal.woff2",
-    ]);
-    const dir = dirname(createRequire(import.meta.url).resolve("@fontsource/noto-sans-khmer"));
-    const installed = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
-    const declared = (JSON.parse(readFileSync("package.json", "utf8")) as { dependencies: Record<string, string> })
-      .dependencies["@fontsource/noto-sans-khmer"];
-    expect(new Set(asked.map((m) => m[2]))).toEqual(new Set([installed]));
-    expect(declared).toBe(installed);
   });
 });
