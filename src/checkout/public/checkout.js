@@ -141,7 +141,9 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
           (view) => publish(withView(view)),
           () => undefined,
         );
-      if (!closed && !TERMINAL.includes(state.status)) subscribe();
+      if (closed) return;
+      if (TERMINAL.includes(state.status)) close();
+      else subscribe();
     }, delay);
   }
 
