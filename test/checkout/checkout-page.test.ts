@@ -318,6 +318,14 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     );
     expect(await page.$eval(".pqc-detail-reference dt", (e) => e.textContent)).toBe(KM.reference);
     await screenshot(page, "checkout-km-paid-phone");
+
+    // Opened again after the payment (its first event is the final one): straight to the whole Paid screen.
+    await page.reload();
+    await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 10_000 });
+    expect(await text(page, ".pqc-status")).toBe(KM.paid);
+    expect(await text(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
+    expect(await page.$eval(".pqc-paid-at", (e) => (e as HTMLTimeElement).dateTime)).toBe(v.paidAt);
+    expect(await visible(page, ".pqc-qr")).toBe(false);
     expect(page.problems).toEqual([]);
     await page.close();
   });
