@@ -90,22 +90,15 @@ function appLink(v: unknown): string | null {
 }
 
 /**
- * What the payer's bank or the gateway knows this payment by, one per area (README "Checkout page"): the national
- * network's transaction hash for a KHQR (the payer's app shows it), the `tran_id` the hosted gateway was given
- * (our orderId), the payment link's client id. Never meta, the payer's account or our internal ids.
+ * What the payer's bank or the gateway knows this payment by (README "Checkout page"): the national network's
+ * transaction hash where the network reported the payment (the payer's app shows it), else the order id the hosted
+ * gateway was given (its `tran_id`), else the payment link's client id. Read from what the transaction holds, so an
+ * area names its reference by filling one of these, not by being listed here. Never meta, the payer's account or
+ * our internal ids.
  */
-export function upstreamReference(tx: Pick<TxRecord, "area" | "orderId" | "clientId" | "upstream">): string | null {
+export function upstreamReference(tx: Pick<TxRecord, "orderId" | "clientId" | "upstream">): string | null {
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-  switch (tx.area) {
-    case "qr":
-      return text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash);
-    case "gateway":
-      return text(tx.orderId);
-    case "gateway_link":
-      return text(tx.clientId);
-    default:
-      return null;
-  }
+  return text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash) ?? text(tx.orderId) ?? text(tx.clientId);
 }
 
 /** Epoch milliseconds a person could have paid at (2000 … 2100); anything else is not a time. */
@@ -113,15 +106,13 @@ const plausibleMs = (v: unknown): number | null =>
   typeof v === "number" && Number.isFinite(v) && v > 946_684_800_000 && v < 4_102_444_800_000 ? v : null;
 
 /**
- * When a SUCCESS was paid: the national network's acknowledged time (or its creation time) for a KHQR — for a
- * late payment found long after, that is when the money moved, not when we noticed —, else when the transition
- * to SUCCESS was recorded (the gateways tell no time of their own in what is kept).
+ * When a SUCCESS was paid: the upstream's own time of the payment where it reported one (the national network's
+ * acknowledged time, or its creation time) — for a late payment found long after, that is when the money moved,
+ * not when we noticed —, else when the transition to SUCCESS was recorded (the gateways tell no time of their own
+ * in what is kept).
  */
-export function paidAt(tx: Pick<TxRecord, "area" | "upstream" | "completedAt" | "updatedAt">): Date {
-  if (tx.area === "qr") {
-    const p = tx.upstream.payment as { acknowledgedDateMs?: unknown; createdDateMs?: unknown } | undefined;
-    const ms = plausibleMs(p?.acknowledgedDateMs) ?? plausibleMs(p?.createdDateMs);
-    if (ms !== null) return new Date(ms);
-  }
-  return tx.completedAt ?? tx.updatedAt;
+export function paidAt(tx: Pick<TxRecord, "upstream" | "completedAt" | "updatedAt">): Date {
+  const p = tx.upstream.payment as { acknowledgedDateMs?: unknown; createdDateMs?: unknown } | undefined;
+  const ms = plausibleMs(p?.acknowledgedDateMs) ?? plausibleMs(p?.createdDateMs);
+  return ms !== null ? new Date(ms) : (tx.completedAt ?? tx.updatedAt);
 }
