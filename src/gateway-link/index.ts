@@ -18,7 +18,7 @@ import { linkSweepJob } from "./link-watch.job.js";
 import { LinkWatch } from "./link-watch.js";
 import { LinkRefusals } from "./link-refusals.js";
 import { PagePoll } from "./page-poll.js";
-import { pollTransport } from "./poll-client.js";
+import { pollClient } from "./poll-client.js";
 import type { Metrics } from "../ops/metrics.js";
 import { Gauge } from "prom-client";
 import { startTwin, type RunningTwin } from "./twin-mount.js";
@@ -80,12 +80,13 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const apiOrigin = () => config.link.paywayApiOrigin ?? twin?.apiOrigin() ?? "";
   const protocol = (name: LinkProtocolName): LinkPageProtocol =>
     name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
-  const transport = pollTransport(config.link.proxy);
-  const refusals = new LinkRefusals(logger, transport.proxy, () => deps.clock.now());
+  const pollTimeoutMs = Math.min(config.link.openTimeoutMs, 10_000);
+  const polls = pollClient(config.link.proxy, pollTimeoutMs);
+  const refusals = new LinkRefusals(logger, polls.proxy, () => deps.clock.now());
   const watch = new LinkWatch({
     ...deps,
-    transport,
-    timeoutMs: Math.min(config.link.openTimeoutMs, 10_000),
+    polls,
+    timeoutMs: pollTimeoutMs,
     lateWatchMs: config.link.lateWatchMs,
     maxPolls: config.link.maxPolls,
     refusals,
@@ -156,7 +157,7 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     async stop() {
       await watch.stop();
       await pool.close();
-      await transport.close();
+      await polls.close();
       await twin?.close();
     },
     readiness: () => refusals.readiness(),
