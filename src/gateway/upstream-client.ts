@@ -113,6 +113,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     baseUrl: options.baseUrl,
     timeoutMs: options.timeoutMs,
     proxy: options.proxy ?? null,
+    http2: false,
   });
   const send = async (path: string, body: Record<string, unknown>) => readJson(await http.postJson(path, body));
 

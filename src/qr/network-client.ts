@@ -115,7 +115,13 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
     throw new AppError("INTERNAL", `network client: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}`);
   }
   const now = options.now ?? Date.now;
-  const http = createUpstreamClient({ ...NETWORK, baseUrl: options.baseUrl, timeoutMs, proxy: options.proxy ?? null });
+  const http = createUpstreamClient({
+    ...NETWORK,
+    baseUrl: options.baseUrl,
+    timeoutMs,
+    proxy: options.proxy ?? null,
+    http2: false,
+  });
   const send = sender(http, options, refusalWatch(options.onRefused, now));
   let mode: CheckMode = "list";
   let listRefusedAt = 0;

@@ -79,6 +79,11 @@ export interface UpstreamClientOptions extends UpstreamName {
   connections?: number;
   /** How long an idle kept-alive connection is kept when the server gives no hint (undici's default: 4 s). */
   keepAliveTimeoutMs?: number;
+  /**
+   * HTTP/2 where the upstream offers it (undici 8's default); false: HTTP/1.1 only, as Node's own fetch speaks
+   * (the network and the gateway APIs were always called that way).
+   */
+  http2?: boolean;
 }
 
 export interface UpstreamClient extends UpstreamFaults {
@@ -100,6 +105,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const pool = {
     ...(options.connections === undefined ? {} : { connections: options.connections }),
     ...(options.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeout: options.keepAliveTimeoutMs }),
+    ...(options.http2 === false ? { allowH2: false } : {}),
   };
   const dispatcher: Dispatcher =
     options.proxy === null ? new Agent(pool) : new ProxyAgent({ uri: options.proxy, proxyTunnel: true, ...pool });
