@@ -113,7 +113,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     baseUrl: options.baseUrl,
     timeoutMs: options.timeoutMs,
     proxy: options.proxy ?? null,
+    // As Node's fetch called it before this client: HTTP/1.1, User-Agent "node" (some firewalls refuse calls without one).
     http2: false,
+    userAgent: "node",
   });
   const send = async (path: string, body: Record<string, unknown>) => readJson(await http.postJson(path, body));
 

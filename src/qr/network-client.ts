@@ -120,7 +120,9 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
     baseUrl: options.baseUrl,
     timeoutMs,
     proxy: options.proxy ?? null,
+    // As Node's fetch called it before this client: HTTP/1.1, User-Agent "node" (some firewalls refuse calls without one).
     http2: false,
+    userAgent: "node",
   });
   const send = sender(http, options, refusalWatch(options.onRefused, now));
   let mode: CheckMode = "list";

@@ -31,7 +31,7 @@ export interface UpstreamRequest {
   /** The endpoint: appended to the client's base URL, and named in faults. */
   path: string;
   body: string;
-  /** Sent instead of the JSON defaults (content-type and accept application/json), header by header. */
+  /** Added to the defaults (content-type and accept application/json, the user agent), replacing any of the same name. */
   headers?: Record<string, string>;
   /** Where to send instead of baseUrl + path (an origin known per call, as a PayWay link's API). */
   url?: string;
@@ -84,6 +84,8 @@ export interface UpstreamClientOptions extends UpstreamName {
    * (the network and the gateway APIs were always called that way).
    */
   http2?: boolean;
+  /** The User-Agent header of every call (a call's own headers may replace it); none by default. */
+  userAgent?: string;
 }
 
 export interface UpstreamClient extends UpstreamFaults {
@@ -110,13 +112,15 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const dispatcher: Dispatcher =
     options.proxy === null ? new Agent(pool) : new ProxyAgent({ uri: options.proxy, proxyTunnel: true, ...pool });
   const faults = upstreamFaults(options);
+  const defaults =
+    options.userAgent === undefined ? JSON_HEADERS : { ...JSON_HEADERS, "user-agent": options.userAgent };
 
   async function exchange(req: UpstreamRequest): Promise<Exchange> {
     const timeoutMs = req.timeoutMs ?? options.timeoutMs;
     try {
       const res = await request(req.url ?? `${baseUrl}${req.path}`, {
         method: "POST",
-        headers: { ...JSON_HEADERS, ...req.headers },
+        headers: { ...defaults, ...req.headers },
         body: req.body,
         dispatcher,
         signal: AbortSignal.timeout(timeoutMs),

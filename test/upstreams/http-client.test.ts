@@ -53,6 +53,20 @@ describe("the upstreams' HTTP client", () => {
       authorization: "Bearer t",
     });
     expect(seen.map((s) => s.headers.host)).toEqual([new URL(base).host, new URL(base).host]);
+    expect(seen[0].headers["user-agent"]).toBeUndefined();
+    // The network and gateway clients keep the User-Agent Node's fetch sent them; a call's own header wins.
+    const named = createUpstreamClient({
+      upstream: "test",
+      label: "test API",
+      baseUrl: base,
+      timeoutMs: 200,
+      proxy: null,
+      userAgent: "node",
+    });
+    await named.postJson("/x", {});
+    await named.post({ path: "/x", body: "{}", headers: { "user-agent": "Mozilla/5.0" } });
+    await named.close();
+    expect(seen.slice(2).map((s) => s.headers["user-agent"])).toEqual(["node", "Mozilla/5.0"]);
   });
 
   it("no answer in time → UPSTREAM_UNAVAILABLE TIMEOUT naming the upstream, the endpoint and the timeout", async () => {
