@@ -110,20 +110,12 @@ const NETWORK: UpstreamName = { upstream: "network", label: "network API" };
 const { fault, statusFault } = upstreamFaults(NETWORK);
 
 export function createNetworkClient(options: NetworkClientOptions): NetworkClient {
-  const { timeoutMs, batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4 } = options;
+  const { batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4 } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
     throw new AppError("INTERNAL", `network client: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}`);
   }
   const now = options.now ?? Date.now;
-  const http = createUpstreamClient({
-    ...NETWORK,
-    baseUrl: options.baseUrl,
-    timeoutMs,
-    proxy: options.proxy ?? null,
-    // As Node's fetch called it before this client: HTTP/1.1, User-Agent "node" (some firewalls refuse calls without one).
-    http2: false,
-    userAgent: "node",
-  });
+  const http = networkHttp(options);
   const send = sender(http, options, refusalWatch(options.onRefused, now));
   let mode: CheckMode = "list";
   let listRefusedAt = 0;
@@ -191,6 +183,19 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
 
     renewToken: (email) => renewToken(http, email),
   };
+}
+
+/** The network API's HTTP client. */
+function networkHttp(options: NetworkClientOptions): UpstreamClient {
+  return createUpstreamClient({
+    ...NETWORK,
+    baseUrl: options.baseUrl,
+    timeoutMs: options.timeoutMs,
+    proxy: options.proxy ?? null,
+    // As Node's fetch called it before this client: HTTP/1.1, User-Agent "node" (some firewalls refuse calls without one).
+    http2: false,
+    userAgent: "node",
+  });
 }
 
 /** renew_token: POST /v1/renew_token {email}, without a bearer token (not counted as a refused call either). */
