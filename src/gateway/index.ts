@@ -16,7 +16,6 @@ import { mountSimulator } from "../simulators/http.js";
 import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 import { createGatewayClient } from "./upstream-client.js";
-import { upstreamHttp } from "../upstreams/http-client.js";
 import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
 import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
 import { RateLimiter } from "../auth/rate-limit.js";
@@ -63,12 +62,11 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
     });
     simulator.registerMerchant(DEMO_GATEWAY.merchantId, DEMO_GATEWAY.apiKey);
   }
-  const http = upstreamHttp(config.gateway.proxy);
   const client = createGatewayClient({
     baseUrl: config.gateway.baseUrl ?? `${deps.baseUrl}/sim/gateway-api`,
     timeoutMs: config.upstreamTimeoutMs,
     clock: () => clock.now(),
-    fetch: http.fetch,
+    proxy: config.gateway.proxy,
   });
   const configs = new GatewayConfigs(deps.orm, deps.db, deps.box, deps.admin, deps.invalidations, () =>
     clock.now().getTime(),
@@ -98,7 +96,7 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
       app.post(`${PUSHBACK_PATH}/:configId`, pushbackRouter({ db, configs, enqueue, logger, clock, limiter }));
     },
     async stop() {
-      await http.close();
+      await client.close();
     },
     // Secrets stored before issue 16 (v1) are rewritten bound to their rows (reads upgrade lazily too).
     async start() {
