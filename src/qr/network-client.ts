@@ -24,6 +24,8 @@ export type NetworkResult =
       currency: string;
       acknowledgedDateMs: number | null;
       createdDateMs: number | null;
+      /** The paying bank's own reference of the transfer, when the network gives one (reconciliation). */
+      externalRef: string | null;
     }
   | { kind: "failed"; message: string }
   | { kind: "not_found" }
@@ -376,7 +378,7 @@ function readListItems(data: unknown, asked: string[]): Map<string, NetworkResul
 
 function paidFrom(path: string, data: unknown): NetworkResult {
   if (!isRecord(data)) throw fault(path, "a successful answer without transaction data", "BAD_RESPONSE");
-  const { hash, fromAccountId, toAccountId, currency, amount, acknowledgedDateMs, createdDateMs } = data;
+  const { hash, fromAccountId, toAccountId, currency, amount, acknowledgedDateMs, createdDateMs, externalRef } = data;
   const text = [hash, fromAccountId, toAccountId, currency];
   if (!text.every((v) => typeof v === "string" && v.length > 0)) {
     throw fault(path, "transaction data lacks hash/fromAccountId/toAccountId/currency", "BAD_RESPONSE");
@@ -396,6 +398,7 @@ function paidFrom(path: string, data: unknown): NetworkResult {
     amount: decimal,
     acknowledgedDateMs: acknowledged,
     createdDateMs: created,
+    externalRef: typeof externalRef === "string" && externalRef !== "" ? externalRef.slice(0, 200) : null,
   };
 }
 
