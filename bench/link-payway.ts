@@ -9,8 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
+import type { Browser } from "puppeteer-core";
 import { SecretBox } from "../src/auth/secret-box.js";
 import { BrowserPool, type PageResponse } from "../src/gateway-link/browser.js";
+import { launchChromium, removeProfile } from "../src/gateway-link/chromium.js";
+import { openLinkSession } from "../src/gateway-link/link-driver.js";
+import { paywayLinkProtocol } from "../src/gateway-link/payway-protocol.js";
 import { sealPoll } from "../src/gateway-link/poll-store.js";
 import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { newId } from "../src/ids.js";
@@ -249,6 +253,44 @@ async function floorPage(pool: BrowserPool, url: string): Promise<void> {
   }
 }
 
+/**
+ * The same job without the service: this process's pool drives the twin's page through the link driver (page,
+ * amount, Continue, list-payment-options read) and closes it. What the service adds beyond it is its own cost.
+ */
+async function samePage(pool: BrowserPool, s: Servers, i: number): Promise<void> {
+  const session = await openLinkSession(pool, {
+    url: s.sim + LINK,
+    amount: String(3000 + i),
+    currency: 116,
+    timeoutMs: 20_000,
+    protocol: paywayLinkProtocol(s.paywayApi),
+  });
+  await session.close();
+}
+
+/**
+ * Chromium alone on the twin's page, nothing of ours between: plain puppeteer in a browser of its own, a fresh
+ * context per payment (as the pool isolates them), the page opened, the amount typed, Continue clicked, the
+ * list-payment-options answer read, the context closed.
+ */
+async function plainPage(browser: Browser, s: Servers, i: number): Promise<void> {
+  const context = await browser.createBrowserContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(s.sim + LINK, { waitUntil: "domcontentloaded", timeout: 20_000 });
+    const answer = page.waitForResponse(
+      (r) => r.url().endsWith(PAYWAY_PATHS.listPaymentOptions) && r.request().method() === "POST",
+      { timeout: 20_000 },
+    );
+    await page.type("input[name=amount]", String(4000 + i));
+    await page.click("#pw-continue");
+    const body = (await (await answer).json()) as { qr_string?: string };
+    if (typeof body.qr_string !== "string") throw new Error("the twin's page gave no QR");
+  } finally {
+    await context.close();
+  }
+}
+
 async function timeToQr(s: Servers, tenant: BenchTenant, quick: boolean, log: (l: string) => void) {
   const admin = adminClient(s.service, ADMIN_TOKEN);
   const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
@@ -280,19 +322,33 @@ async function timeToQr(s: Servers, tenant: BenchTenant, quick: boolean, log: (l
     extraArgs: ["--disable-features=LocalNetworkAccessChecks"],
   });
   const floorUrl = `${s.sim}/bench/floor`;
+  const plain = await launchChromium(
+    process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    ["--disable-features=LocalNetworkAccessChecks"],
+    30_000,
+  );
   try {
     for (let i = 0; i < 3; i++) await floorPage(pool, floorUrl);
+    for (let i = 0; i < 3; i++) await samePage(pool, s, i);
+    for (let i = 0; i < 3; i++) await plainPage(plain.browser, s, i);
     for (let i = 0; i < 3; i++) await generate(i);
     const [one, eight] = quick ? [8, 24] : [30, 120];
-    // Alternated, so a slower moment of a shared machine falls on both.
+    // Alternated, so a slower moment of a shared machine falls on all of them.
     const floorCpu = () => pool.stats().pid;
+    const plainCpu = () => plain.pid;
     const serviceCpu = () => s.pids.service;
     const floor1 = await timed(one, 1, floorCpu, () => floorPage(pool, floorUrl));
+    const plain1 = await timed(one, 1, plainCpu, (i) => plainPage(plain.browser, s, i));
+    const page1 = await timed(one, 1, floorCpu, (i) => samePage(pool, s, i));
     const service1 = await timed(one, 1, serviceCpu, generate);
     const floor8 = await timed(eight, 8, floorCpu, () => floorPage(pool, floorUrl));
+    const plain8 = await timed(eight, 8, plainCpu, (i) => plainPage(plain.browser, s, i));
+    const page8 = await timed(eight, 8, floorCpu, (i) => samePage(pool, s, i));
     const service8 = await timed(eight, 8, serviceCpu, generate);
-    return { floor1, service1, floor8, service8, failed };
+    return { floor1, plain1, page1, service1, floor8, plain8, page8, service8, failed };
   } finally {
+    await plain.browser.close().catch(() => undefined);
+    await removeProfile(plain.userDataDir);
     await pool.close();
   }
 }
@@ -359,6 +415,8 @@ function section(
         mark(q.service1.p50Ms <= TARGETS.p50At1Ms),
       ],
       [`Chromium alone @1`, t(q.floor1), "", ""],
+      [`Chromium alone on the twin's page @1 (plain puppeteer)`, t(q.plain1), "", ""],
+      [`the twin's page through our driver, without the service @1`, t(q.page1), "", ""],
       [
         `time to QR @8 (service)`,
         t(q.service8),
@@ -366,10 +424,22 @@ function section(
         mark(share >= TARGETS.floorShare),
       ],
       [`Chromium alone @8 (floor)`, t(q.floor8), "", `${Math.round(share * 100)} %`],
+      [
+        `Chromium alone on the twin's page @8 (plain puppeteer)`,
+        t(q.plain8),
+        "",
+        `service: ${Math.round((q.service8.perSecond / q.plain8.perSecond) * 100)} %`,
+      ],
+      [
+        `the twin's page through our driver, without the service @8`,
+        t(q.page8),
+        "",
+        `service: ${Math.round((q.service8.perSecond / q.page8.perSecond) * 100)} %`,
+      ],
     ],
     notes: [
       `Followed: ${f.monitors} pending PayWay payments written as generate writes them (twin clients made through the twin's page and list-payment-options; poll sessions sealed), due at once: the service's sweep claims them and its watch polls each every 3 s. Lateness: the gap between two polls of one payment at the twin, minus 3 s (${f.gaps} gaps over the hold; the twin, in its own process, shares the machine's 2 cores); in the service: how late its timers fired the polls (its /metrics). PSS summed over the service process and its children (${f.processes} processes: no browser).`,
-      `Time to QR (run first): POST /gateway-link/generate-qr against the twin (Chromium: page, amount, Continue, list-payment-options; each payment declined at once so it ends), alternated with the floor: the browser pool in the bench process opening a one-line page of the simulators' process that makes one API call, at the same concurrency. CPU: the service process and its Chromium tree per generate (root: the service's Node); the floor's Chromium tree per page (root: its browser process). Failed generates: ${q.failed}.`,
+      `Time to QR (run first): POST /gateway-link/generate-qr against the twin (Chromium: page, amount, Continue, list-payment-options; each payment declined at once so it ends), alternated with the floor: the browser pool in the bench process opening a one-line page of the simulators' process that makes one API call, at the same concurrency; and the same PayWay page driven by the link driver in the bench process without the service (page, amount, Continue, list-payment-options read, closed), which splits the gap into what the page costs Chromium and what the service adds. CPU: the service process and its Chromium tree per generate (root: the service's Node); the floor's Chromium tree per page (root: its browser process). Failed generates: ${q.failed}.`,
     ],
   };
 }

@@ -2,6 +2,7 @@ import QRCode from "qrcode";
 import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
+import type { TxRecord } from "../transactions/record.js";
 import { moneyText } from "../transactions/money.js";
 import { AppError } from "../errors.js";
 import { TtlCache } from "../cache/ttl-cache.js";
@@ -24,6 +25,10 @@ export interface CheckoutView {
   merchantName: string;
   /** The upstream's link into the payer's banking app, where the area's upstream gave one (hosted gateway, PayWay). */
   deeplink: string | null;
+  /** When it was paid (SUCCESS only; ISO 8601): the network's own time for a KHQR, else when the service recorded it. */
+  paidAt: string | null;
+  /** What identifies the payment at the bank or gateway (SUCCESS only): see `upstreamReference`. */
+  reference: string | null;
 }
 
 const httpUrl = (v: unknown): string | null => (typeof v === "string" && /^https?:\/\//i.test(v) ? v : null);
@@ -63,11 +68,18 @@ export class CheckoutViews {
       scanned: tx.upstream.scannedAt !== undefined,
       merchantName: merchant?.merchantName ?? "",
       deeplink,
+      paidAt: tx.status === "SUCCESS" ? paidAt(tx).toISOString() : null,
+      reference: tx.status === "SUCCESS" ? upstreamReference(tx) : null,
     };
   }
 
+  /**
+   * Level H (30 % recoverable), as the national card draws it: the page lays the KHQR currency mark over the
+   * centre (about 1.5 % of the symbol's area, see checkout.css), which level M would also survive, but with less
+   * to spare for a scratched or glaring phone screen.
+   */
   private async image(qr: string): Promise<string | null> {
-    return this.images.get(qr, () => QRCode.toDataURL(qr, { errorCorrectionLevel: "M", margin: 1, width: 320 }));
+    return this.images.get(qr, () => QRCode.toDataURL(qr, { errorCorrectionLevel: "H", margin: 1, width: 320 }));
   }
 }
 
@@ -76,4 +88,32 @@ function appLink(v: unknown): string | null {
   if (typeof v !== "string") return null;
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1]?.toLowerCase();
   return scheme && !["javascript", "data", "vbscript", "file", "blob"].includes(scheme) ? v : null;
+}
+
+/**
+ * What the payer's bank or the gateway knows this payment by (README "Checkout page"): the national network's
+ * transaction hash where the network reported the payment (the payer's app shows it), else the order id the hosted
+ * gateway was given (its `tran_id`), else the payment link's client id. Read from what the transaction holds, so an
+ * area names its reference by filling one of these, not by being listed here. Never meta, the payer's account or
+ * our internal ids.
+ */
+export function upstreamReference(tx: Pick<TxRecord, "orderId" | "clientId" | "upstream">): string | null {
+  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
+  return text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash) ?? text(tx.orderId) ?? text(tx.clientId);
+}
+
+/** Epoch milliseconds a person could have paid at (2000 … 2100); anything else is not a time. */
+const plausibleMs = (v: unknown): number | null =>
+  typeof v === "number" && Number.isFinite(v) && v > 946_684_800_000 && v < 4_102_444_800_000 ? v : null;
+
+/**
+ * When a SUCCESS was paid: the upstream's own time of the payment where it reported one (the national network's
+ * acknowledged time, or its creation time) — for a late payment found long after, that is when the money moved,
+ * not when we noticed —, else when the transition to SUCCESS was recorded (the gateways tell no time of their own
+ * in what is kept).
+ */
+export function paidAt(tx: Pick<TxRecord, "upstream" | "completedAt" | "updatedAt">): Date {
+  const p = tx.upstream.payment as { acknowledgedDateMs?: unknown; createdDateMs?: unknown } | undefined;
+  const ms = plausibleMs(p?.acknowledgedDateMs) ?? plausibleMs(p?.createdDateMs);
+  return ms !== null ? new Date(ms) : (tx.completedAt ?? tx.updatedAt);
 }

@@ -32,10 +32,19 @@ function publicDir(): string {
   return found;
 }
 
-// Only our own scripts and styles; the QR is a data: image; the socket and the view go to this origin.
+/**
+ * The Khmer face of the page (Noto Sans Khmer, from the @fontsource package: OFL), served from this service — no
+ * CDN. Only the Khmer subset in the two weights the page uses; Latin text stays in the system font.
+ */
+function fontDir(): string {
+  return join(dirname(createRequire(import.meta.url).resolve("@fontsource/noto-sans-khmer")), "files");
+}
+const FONT_FILE = /^\/noto-sans-khmer-khmer-(400|700)-normal\.woff2$/;
+
+// Only our own scripts, styles and fonts; the QR is a data: image; the socket and the view go to this origin.
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; font-src 'self'; img-src 'self' data:; " +
+  "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const STATUS: Record<string, number> = { UNAUTHENTICATED: 401, NOT_FOUND: 404 };
 
@@ -71,10 +80,19 @@ export function createCheckoutModule(deps: CheckoutModuleDeps): Module & { views
           fail(res, err);
         }
       });
-      const vendor = express.static(graphqlWs, { index: false, fallthrough: false, maxAge: "1h" });
+      const vendor = express.static(graphqlWs, { index: false, fallthrough: false });
       r.use("/checkout/vendor/graphql-ws", (req, res, next) => {
         if (!/^\/(client|common-[\w-]+)\.js$/.test(req.path)) return next();
+        res.setHeader("cache-control", "public, max-age=3600");
         vendor(req, res, next);
+      });
+      // checkout.css asks for them with the package's version in the query (?v=5.3.0): a new version is a new URL.
+      // (Set here: the app's default for every answer is no-store, and express.static keeps a header already set.)
+      const fonts = express.static(fontDir(), { index: false, fallthrough: false });
+      r.use("/checkout/fonts", (req, res, next) => {
+        if (!FONT_FILE.test(req.path)) return next();
+        res.setHeader("cache-control", "public, max-age=31536000, immutable");
+        fonts(req, res, next);
       });
       r.use("/checkout", express.static(assets, { index: false, maxAge: 0 }));
       r.get("/pay/:id", (_req, res) => {

@@ -91,8 +91,16 @@ export class LiveEvents {
     // skipped by id. Not by a sequence high-water mark: with several writers, events commit (and are
     // published) in another order than their sequence numbers, and a mark would drop the late ones.
     const sent = new Set<string>();
+    // One transaction's events are sequenced in commit order (its row lock orders its transitions), so on a
+    // one-transaction stream an event older than one already sent is history the subscriber has (its current
+    // state went first), never news.
+    let newestSeq = -1n;
     emit = (e: StoredEvent) => {
       if (sent.has(e.id)) return;
+      if (f.transactionId !== undefined) {
+        if (BigInt(e.seq) <= newestSeq) return;
+        newestSeq = BigInt(e.seq);
+      }
       stream.push(e);
       if (f.transactionId !== undefined && TERMINAL.includes(e.status as TxStatus)) stream.end();
     };
@@ -105,23 +113,20 @@ export class LiveEvents {
   }
 
   /**
-   * What the subscriber gets before live events: the replay after `lastEventId`; else, for one transaction that is
-   * already terminal, its final event. Checks that the transaction is visible (NOT_FOUND otherwise).
+   * What the subscriber gets before live events: the replay after `lastEventId`; else, for one transaction, its
+   * current state (its latest event: a pending one's creation, a finished one's final event, which also completes
+   * the stream). Checks that the transaction is visible (NOT_FOUND otherwise).
    */
   private async backlog(p: Principal, f: LiveFilter): Promise<StoredEvent[]> {
-    let terminalNow = false;
     if (f.transactionId !== undefined) {
       // Scoped lookup, expired on read: another key's transaction is found exactly like a missing one.
       const tx = await this.transactions.one(p, f.transactionId, { patient: true });
       if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
-      terminalNow = TERMINAL.includes(tx.status as TxStatus);
     }
     if (f.lastEventId !== undefined) return this.replay(p, f, f.lastEventId);
-    if (!terminalNow || f.transactionId === undefined) return [];
-    // Already finished: send its current state (the terminal event), then complete.
-    const all = await this.store.eventsSince({ transactionId: f.transactionId, afterSeq: "0" }, 1000);
-    const last = all.filter((e) => TERMINAL.includes(e.status as TxStatus)).pop();
-    return last ? [last] : [];
+    if (f.transactionId === undefined) return [];
+    const latest = await this.store.latestEventOf(f.transactionId);
+    return latest === null ? [] : [latest];
   }
 
   /** The events after `lastEventId` (and the recent ones just before it), charged to the replay budget. */

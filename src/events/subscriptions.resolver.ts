@@ -27,8 +27,8 @@ export class SubscriptionsResolver {
 
   @Subscription(() => TransactionEventGql, {
     description:
-      "Every change of one transaction. A terminal transaction sends its final state, then completes. Pass " +
-      "lastEventId to replay what you missed.",
+      "Every change of one transaction, its current state first (its latest event); a terminal transaction sends " +
+      "its final state, then completes. Pass lastEventId to replay what you missed instead.",
     subscribe: ({ args, context }: Data) =>
       live(context).open(context.principal, { transactionId: args.transactionId, lastEventId: args.lastEventId }),
   })

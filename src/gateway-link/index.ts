@@ -16,7 +16,8 @@ import { linkSweepJob } from "./link-watch.job.js";
 import { LinkWatch } from "./link-watch.js";
 import { LinkRefusals } from "./link-refusals.js";
 import { PagePoll } from "./page-poll.js";
-import { pollTransport } from "./poll-client.js";
+import { pollClient } from "./poll-client.js";
+import type { UpstreamClient } from "../upstreams/http-client.js";
 import type { Metrics } from "../ops/metrics.js";
 import { Gauge } from "prom-client";
 import { PAYWAY_API, type UpstreamOrigins } from "../upstreams/origins.js";
@@ -80,25 +81,10 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   const apiOrigin = () => config.link.paywayApiOrigin ?? deps.upstreamOrigins.get(PAYWAY_API) ?? "";
   const protocol = (name: LinkProtocolName): LinkPageProtocol =>
     name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
-  const transport = pollTransport(config.link.proxy);
-  const refusals = new LinkRefusals(logger, transport.proxy, () => deps.clock.now());
-  const watch = new LinkWatch({
-    ...deps,
-    transport,
-    timeoutMs: Math.min(config.link.openTimeoutMs, 10_000),
-    lateWatchMs: config.link.lateWatchMs,
-    maxPolls: config.link.maxPolls,
-    refusals,
-    allowedOrigins: config.link.allowedOrigins,
-    openPage: (url, api) =>
-      PagePoll.open(pool, {
-        url,
-        apiOrigin: api,
-        allowedOrigins: config.link.allowedOrigins,
-        egress: config.egress,
-        timeoutMs: config.link.openTimeoutMs,
-      }),
-  });
+  const pollTimeoutMs = Math.min(config.link.openTimeoutMs, 10_000);
+  const polls = pollClient(config.link.proxy, pollTimeoutMs);
+  const refusals = new LinkRefusals(logger, polls.proxy, () => deps.clock.now());
+  const watch = pollWatch(deps, pool, polls, refusals, pollTimeoutMs);
   watchGauges(deps.metrics, watch);
   const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
     openTimeoutMs: config.link.openTimeoutMs,
@@ -130,27 +116,61 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
     async start() {
       if (deps.delivers) watch.start();
     },
-    // SIGTERM: this process takes no more jobs; its page monitors stop (pages closed, nothing written) and
-    // each gets a fresh job, which another worker resumes by clientId within a second or two; the payments it
-    // polls are made due now, for another worker's sweep to claim.
-    async handOver() {
-      await watch.handOver();
-      const handed = await monitors.interruptAll();
-      for (const transactionId of handed)
-        await deps
-          .enqueue("link.monitor", { transactionId })
-          .catch((err: unknown) =>
-            logger.warn({ err, tx: transactionId }, "could not hand a link monitor over; its job lock expires in 30 s"),
-          );
-      if (handed.length > 0) logger.info({ monitors: handed.length }, "link monitors handed over");
-    },
+    // SIGTERM: monitors and polled payments handed over to other workers (handOver below).
+    handOver: () => handOver(deps, watch, monitors),
     async stop() {
       await watch.stop();
       await pool.close();
-      await transport.close();
+      await polls.close();
     },
     readiness: () => refusals.readiness(),
   };
+}
+
+/** The watch of PayWay payments polled without a browser; a page is held for one only after its polls are refused. */
+function pollWatch(
+  deps: LinkModuleDeps,
+  pool: BrowserPool,
+  polls: UpstreamClient,
+  refusals: LinkRefusals,
+  timeoutMs: number,
+): LinkWatch {
+  const { config } = deps;
+  return new LinkWatch({
+    ...deps,
+    polls,
+    timeoutMs,
+    lateWatchMs: config.link.lateWatchMs,
+    maxPolls: config.link.maxPolls,
+    refusals,
+    allowedOrigins: config.link.allowedOrigins,
+    openPage: (url, api) =>
+      PagePoll.open(pool, {
+        url,
+        apiOrigin: api,
+        allowedOrigins: config.link.allowedOrigins,
+        egress: config.egress,
+        timeoutMs: config.link.openTimeoutMs,
+      }),
+  });
+}
+
+/**
+ * SIGTERM: this process takes no more jobs; its page monitors stop (pages closed, nothing written) and each gets a
+ * fresh job, which another worker resumes by clientId within a second or two; the payments it polls are made due
+ * now, for another worker's sweep to claim.
+ */
+async function handOver(deps: LinkModuleDeps, watch: LinkWatch, monitors: LinkMonitors): Promise<void> {
+  const { logger } = deps;
+  await watch.handOver();
+  const handed = await monitors.interruptAll();
+  for (const transactionId of handed)
+    await deps
+      .enqueue("link.monitor", { transactionId })
+      .catch((err: unknown) =>
+        logger.warn({ err, tx: transactionId }, "could not hand a link monitor over; its job lock expires in 30 s"),
+      );
+  if (handed.length > 0) logger.info({ monitors: handed.length }, "link monitors handed over");
 }
 
 /** What /metrics says of the payments this process follows without a browser. */

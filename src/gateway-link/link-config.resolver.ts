@@ -2,6 +2,7 @@ import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resol
 import { requireAdmin, type GqlContext } from "../graphql/context.js";
 import type { LinkConfig } from "./link-config.entity.js";
 import type { LinkConfigs } from "./link-configs.js";
+import { LINK_PROTOCOL_NAMES } from "./link-protocol.js";
 
 @ObjectType("LinkConfig", { description: "A hosted payment-link page; a gateway-link key is bound to one." })
 export class LinkConfigGql {
@@ -12,7 +13,21 @@ export class LinkConfigGql {
   @Field(() => Int) currency!: number;
   @Field({ description: "The adapter the page is driven with: simulated or payway (LINK_PAGE_PROTOCOL when unset)" })
   protocol!: string;
+  @Field(() => String, {
+    nullable: true,
+    description: "The adapter this configuration names itself; null when LINK_PAGE_PROTOCOL decides",
+  })
+  protocolSetting!: string | null;
   @Field() createdAt!: Date;
+}
+
+@ObjectType("LinkPageProtocols", {
+  description: "The page adapters this service has, and the one LINK_PAGE_PROTOCOL names",
+})
+export class LinkPageProtocolsGql {
+  @Field(() => [String]) names!: string[];
+  @Field({ description: "The adapter of a configuration that names none (LINK_PAGE_PROTOCOL)" })
+  defaultName!: string;
 }
 
 @InputType("LinkConfigInput")
@@ -32,6 +47,7 @@ const toLinkGql = (configs: LinkConfigs, l: LinkConfig): LinkConfigGql => ({
   url: l.url,
   currency: l.currency,
   protocol: configs.protocolOf(l),
+  protocolSetting: l.protocol ?? null,
   createdAt: l.createdAt,
 });
 
@@ -47,6 +63,12 @@ export class LinkConfigResolver {
   ): Promise<LinkConfigGql[]> {
     requireAdmin(ctx);
     return (await this.configs.list(merchantId)).map((l) => toLinkGql(this.configs, l));
+  }
+
+  @Query(() => LinkPageProtocolsGql)
+  linkPageProtocols(@Ctx() ctx: GqlContext): LinkPageProtocolsGql {
+    requireAdmin(ctx);
+    return { names: [...LINK_PROTOCOL_NAMES], defaultName: this.configs.defaultProtocolName };
   }
 
   @Mutation(() => LinkConfigGql)

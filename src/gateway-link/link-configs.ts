@@ -17,6 +17,11 @@ export class LinkConfigs {
     private readonly defaultProtocol: LinkProtocolName = "simulated",
   ) {}
 
+  /** LINK_PAGE_PROTOCOL: what a configuration that names no adapter is driven with. */
+  get defaultProtocolName(): LinkProtocolName {
+    return this.defaultProtocol;
+  }
+
   /** The adapter a configuration's page is driven with. */
   protocolOf(l: LinkConfig): LinkProtocolName {
     return (LINK_PROTOCOL_NAMES as readonly string[]).includes(l.protocol ?? "")

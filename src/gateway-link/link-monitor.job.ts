@@ -74,153 +74,193 @@ export function linkMonitorJob(
   pool: BrowserPool,
   monitors: LinkMonitors,
 ): JobSpec<{ transactionId: string }> {
-  const { store, clock, logger } = deps;
-
-  async function follow(
-    txId: string,
-    session: LinkSession,
-    deadline: number,
-    job: Job<{ transactionId: string }>,
-    interrupted: AbortSignal,
-  ): Promise<Outcome> {
-    const it = session.events[Symbol.asyncIterator]();
-    let pending: Promise<IteratorResult<LinkEvent>> | null = null;
-    let lastTouch = Date.now();
-    // SUCCESS is recorded, its receipt not yet: only the receipt is still awaited, and nothing can fail any more.
-    let awaitingReceipt = false;
-    try {
-      for (;;) {
-        if (interrupted.aborted) return { kind: "handed_over" };
-        if (clock.now().getTime() >= deadline) {
-          if (!awaitingReceipt) await store.transition({ id: txId, to: "EXPIRED", event: "payment.expired" });
-          return { kind: "done" };
-        }
-        if (Date.now() - lastTouch > 10_000) {
-          lastTouch = Date.now();
-          await job.touch().catch(() => undefined);
-        }
-        pending ??= it.next();
-        const r = await Promise.race([pending, new Promise<null>((res) => setTimeout(() => res(null), TICK_MS))]);
-        if (r === null) continue;
-        pending = null;
-        if (r.done)
-          return awaitingReceipt
-            ? { kind: "done" }
-            : { kind: "lost", message: "the page session ended", unavailable: false };
-        const e = r.value;
-        if (e.type === "scanned") {
-          await store.transition({
-            id: txId,
-            event: "payment.scanned",
-            upstream: { scannedAt: clock.now().toISOString() },
-          });
-        } else if (e.type === "approved") {
-          const done = await store.transition({
-            id: txId,
-            to: "SUCCESS",
-            event: "payment.completed",
-            receiptUrl: e.receiptUrl ?? null,
-            upstream: { approvedAt: clock.now().toISOString() },
-          });
-          if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null)
-            return { kind: "done" };
-          awaitingReceipt = true;
-          continue;
-        } else if (e.type === "receipt") {
-          // The one visible change a SUCCESS still takes (transition.ts): transaction.updated with the receipt.
-          await store.transition({
-            id: txId,
-            event: "transaction.updated",
-            receiptUrl: e.receiptUrl,
-            upstream: { receiptAt: clock.now().toISOString() },
-          });
-          return { kind: "done" };
-        } else if (e.type === "error" && e.fatal) {
-          return awaitingReceipt
-            ? { kind: "done" }
-            : { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
-        }
-        if (awaitingReceipt) continue;
-        const now = await store.get(txId);
-        if (now === null || (now.status !== "PENDING" && now.status !== "CHECKOUT")) return { kind: "done" };
-      }
-    } finally {
-      await session.close();
-    }
-  }
-
   return {
     name: "link.monitor",
     concurrency: deps.maxMonitors,
     lockLifetimeMs: 30_000,
     run: ({ transactionId }, job) =>
-      monitors.track(transactionId, (interrupted) => monitor(transactionId, job, interrupted)),
+      monitors.track(transactionId, (interrupted) => holdPage({ deps, link, pool, job, interrupted }, transactionId)),
   };
+}
 
-  async function monitor(transactionId: string, job: Job<{ transactionId: string }>, interrupted: AbortSignal) {
-    {
-      let tx = await store.get(transactionId);
-      if (tx === null || tx.status !== "PENDING") return;
-      const deadline = tx.expiresAt.getTime();
-      let session: LinkSession | null = link.handoff.get(transactionId) ?? null;
-      link.handoff.delete(transactionId);
-      let lastError = "";
-      // Only failures of the payment itself count towards FAILED; outages of the page's site are waited out.
-      let failures = 0;
-      for (let reopenings = 0; failures <= RESUME_ATTEMPTS;) {
-        if (interrupted.aborted) {
-          await session?.close();
-          return;
-        }
-        if (clock.now().getTime() >= deadline) {
-          await store.transition({ id: transactionId, to: "EXPIRED", event: "payment.expired" });
-          return;
-        }
-        await job.touch().catch(() => undefined);
-        if (session === null) {
-          const url = (tx.upstream.linkUrl as string | undefined) ?? "";
-          session = await resumeLinkSession(pool, {
-            url,
-            clientId: tx.clientId as string,
-            timeoutMs: deps.openTimeoutMs,
-            protocol: deps.protocol,
-            egress: deps.egress,
-            allowedOrigins: deps.allowedOrigins,
-          }).catch((err: Error) => {
-            lastError = err.message;
-            if (!(err instanceof LinkDriverError && err.unavailable)) failures++;
-            return null;
-          });
-          if (session === null) {
-            reopenings++;
-            const wait = Math.min(1000 * reopenings, MAX_RESUME_WAIT_MS, Math.max(0, deadline - clock.now().getTime()));
-            await new Promise((r) => {
-              const timer = setTimeout(r, wait);
-              interrupted.addEventListener("abort", () => (clearTimeout(timer), r(null)), { once: true });
-            });
-            continue;
-          }
-        }
-        const outcome = await follow(transactionId, session, deadline, job, interrupted);
-        session = null;
-        if (outcome.kind === "done" || outcome.kind === "handed_over") return;
-        lastError = outcome.message;
-        if (!outcome.unavailable) failures++;
-        logger.warn(
-          { tx: transactionId, failures, unavailable: outcome.unavailable, error: lastError },
-          "payment page lost; resuming",
-        );
-        tx = (await store.get(transactionId)) ?? tx;
-        if (tx.status !== "PENDING") return;
-      }
-      await store.transition({
-        id: transactionId,
-        to: "FAILED",
-        event: "payment.failed",
-        upstream: { failure: { message: `monitoring failed: ${lastError}` } },
-      });
+type MonitorJob = Job<{ transactionId: string }>;
+
+/** One run of the monitor job: what it works with. */
+interface Watch {
+  deps: LinkMonitorDeps;
+  link: LinkService;
+  pool: BrowserPool;
+  job: MonitorJob;
+  /** Aborted on shutdown: the page is closed, nothing written, and another worker resumes it. */
+  interrupted: AbortSignal;
+}
+
+/**
+ * One transaction's page, held until the payment ends: the page handed over by the issuing request, or reopened by
+ * clientId (with a growing wait) after it was lost, until the deadline (EXPIRED) or too many failures (FAILED).
+ */
+async function holdPage(w: Watch, transactionId: string): Promise<void> {
+  const { store, clock, logger } = w.deps;
+  let tx = await store.get(transactionId);
+  if (tx === null || tx.status !== "PENDING") return;
+  const deadline = tx.expiresAt.getTime();
+  let session: LinkSession | null = w.link.handoff.get(transactionId) ?? null;
+  w.link.handoff.delete(transactionId);
+  let lastError = "";
+  // Only failures of the payment itself count towards FAILED; outages of the page's site are waited out.
+  let failures = 0;
+  for (let reopenings = 0; failures <= RESUME_ATTEMPTS;) {
+    if (w.interrupted.aborted) {
+      await session?.close();
+      return;
     }
+    if (clock.now().getTime() >= deadline) {
+      await store.transition({ id: transactionId, to: "EXPIRED", event: "payment.expired" });
+      return;
+    }
+    await w.job.touch().catch(() => undefined);
+    if (session === null) {
+      const reopened = await reopenPage(w, tx);
+      if (!("session" in reopened)) {
+        lastError = reopened.error;
+        if (!reopened.unavailable) failures++;
+        reopenings++;
+        const wait = Math.min(1000 * reopenings, MAX_RESUME_WAIT_MS, Math.max(0, deadline - clock.now().getTime()));
+        await pause(wait, w.interrupted);
+        continue;
+      }
+      session = reopened.session;
+    }
+    const outcome = await followPage(w, transactionId, session, deadline);
+    session = null;
+    if (outcome.kind === "done" || outcome.kind === "handed_over") return;
+    lastError = outcome.message;
+    if (!outcome.unavailable) failures++;
+    logger.warn(
+      { tx: transactionId, failures, unavailable: outcome.unavailable, error: lastError },
+      "payment page lost; resuming",
+    );
+    tx = (await store.get(transactionId)) ?? tx;
+    if (tx.status !== "PENDING") return;
   }
+  await store.transition({
+    id: transactionId,
+    to: "FAILED",
+    event: "payment.failed",
+    upstream: { failure: { message: `monitoring failed: ${lastError}` } },
+  });
+}
+
+/** The transaction's page opened again by its clientId, or why not (an outage of the site is `unavailable`). */
+async function reopenPage(
+  w: Watch,
+  tx: { upstream: Record<string, unknown>; clientId: string | null },
+): Promise<{ session: LinkSession } | { error: string; unavailable: boolean }> {
+  const url = (tx.upstream.linkUrl as string | undefined) ?? "";
+  try {
+    const session = await resumeLinkSession(w.pool, {
+      url,
+      clientId: tx.clientId as string,
+      timeoutMs: w.deps.openTimeoutMs,
+      protocol: w.deps.protocol,
+      egress: w.deps.egress,
+      allowedOrigins: w.deps.allowedOrigins,
+    });
+    return { session };
+  } catch (err) {
+    return { error: (err as Error).message, unavailable: err instanceof LinkDriverError && err.unavailable };
+  }
+}
+
+/** Waits `ms`, or less when the monitor is interrupted. */
+function pause(ms: number, interrupted: AbortSignal): Promise<unknown> {
+  return new Promise((r) => {
+    const timer = setTimeout(r, ms);
+    interrupted.addEventListener("abort", () => (clearTimeout(timer), r(null)), { once: true });
+  });
+}
+
+/** Follows one open page session until the payment ends, the page is lost, the deadline passes or shutdown. */
+async function followPage(w: Watch, txId: string, session: LinkSession, deadline: number): Promise<Outcome> {
+  const { store, clock } = w.deps;
+  const it = session.events[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<LinkEvent>> | null = null;
+  let lastTouch = Date.now();
+  // SUCCESS is recorded, its receipt not yet: only the receipt is still awaited, and nothing can fail any more.
+  let awaitingReceipt = false;
+  try {
+    for (;;) {
+      if (w.interrupted.aborted) return { kind: "handed_over" };
+      if (clock.now().getTime() >= deadline) {
+        if (!awaitingReceipt) await store.transition({ id: txId, to: "EXPIRED", event: "payment.expired" });
+        return { kind: "done" };
+      }
+      if (Date.now() - lastTouch > 10_000) {
+        lastTouch = Date.now();
+        await w.job.touch().catch(() => undefined);
+      }
+      pending ??= it.next();
+      const r = await Promise.race([pending, new Promise<null>((res) => setTimeout(() => res(null), TICK_MS))]);
+      if (r === null) continue;
+      pending = null;
+      if (r.done)
+        return awaitingReceipt
+          ? { kind: "done" }
+          : { kind: "lost", message: "the page session ended", unavailable: false };
+      const step = await recordEvent(w.deps, txId, r.value, awaitingReceipt);
+      if (step === "awaiting_receipt") {
+        awaitingReceipt = true;
+        continue;
+      }
+      if (step !== null) return step;
+      if (awaitingReceipt) continue;
+      const now = await store.get(txId);
+      if (now === null || (now.status !== "PENDING" && now.status !== "CHECKOUT")) return { kind: "done" };
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * What one page event records through transition(): an Outcome ends the watch, `awaiting_receipt` (approved
+ * without its receipt) keeps watching for the receipt only, null watches on.
+ */
+async function recordEvent(
+  deps: LinkMonitorDeps,
+  txId: string,
+  e: LinkEvent,
+  awaitingReceipt: boolean,
+): Promise<Outcome | "awaiting_receipt" | null> {
+  const { store, clock } = deps;
+  if (e.type === "scanned") {
+    await store.transition({ id: txId, event: "payment.scanned", upstream: { scannedAt: clock.now().toISOString() } });
+  } else if (e.type === "approved") {
+    const done = await store.transition({
+      id: txId,
+      to: "SUCCESS",
+      event: "payment.completed",
+      receiptUrl: e.receiptUrl ?? null,
+      upstream: { approvedAt: clock.now().toISOString() },
+    });
+    if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null)
+      return { kind: "done" };
+    return "awaiting_receipt";
+  } else if (e.type === "receipt") {
+    // The one visible change a SUCCESS still takes (transition.ts): transaction.updated with the receipt.
+    await store.transition({
+      id: txId,
+      event: "transaction.updated",
+      receiptUrl: e.receiptUrl,
+      upstream: { receiptAt: clock.now().toISOString() },
+    });
+    return { kind: "done" };
+  } else if (e.type === "error" && e.fatal) {
+    return awaitingReceipt
+      ? { kind: "done" }
+      : { kind: "lost", message: e.message, unavailable: e.unavailable ?? false };
+  }
+  return null;
 }
 
 /**

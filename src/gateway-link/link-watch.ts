@@ -16,7 +16,8 @@ import type { LinkPollSession } from "./link-protocol.js";
 import type { LinkRefusals } from "./link-refusals.js";
 import type { PagePoll } from "./page-poll.js";
 import { acceptableReceipt } from "./page-traffic.js";
-import { pollOnce, type PollAnswer, type PollTransport } from "./poll-client.js";
+import { pollOnce, type PollAnswer } from "./poll-client.js";
+import type { UpstreamClient } from "../upstreams/http-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
 import type { PaywayStatus } from "./payway-protocol.js";
 
@@ -26,7 +27,8 @@ export interface LinkWatchDeps {
   clock: Clock;
   logger: Logger;
   box: Pick<SecretBox, "open">;
-  transport: PollTransport;
+  /** The HTTP client of the polls (poll-client.ts). */
+  polls: UpstreamClient;
   timeoutMs: number;
   /** LINK_LATE_WATCH_MS (0: no late watch). */
   lateWatchMs: number;
@@ -225,7 +227,7 @@ export class LinkWatch {
   private async poll(entry: Entry): Promise<PollAnswer> {
     this.polls++;
     const { timeoutMs } = this.deps;
-    if (!entry.viaPage) return pollOnce(this.deps.transport, entry.session, timeoutMs);
+    if (!entry.viaPage) return pollOnce(this.deps.polls, entry.session, timeoutMs);
     if (entry.page === null || !entry.page.alive) {
       await entry.page?.close();
       entry.page = null;

@@ -2,7 +2,7 @@
 // header, client id and original request_time, a fresh device id and its hash, the page's cookies, Origin and
 // Referer), and what the answer means. The same reading serves a poll sent through a held page (page-poll.ts).
 
-import { Agent, ProxyAgent, request, type Dispatcher } from "undici";
+import { createUpstreamClient, type UpstreamClient } from "../upstreams/http-client.js";
 import { isRecord, PAYWAY_OK, PAYWAY_PATHS, statusPollBody } from "../upstreams/payway.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { readPaywayStatus, type PaywayStatus } from "./payway-protocol.js";
@@ -35,56 +35,32 @@ export function pollRequest(s: LinkPollSession): { url: string; headers: Record<
   };
 }
 
-/** How polls leave this process: undici's request (lighter than fetch at hundreds a second), through LINK_PROXY. */
-export interface PollTransport {
-  send(
-    url: string,
-    headers: Record<string, string>,
-    body: string,
-    timeoutMs: number,
-  ): Promise<{ status: number; text: string }>;
-  /** The proxy in use (credentials removed), or null. */
-  proxy: string | null;
-  close(): Promise<void>;
+/**
+ * How polls leave this process: the upstreams' HTTP client on a bounded keep-alive pool (thousands of polls share
+ * 32 sockets), through LINK_PROXY if set. Each poll names its URL (the link's API origin) and its timeout.
+ */
+export function pollClient(proxyUrl: string | null, timeoutMs: number): UpstreamClient {
+  return createUpstreamClient({
+    upstream: "payway",
+    label: "PayWay API",
+    timeoutMs,
+    proxy: proxyUrl,
+    connections: 32,
+    keepAliveTimeoutMs: 10_000,
+  });
 }
 
-export function pollTransport(proxyUrl: string | null): PollTransport {
-  // Keep-alive connections to the API, a bounded number of them: thousands of polls share a few sockets.
-  const dispatcher: Dispatcher =
-    proxyUrl === null
-      ? new Agent({ connections: 32, keepAliveTimeout: 10_000 })
-      : new ProxyAgent({ uri: proxyUrl, proxyTunnel: true, connections: 32 });
-  let shown: string | null = null;
-  if (proxyUrl !== null) {
-    const u = new URL(proxyUrl);
-    u.username = "";
-    u.password = "";
-    shown = u.origin;
-  }
-  return {
-    async send(url, headers, body, timeoutMs) {
-      const res = await request(url, {
-        method: "POST",
-        headers,
-        body,
-        dispatcher,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      return { status: res.statusCode, text: await res.body.text() };
-    },
-    proxy: shown,
-    close: () => dispatcher.close(),
-  };
-}
-
-export async function pollOnce(transport: PollTransport, s: LinkPollSession, timeoutMs: number): Promise<PollAnswer> {
+export async function pollOnce(client: UpstreamClient, s: LinkPollSession, timeoutMs: number): Promise<PollAnswer> {
   const req = pollRequest(s);
-  try {
-    const res = await transport.send(req.url, req.headers, req.body, timeoutMs);
-    return readAnswer(res.status, res.text);
-  } catch (err) {
-    return { kind: "fault", detail: `check-payment-status: ${describe(err)}`, outage: true };
-  }
+  const answer = await client.exchange({
+    path: PAYWAY_PATHS.checkPaymentStatus,
+    url: req.url,
+    headers: req.headers,
+    body: req.body,
+    timeoutMs,
+  });
+  if (!answer.ok) return { kind: "fault", detail: `check-payment-status: ${answer.what}`, outage: true };
+  return readAnswer(answer.status, answer.text);
 }
 
 /** What an HTTP answer of check-payment-status means. */
@@ -130,10 +106,4 @@ function refusalOf(body: unknown): PollAnswer | null {
 function snippet(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 120 ? `${flat.slice(0, 120)}…` : flat || "empty body";
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error && err.name === "TimeoutError") return "no answer in time";
-  const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
-  return `${err instanceof Error ? err.message : String(err)}${cause}`;
 }

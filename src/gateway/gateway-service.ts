@@ -11,7 +11,7 @@ import type { TxRecord } from "../transactions/record.js";
 import { twoDecimals } from "../transactions/money.js";
 import { decimalInput } from "../validation/check.js";
 import { gatewayItems, LIFETIME_DEFAULT, type GenerateGatewayQrInput } from "./gateway.types.js";
-import type { GatewayClient } from "./upstream-client.js";
+import type { GatewayClient, GatewayCredentials } from "./upstream-client.js";
 import { GATEWAY_KEY } from "./area.js";
 
 /** Hosted gateway area: a dynamic QR from the gateway's signed QR API, stored and followed to the end. */
@@ -57,30 +57,7 @@ export class GatewayService {
     // Merchant-wide, so it covers this key's own orders too (the unique index backs it at insert).
     if (await this.orderIdTaken(key.merchantRef, v.orderId)) throw duplicate();
     const now = this.clock.now();
-    const up = await this.client
-      .generateQr(creds, {
-        tranId: v.orderId,
-        amount: v.amount,
-        currency: v.currency,
-        firstName: v.firstName,
-        lastName: v.lastName,
-        email: v.email,
-        phone: v.phone,
-        items: v.items,
-        lifetimeMinutes: v.lifetime,
-        qrImageTemplate: v.qrImageTemplate,
-        callbackUrl: this.pushbackUrl(key.targetRef as string) ?? undefined,
-      })
-      .catch((err: unknown) => {
-        const e = err as AppError;
-        if (
-          e instanceof AppError &&
-          e.code === "UPSTREAM_REJECTED" &&
-          (e.extra.gatewayStatus as { code?: string } | undefined)?.code === "403"
-        )
-          throw duplicate();
-        throw err;
-      });
+    const up = await this.askGateway(key, creds, v);
     const qrImage =
       up.qrImage ?? (await QRCode.toDataURL(up.qrString, { errorCorrectionLevel: "M", margin: 1, width: 256 }));
     const expiresAt = new Date(now.getTime() + v.lifetime * 60_000);
@@ -129,6 +106,34 @@ export class GatewayService {
       expiresAt: expiresAt.toISOString(),
       ...issueCheckout(this.auth, this.baseUrl, tx.id, expiresAt, tx.apiKeyRef),
     };
+  }
+
+  /** generate-qr at the gateway; a tran_id the gateway already knows (its status 403) is our duplicate order. */
+  private askGateway(key: KeyPrincipal, creds: GatewayCredentials, v: ReturnType<GatewayService["read"]>) {
+    return this.client
+      .generateQr(creds, {
+        tranId: v.orderId,
+        amount: v.amount,
+        currency: v.currency,
+        firstName: v.firstName,
+        lastName: v.lastName,
+        email: v.email,
+        phone: v.phone,
+        items: v.items,
+        lifetimeMinutes: v.lifetime,
+        qrImageTemplate: v.qrImageTemplate,
+        callbackUrl: this.pushbackUrl(key.targetRef as string) ?? undefined,
+      })
+      .catch((err: unknown) => {
+        const e = err as AppError;
+        if (
+          e instanceof AppError &&
+          e.code === "UPSTREAM_REJECTED" &&
+          (e.extra.gatewayStatus as { code?: string } | undefined)?.code === "403"
+        )
+          throw duplicate();
+        throw err;
+      });
   }
 
   /**

@@ -12,7 +12,6 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { createGatewayClient } from "./upstream-client.js";
-import { upstreamHttp } from "../upstreams/http-client.js";
 import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
 import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
 import { RateLimiter } from "../auth/rate-limit.js";
@@ -51,12 +50,11 @@ export interface GatewayModule extends Module {
 /** The hosted gateway area: signed QR requests to the gateway, followed with its check-transaction API. */
 export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   const { config, clock } = deps;
-  const http = upstreamHttp(config.gateway.proxy);
   const client = createGatewayClient({
     baseUrl: config.gateway.baseUrl ?? `${deps.baseUrl}/sim/gateway-api`,
     timeoutMs: config.upstreamTimeoutMs,
     clock: () => clock.now(),
-    fetch: http.fetch,
+    proxy: config.gateway.proxy,
   });
   const configs = new GatewayConfigs(deps.orm, deps.db, deps.box, deps.admin, deps.invalidations, () =>
     clock.now().getTime(),
@@ -83,7 +81,7 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
       app.post(`${PUSHBACK_PATH}/:configId`, pushbackRouter({ db, configs, enqueue, logger, clock, limiter }));
     },
     async stop() {
-      await http.close();
+      await client.close();
     },
     // Secrets stored before issue 16 (v1) are rewritten bound to their rows (reads upgrade lazily too).
     async start() {

@@ -1,5 +1,5 @@
-import type { UpstreamFetch } from "../upstreams/http-client.js";
 import { AppError, type FieldError } from "../errors.js";
+import { createUpstreamClient, upstreamFaults, type UpstreamName } from "../upstreams/http-client.js";
 import { checkTransactionHash, generateQrHash, type GenerateQrHashInput } from "../upstreams/gateway-hash.js";
 
 /**
@@ -73,14 +73,17 @@ export interface GatewayClient {
   checkTransaction(cred: GatewayCredentials, tranId: string): Promise<GatewayCheckResult>;
   /** The transaction-detail call: any age (check-transaction-2 sees 7 days), limited to 10/min per merchant. */
   transactionDetail(cred: GatewayCredentials, tranId: string): Promise<GatewayCheckResult>;
+  /** The proxy in use (credentials removed), or null. */
+  proxy: string | null;
+  close(): Promise<void>;
 }
 
 export interface GatewayClientOptions {
   baseUrl: string;
   timeoutMs: number;
   clock?: () => Date;
-  /** The HTTP client (GATEWAY_API_PROXY: through the proxy); the global fetch by default. */
-  fetch?: UpstreamFetch;
+  /** GATEWAY_API_PROXY: every call goes through this proxy; direct by default. */
+  proxy?: string | null;
 }
 
 const GENERATE_PATH = "/api/payment-gateway/v1/payments/generate-qr";
@@ -100,12 +103,21 @@ const STATUS_BY_CODE: Record<number, GatewayPaymentStatus> = {
   7: "CANCELLED",
 };
 
+const GATEWAY: UpstreamName = { upstream: "gateway", label: "gateway API" };
+const { fault, statusFault } = upstreamFaults(GATEWAY);
+
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const clock = options.clock ?? (() => new Date());
-  const http = options.fetch ?? ((url: string, init: RequestInit) => fetch(url, init));
-  const send = (path: string, body: Record<string, unknown>) =>
-    post(http, `${baseUrl}${path}`, path, body, options.timeoutMs);
+  const http = createUpstreamClient({
+    ...GATEWAY,
+    baseUrl: options.baseUrl,
+    timeoutMs: options.timeoutMs,
+    proxy: options.proxy ?? null,
+    // As Node's fetch called it before this client: HTTP/1.1, User-Agent "node" (some firewalls refuse calls without one).
+    http2: false,
+    userAgent: "node",
+  });
+  const send = async (path: string, body: Record<string, unknown>) => readJson(await http.postJson(path, body));
 
   return {
     async generateQr(cred, req) {
@@ -141,6 +153,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
     checkTransaction: (cred, tranId) => check(CHECK_PATH, cred, tranId),
     transactionDetail: (cred, tranId) => check(DETAIL_PATH, cred, tranId),
+    proxy: http.proxy,
+    close: () => http.close(),
   };
 
   /** check-transaction-2 and transaction-detail: the same request (and hash) and answer. */
@@ -257,38 +271,12 @@ interface Answer {
   body: unknown;
 }
 
-async function post(
-  http: UpstreamFetch,
-  url: string,
-  path: string,
-  body: Record<string, unknown>,
-  timeoutMs: number,
-): Promise<Answer> {
-  let res: Response;
-  let text: string;
+/** The answer's JSON, or undefined when it is not JSON (read as a fault where a status was expected). */
+function readJson(answer: { status: number; text: string }): Answer {
   try {
-    res = await http(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    text = await res.text();
-  } catch (err) {
-    const name = property(err, "name");
-    if (name === "TimeoutError" || name === "AbortError")
-      throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
-    const cause = isRecord(err) ? err.cause : undefined;
-    throw fault(
-      path,
-      `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`,
-      "CONNECTION",
-    );
-  }
-  try {
-    return { httpStatus: res.status, body: JSON.parse(text) as unknown };
+    return { httpStatus: answer.status, body: JSON.parse(answer.text) as unknown };
   } catch {
-    return { httpStatus: res.status, body: undefined };
+    return { httpStatus: answer.status, body: undefined };
   }
 }
 
@@ -296,8 +284,7 @@ async function post(
 
 /** Every answer, success or refusal (the gateway refuses with 200, 400 or 403), carries `status`. */
 function gatewayStatus(path: string, answer: Answer): GatewayStatus {
-  if (answer.httpStatus >= 500)
-    throw fault(path, `HTTP ${answer.httpStatus}`, "HTTP_STATUS", { httpStatus: answer.httpStatus });
+  if (answer.httpStatus >= 500) throw statusFault(path, answer.httpStatus);
   const status = isRecord(answer.body) ? answer.body.status : undefined;
   const code =
     isRecord(status) && (typeof status.code === "string" || Number.isInteger(status.code)) ? String(status.code) : null;
@@ -356,24 +343,6 @@ function readPaymentStatus(answer: Answer): GatewayPaymentStatus {
     }
   }
   throw fault(CHECK_PATH, "a successful answer without a known data.payment_status", "BAD_RESPONSE");
-}
-
-// --- Errors -------------------------------------------------------------------------------
-
-type FaultReason = "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UPSTREAM_ERROR";
-
-function fault(path: string, what: string, reason: FaultReason, extra: Record<string, unknown> = {}): AppError {
-  return new AppError("UPSTREAM_UNAVAILABLE", `gateway API ${path}: ${what}`, [], {
-    upstream: "gateway",
-    endpoint: path,
-    reason,
-    ...extra,
-  });
-}
-
-/** Duck-typed on purpose: fetch's errors come from another realm under some runners, so instanceof fails. */
-function property(value: unknown, key: string): string | undefined {
-  return isRecord(value) && typeof value[key] === "string" ? value[key] : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

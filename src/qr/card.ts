@@ -20,6 +20,19 @@ const WIDTH = 360;
 const HEIGHT = 540;
 const HEADER = 76;
 const FOLD = 28;
+
+/**
+ * The guideline's facts the hosted checkout page draws too (src/checkout/public/checkout.css, in CSS: a test holds
+ * the two equal), so the card on screen and the card as an image are one design.
+ */
+export const CARD_DESIGN = {
+  red: RED,
+  darkRed: DARK_RED,
+  muted: MUTED,
+  divider: DIVIDER,
+  headerPx: HEADER,
+  foldPx: FOLD,
+} as const;
 const QR_SIZE = 264;
 const QR_TOP = 236;
 

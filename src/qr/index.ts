@@ -8,8 +8,7 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { Gauge, type Registry } from "prom-client";
-import { createNetworkClient, renewNetworkToken, type CheckMode, type Refusal } from "./network-client.js";
-import { upstreamHttp } from "../upstreams/http-client.js";
+import { createNetworkClient, type CheckMode, type NetworkClient, type Refusal } from "./network-client.js";
 import { NetworkToken } from "./network-token.js";
 import { NetworkTokenResolver } from "./network-token.resolver.js";
 import { CardResolver } from "./card.resolver.js";
@@ -53,60 +52,8 @@ export interface QrModule extends Module {
 /** The generic QR area: issue, check, verify and decode KHQR; follow payments on the national network. */
 export function createQrModule(deps: QrModuleDeps): QrModule {
   const { config, clock, store } = deps;
-  const modeGauge = new Gauge({
-    name: "network_md5_check_mode",
-    help: "How the generic QR monitor checks payments: 1 for the mode in use (list: md5-list calls; single: one call per md5)",
-    labelNames: ["mode"],
-    registers: [deps.metrics.registry],
-  });
-  const showMode = (mode: CheckMode) => {
-    modeGauge.set({ mode: "list" }, mode === "list" ? 1 : 0);
-    modeGauge.set({ mode: "single" }, mode === "single" ? 1 : 0);
-  };
-  showMode("list");
-  const networkBase = config.network.baseUrl ?? `${deps.baseUrl}/sim/network-api`;
-  const http = upstreamHttp(config.network.proxy);
-  let refused: Refusal | null = null;
-  const token = new NetworkToken({
-    db: deps.db,
-    box: deps.box,
-    invalidations: deps.invalidations,
-    logger: deps.logger,
-    now: () => clock.now().getTime(),
-    envToken: config.network.token,
-    email: config.network.email,
-    renew: (email) => renewNetworkToken(networkBase, email, config.upstreamTimeoutMs, http.fetch),
-  });
-  new Gauge({
-    name: "network_token_expires_at_seconds",
-    help: "When the network API token in use expires (its JWT exp, Unix seconds); absent if it carries none",
-    registers: [deps.metrics.registry],
-    collect() {
-      const expiresAt = token.status().expiresAt;
-      this.reset();
-      if (expiresAt !== null) this.set(Math.floor(expiresAt.getTime() / 1000));
-    },
-  });
-  const client = createNetworkClient({
-    baseUrl: networkBase,
-    token: () => token.current(),
-    onUnauthorized: (used) => token.unauthorized(used),
-    timeoutMs: config.upstreamTimeoutMs,
-    batchSize: config.network.batchSize,
-    listReprobeMs: config.network.listReprobeMs,
-    singleConcurrency: config.network.singleConcurrency,
-    now: () => clock.now().getTime(),
-    fetch: http.fetch,
-    onRefused(r) {
-      refused = r;
-      if (r === null) deps.logger.info({ upstream: "network" }, "network API: calls are answered again");
-      else deps.logger.error({ upstream: "network", ...r, proxy: http.proxy }, refusalMessage(r, http.proxy));
-    },
-    onMode(mode, reason) {
-      showMode(mode);
-      deps.logger.warn({ upstream: "network", checkMode: mode, reason }, `network checks: ${mode} mode (${reason})`);
-    },
-  });
+  const network = networkFollower(deps);
+  const { token, client } = network;
   const service = new QrService(store, deps.admin, deps.auth, clock, deps.baseUrl, (qr, source) =>
     client.generateDeeplink(qr, source),
   );
@@ -139,25 +86,100 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
       await token.load();
     },
     async stop() {
-      await http.close();
+      await client.close();
     },
-    readiness() {
-      const { warning, expiresAt } = token.status();
-      return {
-        ...(warning === null ? {} : { networkToken: { expiresAt: expiresAt?.toISOString() ?? null, warning } }),
-        ...(refused === null
-          ? {}
-          : {
-              network: {
-                refused: `every network API call answers HTTP 403 since ${refused.since}`,
-                endpoints: refused.endpoints,
-                likelyCauses: LIKELY_CAUSES,
-                setting: "NETWORK_API_PROXY",
-                proxy: http.proxy,
-              },
-            }),
-      };
+    readiness: () => network.readiness(),
+  };
+}
+
+/**
+ * The national network as this area follows it: the token in use (renewed through the client), the client, their
+ * gauges, and what /readyz says of them (a token about to expire, every call refused).
+ */
+function networkFollower(deps: QrModuleDeps): {
+  token: NetworkToken;
+  client: NetworkClient;
+  readiness(): Record<string, unknown>;
+} {
+  const { config, clock } = deps;
+  const showMode = modeGauge(deps.metrics.registry);
+  let refused: Refusal | null = null;
+  const token = new NetworkToken({
+    db: deps.db,
+    box: deps.box,
+    invalidations: deps.invalidations,
+    logger: deps.logger,
+    now: () => clock.now().getTime(),
+    envToken: config.network.token,
+    email: config.network.email,
+    // The client is made below (it reads the token in use); renewals come later, through it.
+    renew: (email) => client.renewToken(email),
+  });
+  new Gauge({
+    name: "network_token_expires_at_seconds",
+    help: "When the network API token in use expires (its JWT exp, Unix seconds); absent if it carries none",
+    registers: [deps.metrics.registry],
+    collect() {
+      const expiresAt = token.status().expiresAt;
+      this.reset();
+      if (expiresAt !== null) this.set(Math.floor(expiresAt.getTime() / 1000));
     },
+  });
+  const client = createNetworkClient({
+    baseUrl: config.network.baseUrl ?? `${deps.baseUrl}/sim/network-api`,
+    token: () => token.current(),
+    onUnauthorized: (used) => token.unauthorized(used),
+    timeoutMs: config.upstreamTimeoutMs,
+    batchSize: config.network.batchSize,
+    listReprobeMs: config.network.listReprobeMs,
+    singleConcurrency: config.network.singleConcurrency,
+    now: () => clock.now().getTime(),
+    proxy: config.network.proxy,
+    onRefused(r) {
+      refused = r;
+      if (r === null) deps.logger.info({ upstream: "network" }, "network API: calls are answered again");
+      else deps.logger.error({ upstream: "network", ...r, proxy: client.proxy }, refusalMessage(r, client.proxy));
+    },
+    onMode(mode, reason) {
+      showMode(mode);
+      deps.logger.warn({ upstream: "network", checkMode: mode, reason }, `network checks: ${mode} mode (${reason})`);
+    },
+  });
+  return { token, client, readiness: () => networkReadiness(token, refused, client.proxy) };
+}
+
+/** network_md5_check_mode: 1 for the check mode in use; starts at list. */
+function modeGauge(registry: Registry): (mode: CheckMode) => void {
+  const gauge = new Gauge({
+    name: "network_md5_check_mode",
+    help: "How the generic QR monitor checks payments: 1 for the mode in use (list: md5-list calls; single: one call per md5)",
+    labelNames: ["mode"],
+    registers: [registry],
+  });
+  const showMode = (mode: CheckMode) => {
+    gauge.set({ mode: "list" }, mode === "list" ? 1 : 0);
+    gauge.set({ mode: "single" }, mode === "single" ? 1 : 0);
+  };
+  showMode("list");
+  return showMode;
+}
+
+/** What /readyz says of the network: the token about to expire, every call refused (what, since when, the causes). */
+function networkReadiness(token: NetworkToken, refused: Refusal | null, proxy: string | null) {
+  const { warning, expiresAt } = token.status();
+  return {
+    ...(warning === null ? {} : { networkToken: { expiresAt: expiresAt?.toISOString() ?? null, warning } }),
+    ...(refused === null
+      ? {}
+      : {
+          network: {
+            refused: `every network API call answers HTTP 403 since ${refused.since}`,
+            endpoints: refused.endpoints,
+            likelyCauses: LIKELY_CAUSES,
+            setting: "NETWORK_API_PROXY",
+            proxy,
+          },
+        }),
   };
 }
 

@@ -1,5 +1,11 @@
 import { AppError } from "../errors.js";
-import type { UpstreamFetch } from "../upstreams/http-client.js";
+import {
+  createUpstreamClient,
+  upstreamFaults,
+  type UpstreamAnswer,
+  type UpstreamClient,
+  type UpstreamName,
+} from "../upstreams/http-client.js";
 
 /**
  * Client of the national payment network's open API: "was the QR with this md5 paid?".
@@ -18,6 +24,8 @@ export type NetworkResult =
       currency: string;
       acknowledgedDateMs: number | null;
       createdDateMs: number | null;
+      /** The paying bank's own reference of the transfer, when the network gives one (reconciliation). */
+      externalRef: string | null;
     }
   | { kind: "failed"; message: string }
   | { kind: "not_found" }
@@ -42,6 +50,14 @@ export interface NetworkClient {
   checkByMd5(md5: string): Promise<NetworkResult>;
   checkByMd5List(md5s: string[]): Promise<Map<string, NetworkResult>>;
   mode(): CheckMode;
+  /**
+   * The network's renew_token call: POST /v1/renew_token {email} (no bearer token). The new token, or null when
+   * the network answered without one (its renewal is known to be unreliable); HTTP faults throw.
+   */
+  renewToken(email: string): Promise<string | null>;
+  /** The proxy in use (credentials removed), or null. */
+  proxy: string | null;
+  close(): Promise<void>;
 }
 
 export interface NetworkClientOptions {
@@ -64,8 +80,8 @@ export interface NetworkClientOptions {
   now?: () => number;
   /** Told of every change of mode, with the reason. */
   onMode?: (mode: CheckMode, reason: string) => void;
-  /** The HTTP client (NETWORK_API_PROXY: through the proxy); the global fetch by default. */
-  fetch?: UpstreamFetch;
+  /** NETWORK_API_PROXY: every call (renew_token too) goes through this proxy; direct by default. */
+  proxy?: string | null;
   /**
    * Told when every call is refused with 403 (the last REFUSED_RUN calls, the single-md5 endpoint among them:
    * not only the list endpoint), with what was refused; and told `null` when a call is answered again.
@@ -92,52 +108,23 @@ const ERROR_FAILED = 3;
 const ERROR_UNAUTHORIZED = 6;
 const MD5 = /^[0-9a-f]{32}$/i;
 
-export function createNetworkClient(options: NetworkClientOptions): NetworkClient {
-  const { timeoutMs, batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4 } = options;
-  const token = typeof options.token === "string" ? () => options.token as string : options.token;
-  const now = options.now ?? Date.now;
-  let mode: CheckMode = "list";
-  let listRefusedAt = 0;
-  const http = options.fetch ?? ((url: string, init: RequestInit) => fetch(url, init));
-  const run = { count: 0, since: 0, endpoints: new Set<string>(), told: false };
+const NETWORK: UpstreamName = { upstream: "network", label: "network API" };
+const { fault, statusFault } = upstreamFaults(NETWORK);
 
-  /** Every answer (not connection faults): a run of 403s across endpoints is "every call refused". */
-  function observe(path: string, status: number): void {
-    if (status !== 403) {
-      if (run.told) options.onRefused?.(null);
-      run.count = 0;
-      run.endpoints.clear();
-      run.told = false;
-      return;
-    }
-    if (run.count++ === 0) run.since = now();
-    run.endpoints.add(path);
-    if (!run.told && run.count >= REFUSED_RUN && run.endpoints.has(SINGLE_PATH)) {
-      run.told = true;
-      options.onRefused?.({ since: new Date(run.since).toISOString(), endpoints: [...run.endpoints].sort() });
-    }
-  }
-  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+export function createNetworkClient(options: NetworkClientOptions): NetworkClient {
+  const { batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4 } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
     throw new AppError("INTERNAL", `network client: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}`);
   }
-
-  async function send(path: string, body: unknown): Promise<RawAnswer> {
-    const used = token();
-    let answer = await post(http, `${baseUrl}${path}`, path, body, used, timeoutMs);
-    if (unauthorized(answer) && options.onUnauthorized !== undefined && (await options.onUnauthorized(used)))
-      answer = await post(http, `${baseUrl}${path}`, path, body, token(), timeoutMs);
-    observe(path, answer.status);
-    return answer;
-  }
-
-  async function call(path: string, body: unknown): Promise<Envelope> {
-    return parseEnvelope(path, await send(path, body));
-  }
+  const now = options.now ?? Date.now;
+  const http = networkHttp(options);
+  const send = sender(http, options, refusalWatch(options.onRefused, now));
+  let mode: CheckMode = "list";
+  let listRefusedAt = 0;
 
   async function checkOne(md5: string): Promise<NetworkResult> {
     assertMd5s([md5]);
-    const envelope = await call(SINGLE_PATH, { md5: md5.toLowerCase() });
+    const envelope = parseEnvelope(SINGLE_PATH, await send(SINGLE_PATH, { md5: md5.toLowerCase() }));
     if (envelope.responseCode === 0) return paidFrom(SINGLE_PATH, envelope.data);
     return unsuccessful(SINGLE_PATH, envelope);
   }
@@ -148,27 +135,34 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
     options.onMode?.(next, reason);
   }
 
-  /** Single checks of a batch, `singleConcurrency` at a time; one md5's fault is that md5's alone. */
-  async function checkSingly(batch: string[], into: Map<string, NetworkResult>): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      while (next < batch.length) {
-        const md5 = batch[next++];
-        into.set(
-          md5,
-          await checkOne(md5).catch((err: unknown): NetworkResult => ({ kind: "fault", message: String(err) })),
-        );
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(singleConcurrency, batch.length) }, worker));
+  /** One batch with the list call; false when the list endpoint refused it (403/404: single mode from now on). */
+  async function checkListed(batch: string[], into: Map<string, NetworkResult>): Promise<boolean> {
+    const answer = await send(LIST_PATH, batch);
+    if (answer.status === 403 || answer.status === 404) {
+      listRefusedAt = now();
+      setMode("single", `${LIST_PATH} answered HTTP ${answer.status}; checking each md5 with ${SINGLE_PATH}`);
+      return false;
+    }
+    const envelope = parseEnvelope(LIST_PATH, answer);
+    // Per-md5 outcomes travel inside `data`; a failed envelope is about the whole call.
+    if (envelope.responseCode !== 0) {
+      const extra = envelopeExtra(envelope);
+      throw fault(LIST_PATH, `answered ${describeEnvelope(envelope)}`, "UPSTREAM_ERROR", extra);
+    }
+    const items = readListItems(envelope.data, batch);
+    setMode("list", `${LIST_PATH} answers again`);
+    for (const [md5, result] of items) into.set(md5, result);
+    return true;
   }
 
   return {
     checkByMd5: checkOne,
     mode: () => mode,
+    proxy: http.proxy,
+    close: () => http.close(),
 
     async generateDeeplink(qr, source) {
-      const envelope = await call(DEEPLINK_PATH, { qr, sourceInfo: source });
+      const envelope = parseEnvelope(DEEPLINK_PATH, await send(DEEPLINK_PATH, { qr, sourceInfo: source }));
       const data = envelope.data;
       const link = isRecord(data) && typeof data.shortLink === "string" ? data.shortLink : null;
       return envelope.responseCode === 0 && link !== null && /^https?:\/\/\S+$/.test(link) ? link : null;
@@ -183,94 +177,112 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
       for (let i = 0; i < unique.length; i += batchSize) {
         const batch = unique.slice(i, i + batchSize);
         // In single mode the list endpoint is tried again once `listReprobeMs` has passed.
-        if (mode === "list" || now() - listRefusedAt >= listReprobeMs) {
-          const answer = await send(LIST_PATH, batch);
-          if (answer.status !== 403 && answer.status !== 404) {
-            const envelope = parseEnvelope(LIST_PATH, answer);
-            // Per-md5 outcomes travel inside `data`; a failed envelope is about the whole call.
-            if (envelope.responseCode !== 0) {
-              const extra = envelopeExtra(envelope);
-              throw fault(LIST_PATH, `answered ${describeEnvelope(envelope)}`, "UPSTREAM_ERROR", extra);
-            }
-            const items = readListItems(envelope.data, batch);
-            setMode("list", `${LIST_PATH} answers again`);
-            for (const [md5, result] of items) byMd5.set(md5, result);
-            continue;
-          }
-          listRefusedAt = now();
-          setMode("single", `${LIST_PATH} answered HTTP ${answer.status}; checking each md5 with ${SINGLE_PATH}`);
-        }
-        await checkSingly(batch, byMd5);
+        const listed = (mode === "list" || now() - listRefusedAt >= listReprobeMs) && (await checkListed(batch, byMd5));
+        if (!listed) await checkSingly(batch, byMd5, checkOne, singleConcurrency);
       }
       return new Map(md5s.map((m) => [m, byMd5.get(m.toLowerCase()) as NetworkResult]));
     },
+
+    renewToken: (email) => renewToken(http, email),
   };
 }
 
-/**
- * The network's renew_token call: POST /v1/renew_token {email} (no bearer token). The new token, or null when
- * the network answered without one (its renewal is known to be unreliable); HTTP faults throw.
- */
-export async function renewNetworkToken(
-  baseUrl: string,
-  email: string,
-  timeoutMs: number,
-  http: UpstreamFetch = (url, init) => fetch(url, init),
-): Promise<string | null> {
+/** The network API's HTTP client. */
+function networkHttp(options: NetworkClientOptions): UpstreamClient {
+  return createUpstreamClient({
+    ...NETWORK,
+    baseUrl: options.baseUrl,
+    timeoutMs: options.timeoutMs,
+    proxy: options.proxy ?? null,
+    // As Node's fetch called it before this client: HTTP/1.1, User-Agent "node" (some firewalls refuse calls without one).
+    http2: false,
+    userAgent: "node",
+  });
+}
+
+/** renew_token: POST /v1/renew_token {email}, without a bearer token (not counted as a refused call either). */
+async function renewToken(http: UpstreamClient, email: string): Promise<string | null> {
   const path = "/v1/renew_token";
-  const answer = await post(http, `${baseUrl.replace(/\/+$/, "")}${path}`, path, { email }, null, timeoutMs);
-  if (answer.status !== 200) throw fault(path, `HTTP ${answer.status}`, "HTTP_STATUS", { httpStatus: answer.status });
+  const answer = await http.postJson(path, { email });
+  if (answer.status !== 200) throw http.statusFault(path, answer.status);
   const envelope = parseEnvelope(path, answer);
   const data = envelope.data;
   const fresh = isRecord(data) && typeof data.token === "string" ? data.token : null;
   return envelope.responseCode === 0 && fresh !== null && fresh.length > 0 ? fresh : null;
 }
 
-function unauthorized(answer: RawAnswer): boolean {
+/** Single checks of a batch, `concurrency` at a time; one md5's fault is that md5's alone. */
+async function checkSingly(
+  batch: string[],
+  into: Map<string, NetworkResult>,
+  checkOne: (md5: string) => Promise<NetworkResult>,
+  concurrency: number,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < batch.length) {
+      const md5 = batch[next++];
+      into.set(
+        md5,
+        await checkOne(md5).catch((err: unknown): NetworkResult => ({ kind: "fault", message: String(err) })),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, batch.length) }, worker));
+}
+
+/**
+ * A call with the bearer token in use; answered 401 (or errorCode 6), and another token available, once more with
+ * that one. Every answer is observed (refusalWatch).
+ */
+function sender(
+  http: UpstreamClient,
+  options: Pick<NetworkClientOptions, "token" | "onUnauthorized">,
+  observe: (path: string, status: number) => void,
+): (path: string, body: unknown) => Promise<UpstreamAnswer> {
+  const token = typeof options.token === "string" ? () => options.token as string : options.token;
+  const post = (path: string, body: unknown, bearer: string) =>
+    http.postJson(path, body, { authorization: `Bearer ${bearer}` });
+  return async (path, body) => {
+    const used = token();
+    let answer = await post(path, body, used);
+    if (unauthorized(answer) && options.onUnauthorized !== undefined && (await options.onUnauthorized(used)))
+      answer = await post(path, body, token());
+    observe(path, answer.status);
+    return answer;
+  };
+}
+
+/** Every answer (not connection faults): a run of 403s across endpoints is "every call refused". */
+function refusalWatch(
+  onRefused: NetworkClientOptions["onRefused"],
+  now: () => number,
+): (path: string, status: number) => void {
+  const run = { count: 0, since: 0, endpoints: new Set<string>(), told: false };
+  return (path, status) => {
+    if (status !== 403) {
+      if (run.told) onRefused?.(null);
+      run.count = 0;
+      run.endpoints.clear();
+      run.told = false;
+      return;
+    }
+    if (run.count++ === 0) run.since = now();
+    run.endpoints.add(path);
+    if (!run.told && run.count >= REFUSED_RUN && run.endpoints.has(SINGLE_PATH)) {
+      run.told = true;
+      onRefused?.({ since: new Date(run.since).toISOString(), endpoints: [...run.endpoints].sort() });
+    }
+  };
+}
+
+function unauthorized(answer: UpstreamAnswer): boolean {
   if (answer.status === 401) return true;
   try {
     const body = JSON.parse(answer.text) as unknown;
     return isRecord(body) && body.errorCode === ERROR_UNAUTHORIZED;
   } catch {
     return false;
-  }
-}
-
-// --- HTTP ---------------------------------------------------------------------------------
-
-interface RawAnswer {
-  status: number;
-  text: string;
-}
-
-async function post(
-  http: UpstreamFetch,
-  url: string,
-  path: string,
-  body: unknown,
-  token: string | null,
-  timeoutMs: number,
-): Promise<RawAnswer> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  try {
-    const res = await http(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    return { status: res.status, text: await res.text() };
-  } catch (err) {
-    const name = property(err, "name");
-    if (name === "TimeoutError" || name === "AbortError")
-      throw fault(path, `no answer within ${timeoutMs} ms`, "TIMEOUT");
-    const cause = isRecord(err) ? err.cause : undefined;
-    throw fault(
-      path,
-      `cannot connect (${property(cause, "code") ?? property(cause, "message") ?? String(err)})`,
-      "CONNECTION",
-    );
   }
 }
 
@@ -283,7 +295,7 @@ interface Envelope {
   data: unknown;
 }
 
-function parseEnvelope(path: string, answer: RawAnswer): Envelope {
+function parseEnvelope(path: string, answer: UpstreamAnswer): Envelope {
   let body: unknown;
   try {
     body = JSON.parse(answer.text);
@@ -299,7 +311,7 @@ function parseEnvelope(path: string, answer: RawAnswer): Envelope {
       { httpStatus: answer.status },
     );
   }
-  if (answer.status !== 200) throw fault(path, `HTTP ${answer.status}`, "HTTP_STATUS", { httpStatus: answer.status });
+  if (answer.status !== 200) throw statusFault(path, answer.status);
   if (!envelope) throw fault(path, "the answer is not the network's JSON envelope", "BAD_RESPONSE");
   return envelope;
 }
@@ -366,7 +378,7 @@ function readListItems(data: unknown, asked: string[]): Map<string, NetworkResul
 
 function paidFrom(path: string, data: unknown): NetworkResult {
   if (!isRecord(data)) throw fault(path, "a successful answer without transaction data", "BAD_RESPONSE");
-  const { hash, fromAccountId, toAccountId, currency, amount, acknowledgedDateMs, createdDateMs } = data;
+  const { hash, fromAccountId, toAccountId, currency, amount, acknowledgedDateMs, createdDateMs, externalRef } = data;
   const text = [hash, fromAccountId, toAccountId, currency];
   if (!text.every((v) => typeof v === "string" && v.length > 0)) {
     throw fault(path, "transaction data lacks hash/fromAccountId/toAccountId/currency", "BAD_RESPONSE");
@@ -386,6 +398,7 @@ function paidFrom(path: string, data: unknown): NetworkResult {
     amount: decimal,
     acknowledgedDateMs: acknowledged,
     createdDateMs: created,
+    externalRef: typeof externalRef === "string" && externalRef !== "" ? externalRef.slice(0, 200) : null,
   };
 }
 
@@ -405,18 +418,7 @@ function optionalMs(value: unknown): number | null | undefined {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : undefined;
 }
 
-// --- Errors -------------------------------------------------------------------------------
-
-type FaultReason = "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UNAUTHORIZED" | "UPSTREAM_ERROR";
-
-function fault(path: string, what: string, reason: FaultReason, extra: Record<string, unknown> = {}): AppError {
-  return new AppError("UPSTREAM_UNAVAILABLE", `network API ${path}: ${what}`, [], {
-    upstream: "network",
-    endpoint: path,
-    reason,
-    ...extra,
-  });
-}
+// --- Errors ---------------------------------------------------------------------------------
 
 function describeEnvelope(envelope: Envelope): string {
   return `responseCode ${envelope.responseCode}, errorCode ${envelope.errorCode ?? "null"} (${envelope.responseMessage || "no message"})`;
@@ -433,11 +435,6 @@ function assertMd5s(md5s: string[]): void {
       : [{ field: md5s.length === 1 ? "md5" : `md5s[${i}]`, message: "must be 32 hexadecimal characters" }],
   );
   if (details.length > 0) throw new AppError("BAD_USER_INPUT", "invalid md5", details);
-}
-
-/** Duck-typed on purpose: fetch's errors come from another realm under some runners, so instanceof fails. */
-function property(value: unknown, key: string): string | undefined {
-  return isRecord(value) && typeof value[key] === "string" ? value[key] : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

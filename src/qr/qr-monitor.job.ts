@@ -23,6 +23,7 @@ export function networkMonitorPort(client: NetworkClient): MonitorPort {
             currency: r.currency,
             acknowledgedDateMs: r.acknowledgedDateMs,
             createdDateMs: r.createdDateMs,
+            ...(r.externalRef === null ? {} : { externalRef: r.externalRef }),
           };
           // Paid before expiry is paid (docs/decisions.md): on time when the payer sent the money at or before
           // the expiry, whenever the network acknowledged it. Sent after the expiry, or found after the transaction

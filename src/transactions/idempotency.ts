@@ -61,18 +61,7 @@ export class Idempotency {
     replay?: (transactionId: string) => Promise<T>,
   ): Promise<T> {
     if (idemKey === undefined || idemKey === "") return fn();
-    if (idemKey.length > 255)
-      throw new AppError("BAD_USER_INPUT", "Idempotency-Key must be at most 255 characters", [
-        { field: "idempotency-key", message: "must be at most 255 characters" },
-      ]);
-    let canonical: string;
-    try {
-      canonical = stable(input);
-    } catch {
-      // Only input nested thousands of levels deep overflows the recursion; no valid request is like that.
-      throw new AppError("BAD_USER_INPUT", "The request is nested too deeply", []);
-    }
-    const hash = createHash("sha256").update(`${operation}\n${canonical}`).digest("hex");
+    const hash = requestHash(idemKey, operation, input);
     const now = this.clock.now();
     for (let attempt = 0; attempt < 100; attempt++) {
       const claimed = await this.db.query(
@@ -80,27 +69,7 @@ export class Idempotency {
           (?,?,?,?,null,?) on conflict do nothing returning key`,
         [key.keyId, idemKey, operation, hash, now],
       );
-      if (claimed.length === 1) {
-        let result: T;
-        try {
-          result = await claimContext.run({ keyId: key.keyId, key: idemKey }, fn);
-        } catch (err) {
-          // The first answer was an error: the key is released (as before), whatever the create wrote.
-          await this.db
-            .query(`delete from idempotency_key where api_key_ref = ? and key = ?`, [key.keyId, idemKey])
-            .catch(() => undefined);
-          throw err;
-        }
-        // If this fails (the database went away), the claim holds the transaction id: a retry replays.
-        await this.db
-          .query(`update idempotency_key set response = ?::json where api_key_ref = ? and key = ?`, [
-            stringifyExact(result),
-            key.keyId,
-            idemKey,
-          ])
-          .catch(() => undefined);
-        return result;
-      }
+      if (claimed.length === 1) return this.runClaimed(key, idemKey, fn);
       const [row] = await this.db.query<{
         operation: string;
         request_hash: string;
@@ -156,6 +125,29 @@ export class Idempotency {
     ]);
   }
 
+  /** The first request with this key: runs it and stores its answer; an error releases the key. */
+  private async runClaimed<T>(key: KeyPrincipal, idemKey: string, fn: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await claimContext.run({ keyId: key.keyId, key: idemKey }, fn);
+    } catch (err) {
+      // The first answer was an error: the key is released (as before), whatever the create wrote.
+      await this.db
+        .query(`delete from idempotency_key where api_key_ref = ? and key = ?`, [key.keyId, idemKey])
+        .catch(() => undefined);
+      throw err;
+    }
+    // If this fails (the database went away), the claim holds the transaction id: a retry replays.
+    await this.db
+      .query(`update idempotency_key set response = ?::json where api_key_ref = ? and key = ?`, [
+        stringifyExact(result),
+        key.keyId,
+        idemKey,
+      ])
+      .catch(() => undefined);
+    return result;
+  }
+
   /** Deletes claims older than the 24 h window (the recurring `idempotency.prune` job); returns how many. */
   async prune(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - WINDOW_MS);
@@ -172,4 +164,20 @@ export class Idempotency {
       if (Number(row?.n ?? 0) < 5000) return total;
     }
   }
+}
+
+/** The hash a key's first request is stored with: the operation and its input, canonical; the key is checked first. */
+function requestHash(idemKey: string, operation: string, input: unknown): string {
+  if (idemKey.length > 255)
+    throw new AppError("BAD_USER_INPUT", "Idempotency-Key must be at most 255 characters", [
+      { field: "idempotency-key", message: "must be at most 255 characters" },
+    ]);
+  let canonical: string;
+  try {
+    canonical = stable(input);
+  } catch {
+    // Only input nested thousands of levels deep overflows the recursion; no valid request is like that.
+    throw new AppError("BAD_USER_INPUT", "The request is nested too deeply", []);
+  }
+  return createHash("sha256").update(`${operation}\n${canonical}`).digest("hex");
 }

@@ -71,46 +71,63 @@ export function faultBackoffMs(recheckMs: number, failures: number): number {
  * again after faults has its count reset.
  */
 export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
-  const { clock, db, store, logger } = deps;
-  // The job runs every second and claims what is due, and a checked transaction falls due again a little
-  // before its interval is up: with the job's runs a second apart (each starting a few ms early or late), it is
-  // then looked at every interval, never one run later (pay → SUCCESS up to interval + 1 s; a job run every
-  // interval instead missed about half the transactions by a few ms and left them a whole interval more:
-  // p99 over two intervals, measured with bench/lifecycle.ts).
-  const leaseMs = spec.recheckMs - Math.min(250, Math.floor(spec.recheckMs / 4));
+  const loop = new MonitorLoop(deps, spec);
   return {
     name: spec.name,
     every: spec.every ?? "1 second",
     lockLifetimeMs: spec.lockLifetimeMs ?? 60_000,
-    async run() {
-      const policy = spec.port === null ? null : store.expiryPolicy(spec.area);
-      const graceMs = policy?.graceMs ?? 0;
-      for (let round = 0; round < (spec.rounds ?? 1); round++) {
-        const now = clock.now();
-        const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + leaseMs), spec.batch, {
-          nextCheck: true,
-          graceMs,
-        });
-        if (claimed.length === 0) break;
-        const live: TxRecord[] = [];
-        for (const tx of claimed) {
-          // Past its expiry (and its grace, if the area has one) a transaction expires without a check.
-          if (tx.expiresAt.getTime() + graceMs <= now.getTime()) await expire(tx);
-          else live.push(tx);
-        }
-        if (live.length > 0 && spec.port !== null) await record(live, await ask(spec.port, live), now, graceMs);
-        if (claimed.length < spec.batch) break;
-      }
-      if (policy !== null && policy.lateWatchMs > 0 && spec.port !== null) await lateWatch(spec.port, policy);
-    },
+    run: () => loop.run(),
   };
+}
 
-  async function expire(tx: TxRecord): Promise<void> {
-    const nextCheckAt = store.lateWatchNext(tx.area, clock.now());
-    await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired", nextCheckAt });
+/** One area's monitor loop: a run of the job is `run()`. */
+class MonitorLoop {
+  /**
+   * The job runs every second and claims what is due, and a checked transaction falls due again a little
+   * before its interval is up: with the job's runs a second apart (each starting a few ms early or late), it is
+   * then looked at every interval, never one run later (pay → SUCCESS up to interval + 1 s; a job run every
+   * interval instead missed about half the transactions by a few ms and left them a whole interval more:
+   * p99 over two intervals, measured with bench/lifecycle.ts).
+   */
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly deps: MonitorDeps,
+    private readonly spec: MonitorSpec,
+  ) {
+    this.leaseMs = spec.recheckMs - Math.min(250, Math.floor(spec.recheckMs / 4));
   }
 
-  async function ask(port: MonitorPort, live: TxRecord[]): Promise<Map<string, CheckOutcome>> {
+  async run(): Promise<void> {
+    const { clock, db, store } = this.deps;
+    const spec = this.spec;
+    const policy = spec.port === null ? null : store.expiryPolicy(spec.area);
+    const graceMs = policy?.graceMs ?? 0;
+    for (let round = 0; round < (spec.rounds ?? 1); round++) {
+      const now = clock.now();
+      const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + this.leaseMs), spec.batch, {
+        nextCheck: true,
+        graceMs,
+      });
+      if (claimed.length === 0) break;
+      const live: TxRecord[] = [];
+      for (const tx of claimed) {
+        // Past its expiry (and its grace, if the area has one) a transaction expires without a check.
+        if (tx.expiresAt.getTime() + graceMs <= now.getTime()) await this.expire(tx);
+        else live.push(tx);
+      }
+      if (live.length > 0 && spec.port !== null) await this.record(live, await this.ask(spec.port, live), now, graceMs);
+      if (claimed.length < spec.batch) break;
+    }
+    if (policy !== null && policy.lateWatchMs > 0 && spec.port !== null) await this.lateWatch(spec.port, policy);
+  }
+
+  private async expire(tx: TxRecord): Promise<void> {
+    const nextCheckAt = this.deps.store.lateWatchNext(tx.area, this.deps.clock.now());
+    await this.deps.store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired", nextCheckAt });
+  }
+
+  private async ask(port: MonitorPort, live: TxRecord[]): Promise<Map<string, CheckOutcome>> {
     try {
       return await port.check(live);
     } catch (err) {
@@ -119,12 +136,14 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
     }
   }
 
-  async function record(
+  private async record(
     live: TxRecord[],
     outcomes: Map<string, CheckOutcome>,
     claimedAt: Date,
     graceMs: number,
   ): Promise<void> {
+    const { clock, db, store, logger } = this.deps;
+    const spec = this.spec;
     const recovered: string[] = [];
     const backoff = new Map<number, string[]>();
     const later = new Map<number, string[]>();
@@ -144,7 +163,7 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
       }
       if (o.kind === "transition") changes.push(() => store.transition({ id: tx.id, ...o.change }));
       // A check at or after its expiry answered and said nothing was paid: now it is expired.
-      else if (tx.expiresAt.getTime() <= claimedAt.getTime()) changes.push(() => expire(tx));
+      else if (tx.expiresAt.getTime() <= claimedAt.getTime()) changes.push(() => this.expire(tx));
       // Only one that had been backing off needs its failure count reset (and its next check from now).
       else if (tx.checkFailures > 0) recovered.push(tx.id);
     }
@@ -160,7 +179,7 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
         `${spec.name}: upstream check failed; backing off`,
       );
     }
-    await scheduleNext(db, recovered, new Date(now.getTime() + leaseMs), false, grace);
+    await scheduleNext(db, recovered, new Date(now.getTime() + this.leaseMs), false, grace);
     for (const [wait, ids] of later) await scheduleNext(db, ids, new Date(now.getTime() + wait), false, grace);
   }
 
@@ -169,13 +188,15 @@ export function monitorJob(deps: MonitorDeps, spec: MonitorSpec): JobSpec {
    * expiry. A payment found then is recorded (EXPIRED → SUCCESS, `payment.completed` with `late: true`);
    * anything else only moves the next check (a fault is logged and waits one interval too).
    */
-  async function lateWatch(port: MonitorPort, policy: ExpiryPolicy): Promise<void> {
+  private async lateWatch(port: MonitorPort, policy: ExpiryPolicy): Promise<void> {
+    const { clock, db, store, logger } = this.deps;
+    const spec = this.spec;
     for (let round = 0; round < (spec.rounds ?? 1); round++) {
       const now = clock.now();
       const next = new Date(now.getTime() + policy.lateCheckMs);
       const claimed = await claimLate(db, spec.area, now, next, spec.batch);
       if (claimed.length === 0) return;
-      const outcomes = await ask(port, claimed);
+      const outcomes = await this.ask(port, claimed);
       const again: string[] = [];
       const over: string[] = [];
       const faulty: string[] = [];

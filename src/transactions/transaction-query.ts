@@ -17,6 +17,8 @@ export interface TransactionFilter {
   search?: string;
   /** Only late payments (true) or only the others (false). */
   latePayment?: boolean;
+  /** One merchant's (the operator's reads; a key's scope is its own merchant already). */
+  merchantId?: string;
 }
 
 export interface TransactionPage {
@@ -153,6 +155,39 @@ export class TransactionQuery {
   }
 
   /**
+   * Every transaction the principal may see that matches, oldest first, as reads show them (expired on read),
+   * `pageSize` rows per statement: a keyset walk on (created_at, id), so an export of any length holds one page
+   * in memory and no transaction open between pages (the embedded database cuts long ones).
+   */
+  async *each(p: Principal, filter: TransactionFilter, pageSize = 1000): AsyncGenerator<TxRecord[]> {
+    const base: string[] = [];
+    const baseParams: unknown[] = [];
+    const add = (sql: string, ...values: unknown[]) => {
+      base.push(sql);
+      baseParams.push(...values);
+    };
+    this.scope(p, add);
+    this.filters(filter, add);
+    let after: { c: string; i: string } | null = null;
+    for (;;) {
+      const where: string[] = after === null ? base : [...base, "(created_at, id) > (?::timestamptz, ?)"];
+      const params: unknown[] = after === null ? baseParams : [...baseParams, after.c, after.i];
+      const rows: Record<string, unknown>[] = await this.db.query(
+        `select *, created_at::text as created_at_text from "transaction"
+         ${where.length ? `where ${where.join(" and ")}` : ""} order by created_at, id limit ?`,
+        [...params, pageSize],
+      );
+      if (rows.length === 0) return;
+      const txs: TxRecord[] = [];
+      for (const r of rows) txs.push(await this.store.expireIfDue(rowToTx(r)));
+      yield txs;
+      if (rows.length < pageSize) return;
+      const last: Record<string, unknown> = rows[rows.length - 1];
+      after = { c: String(last.created_at_text), i: String(last.id) };
+    }
+  }
+
+  /**
    * A client token's own transaction, read for a subscription that is opening: such reads within ~20 ms share
    * one statement (every checkout page of a busy merchant opens one; nobody notices 20 ms before a live stream).
    */
@@ -194,6 +229,7 @@ export class TransactionQuery {
   private filters(f: TransactionFilter, add: (sql: string, ...v: unknown[]) => void): void {
     const now = this.clock.now();
     if (f.area !== undefined && f.area !== null) add("area = ?", f.area);
+    if (f.merchantId !== undefined) add("merchant_ref = ?", f.merchantId);
     // Status as reads show it: a non-terminal row past its expiry (plus its area's grace, during which only an
     // answering check expires it: the generic QR area's) counts as EXPIRED (it is expired on read).
     const graces = this.store.graces();

@@ -468,6 +468,15 @@ export class TransactionStore {
     return rows.map((r) => rowToEvent(r));
   }
 
+  /** One transaction's latest event: its current state as subscribers and webhooks saw it. */
+  async latestEventOf(transactionId: string): Promise<StoredEvent | null> {
+    const rows = await this.db.query(
+      `select * from transaction_event where transaction_ref = ? order by seq desc limit 1`,
+      [transactionId],
+    );
+    return rows.length === 0 ? null : rowToEvent(rows[0]);
+  }
+
   async latestSeq(): Promise<string> {
     const rows = await this.db.query<{ seq: string | null }>(`select max(seq)::text as seq from transaction_event`);
     return rows[0]?.seq ?? "0";

@@ -10,6 +10,7 @@ import { request, type Agent } from "undici";
 import { egressAgent, isEgressRefusal, REFUSED_TEXT, type EgressPolicy } from "../upstreams/egress.js";
 import type { WebhookEndpointService } from "./endpoint-service.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
+import { headerLines, keepBody, type HeaderLine } from "./attempt-record.js";
 
 export interface DispatcherOptions {
   timeoutMs: number;
@@ -22,7 +23,15 @@ export interface DispatcherOptions {
   maxInFlight?: number;
 }
 
-interface Delivered {
+/** What the delivery log keeps of an attempt besides status and latency (attempt-record.ts). */
+interface Exchange {
+  requestHeaders: HeaderLine[];
+  responseHeaders: HeaderLine[] | null;
+  responseBody: string | null;
+  responseTruncated: boolean;
+}
+
+interface Delivered extends Exchange {
   deliveryId: string;
   endpointId: string;
   at: Date;
@@ -35,6 +44,8 @@ interface Claimed {
   id: string;
   attempts: number;
   createdAt: Date;
+  /** When an operator last asked for it again: the retry window runs from the later of the two. */
+  redeliveredAt: Date | null;
   eventId: string;
   eventType: string;
   eventCreatedAt: Date;
@@ -143,8 +154,8 @@ export class WebhookDispatcher {
          order by d.next_attempt_at limit ? for update skip locked),
        claimed as (
          update webhook_delivery d set next_attempt_at = ? from due where d.id = due.id
-         returning d.id, d.attempts, d.created_at, d.event_ref, d.endpoint_ref)
-       select c.id, c.attempts, c.created_at, c.event_ref, c.endpoint_ref, e.type, e.created_at as event_created_at, e.payload,
+         returning d.id, d.attempts, d.created_at, d.redelivered_at, d.event_ref, d.endpoint_ref)
+       select c.id, c.attempts, c.created_at, c.redelivered_at, c.event_ref, c.endpoint_ref, e.type, e.created_at as event_created_at, e.payload,
          w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at, w.failing_since, w.enabled
        from claimed c join transaction_event e on e.id = c.event_ref join webhook_endpoint w on w.id = c.endpoint_ref`,
       [now, Math.min(room, 100), lease],
@@ -161,6 +172,7 @@ export class WebhookDispatcher {
         id: d.id as string,
         attempts: Number(d.attempts),
         createdAt: toDate(d.created_at),
+        redeliveredAt: toDateOrNull(d.redelivered_at),
         eventId: d.event_ref as string,
         eventType: d.type as string,
         eventCreatedAt: toDate(d.event_created_at),
@@ -180,6 +192,16 @@ export class WebhookDispatcher {
   private async send(c: Claimed): Promise<void> {
     const body = deliveryBody(c.eventId, c.eventType, c.eventCreatedAt, c.payload);
     const ts = Math.floor(this.clock.now().getTime() / 1000);
+    const secrets = this.endpoints.activeSecrets(c);
+    const headers = deliveryHeaders(secrets, ts, body, { id: c.eventId, type: c.eventType });
+    // Redacted wherever an endpoint might echo them: the secrets, and the signatures made with them.
+    const hidden = [...secrets, ...headers["x-signature"].split(" ").map((v) => v.slice(3))];
+    const exchange: Exchange = {
+      requestHeaders: headerLines(headers, hidden),
+      responseHeaders: null,
+      responseBody: null,
+      responseTruncated: false,
+    };
     const started = performance.now();
     let status: number | null = null;
     let error: string | null = null;
@@ -191,11 +213,16 @@ export class WebhookDispatcher {
         dispatcher: this.agent,
         method: "POST",
         signal: AbortSignal.timeout(this.opts.timeoutMs),
-        headers: deliveryHeaders(this.endpoints.activeSecrets(c), ts, body, { id: c.eventId, type: c.eventType }),
+        headers,
         body,
       });
       status = res.statusCode;
-      await res.body.dump().catch(() => undefined);
+      exchange.responseHeaders = headerLines(res.headers, hidden);
+      const kept = await keepBody(res.body, hidden).catch(() => null);
+      if (kept !== null) {
+        exchange.responseBody = kept.text;
+        exchange.responseTruncated = kept.truncated;
+      }
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
       const e = err as Error & { code?: string; cause?: { code?: string } };
@@ -208,7 +235,7 @@ export class WebhookDispatcher {
           : (e.code ?? e.cause?.code ?? e.message).slice(0, 300);
     }
     const latencyMs = Math.round(performance.now() - started);
-    await this.record(c, status, error, latencyMs).catch((err) =>
+    await this.record(c, status, error, latencyMs, exchange).catch((err) =>
       this.logger.error({ err, delivery: c.id }, "could not record webhook attempt"),
     );
   }
@@ -217,11 +244,15 @@ export class WebhookDispatcher {
     const col = <T>(f: (d: Delivered) => T) => items.map(f);
     await this.db.query(
       `with input as (
-         select * from unnest(?::text[], ?::text[], ?::timestamptz[], ?::int[], ?::int[], ?::int[])
-           as v(delivery_id, endpoint_id, at, status, latency_ms, attempts)),
+         select * from unnest(?::text[], ?::text[], ?::timestamptz[], ?::int[], ?::int[], ?::int[], ?::text[],
+           ?::text[], ?::text[], ?::bool[])
+           as v(delivery_id, endpoint_id, at, status, latency_ms, attempts, request_headers, response_headers,
+             response_body, response_truncated)),
        attempt as (
-         insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error)
-         select delivery_id, at, status, latency_ms, null from input),
+         insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error, request_headers,
+           response_headers, response_body, response_truncated)
+         select delivery_id, at, status, latency_ms, null, request_headers::jsonb, response_headers::jsonb,
+           response_body, response_truncated from input),
        delivery as (
          update webhook_delivery d set state = 'delivered', attempts = v.attempts, delivered_at = v.at,
            last_status_code = v.status, last_error = null, next_attempt_at = null
@@ -235,13 +266,23 @@ export class WebhookDispatcher {
         col((d) => d.status),
         col((d) => d.latencyMs),
         col((d) => d.attempts),
+        col((d) => JSON.stringify(d.requestHeaders)),
+        col((d) => (d.responseHeaders === null ? null : JSON.stringify(d.responseHeaders))),
+        col((d) => d.responseBody),
+        col((d) => d.responseTruncated),
       ],
-      "pqr_webhook_delivered",
+      "pqr_webhook_delivered_v2",
     );
     return items.map(() => undefined);
   }
 
-  private async record(c: Claimed, status: number | null, error: string | null, latencyMs: number): Promise<void> {
+  private async record(
+    c: Claimed,
+    status: number | null,
+    error: string | null,
+    latencyMs: number,
+    exchange: Exchange,
+  ): Promise<void> {
     const now = this.clock.now();
     const attempts = c.attempts + 1;
     this.metrics.webhookAttempts.inc({ outcome: error === null ? "delivered" : "failed" });
@@ -255,17 +296,31 @@ export class WebhookDispatcher {
         status: status as number,
         latencyMs,
         attempts,
+        ...exchange,
       });
       return;
     }
     let retryInMs: number | null = null;
     await this.db.transaction(async (q) => {
       await q(
-        `insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error) values (?,?,?,?,?)`,
-        [c.id, now, status, latencyMs, error],
+        `insert into webhook_attempt (delivery_ref, attempted_at, status_code, latency_ms, error, request_headers,
+           response_headers, response_body, response_truncated) values (?,?,?,?,?,?::jsonb,?::jsonb,?,?)`,
+        [
+          c.id,
+          now,
+          status,
+          latencyMs,
+          error,
+          JSON.stringify(exchange.requestHeaders),
+          exchange.responseHeaders === null ? null : JSON.stringify(exchange.responseHeaders),
+          exchange.responseBody,
+          exchange.responseTruncated,
+        ],
       );
       const next = new Date(now.getTime() + retryDelayMs(attempts));
-      const giveUp = next.getTime() - c.createdAt.getTime() > this.opts.retryForMs;
+      // The window runs from the delivery's creation, or from the operator's redelivery when there was one.
+      const windowStart = Math.max(c.createdAt.getTime(), c.redeliveredAt?.getTime() ?? 0);
+      const giveUp = next.getTime() - windowStart > this.opts.retryForMs;
       retryInMs = giveUp ? null : next.getTime() - now.getTime();
       await q(
         `update webhook_delivery set state = ?, attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ? where id = ?`,

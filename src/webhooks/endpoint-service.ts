@@ -11,6 +11,8 @@ import { EVENT_TYPES } from "../transactions/transaction-event.entity.js";
 import { WebhookEndpoint } from "./webhook-endpoint.entity.js";
 import { checkTargetUrl, resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { newId } from "../ids.js";
+import type { HeaderLine } from "./attempt-record.js";
+import { deliveryBody } from "./signing.js";
 
 export interface DeliveryView {
   id: string;
@@ -25,8 +27,29 @@ export interface DeliveryView {
   lastError: string | null;
   deliveredAt: Date | null;
   createdAt: Date;
-  log: { attemptedAt: Date; statusCode: number | null; latencyMs: number; error: string | null }[];
+  /** The last time an operator asked for it again. */
+  redeliveredAt: Date | null;
+  /** The exact bytes every attempt sent: the event's delivery body (signing.ts). */
+  requestBody: string;
+  log: AttemptView[];
 }
+
+export interface AttemptView {
+  attemptedAt: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** Headers sent, `name: value` a line, the signature redacted; null for attempts made before the log kept them. */
+  requestHeaders: string | null;
+  responseHeaders: string | null;
+  /** The first 4 KB of the answer's body (credentials redacted). */
+  responseBody: string | null;
+  responseTruncated: boolean;
+}
+
+/** Stored header lines as an HTTP header block. */
+const headerBlock = (v: unknown): string | null =>
+  Array.isArray(v) ? (v as HeaderLine[]).map((l) => `${l.name}: ${l.value}`).join("\n") : null;
 
 /**
  * The endpoint's signing secrets, sealed to its row. Both columns share one purpose: rotation moves the current
@@ -198,7 +221,8 @@ export class WebhookEndpointService {
     add("d.event_ref = ?", filter.eventId);
     add("e.transaction_ref = ?", filter.transactionId);
     const rows = await this.db.query<Record<string, unknown>>(
-      `select d.*, e.type as event_type, e.transaction_ref from webhook_delivery d join transaction_event e on e.id = d.event_ref
+      `select d.*, e.type as event_type, e.transaction_ref, e.created_at as event_created_at, e.payload
+       from webhook_delivery d join transaction_event e on e.id = d.event_ref
        ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at desc, d.id limit ?`,
       [...params, Math.min(Math.max(filter.first, 1), 200)],
     );
@@ -220,6 +244,8 @@ export class WebhookEndpointService {
       lastError: (r.last_error as string | null) ?? null,
       deliveredAt: toDateOrNull(r.delivered_at),
       createdAt: toDate(r.created_at),
+      redeliveredAt: toDateOrNull(r.redelivered_at),
+      requestBody: deliveryBody(r.event_ref as string, r.event_type as string, toDate(r.event_created_at), r.payload),
       log: attempts
         .filter((a) => a.delivery_ref === r.id)
         .map((a) => ({
@@ -227,11 +253,18 @@ export class WebhookEndpointService {
           statusCode: (a.status_code as number | null) ?? null,
           latencyMs: Number(a.latency_ms),
           error: (a.error as string | null) ?? null,
+          requestHeaders: headerBlock(a.request_headers),
+          responseHeaders: headerBlock(a.response_headers),
+          responseBody: (a.response_body as string | null) ?? null,
+          responseTruncated: a.response_truncated === true,
         })),
     }));
   }
 
-  /** Sends an event to an endpoint again (a new pending delivery, or the failed one re-armed). */
+  /**
+   * Sends an event to an endpoint again: a new pending delivery, or the existing one re-armed. Its creation time and
+   * its attempts so far stay as they were; the next attempt is added to its log, and its retry window runs from now.
+   */
   async redeliver(eventId: string, endpointId: string): Promise<DeliveryView> {
     const now = this.clock.now();
     const ok = await this.db.query(
@@ -243,8 +276,8 @@ export class WebhookEndpointService {
       `insert into webhook_delivery (id, event_ref, endpoint_ref, state, attempts, next_attempt_at, created_at) values
         (?,?,?,'pending',0,?,?)
        on conflict (event_ref, endpoint_ref) do update set state = 'pending', next_attempt_at =
-         excluded.next_attempt_at, created_at = excluded.created_at`,
-      [newId("whd"), eventId, endpointId, now, now],
+         excluded.next_attempt_at, redelivered_at = ?`,
+      [newId("whd"), eventId, endpointId, now, now, now],
     );
     const [view] = await this.deliveries({ eventId, endpointId, first: 1 });
     return view;

@@ -15,6 +15,8 @@ export class WebhookDelivery {
   @Property({ type: "text", nullable: true }) lastError: string | null = null;
   @Property({ type: "timestamptz", nullable: true }) deliveredAt: Date | null = null;
   @Property({ type: "timestamptz" }) createdAt!: Date;
+  /** The last time an operator asked for it again (the retry window runs from then). */
+  @Property({ type: "timestamptz", nullable: true }) redeliveredAt: Date | null = null;
 }
 
 /** Every attempt, for the delivery log. */
@@ -26,4 +28,10 @@ export class WebhookAttempt {
   @Property({ type: "integer", nullable: true }) statusCode: number | null = null;
   @Property({ type: "integer" }) latencyMs!: number;
   @Property({ type: "text", nullable: true }) error: string | null = null;
+  /** Headers sent, the signature redacted (attempt-record.ts). */
+  @Property({ type: "json", nullable: true }) requestHeaders: unknown = null;
+  @Property({ type: "json", nullable: true }) responseHeaders: unknown = null;
+  /** The first 4 KB of the answer's body. */
+  @Property({ type: "text", nullable: true }) responseBody: string | null = null;
+  @Property({ type: "boolean" }) responseTruncated: boolean = false;
 }

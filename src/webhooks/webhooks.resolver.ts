@@ -53,9 +53,25 @@ export class WebhookEndpointInputGql {
 @ObjectType("WebhookAttempt")
 export class WebhookAttemptGql {
   @Field() attemptedAt!: Date;
-  @Field(() => Int, { nullable: true }) statusCode!: number | null;
+  @Field(() => Int, { nullable: true, description: "The endpoint's HTTP status; null when nothing answered" })
+  statusCode!: number | null;
   @Field(() => Int) latencyMs!: number;
   @Field(() => String, { nullable: true }) error!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "Headers sent, one `name: value` a line, the signature redacted (null for attempts logged before headers were kept)",
+  })
+  requestHeaders!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The answer's headers, one `name: value` a line, credentials redacted, at most 4 KB; null when nothing answered",
+  })
+  responseHeaders!: string | null;
+  @Field(() => String, { nullable: true, description: "The first 4 KB of the answer's body, credentials redacted" })
+  responseBody!: string | null;
+  @Field({ description: "The answer's body was longer than what was kept" }) responseTruncated!: boolean;
 }
 
 @ObjectType("WebhookDelivery")
@@ -72,6 +88,10 @@ export class WebhookDeliveryGql {
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => Date, { nullable: true }) deliveredAt!: Date | null;
   @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: "The last time it was asked for again (redeliverWebhook)" })
+  redeliveredAt!: Date | null;
+  @Field({ description: "The exact body every attempt sent (verify a signature against these bytes)" })
+  requestBody!: string;
   @Field(() => [WebhookAttemptGql]) log!: WebhookAttemptGql[];
 }
 

@@ -97,8 +97,29 @@ describe("dashboard in real headless Chromium", () => {
       url: `${t.url}/sim/link/p/dash-shop?currency=KHR`,
       currency: "116",
     });
+    // The page adapter: the service default, or one the configuration names (here the simulated page's).
+    const adapters = await textOf(page, '[data-field="protocol"] select');
+    expect(adapters).toMatch(/Service default \(LINK_PAGE_PROTOCOL: \w+\)/);
+    expect(adapters).toContain("payway");
+    await page.select('form[aria-label="New payment-link configuration"] [name="protocol"]', "simulated");
     await click('form[aria-label="New payment-link configuration"] button[type=submit]');
     await waitForText(page, "pqr-configs .link table", "/sim/link/p/dash-shop");
+    const row = "pqr-configs .link tbody tr:last-child";
+    expect(await textOf(page, row)).toContain("simulated");
+    expect(await textOf(page, row)).not.toContain("service default");
+    // Edited back to the service default: the configuration names no adapter again, and says which one applies.
+    await click(`${row} button`);
+    await page.waitForSelector('form[aria-label="Edit Dash link"]');
+    expect(
+      await page.$eval('form[aria-label="Edit Dash link"] [name="protocol"]', (e) => (e as HTMLSelectElement).value),
+    ).toBe("simulated");
+    await page.select('form[aria-label="Edit Dash link"] [name="protocol"]', "");
+    await click('form[aria-label="Edit Dash link"] button[type=submit]');
+    await waitForText(page, row, "(service default)");
+    const { linkConfigs } = await t.admin<{
+      linkConfigs: { name: string; protocol: string; protocolSetting: string | null }[];
+    }>("{ linkConfigs { name protocol protocolSetting } }");
+    expect(linkConfigs.find((l) => l.name === "Dash link")).toMatchObject({ protocolSetting: null });
     await screenshot(page, "configs-desktop");
 
     await open("#/keys");
@@ -192,10 +213,27 @@ describe("dashboard in real headless Chromium", () => {
     await waitForText(page, ".delivery-log table", "payment.completed");
     expect(await textOf(page, ".delivery-log table")).toMatch(/204/);
     expect(await textOf(page, ".delivery-log table")).toMatch(/\d+ ms/);
+    // One attempt opened: what was sent (its body, headers with the signature hidden) and what came back.
+    await click(".delivery-log tbody tr:first-child details > summary");
+    await click(".delivery-log tbody tr:first-child details.attempt > summary");
+    const exchange = await textOf(page, ".delivery-log tbody tr:first-child dl.exchange");
+    expect(exchange).toContain("Request body");
+    expect(exchange).toContain('"type":"payment.');
+    expect(exchange).toMatch(/x-signature: \[redacted\]/);
+    expect(exchange).toMatch(/Response status\s*204/);
+    const created = await textOf(page, ".delivery-log tbody tr:first-child td:nth-child(8)");
     const before = (await (await fetch(`${t.url}/sim/inbox`)).json()) as unknown[];
     await click(".delivery-log tbody tr:first-child button");
     await waitForText(page, "#announcer", "Redelivery");
     await expect(waitForInbox(t.url, before.length + 1)).resolves.toBe(true);
+    // Redelivered: the delivery keeps its creation time and says when it was sent again.
+    await open("#/transactions");
+    // The last page's message does not follow to the next one.
+    expect(await textOf(page, "#announcer")).toBe("");
+    await open("#/webhooks");
+    await click("pqr-webhooks .row-actions button:nth-child(3)");
+    await waitForText(page, ".delivery-log tbody tr:first-child", "redelivered");
+    expect(await textOf(page, ".delivery-log tbody tr:first-child td:nth-child(8)")).toContain(created);
     await click("pqr-webhooks .row-actions button:nth-child(2)");
     await waitForText(page, ".created-slot h3", "New signing secret");
     await click("pqr-webhooks .row-actions button:nth-child(1)");

@@ -57,6 +57,8 @@ describe("network md5 client against the simulator", () => {
       currency: "USD",
       acknowledgedDateMs: NOW.getTime(),
       createdDateMs: expect.any(Number),
+      // The paying bank's reference, kept for reconciliation (the export's external_ref column).
+      externalRef: expect.stringMatching(/^100FT\d+$/),
     });
     if (result.kind === "paid") expect(result.createdDateMs).toBeLessThan(NOW.getTime());
   });

@@ -2,10 +2,11 @@
 //   import { watchTransaction } from "https://<service>/checkout/checkout.js";
 //   const w = watchTransaction({ url: "https://<service>", transactionId, clientToken }, (state) => …);
 //   <payment-qr-checkout url="https://<service>" transaction-id="txn_…" client-token="ct_…"></payment-qr-checkout>
-// It reads only the checkout view (status, amount, currency, QR, expiry, receipt, scanned, merchant name, deeplink)
-// and the status changes of the graphql-ws subscription. No framework, no build step.
+// It reads only the checkout view (status, amount, currency, QR, expiry, receipt, scanned, merchant name, deeplink,
+// paid time, upstream reference) and the status changes of the graphql-ws subscription. No framework, no build step.
 import { createClient } from "./vendor/graphql-ws/client.js";
 import { formatMoney } from "./money.js";
+import { LANGUAGES, STRINGS, formatDateTime, initialLanguage, storeLanguage, t } from "./i18n.js";
 
 export const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 
@@ -16,26 +17,46 @@ const SUBSCRIPTION = `subscription($id: ID!, $last: ID) {
 const serviceBase = (url) => String(url ?? new URL("..", import.meta.url).href).replace(/\/+$/, "");
 
 /**
- * Follows one transaction. `onUpdate(state)` runs with the whole checkout view each time something changes;
- * `state.connection` is "connecting", "live" or "reconnecting". A socket that drops is reopened with
- * `lastEventId`, so the changes it missed are replayed. Returns `{ stop(), state }`.
+ * Follows one transaction. `onUpdate(state)` runs with the whole checkout view each time something changes —
+ * the first time once the view has been read, so a first event that arrives before it (the subscription sends the
+ * current state first: PENDING or CHECKOUT) never paints a half-empty screen. `state.connection` is "connecting",
+ * "live" or "reconnecting". A final event is completed with a fresh read of the view (its paid time and reference)
+ * before it is shown. A socket that drops is reopened with `lastEventId`, so the changes it missed are replayed.
+ * Returns `{ stop(), state }`.
  */
 export function watchTransaction({ url, transactionId, clientToken }, onUpdate) {
   const base = serviceBase(url);
   let state = { transactionId, connection: "connecting" };
   let lastEventId;
   let client = null;
-  let stopped = false;
+  let closed = false;
+  let disposed = false;
+  let ready = false;
   let failures = 0;
   let timer = null;
   let sawEvent = false;
+  let finishing = false;
 
   const publish = (patch) => {
+    if (disposed) return;
     // Never back out of a final state: a late or replayed answer cannot undo it.
     if (TERMINAL.includes(state.status) && patch.status !== undefined && patch.status !== state.status) return;
     state = { ...state, ...patch };
-    onUpdate({ ...state });
+    if (ready) onUpdate({ ...state });
   };
+
+  /**
+   * A view read joined with what the events said: once an event was seen its status is the newer word (the view
+   * may have been read just before it); what only the view carries is kept once known.
+   */
+  const withView = (view) => ({
+    ...view,
+    status: sawEvent && state.status !== undefined ? state.status : view.status,
+    receiptUrl: state.receiptUrl ?? view.receiptUrl ?? null,
+    scanned: Boolean(state.scanned || view.scanned),
+    paidAt: state.paidAt ?? view.paidAt ?? null,
+    reference: state.reference ?? view.reference ?? null,
+  });
 
   async function loadView() {
     const res = await fetch(`${base}/checkout/view/${encodeURIComponent(transactionId)}`, {
@@ -82,8 +103,8 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
           const patch = { status: e.transaction.status, lastEvent: { id: e.id, type: e.type } };
           if (e.transaction.receiptUrl) patch.receiptUrl = e.transaction.receiptUrl;
           if (e.type === "payment.scanned") patch.scanned = true;
+          if (TERMINAL.includes(patch.status) && !TERMINAL.includes(state.status)) return finish(patch);
           publish(patch);
-          if (TERMINAL.includes(state.status)) stop();
         },
         error: () => reconnect(),
         complete: () => {
@@ -93,56 +114,72 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
     );
   }
 
+  /** The final event, shown with what only the view tells (paid time, reference); the event alone if it fails. */
+  function finish(patch) {
+    // The stream ends with its final event: nothing more to follow.
+    if (finishing) return;
+    finishing = true;
+    close();
+    loadView().then(
+      (view) => publish({ ...withView(view), ...patch }),
+      () => publish(patch),
+    );
+  }
+
   function reconnect() {
-    if (stopped) return;
+    if (closed) return;
     client?.dispose();
     client = null;
     publish({ connection: "reconnecting" });
     const delay = Math.min(5000, 200 * 2 ** failures++);
     timer = setTimeout(async () => {
       timer = null;
-      if (stopped) return;
+      if (closed) return;
       // With an event id the subscription replays what was missed; without one, read the view again.
-      if (!sawEvent) await loadView().then(publish, () => undefined);
-      if (!stopped && !TERMINAL.includes(state.status)) subscribe();
+      if (!sawEvent)
+        await loadView().then(
+          (view) => publish(withView(view)),
+          () => undefined,
+        );
+      if (closed) return;
+      if (TERMINAL.includes(state.status)) close();
+      else subscribe();
     }, delay);
   }
 
-  function stop() {
-    stopped = true;
+  function close() {
+    closed = true;
     if (timer !== null) clearTimeout(timer);
     client?.dispose();
     client = null;
   }
 
-  // Subscribe first, then read the view: a change between the two is not lost (the event wins; see publish).
+  // Subscribe first, then read the view: a change between the two is not lost (the event wins; see withView).
   subscribe();
   loadView().then(
     (view) => {
-      if (stopped && !TERMINAL.includes(view.status)) return;
-      publish(sawEvent ? { ...view, status: state.status, receiptUrl: state.receiptUrl ?? view.receiptUrl } : view);
-      if (TERMINAL.includes(state.status)) stop();
+      ready = true;
+      publish(withView(view));
+      if (TERMINAL.includes(state.status)) close();
     },
     (err) => {
+      ready = true;
       publish({ error: err.message, errorStatus: err.status });
-      stop();
+      close();
     },
   );
   return {
-    stop,
+    stop() {
+      disposed = true;
+      close();
+    },
     get state() {
       return { ...state };
     },
   };
 }
 
-const LABEL = {
-  PENDING: "Waiting for payment",
-  CHECKOUT: "Waiting for payment",
-  SUCCESS: "Paid",
-  FAILED: "Payment failed",
-  EXPIRED: "Expired",
-};
+const SVG = "http://www.w3.org/2000/svg";
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -151,9 +188,67 @@ const el = (tag, cls, text) => {
   return e;
 };
 
+const svg = (tag, attrs, children = []) => {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  e.append(...children);
+  return e;
+};
+
 const safeHttp = (u) => (typeof u === "string" && /^https?:\/\//i.test(u) ? u : null);
 
-/** `<payment-qr-checkout url transaction-id client-token>`: the whole checkout, live. */
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * The link back to the shop after a final state, from the view's `returnUrl` when it has one: https, or http on
+ * this machine's loopback (a shop in development); anything else (javascript:, data:, plain http) is not shown.
+ */
+export function safeReturnUrl(u) {
+  if (typeof u !== "string") return null;
+  try {
+    const url = new URL(u);
+    if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.test(url.hostname))) return url.href;
+  } catch {
+    /* not a URL */
+  }
+  return null;
+}
+
+/**
+ * The KHQR currency mark laid over the centre of the QR, as the national card draws it (src/qr/card.ts): a white
+ * ring and a black disc with the currency's sign. In the QR's own units (viewBox 100 = the image's width): a ring
+ * 13 wide covers about 1.3 % of the symbol, well within what level H (30 %) recovers.
+ */
+function currencyMark() {
+  const sign = svg("text", { x: 50, y: 50, "text-anchor": "middle", "dominant-baseline": "central" });
+  return svg("svg", { class: "pqc-mark", viewBox: "0 0 100 100", "aria-hidden": "true", focusable: "false" }, [
+    svg("circle", { cx: 50, cy: 50, r: 6.5, fill: "#fff" }),
+    svg("circle", { cx: 50, cy: 50, r: 5.2, fill: "#000" }),
+    sign,
+  ]);
+}
+
+/** The final screens' signs: a tick (paid), a cross (failed), a clock (expired). */
+const ICONS = {
+  SUCCESS: ["M7 12.5l3.2 3.2L17 9"],
+  FAILED: ["M8.5 8.5l7 7", "M15.5 8.5l-7 7"],
+  EXPIRED: ["M12 7v5l3.2 2"],
+};
+
+function resultIcon(status) {
+  return svg("svg", { class: "pqc-icon", viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" }, [
+    svg("circle", { cx: 12, cy: 12, r: 10.5 }),
+    ...(ICONS[status] ?? []).map((d) => svg("path", { d })),
+  ]);
+}
+
+const STATUS_TEXT = { PENDING: "waiting", CHECKOUT: "waiting", SUCCESS: "paid", FAILED: "failed", EXPIRED: "expired" };
+const FINAL_NOTE = { SUCCESS: "paidNote", FAILED: "failedNote", EXPIRED: "expiredNote" };
+
+/**
+ * `<payment-qr-checkout url transaction-id client-token>`: the whole checkout as the national KHQR card (red
+ * header, merchant, amount, dashed line, QR with the currency mark), live, in Khmer or English.
+ */
 export class PaymentQrCheckout extends HTMLElement {
   static get observedAttributes() {
     return ["url", "transaction-id", "client-token"];
@@ -178,6 +273,7 @@ export class PaymentQrCheckout extends HTMLElement {
     const transactionId = this.getAttribute("transaction-id");
     const clientToken = this.getAttribute("client-token");
     if (!transactionId || !clientToken) return;
+    this.language ??= initialLanguage();
     this.build();
     const url = this.getAttribute("url") ?? undefined;
     this.watch = watchTransaction({ url, transactionId, clientToken }, (s) => this.render(s));
@@ -192,67 +288,189 @@ export class PaymentQrCheckout extends HTMLElement {
       css.dataset.pqc = "";
       this.append(css);
     }
-    this.parts = {
+    const p = (this.parts = {
       box: el("section", "pqc"),
+      languages: el("div", "pqc-lang"),
+      card: el("div", "pqc-card"),
+      head: el("div", "pqc-head"),
       merchant: el("h1", "pqc-merchant"),
       amount: el("p", "pqc-amount"),
+      amountValue: el("span", "pqc-amount-value"),
+      currency: el("span", "pqc-currency"),
+      divider: el("div", "pqc-divider"),
+      body: el("div", "pqc-body"),
+      qrBox: el("div", "pqc-qr-box"),
       qr: el("img", "pqc-qr"),
-      status: el("p", "pqc-status", "Loading…"),
+      mark: currencyMark(),
+      icon: el("div", "pqc-result"),
+      status: el("p", "pqc-status"),
+      note: el("p", "pqc-note"),
       countdown: el("p", "pqc-countdown"),
-      deeplink: el("a", "pqc-deeplink", "Open in your banking app"),
-      receipt: el("a", "pqc-receipt", "View receipt"),
-    };
-    const p = this.parts;
-    p.qr.alt = "Payment QR code";
+      details: el("dl", "pqc-details"),
+      deeplink: el("a", "pqc-deeplink"),
+      receipt: el("a", "pqc-receipt"),
+      // The link back to the shop after the final state: shown from the view's `returnUrl` when it carries one.
+      back: el("a", "pqc-back"),
+      buttons: {},
+      terms: {},
+      values: {},
+    });
+    p.languages.setAttribute("role", "group");
+    for (const language of LANGUAGES) {
+      const b = el("button", "pqc-lang-option", STRINGS[language].languageName);
+      b.type = "button";
+      b.lang = language;
+      b.dataset.language = language;
+      b.addEventListener("click", () => this.setLanguage(language));
+      p.buttons[language] = b;
+      p.languages.append(b);
+    }
+    p.head.append(el("span", "pqc-wordmark", "KHQR"));
+    p.amount.append(p.amountValue, " ", p.currency);
+    p.divider.setAttribute("role", "presentation");
     p.qr.width = 280;
     p.qr.height = 280;
+    p.qr.hidden = true;
+    p.qrBox.hidden = true;
+    p.qrBox.append(p.qr, p.mark);
+    p.icon.hidden = true;
     p.status.setAttribute("role", "status");
     p.status.setAttribute("aria-live", "polite");
-    p.receipt.target = "_blank";
-    p.receipt.rel = "noopener noreferrer";
+    for (const key of ["amount", "paidAt", "reference"]) {
+      const row = el("div", `pqc-detail pqc-detail-${key}`);
+      p.terms[key] = el("dt");
+      p.values[key] = el("dd");
+      row.append(p.terms[key], p.values[key]);
+      p.details.append(row);
+    }
+    p.details.hidden = true;
+    for (const a of [p.receipt, p.back]) {
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+    }
+    p.back.target = "_top";
     p.deeplink.hidden = true;
     p.receipt.hidden = true;
-    p.box.append(p.merchant, p.amount, p.qr, p.status, p.countdown, p.deeplink, p.receipt);
+    p.back.hidden = true;
+    p.body.append(p.qrBox, p.icon, p.status, p.note, p.countdown, p.details, p.deeplink, p.receipt, p.back);
+    p.card.append(p.head, p.merchant, p.amount, p.divider, p.body);
+    p.box.append(p.languages, p.card);
     this.replaceChildren(...[...this.querySelectorAll("link[data-pqc]")], p.box);
+    this.applyLanguage();
+  }
+
+  /** The switch: the page's words change at once, and the choice is kept for the next visit on this browser. */
+  setLanguage(language) {
+    if (!LANGUAGES.includes(language) || language === this.language) return;
+    this.language = language;
+    storeLanguage(language);
+    this.applyLanguage();
+    if (this.state) this.render(this.state);
+  }
+
+  applyLanguage() {
+    const p = this.parts;
+    const say = (key, vars) => t(this.language, key, vars);
+    p.box.lang = this.language;
+    this.dataset.language = this.language;
+    p.languages.setAttribute("aria-label", say("languageSwitch"));
+    for (const [language, b] of Object.entries(p.buttons))
+      b.setAttribute("aria-pressed", String(language === this.language));
+    p.qr.alt = say("qrAlt");
+    p.deeplink.textContent = say("openApp");
+    p.receipt.textContent = say("viewReceipt");
+    p.back.textContent = say("backToShop");
+    p.terms.amount.textContent = say("amountLabel");
+    p.terms.paidAt.textContent = say("paidAtLabel");
+    p.terms.reference.textContent = say("referenceLabel");
+    if (!this.state) p.status.textContent = say("loading");
+    this.dispatchEvent(new CustomEvent("pqc-change", { bubbles: true, detail: this.summary() }));
+  }
+
+  summary() {
+    return {
+      language: this.language,
+      status: this.state?.status ?? null,
+      merchantName: this.state?.merchantName ?? "",
+    };
   }
 
   render(s) {
     const p = this.parts;
+    const say = (key, vars) => t(this.language, key, vars);
     this.state = s;
     this.dataset.status = s.status ?? "";
     this.dataset.connection = s.connection ?? "";
     if (s.lastEvent) this.dataset.lastEvent = s.lastEvent.type;
     if (s.error) {
-      p.status.textContent =
-        s.errorStatus === 401 || s.errorStatus === 404 ? "This payment link is not valid" : s.error;
+      p.status.textContent = s.errorStatus === 401 || s.errorStatus === 404 ? say("linkInvalid") : say("loadFailed");
+      p.status.title = s.error;
+      p.box.dataset.status = "ERROR";
       this.dataset.status = "ERROR";
+      p.qr.hidden = p.qrBox.hidden = true;
       return;
     }
     if (s.merchantName !== undefined) p.merchant.textContent = s.merchantName;
-    if (s.amount !== undefined) p.amount.textContent = formatMoney(s.amount, s.currency);
+    const money = s.amount !== undefined ? formatMoney(s.amount, s.currency) : "";
+    const cut = money.lastIndexOf(" ");
+    p.amountValue.textContent = cut > 0 ? money.slice(0, cut) : money;
+    p.currency.textContent = cut > 0 ? money.slice(cut + 1) : "";
+    const sign = p.mark.querySelector("text");
+    sign.textContent = s.currency === "KHR" ? "៛" : "$";
+    sign.dataset.currency = s.currency ?? "";
     if (s.qrImage && p.qr.getAttribute("src") !== s.qrImage) p.qr.src = s.qrImage;
     const final = TERMINAL.includes(s.status);
     p.box.dataset.status = s.status ?? "";
-    p.qr.hidden = final || !s.qrImage;
-    let text = LABEL[s.status] ?? "Loading…";
-    if (!final && s.scanned) text = "Scanned — confirm the payment in your app";
-    if (!final && s.connection === "reconnecting") text += " (reconnecting…)";
+    p.qr.hidden = p.qrBox.hidden = final || !s.qrImage;
+    if (final && p.icon.dataset.status !== s.status) {
+      p.icon.replaceChildren(resultIcon(s.status));
+      p.icon.dataset.status = s.status;
+    }
+    p.icon.hidden = !final;
+    let text = STATUS_TEXT[s.status] ? say(STATUS_TEXT[s.status]) : say("loading");
+    if (!final && s.scanned) text = say("scanned");
+    if (!final && s.connection === "reconnecting") text += ` ${say("reconnecting")}`;
     p.status.textContent = text;
+    p.note.textContent = final ? say(FINAL_NOTE[s.status]) : s.scanned || !s.qrImage ? "" : say("scanHint");
+    this.renderDetails(s);
     const deeplink = !final ? s.deeplink : null;
     p.deeplink.hidden = !deeplink;
     if (deeplink) p.deeplink.href = deeplink;
     const receipt = s.status === "SUCCESS" ? safeHttp(s.receiptUrl) : null;
     p.receipt.hidden = !receipt;
     if (receipt) p.receipt.href = receipt;
+    const back = final ? safeReturnUrl(s.returnUrl) : null;
+    p.back.hidden = !back;
+    if (back) p.back.href = back;
     this.tick();
+    this.dispatchEvent(new CustomEvent("pqc-change", { bubbles: true, detail: this.summary() }));
+  }
+
+  /** Paid: the amount, when (Phnom Penh time, with the date) and the bank's or gateway's reference. */
+  renderDetails(s) {
+    const p = this.parts;
+    const paid = s.status === "SUCCESS";
+    p.details.hidden = !paid;
+    if (!paid) return;
+    p.values.amount.textContent = s.amount !== undefined ? formatMoney(s.amount, s.currency) : "";
+    const when = s.paidAt ? formatDateTime(s.paidAt, this.language) : "";
+    p.values.paidAt.replaceChildren(
+      el("time", "pqc-paid-at", when),
+      ...(when ? [el("span", "pqc-zone", t(this.language, "timeZoneNote"))] : []),
+    );
+    if (s.paidAt) p.values.paidAt.firstChild.dateTime = s.paidAt;
+    p.values.paidAt.parentElement.hidden = !when;
+    p.values.reference.textContent = s.reference ?? "";
+    p.values.reference.parentElement.hidden = !s.reference;
   }
 
   tick() {
     const s = this.state;
     const p = this.parts;
     if (!s || !p || !s.expiredAt) return;
-    if (TERMINAL.includes(s.status)) {
+    if (TERMINAL.includes(s.status) || s.error) {
       p.countdown.textContent = "";
+      delete p.countdown.dataset.seconds;
       clearInterval(this.ticker);
       return;
     }
@@ -260,7 +478,7 @@ export class PaymentQrCheckout extends HTMLElement {
     const [h, m, sec] = [Math.floor(left / 3600), Math.floor(left / 60) % 60, left % 60];
     const two = (n) => String(n).padStart(2, "0");
     const clock = h > 0 ? `${h}:${two(m)}:${two(sec)}` : `${m}:${two(sec)}`;
-    p.countdown.textContent = left > 0 ? `Expires in ${clock}` : "Time is up — checking…";
+    p.countdown.textContent = left > 0 ? t(this.language, "expiresIn", { clock }) : t(this.language, "timeUp");
     p.countdown.dataset.seconds = String(left);
   }
 }

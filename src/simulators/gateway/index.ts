@@ -98,47 +98,7 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
   api.use(express.json({ limit: "64kb" }));
   api.use((_req, res, next) => applyFault(state, res, next));
 
-  api.post("/api/payment-gateway/v1/payments/generate-qr", async (req, res) => {
-    state.calls.generate++;
-    if (state.fault.mode === "domain-not-whitelisted")
-      return refuse(res, { http: 200, code: "6", message: "Your domain is not whitelisted." });
-    const body = isRecord(req.body) ? req.body : {};
-    const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
-    if (apiKey === undefined) return refuse(res, { http: 403, code: "96", message: "Invalid merchant data" });
-    const wrongHash = verifyGenerateHash(body, apiKey);
-    if (wrongHash) return refuse(res, wrongHash);
-    const order = checkGenerateRequest(body);
-    if ("code" in order) return refuse(res, order);
-    const key = `${order.merchantId}/${order.tranId}`;
-    if (state.transactions.has(key))
-      return refuse(res, { http: 400, code: "403", message: "Duplicated Transaction ID" });
-
-    const qrString = options.makeQr(order.amount, order.currency);
-    const qrImage = await QRCode.toDataURL(qrString, pngOptions());
-    const createdAt = clock();
-    state.transactions.set(key, {
-      merchantId: order.merchantId,
-      tranId: order.tranId,
-      amount: order.amount,
-      currency: order.currency,
-      qrString,
-      status: "PENDING",
-      apv: "",
-      createdAt,
-      expiresAt: new Date(createdAt.getTime() + order.lifetimeMinutes * 60_000),
-      callbackUrl: order.callbackUrl,
-    });
-    res.json({
-      status: { code: "0", message: "Success.", trace_id: randomUUID() },
-      amount: Number(order.amount),
-      currency: order.currency,
-      qrString,
-      qrImage,
-      abapay_deeplink: `abamobilebank://ababank.com?type=payway&qrcode=${encodeURIComponent(qrString)}`,
-      app_store: APP_STORE,
-      play_store: PLAY_STORE,
-    });
-  });
+  api.post("/api/payment-gateway/v1/payments/generate-qr", (req, res) => generateQr(state, options, clock, req, res));
 
   // Any age, but 10 requests a minute per merchant (then HTTP 429, status 429).
   api.post("/api/payment-gateway/v1/payments/transaction-detail", (req, res) => {
@@ -184,6 +144,54 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions): Gatewa
   });
 
   return { api, controls: createControls(state, clock, registerMerchant), registerMerchant, state };
+}
+
+/** generate-qr: a signed request from a registered merchant → a pending transaction and its QR (string and PNG). */
+async function generateQr(
+  state: GatewaySimulatorState,
+  options: GatewaySimulatorOptions,
+  clock: () => Date,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  state.calls.generate++;
+  if (state.fault.mode === "domain-not-whitelisted")
+    return refuse(res, { http: 200, code: "6", message: "Your domain is not whitelisted." });
+  const body = isRecord(req.body) ? req.body : {};
+  const apiKey = typeof body.merchant_id === "string" ? state.merchants.get(body.merchant_id) : undefined;
+  if (apiKey === undefined) return refuse(res, { http: 403, code: "96", message: "Invalid merchant data" });
+  const wrongHash = verifyGenerateHash(body, apiKey);
+  if (wrongHash) return refuse(res, wrongHash);
+  const order = checkGenerateRequest(body);
+  if ("code" in order) return refuse(res, order);
+  const key = `${order.merchantId}/${order.tranId}`;
+  if (state.transactions.has(key)) return refuse(res, { http: 400, code: "403", message: "Duplicated Transaction ID" });
+
+  const qrString = options.makeQr(order.amount, order.currency);
+  const qrImage = await QRCode.toDataURL(qrString, pngOptions());
+  const createdAt = clock();
+  state.transactions.set(key, {
+    merchantId: order.merchantId,
+    tranId: order.tranId,
+    amount: order.amount,
+    currency: order.currency,
+    qrString,
+    status: "PENDING",
+    apv: "",
+    createdAt,
+    expiresAt: new Date(createdAt.getTime() + order.lifetimeMinutes * 60_000),
+    callbackUrl: order.callbackUrl,
+  });
+  res.json({
+    status: { code: "0", message: "Success.", trace_id: randomUUID() },
+    amount: Number(order.amount),
+    currency: order.currency,
+    qrString,
+    qrImage,
+    abapay_deeplink: `abamobilebank://ababank.com?type=payway&qrcode=${encodeURIComponent(qrString)}`,
+    app_store: APP_STORE,
+    play_store: PLAY_STORE,
+  });
 }
 
 function createControls(

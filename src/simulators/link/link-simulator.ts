@@ -44,14 +44,32 @@ const CURRENCIES: Record<string, { code: LinkCurrency; iso: "KHR" | "USD" }> = {
   "840": { code: 840, iso: "USD" },
 };
 
+/** What the page's routes and the controls share. */
+interface SimContext {
+  options: LinkSimulatorOptions;
+  store: LinkClientStore;
+  state: LinkSimulator["state"];
+  json: express.RequestHandler;
+  newClientId: () => string;
+  pollMs: number;
+}
+
 export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulator {
   const clock = options.clock ?? Date.now;
-  const newClientId = options.newClientId ?? (() => `cl_${randomBytes(10).toString("hex")}`);
-  const pollMs = options.pollIntervalMs ?? 1000;
-  const store = new LinkClientStore(clock, options.retentionMs ?? 3_600_000, options.maxClients ?? 10_000);
-  const json = express.json({ limit: "16kb" });
-  const state: LinkSimulator["state"] = { fault: { mode: "ok", slowMs: 1000, variant: "text" }, embeds: [] };
+  const ctx: SimContext = {
+    options,
+    store: new LinkClientStore(clock, options.retentionMs ?? 3_600_000, options.maxClients ?? 10_000),
+    state: { fault: { mode: "ok", slowMs: 1000, variant: "text" }, embeds: [] },
+    json: express.json({ limit: "16kb" }),
+    newClientId: options.newClientId ?? (() => `cl_${randomBytes(10).toString("hex")}`),
+    pollMs: options.pollIntervalMs ?? 1000,
+  };
+  return { router: pageRouter(ctx), controls: controlRouter(ctx), state: ctx.state };
+}
 
+/** The hosted page, its API (request_qr, resume, status) and the receipts. */
+function pageRouter(ctx: SimContext): express.Router {
+  const { store, state, json } = ctx;
   const router = express.Router();
   router.use([`${BASE}/p`, `${BASE}/api`], (req, res, next) => void applyFault(state.fault, req, res, next));
   router.get(`${BASE}/p/:slug`, (req, res) => {
@@ -71,7 +89,7 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
           slug,
           currency: currency.iso,
           apiBase: `${BASE}/api`,
-          pollMs,
+          pollMs: ctx.pollMs,
           amount,
           clientId,
           embeds: state.embeds,
@@ -80,41 +98,16 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
       );
   });
 
-  router.post(`${BASE}/api/request_qr`, json, (req, res) => {
-    const body = objectBody(req, res);
-    if (!body) return;
-    const problems: Detail[] = [];
-    const amount = typeof body.amount === "string" ? body.amount : "";
-    if (!AMOUNT_RE.test(amount) || Number(amount) <= 0)
-      problems.push({ field: "amount", message: "a positive decimal string with at most 2 decimals" });
-    const currency = CURRENCIES[String(body.currency ?? "")];
-    if (!currency) problems.push({ field: "currency", message: "KHR or USD" });
-    if (typeof body.slug !== "string" || body.slug.length === 0 || body.slug.length > 100)
-      problems.push({ field: "slug", message: "required" });
-    const requestId = checkRequestId(body.requestId, problems);
-    if (problems.length > 0 || !currency) return badInput(res, problems);
-    const client = store.create(
-      {
-        clientId: newClientId(),
-        slug: String(body.slug),
-        amount,
-        currency: currency.code,
-        qr: options.makeQr(amount, currency.code),
-        origin: `${req.protocol}://${req.get("host")}`,
-      },
-      requestId,
-    );
-    res.json({ ...sessionView(client), requestId });
-  });
+  router.post(`${BASE}/api/request_qr`, json, (req, res) => requestQr(ctx, req, res));
 
   router.post(`${BASE}/api/resume`, json, (req, res) => {
-    const found = pollTarget(req, res);
+    const found = pollTarget(store, req, res);
     if (!found) return;
     res.json({ ...sessionView(found.client), requestId: found.requestId });
   });
 
   router.post(`${BASE}/api/status`, json, (req, res) => {
-    const found = pollTarget(req, res);
+    const found = pollTarget(store, req, res);
     if (!found) return;
     const { client, requestId } = found;
     res.json({
@@ -134,28 +127,65 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     res.type("html").send(renderReceiptPage(client, new Date(client.approvedAt).toISOString()));
   });
   router.use(BASE, simErrorHandler);
+  return router;
+}
 
-  /** Shared by status and resume: validates, counts the poll, refuses replays and broken clients. */
-  function pollTarget(req: Request, res: Response): { client: LinkClient; requestId: string } | undefined {
-    const body = objectBody(req, res);
-    if (!body) return undefined;
-    const problems: Detail[] = [];
-    const clientId = typeof body.clientId === "string" && body.clientId.length > 0 ? body.clientId : "";
-    if (!clientId) problems.push({ field: "clientId", message: "required" });
-    const requestId = checkRequestId(body.requestId, problems);
-    if (problems.length > 0) return void badInput(res, problems);
-    const client = store.get(clientId);
-    if (!client) return void sendError(res, 404, "NOT_FOUND", `no payment-link client ${clientId}`);
-    store.notePoll(client);
-    if (!store.noteRequestId(client, requestId)) {
-      return void badInput(res, [
-        { field: "requestId", message: "already used: every request needs a fresh identifier" },
-      ]);
-    }
-    if (client.broken) return void sendError(res, 500, "INTERNAL", "simulated page failure");
-    return { client, requestId };
+/** POST request_qr: a new client with its QR for a checked amount, currency, slug and request id. */
+function requestQr(ctx: SimContext, req: Request, res: Response): void {
+  const body = objectBody(req, res);
+  if (!body) return;
+  const problems: Detail[] = [];
+  const amount = typeof body.amount === "string" ? body.amount : "";
+  if (!AMOUNT_RE.test(amount) || Number(amount) <= 0)
+    problems.push({ field: "amount", message: "a positive decimal string with at most 2 decimals" });
+  const currency = CURRENCIES[String(body.currency ?? "")];
+  if (!currency) problems.push({ field: "currency", message: "KHR or USD" });
+  if (typeof body.slug !== "string" || body.slug.length === 0 || body.slug.length > 100)
+    problems.push({ field: "slug", message: "required" });
+  const requestId = checkRequestId(body.requestId, problems);
+  if (problems.length > 0 || !currency) return badInput(res, problems);
+  const client = ctx.store.create(
+    {
+      clientId: ctx.newClientId(),
+      slug: String(body.slug),
+      amount,
+      currency: currency.code,
+      qr: ctx.options.makeQr(amount, currency.code),
+      origin: `${req.protocol}://${req.get("host")}`,
+    },
+    requestId,
+  );
+  res.json({ ...sessionView(client), requestId });
+}
+
+/** Shared by status and resume: validates, counts the poll, refuses replays and broken clients. */
+function pollTarget(
+  store: LinkClientStore,
+  req: Request,
+  res: Response,
+): { client: LinkClient; requestId: string } | undefined {
+  const body = objectBody(req, res);
+  if (!body) return undefined;
+  const problems: Detail[] = [];
+  const clientId = typeof body.clientId === "string" && body.clientId.length > 0 ? body.clientId : "";
+  if (!clientId) problems.push({ field: "clientId", message: "required" });
+  const requestId = checkRequestId(body.requestId, problems);
+  if (problems.length > 0) return void badInput(res, problems);
+  const client = store.get(clientId);
+  if (!client) return void sendError(res, 404, "NOT_FOUND", `no payment-link client ${clientId}`);
+  store.notePoll(client);
+  if (!store.noteRequestId(client, requestId)) {
+    return void badInput(res, [
+      { field: "requestId", message: "already used: every request needs a fresh identifier" },
+    ]);
   }
+  if (client.broken) return void sendError(res, 500, "INTERNAL", "simulated page failure");
+  return { client, requestId };
+}
 
+/** The test/demo controls: the payer's actions, a broken client, inspection, faults and embeds. */
+function controlRouter(ctx: SimContext): express.Router {
+  const { store, state, json } = ctx;
   const controls = express.Router();
   const control = (apply: (clientId: string) => ControlResult) => (req: Request, res: Response) => {
     const body = objectBody(req, res);
@@ -205,8 +235,7 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
     res.json({ embeds: state.embeds });
   });
   controls.use(BASE, simErrorHandler);
-
-  return { router, controls, state };
+  return controls;
 }
 
 /** down: the site answers 503; garbage: 200 with a body that is not the page or its API's JSON; slow: late answers. */

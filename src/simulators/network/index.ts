@@ -31,7 +31,7 @@ export interface NetworkSimulatorOptions {
   clock?: () => Date;
   /** The e-mail registered for renew_token (default renewals@merchant.example). */
   email?: string;
-  /** Looks up the payee facts of an md5 we issued; the demo module wires it to the transaction table. */
+  /** Looks up the payee facts of an md5 we issued; the demo wires it to its transaction store. */
   describe?: (md5: string) => NetworkPaymentFacts | undefined | Promise<NetworkPaymentFacts | undefined>;
 }
 
@@ -155,31 +155,7 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
     });
   });
 
-  api.post("/v1/check_transaction_by_md5_list", (req, res) => {
-    if (state.fault.mode === "md5list-forbidden") {
-      state.calls.md5ListRefused++;
-      res.status(403).type("text/html").send(NGINX_403);
-      return;
-    }
-    state.calls.md5List++;
-    const list: unknown = req.body;
-    if (
-      !Array.isArray(list) ||
-      list.length === 0 ||
-      list.length > MAX_LIST ||
-      !list.every((m) => typeof m === "string")
-    ) {
-      return envelope(res, 400, 1, `The body must be a JSON array of 1 to ${MAX_LIST} md5 strings.`, 5, null);
-    }
-    state.listBatchSizes.push(list.length);
-    const items = (list as string[]).map((md5) => {
-      const tx = recorded(state, md5.toLowerCase(), clock);
-      if (!tx) return { md5, status: "NOT_FOUND", message: MSG_NOT_FOUND, data: null };
-      if (tx.status === "FAILED") return { md5, status: "FAILED", message: MSG_FAILED, data: null };
-      return { md5, status: "SUCCESS", message: MSG_FOUND, data: transactionData(tx) };
-    });
-    envelope(res, 200, 0, MSG_FOUND, null, items);
-  });
+  api.post("/v1/check_transaction_by_md5_list", (req, res) => checkList(state, clock, req, res));
 
   api.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
@@ -197,63 +173,7 @@ function createControls(
   const controls = express.Router();
   controls.use("/sim/network", express.json({ limit: "64kb" }));
 
-  controls.post("/sim/network/pay", async (req, res) => {
-    const details: FieldError[] = [];
-    const body = bodyRecord(req.body, details);
-    const md5 = requireString(body, "md5", details, MD5).toLowerCase();
-    const given = {
-      toAccountId: optionalString(body, "toAccountId", details),
-      amount: optionalString(body, "amount", details),
-      currency: optionalString(body, "currency", details),
-      description: optionalString(body, "description", details),
-      fromAccountId: optionalString(body, "fromAccountId", details),
-    };
-    // The network records (acknowledges) the payment this long after the payer sent it; until then it is not found.
-    const acknowledgeAfterMs = optionalMs(body, "acknowledgeAfterMs", details, 7 * 24 * 3600_000) ?? 0;
-    if (given.amount !== undefined && !AMOUNT.pattern.test(given.amount))
-      details.push({ field: "amount", message: AMOUNT.message });
-    if (given.currency !== undefined && !["USD", "KHR"].includes(given.currency)) {
-      details.push({ field: "currency", message: "must be USD or KHR" });
-    }
-    if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid pay request", details);
-
-    const known = await describe?.(md5);
-    const facts = {
-      toAccountId: given.toAccountId ?? known?.toAccountId,
-      amount: given.amount ?? known?.amount,
-      currency: given.currency ?? known?.currency,
-    };
-    const missing = Object.entries(facts).filter(([, v]) => v === undefined);
-    if (missing.length > 0) {
-      const message = "the simulator does not know this md5's payee; pass it in the body";
-      return sendControlError(
-        res,
-        "BAD_USER_INPUT",
-        message,
-        missing.map(([field]) => ({ field, message: "is required for an md5 the simulator cannot describe" })),
-      );
-    }
-    const existing = state.transactions.get(md5);
-    if (existing)
-      return sendControlError(res, "CONFLICT", `md5 is already ${existing.status === "SUCCESS" ? "paid" : "failed"}`);
-
-    const now = clock().getTime();
-    const tx: NetworkSimTransaction = {
-      md5,
-      status: "SUCCESS",
-      hash: randomBytes(32).toString("hex"),
-      fromAccountId: given.fromAccountId ?? PAYERS[randomInt(PAYERS.length)],
-      toAccountId: facts.toAccountId as string,
-      currency: facts.currency as string,
-      amount: facts.amount as string,
-      description: given.description ?? known?.description ?? "",
-      externalRef: `100FT${randomInt(10 ** 9, 10 ** 10)}`,
-      createdDateMs: now - randomInt(300, 1500),
-      acknowledgedDateMs: now + acknowledgeAfterMs,
-    };
-    state.transactions.set(md5, tx);
-    res.json({ md5, status: tx.status, transaction: transactionData(tx) });
-  });
+  controls.post("/sim/network/pay", (req, res) => pay(state, clock, describe, req, res));
 
   controls.post("/sim/network/fail", (req, res) => {
     const details: FieldError[] = [];
@@ -298,6 +218,98 @@ function createControls(
 
   controls.use("/sim/network", controlBodyErrors);
   return controls;
+}
+
+/** check_transaction_by_md5_list: a bare JSON array of 1 to 50 md5s, an item per md5 (403 in md5list-forbidden mode). */
+function checkList(state: NetworkSimulatorState, clock: () => Date, req: Request, res: Response): void {
+  if (state.fault.mode === "md5list-forbidden") {
+    state.calls.md5ListRefused++;
+    res.status(403).type("text/html").send(NGINX_403);
+    return;
+  }
+  state.calls.md5List++;
+  const list: unknown = req.body;
+  if (
+    !Array.isArray(list) ||
+    list.length === 0 ||
+    list.length > MAX_LIST ||
+    !list.every((m) => typeof m === "string")
+  ) {
+    return envelope(res, 400, 1, `The body must be a JSON array of 1 to ${MAX_LIST} md5 strings.`, 5, null);
+  }
+  state.listBatchSizes.push(list.length);
+  const items = (list as string[]).map((md5) => {
+    const tx = recorded(state, md5.toLowerCase(), clock);
+    if (!tx) return { md5, status: "NOT_FOUND", message: MSG_NOT_FOUND, data: null };
+    if (tx.status === "FAILED") return { md5, status: "FAILED", message: MSG_FAILED, data: null };
+    return { md5, status: "SUCCESS", message: MSG_FOUND, data: transactionData(tx) };
+  });
+  envelope(res, 200, 0, MSG_FOUND, null, items);
+}
+
+/** POST /sim/network/pay: the md5 is paid (the payee's facts from the body, else from what the QR was issued for). */
+async function pay(
+  state: NetworkSimulatorState,
+  clock: () => Date,
+  describe: NetworkSimulatorOptions["describe"],
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const details: FieldError[] = [];
+  const body = bodyRecord(req.body, details);
+  const md5 = requireString(body, "md5", details, MD5).toLowerCase();
+  const given = {
+    toAccountId: optionalString(body, "toAccountId", details),
+    amount: optionalString(body, "amount", details),
+    currency: optionalString(body, "currency", details),
+    description: optionalString(body, "description", details),
+    fromAccountId: optionalString(body, "fromAccountId", details),
+  };
+  // The network records (acknowledges) the payment this long after the payer sent it; until then it is not found.
+  const acknowledgeAfterMs = optionalMs(body, "acknowledgeAfterMs", details, 7 * 24 * 3600_000) ?? 0;
+  if (given.amount !== undefined && !AMOUNT.pattern.test(given.amount))
+    details.push({ field: "amount", message: AMOUNT.message });
+  if (given.currency !== undefined && !["USD", "KHR"].includes(given.currency)) {
+    details.push({ field: "currency", message: "must be USD or KHR" });
+  }
+  if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid pay request", details);
+
+  const known = await describe?.(md5);
+  const facts = {
+    toAccountId: given.toAccountId ?? known?.toAccountId,
+    amount: given.amount ?? known?.amount,
+    currency: given.currency ?? known?.currency,
+  };
+  const missing = Object.entries(facts).filter(([, v]) => v === undefined);
+  if (missing.length > 0) {
+    const message = "the simulator does not know this md5's payee; pass it in the body";
+    return sendControlError(
+      res,
+      "BAD_USER_INPUT",
+      message,
+      missing.map(([field]) => ({ field, message: "is required for an md5 the simulator cannot describe" })),
+    );
+  }
+  const existing = state.transactions.get(md5);
+  if (existing)
+    return sendControlError(res, "CONFLICT", `md5 is already ${existing.status === "SUCCESS" ? "paid" : "failed"}`);
+
+  const now = clock().getTime();
+  const tx: NetworkSimTransaction = {
+    md5,
+    status: "SUCCESS",
+    hash: randomBytes(32).toString("hex"),
+    fromAccountId: given.fromAccountId ?? PAYERS[randomInt(PAYERS.length)],
+    toAccountId: facts.toAccountId as string,
+    currency: facts.currency as string,
+    amount: facts.amount as string,
+    description: given.description ?? known?.description ?? "",
+    externalRef: `100FT${randomInt(10 ** 9, 10 ** 10)}`,
+    createdDateMs: now - randomInt(300, 1500),
+    acknowledgedDateMs: now + acknowledgeAfterMs,
+  };
+  state.transactions.set(md5, tx);
+  res.json({ md5, status: tx.status, transaction: transactionData(tx) });
 }
 
 const NGINX_403 =

@@ -4,8 +4,31 @@ import { announce, h, shortId, table, timeEl } from "./dom.js";
 
 export const DELIVERY_FIELDS =
   "id eventId eventType transactionId endpointId state attempts nextAttemptAt lastStatusCode lastError " +
-  "deliveredAt createdAt log { attemptedAt statusCode latencyMs error }";
+  "deliveredAt createdAt redeliveredAt requestBody log { attemptedAt statusCode latencyMs error " +
+  "requestHeaders responseHeaders responseBody responseTruncated }";
 const REDELIVER = `mutation($eventId: ID!, $endpointId: ID!) { redeliverWebhook(eventId: $eventId, endpointId: $endpointId) { id state } }`;
+
+/** What one attempt sent and got: headers both ways, the body sent, and the first 4 KB of the answer. */
+function exchange(d, a) {
+  const block = (label, text) => [h("dt", {}, label), h("dd", {}, h("pre", { class: "wrap" }, text))];
+  return h(
+    "dl",
+    { class: "exchange" },
+    a.requestHeaders ? block("Request headers", a.requestHeaders) : [],
+    block("Request body", d.requestBody),
+    block(
+      "Response status",
+      a.statusCode === null ? `no answer${a.error ? ` (${a.error})` : ""}` : String(a.statusCode),
+    ),
+    a.responseHeaders ? block("Response headers", a.responseHeaders) : [],
+    a.responseBody !== null
+      ? block(
+          a.responseTruncated ? "Response body (first 4 KB)" : "Response body",
+          a.responseBody === "" ? "(empty)" : a.responseBody,
+        )
+      : [],
+  );
+}
 
 function attempts(d) {
   if (d.log.length === 0) return "none yet";
@@ -20,9 +43,18 @@ function attempts(d) {
         h(
           "li",
           {},
-          timeEl(a.attemptedAt),
-          ` · ${a.statusCode ?? "no answer"} · ${a.latencyMs} ms`,
-          a.error ? ` · ${a.error}` : "",
+          h(
+            "details",
+            { class: "attempt" },
+            h(
+              "summary",
+              {},
+              timeEl(a.attemptedAt),
+              ` · ${a.statusCode ?? "no answer"} · ${a.latencyMs} ms`,
+              a.error ? ` · ${a.error}` : "",
+            ),
+            exchange(d, a),
+          ),
         ),
       ),
     ),
@@ -44,7 +76,13 @@ export function deliveriesTable(deliveries, { caption = "Webhook deliveries, new
       { label: "Latency", cell: (d) => (d.log.length ? `${d.log.at(-1).latencyMs} ms` : "—") },
       { label: "Error", cell: (d) => d.lastError ?? "—" },
       { label: "Attempts", cell: attempts },
-      { label: "Created", cell: (d) => timeEl(d.createdAt) },
+      {
+        label: "Created",
+        cell: (d) =>
+          d.redeliveredAt
+            ? h("span", {}, timeEl(d.createdAt), " · redelivered ", timeEl(d.redeliveredAt))
+            : timeEl(d.createdAt),
+      },
       {
         label: "Actions",
         cell: (d) =>

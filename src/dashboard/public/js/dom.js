@@ -33,6 +33,13 @@ export function fill(el, ...children) {
   return append(el, children);
 }
 
+/** Clears what announce() showed (a page's message does not belong on the next page). */
+export function clearAnnouncement() {
+  clearTimeout(announce.timer);
+  const region = document.getElementById("announcer");
+  if (region) region.textContent = "";
+}
+
 /** Says something to screen readers (and shows it briefly) through the page's one live region. */
 export function announce(message, kind = "info") {
   const region = document.getElementById("announcer");

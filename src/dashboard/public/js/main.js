@@ -1,6 +1,6 @@
 // The dashboard shell: sign-in gate, navigation, hash routes (#/transactions, #/transactions/<id>, #/merchants, …).
 import { dashboardConfig, gql, session } from "./api.js";
-import { fill, h, setAreas } from "./dom.js";
+import { clearAnnouncement, fill, h, setAreas } from "./dom.js";
 import "./pages/signin.js";
 import "./pages/transactions.js";
 import "./pages/transaction-detail.js";
@@ -87,6 +87,7 @@ class App extends HTMLElement {
       else a.removeAttribute("aria-current");
     }
     const page = section === "transactions" && id ? h("pqr-transaction", { "tx-id": id }) : h(`pqr-${section}`);
+    clearAnnouncement();
     fill(this.main, page);
     document.title = `${NAV.find(([s]) => s === section)[1]} · Payment QR dashboard`;
     // Move focus to the new page's heading once it has rendered, so keyboard and screen-reader users land there.

@@ -4,9 +4,9 @@ import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, merchantOptions } from "../form.js";
 
 const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId createdAt } linkConfigs {
-  id merchantId name url currency createdAt } }`;
+  id merchantId name url currency protocol protocolSetting createdAt } linkPageProtocols { names defaultName } }`;
 const GW = "id merchantId name upstreamMerchantId createdAt";
-const LINK = "id merchantId name url currency createdAt";
+const LINK = "id merchantId name url currency protocol protocolSetting createdAt";
 
 class ConfigsPage extends HTMLElement {
   async connectedCallback() {
@@ -157,6 +157,10 @@ class ConfigsPage extends HTMLElement {
           { label: "Merchant", cell: (l) => this.merchantName(l.merchantId) },
           { label: "Link URL", cell: (l) => h("code", { class: "wrap" }, l.url) },
           { label: "Currency", cell: (l) => (l.currency === 840 ? "840 — USD" : "116 — KHR") },
+          {
+            label: "Page adapter",
+            cell: (l) => (l.protocolSetting === null ? `${l.protocol} (service default)` : l.protocol),
+          },
           { label: "Created", cell: (l) => timeEl(l.createdAt) },
           {
             label: "Actions",
@@ -205,10 +209,22 @@ class ConfigsPage extends HTMLElement {
           options: CURRENCIES,
           help: "Every QR of keys on this link must use this currency",
         },
+        {
+          name: "protocol",
+          label: "Page adapter",
+          value: editing?.protocolSetting ?? "",
+          options: [
+            { value: "", label: `Service default (LINK_PAGE_PROTOCOL: ${this.linkPageProtocols.defaultName})` },
+            ...this.linkPageProtocols.names.map((n) => ({ value: n, label: n })),
+          ],
+          help:
+            "How the page is driven: payway for a real ABA PayWay link (https://link.payway.com.kh/…), " +
+            "simulated for the service's own simulated page",
+        },
       ].filter(Boolean),
       onCancel: editing ? () => this.renderLink() : null,
       onSubmit: async (v) => {
-        const input = { ...v, currency: Number(v.currency) };
+        const input = { ...v, currency: Number(v.currency), protocol: v.protocol === "" ? null : v.protocol };
         if (editing) {
           const { updateLinkConfig } = await gql(
             `mutation($id: ID!, $input: LinkConfigInput!) { updateLinkConfig(id: $id, input: $input) { ${LINK} } }`,

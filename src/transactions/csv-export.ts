@@ -1,0 +1,92 @@
+// The reconciliation export: one CSV row per transaction (RFC 4180), written from the read model a page at a
+// time. Pure text rules here; the route that streams it (auth, query parameters, backpressure) is export-route.ts.
+
+import { stringifyExact } from "../exact-json.js";
+import { moneyText } from "./money.js";
+import type { TxRecord } from "./record.js";
+
+/** Cambodia's clock (UTC+7, no daylight saving): the local time column of every timestamp. */
+export const LOCAL_TIME_ZONE = "Asia/Phnom_Penh";
+
+const LOCAL = new Intl.DateTimeFormat("en-CA", {
+  timeZone: LOCAL_TIME_ZONE,
+  year: "numeric",
+  month: "2-digit",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+});
+
+/** `2026-11-25 22:58:01` in Phnom Penh (a spreadsheet reads it as a date-time). */
+export function localTime(d: Date | null): string {
+  if (d === null) return "";
+  const part = Object.fromEntries(LOCAL.formatToParts(d).map((x) => [x.type, x.value]));
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second}`;
+}
+
+const utc = (d: Date | null): string => (d === null ? "" : d.toISOString());
+
+/**
+ * One cell. A cell a spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return) gets a leading apostrophe, shown as text by Excel, LibreOffice and Google Sheets; our own columns never
+ * start so (amounts are positive), so only text from callers (meta, names, references) is ever changed. A cell
+ * holding a comma, a quote or a line break is quoted, its quotes doubled (RFC 4180).
+ */
+export function csvCell(value: string): string {
+  const guarded = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(guarded) ? `"${guarded.replace(/"/g, '""')}"` : guarded;
+}
+
+/** One record, CRLF-terminated as RFC 4180 writes them. */
+export function csvLine(cells: readonly string[]): string {
+  return `${cells.map(csvCell).join(",")}\r\n`;
+}
+
+const text = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** The columns, in order: name and how a transaction (with its merchant's name) fills it. */
+const COLUMNS: readonly [string, (tx: TxRecord, merchantName: string) => string][] = [
+  ["transaction_id", (tx) => tx.id],
+  ["merchant_id", (tx) => tx.merchantRef],
+  ["merchant_name", (_tx, name) => name],
+  ["area", (tx) => tx.area],
+  ["status", (tx) => tx.status],
+  ["amount", (tx) => moneyText(tx.amount, tx.currency)],
+  ["currency", (tx) => tx.currency],
+  ["created_at_utc", (tx) => utc(tx.createdAt)],
+  ["created_at_phnom_penh", (tx) => localTime(tx.createdAt)],
+  ["paid_at_utc", (tx) => utc(paidAt(tx))],
+  ["paid_at_phnom_penh", (tx) => localTime(paidAt(tx))],
+  ["expired_at_utc", (tx) => utc(expiredAt(tx))],
+  ["expired_at_phnom_penh", (tx) => localTime(expiredAt(tx))],
+  ["completed_at_utc", (tx) => utc(tx.completedAt)],
+  ["md5", (tx) => tx.md5 ?? ""],
+  ["order_id", (tx) => tx.orderId ?? ""],
+  ["client_id", (tx) => tx.clientId ?? ""],
+  ["payment_hash", (tx) => text(record(tx.upstream.payment).hash)],
+  ["external_ref", (tx) => text(record(tx.upstream.payment).externalRef)],
+  ["receipt_url", (tx) => tx.receiptUrl ?? ""],
+  ["late", (tx) => (tx.upstream.late === true ? "true" : "false")],
+  // Exactly as the caller sent it (key order, number text), as the API returns it.
+  ["meta", (tx) => stringifyExact(tx.meta)],
+];
+
+export const CSV_HEADER = csvLine(COLUMNS.map(([name]) => name));
+
+/** When the payment was made: a SUCCESS transaction's completion (a late one's too). */
+function paidAt(tx: TxRecord): Date | null {
+  return tx.status === "SUCCESS" ? tx.completedAt : null;
+}
+
+/** When it expired: an EXPIRED transaction's deadline, and a late payment's (it was paid after it). */
+function expiredAt(tx: TxRecord): Date | null {
+  return tx.status === "EXPIRED" || (tx.status === "SUCCESS" && tx.upstream.late === true) ? tx.expiresAt : null;
+}
+
+export function csvRow(tx: TxRecord, merchantName: string): string {
+  return csvLine(COLUMNS.map(([, cell]) => cell(tx, merchantName)));
+}
