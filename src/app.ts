@@ -16,6 +16,7 @@ import { TransactionStore } from "./transactions/transition.js";
 import { TransactionQuery } from "./transactions/transaction-query.js";
 import { Idempotency } from "./transactions/idempotency.js";
 import { AREA_ENUM } from "./transactions/transaction.types.js";
+import { EXPORT_PATH, exportRoute } from "./transactions/export-route.js";
 import { KEY_KIND_ENUM } from "./admin/admin.types.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Invalidations } from "./cache/invalidation.js";
@@ -572,6 +573,18 @@ async function mountModules(
   // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
   if (config.nodeEnv !== "production") app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema }));
   app.use("/graphql", ...jsonParser("64kb"), edge.middleware, graphqlBodyErrors);
+  // The reconciliation export (decision 0155): operators only; its area filter knows this module list's areas.
+  adminApp.get(
+    EXPORT_PATH,
+    exportRoute({
+      query: core.query,
+      isAdmin: (req) => {
+        const token = credentialsFromHeaders(req.headers).bearer ?? "";
+        return token !== "" && auth.isAdminToken(token);
+      },
+      areas: core.kinds.kinds(),
+    }),
+  );
   adminApp.use(
     "/dashboard",
     dashboardRouter({

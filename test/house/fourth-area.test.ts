@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createApp, MODULES, restOpenApi, schemaSdl } from "../../src/app.js";
 import { ConfigError } from "../../src/config.js";
 import { verifyWebhook } from "../../src/index.js";
-import { startTestApp, post, waitFor, AUTH, type TestApp } from "../support/app.js";
+import { startTestApp, post, waitFor, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
 import { subscribe } from "../support/ws.js";
 import { startTerminalUpstream, type TerminalUpstream } from "../fixtures/fourth-area/upstream.js";
@@ -179,6 +179,18 @@ describe("a fourth area, added by one line of the module list", () => {
     expect(verifyWebhook(hook.body, hook.headers, secret)).toBe(true);
     expect(verifyWebhook(hook.body.replace("SUCCESS", "FAILED"), hook.headers, secret)).toBe(false);
     expect(JSON.parse(hook.body).data.transaction).toMatchObject({ area: "terminal", status: "SUCCESS" });
+
+    // The operators' reconciliation export knows the new area (its filter takes the module list's areas).
+    const csv = await fetch(
+      `${t.url}/admin/export/transactions.csv?from=2000-01-01&to=2100-01-01&area=terminal&status=SUCCESS`,
+      { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+    );
+    expect(csv.status).toBe(200);
+    expect(await csv.text()).toContain(charge.transactionId);
+    const unknown = await fetch(`${t.url}/admin/export/transactions.csv?from=2000-01-01&to=2100-01-01&area=nope`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(unknown.status).toBe(400);
 
     await waitFor(async () => sub.events.some((e) => e.transactionUpdated.transaction.status === "SUCCESS"), 10_000);
     await sub.done;
