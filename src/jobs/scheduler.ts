@@ -18,6 +18,45 @@ export interface JobMetrics {
   jobRuns: { inc(labels: { job: string; outcome: string }): void };
 }
 
+const PROCESS_EVERY_MS = 1000;
+
+/** The part of Agenda 6's (private) job processor that arms a run's watchdog. */
+interface JobProcessorInternals {
+  runOrRetry(job: Job): Promise<void>;
+}
+
+/**
+ * Agenda 6 arms a watchdog timer with every job run (`checkIfJobIsStillAlive`: a `delay` of the job's lock
+ * lifetime / 2, 30 s for most jobs) and never clears it, so after stop() the last runs' watchdogs held the
+ * process open for up to 30 s (a test runner that had finished hung; main.ts exits explicitly). The watchdog is
+ * created synchronously inside the processor's `runOrRetry`: that call is wrapped so that the timers of exactly
+ * the watchdog's length it creates are unref'd. A watchdog still fires while the process runs for other
+ * reasons; it only no longer keeps a stopped process alive. Agenda is pinned (6.2.6): without the method (another
+ * version) nothing is wrapped, and a test run that does not exit shows it.
+ */
+function unrefRunWatchdogs(agenda: Agenda, processEveryMs: number): void {
+  // Private in Agenda's types: the processor exists from start() until stop().
+  const processor = (agenda as unknown as { jobProcessor?: Partial<JobProcessorInternals> }).jobProcessor;
+  const original = processor?.runOrRetry;
+  if (processor === undefined || typeof original !== "function") return;
+  processor.runOrRetry = function (this: JobProcessorInternals, job: Job): Promise<void> {
+    const lockLifetime = agenda.definitions[job.attrs.name]?.lockLifetime ?? 0;
+    const watchdogMs = Math.max(processEveryMs / 2, lockLifetime / 2);
+    const real = globalThis.setTimeout;
+    // Only for the synchronous part of the call (single-threaded: nothing else runs in between).
+    globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
+      const timer = real(fn, ms, ...rest);
+      if (ms === watchdogMs) timer.unref();
+      return timer;
+    }) as typeof setTimeout;
+    try {
+      return original.call(this, job);
+    } finally {
+      globalThis.setTimeout = real;
+    }
+  };
+}
+
 /**
  * Agenda 6 on the same PostgreSQL (or embedded) database. Monitoring and delivery are recurring jobs that
  * claim due rows with SKIP LOCKED, so any number of workers share the load; Agenda's locks keep one run
@@ -40,7 +79,7 @@ export class Scheduler {
       // Notifications off: polling every second is fast enough (this process kicks its own work directly), and
       // the notification channel has no error handler, so a dropped LISTEN connection would crash the process.
       backend: new PostgresBackend({ pool: this.pool, disableNotifications: true }),
-      processEvery: "1 second",
+      processEvery: PROCESS_EVERY_MS,
       defaultConcurrency: 4,
       // Every job type has its own concurrency (link monitors: LINK_MAX_MONITORS); this is only a backstop above their sum.
       maxConcurrency: 2_000,
@@ -84,6 +123,7 @@ export class Scheduler {
   /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
+    unrefRunWatchdogs(this.agenda, PROCESS_EVERY_MS);
     for (const spec of this.specs)
       if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
     this.started = true;

@@ -7,7 +7,7 @@ import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { EmbeddedServer } from "../../src/db/embedded-server.js";
 import { pgFrame, pgPassword, pgStartup } from "../support/pg-wire.js";
-import { waitFor } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * The embedded database's wire front: one PGlite session, many client connections, and each connection

@@ -3,17 +3,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 
 const ONE = `subscription($id: ID!, $last: ID) { transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { transactionId status } meta } }`;
 type One = {

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 
 import { type Upstreams } from "../support/upstreams.js";
@@ -14,6 +14,7 @@ import {
   statuses,
   type Tenant,
 } from "../support/http-tenant.js";
+import { sleep } from "../support/wait.js";
 
 /**
  * Issue 16, "what a crash leaves behind": an Idempotency-Key whose create committed in a process killed

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { FULL } from "../support/db.js";
 import { PrivatePostgres } from "../support/postgres.js";
@@ -16,6 +16,7 @@ import {
   type Tracked,
 } from "../support/http-tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 /** Load runs this long; PostgreSQL goes down a third of the way in and stays down GAP_MS. */
 const LOAD_MS = FULL ? 90_000 : 30_000;

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 
 import { type Upstreams } from "../support/upstreams.js";
@@ -17,6 +17,7 @@ import {
   type Tracked,
 } from "../support/http-tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 /**
  * Issues 5, 6 and 8: a worker killed with SIGKILL in the middle of its work. Simulators and the webhook

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, type TestApp } from "../support/app.js";
-import { ADMIN_TOKEN, sleep } from "../support/cluster.js";
+import { ADMIN_TOKEN } from "../support/cluster.js";
 import { createFaultsDatabase, FULL } from "../support/db.js";
 import { startUpstreams, type Upstreams } from "../support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
@@ -14,6 +14,7 @@ import {
   type Tracked,
 } from "../support/http-tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 const DOWN_MS = 10 * 60_000;
 

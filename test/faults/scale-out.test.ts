@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { subscribe, type Sub } from "../support/ws.js";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { FULL } from "../support/db.js";
 import { type Upstreams } from "../support/upstreams.js";
@@ -18,6 +18,7 @@ import {
   type Tracked,
 } from "../support/http-tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 const PER_TENANT = FULL ? { qr: 60, gateway: 20, link: 3 } : { qr: 24, gateway: 8, link: 2 };
 const ALL = `subscription { transactionUpdates { id type transaction { transactionId status } } }`;

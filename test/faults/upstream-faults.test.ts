@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { FULL } from "../support/db.js";
 import { type FaultKind, type Upstreams } from "../support/upstreams.js";
@@ -15,6 +15,7 @@ import {
   type Tracked,
 } from "../support/http-tenant.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 /** How long each upstream stays faulty: 60 s in the full run, 15 s in CI's compressed run. */
 const OUTAGE_MS = FULL ? 60_000 : 15_000;

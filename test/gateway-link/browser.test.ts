@@ -6,8 +6,9 @@ import express from "express";
 import { BrowserPool, BrowserPoolError, type PageLease } from "../../src/gateway-link/browser.js";
 import { openLinkSession, type LinkEvent } from "../../src/gateway-link/link-driver.js";
 import { listProcs, processTree } from "../../src/gateway-link/process-tree.js";
-import { CHROMIUM_PATH, eventually, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
 import { simulatedLinkProtocol } from "../../src/gateway-link/link-protocol.js";
+import { waitFor } from "../support/wait.js";
 
 let sim: RunningLinkSim;
 let assets: { url: string; hits: string[]; close: () => void };
@@ -104,7 +105,7 @@ describe("BrowserPool", () => {
       const busy = renderers();
       expect(busy).toBeGreaterThanOrEqual(4);
       await Promise.all(leases.map((l) => l.release()));
-      await eventually(() => (renderers() <= busy - 4 ? true : undefined), 10_000, "the released renderers to end");
+      await waitFor(() => (renderers() <= busy - 4 ? true : undefined), 10_000, 50, "the released renderers to end");
     } finally {
       await pool.close();
     }
@@ -179,10 +180,11 @@ describe("BrowserPool", () => {
     try {
       assets.hits.length = 0;
       const lease = await opened(pool, `${assets.url}/page`);
-      await eventually(
+      await waitFor(
         async () =>
           (await evaluate(lease, `document.getElementById("ok").textContent`)) === "script ran" ? true : undefined,
         5_000,
+        50,
         "the page's script ran",
       );
       await new Promise((r) => setTimeout(r, 300));
@@ -198,7 +200,7 @@ describe("BrowserPool", () => {
     try {
       const [doomed, other] = await Promise.all([opened(pool, sim.linkUrl()), opened(pool, sim.linkUrl())]);
       await doomed.session.send("Page.navigate", { url: "chrome://crash" }).catch(() => undefined);
-      await eventually(() => (doomed.signal.aborted ? true : undefined), 10_000, "lease aborted");
+      await waitFor(() => (doomed.signal.aborted ? true : undefined), 10_000, 50, "lease aborted");
       expect(doomed.signal.reason).toMatchObject({ name: "BrowserPoolError", code: "PAGE_CRASHED" });
       expect(other.signal.aborted).toBe(false);
       expect(await evaluate(other, `document.getElementById("pay-button").textContent`)).toBe("Pay with KHQR");

@@ -1,6 +1,7 @@
 import { linkModule } from "../../src/gateway-link/index.js";
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 interface LinkTx {
   transactionId: string;

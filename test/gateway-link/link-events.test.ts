@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
+import { waitFor } from "../support/wait.js";
 
 // Key order and number text that a jsonb round trip or a JavaScript object would change.
 const META = `{"z":1,"10":"ten","2":[1.50,{"b":1,"a":2}],"a":"x"}`;

@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { gatewayModule } from "../../src/gateway/index.js";
 import type { GatewaySimulator } from "../../src/simulators/gateway/index.js";
+import { waitFor } from "../support/wait.js";
 
 interface GwQr {
   transactionId: string;

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import pg from "pg";
 import { gatewayModule } from "../../src/gateway/index.js";
 import { Client } from "../support/http.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 7: the gateway's limits as they are — check-transaction-2 sees 7 days, transaction-detail
 // 10 calls a minute per merchant, 429 backs off, the pushback is a hint, error 6 says what to fix.

@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 // Paid before expiry is paid (issue 20, docs/decisions.md "Late payments"): a generic QR transaction becomes
 // EXPIRED only after a check at or after its expiry answers "not paid", or once the grace is over; a payment

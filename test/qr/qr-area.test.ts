@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createHash } from "node:crypto";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { ABA_STATIC_MULTI_SCHEME } from "../khqr/fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 interface QrTx {
   transactionId: string;

@@ -189,17 +189,3 @@ export async function post(
   await checkRestAnswer(url, res.status, parsed);
   return { status: res.status, body: parsed, headers: res.headers };
 }
-
-export async function waitFor<T>(
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
-  stepMs = 100,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}

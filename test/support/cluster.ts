@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processTree } from "../../src/gateway-link/process-tree.js";
+import { sleep } from "./wait.js";
 
 export const ADMIN_TOKEN = "faults-admin-Ec6bXamUTowVNsxtJoUTnxoX_mS1j5pRN4oAu5jjiF4";
 export const SECRET_KEY = "faults-secret-key-0123456789-0123456789";
@@ -25,8 +26,6 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** One service process: start, wait until /readyz, kill -9, stop, start again on the same port. */
 export class ServiceProcess {

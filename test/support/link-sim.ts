@@ -47,21 +47,6 @@ export async function startLinkSim(options: Partial<LinkSimulatorOptions> = {}):
   };
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** `(method, path, body?)` against `origin`: the status and the answer as JSON, or as text when it is not (HTML pages). */
 export function jsonCaller(origin: string) {
   return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {

@@ -9,8 +9,8 @@ import express, { type RequestHandler } from "express";
 import { createNetworkSimulator, type NetworkSimulator } from "../../src/simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../../src/simulators/gateway/index.js";
 import { createLinkSimulator, type LinkSimulator } from "../../src/simulators/link/index.js";
-import { sleep } from "./cluster.js";
 import { closeNow, listenLoopback } from "./listen.js";
+import { sleep } from "./wait.js";
 
 export const NETWORK_TOKEN = "faults-network-token";
 

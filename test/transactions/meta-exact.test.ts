@@ -1,18 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import WebSocket from "ws";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
 import { parseExact, stringifyExact } from "../../src/exact-json.js";
+import { waitFor } from "../support/wait.js";
 
 // Integer-like keys ("10", "2", "1") are what JavaScript objects and jsonb both move to the front; 1.50 and the
 // 20-digit number are what a double or jsonb rewrite; \u00e9 is an escape a re-serialiser would decode.

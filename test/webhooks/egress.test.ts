@@ -2,19 +2,11 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
 import { hostname } from "node:os";
 import { checkTargetUrl, isPublicAddress } from "../../src/upstreams/egress.js";
+import { waitFor } from "../support/wait.js";
 
 /** The bypasses the review found (issue 16, finding 1), and addresses that must stay reachable. */
 const REFUSED = [

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createHmac } from "node:crypto";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startReceiver } from "../support/receiver.js";
 import { verifyWebhook } from "../../src/webhooks/signing.js";
+import { waitFor } from "../support/wait.js";
 
 /** The receiver's own check, written from the documented recipe (not the project's helper). */
 function signedBy(secret: string, headers: Record<string, string>, body: string): boolean {
