@@ -4,16 +4,8 @@ import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
-import {
-  AUTH,
-  createTenant,
-  dbClient,
-  generateLink,
-  postJson,
-  settle,
-  statuses,
-  type Tenant,
-} from "../support/http-tenant.js";
+import { dbClient, generateLink, postJson, settle, statuses, adminOf } from "../support/traffic.js";
+import { AUTH, createTenant, type Tenant } from "../support/app.js";
 import { sleep } from "../support/wait.js";
 
 /**
@@ -33,7 +25,7 @@ describe("crash leftovers", () => {
     rig = await startFaultRig("crash-leftovers");
     ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
-    tenant = await createTenant(api.url, ups, receiver, "Crash Shop");
+    tenant = await createTenant(adminOf(api.url), { ...ups.tenantOptions("Crash Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {

@@ -6,16 +6,16 @@ import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  createTenant,
   dbClient,
   generateGateway,
   generateLink,
   generateQr,
   scan,
   settle,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 import { sleep } from "../support/wait.js";
 
@@ -37,7 +37,7 @@ describe("kill -9 of a worker, of Chromium", () => {
     rig = await startFaultRig("worker-kill");
     ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
-    tenant = await createTenant(api.url, ups, receiver, "Kill Shop");
+    tenant = await createTenant(adminOf(api.url), { ...ups.tenantOptions("Kill Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {

@@ -1,18 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, type TestApp } from "../support/app.js";
+import { startTestApp, type TestApp, createTenant, type Tenant } from "../support/app.js";
 import { ADMIN_TOKEN } from "../support/cluster.js";
 import { createFaultsDatabase, FULL } from "../support/db.js";
 import { startUpstreams, type Upstreams } from "../support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
-import {
-  createTenant,
-  dbClient,
-  generateGateway,
-  generateQr,
-  settle,
-  type Tenant,
-  type Tracked,
-} from "../support/http-tenant.js";
+import { dbClient, generateGateway, generateQr, settle, type Tracked, adminOf } from "../support/traffic.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 import { sleep } from "../support/wait.js";
 
@@ -40,7 +32,7 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
       { SIMULATORS: "false", ...ups.env, ADMIN_TOKEN, LOG_LEVEL: "silent", WEBHOOK_TIMEOUT_MS: "3000" },
       { role: "serve", dbUrl: db.url },
     );
-    tenant = await createTenant(t.url, ups, receiver, "Hook Shop");
+    tenant = await createTenant(adminOf(t.url), { ...ups.tenantOptions("Hook Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {

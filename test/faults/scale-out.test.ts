@@ -6,17 +6,16 @@ import { FULL } from "../support/db.js";
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  AUTH,
-  createTenant,
   dbClient,
   generateGateway,
   generateLink,
   generateQr,
   settle,
   type Outcome,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { AUTH, createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 import { sleep } from "../support/wait.js";
 
@@ -46,8 +45,8 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
     await cluster.add("worker-1", "worker");
     await cluster.add("worker-2", "worker");
     tenants = [
-      await createTenant(apis[0].url, ups, receiver, "Scale Shop A"),
-      await createTenant(apis[1].url, ups, receiver, "Scale Shop B"),
+      await createTenant(adminOf(apis[0].url), { ...ups.tenantOptions("Scale Shop A"), webhooks: receiver }),
+      await createTenant(adminOf(apis[1].url), { ...ups.tenantOptions("Scale Shop B"), webhooks: receiver }),
     ];
   });
 
@@ -60,7 +59,7 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
       const subs: { api: string; keyId: string; sub: Sub<Ev>; close(): void }[] = [];
       for (const api of apis) {
         for (const t of tenants) {
-          for (const kind of ["qr", "gateway", "link"] as const) {
+          for (const kind of ["qr", "gateway", "gatewayLink"] as const) {
             const { sub } = subscribe<Ev>(api.url, AUTH[kind](t.keys[kind]), ALL);
             subs.push({ api: api.name, keyId: t.keyIds[kind], sub, close: () => sub.close() });
           }

@@ -5,15 +5,15 @@ import { FULL } from "../support/db.js";
 import { type FaultKind, type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  createTenant,
   generateGateway,
   generateLink,
   generateQr,
   settle,
   statuses,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
 import { sleep } from "../support/wait.js";
 
@@ -50,7 +50,10 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
     it(`${kind}: nothing ends during the fault that the payer did not end; every payment ends right after recovery`, () =>
       withLogs(cluster, async () => {
         // A tenant per round, so one round's outcome never leaks into the next one's checks.
-        const tenant: Tenant = await createTenant(api.url, ups, receiver, `Fault Shop ${kind}`);
+        const tenant: Tenant = await createTenant(adminOf(api.url), {
+          ...ups.tenantOptions(`Fault Shop ${kind}`),
+          webhooks: receiver,
+        });
         const txs: Tracked[] = [];
         // Per area: [settled during the fault, settled after it] × outcomes.
         const during = [

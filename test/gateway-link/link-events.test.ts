@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startReceiver } from "../support/webhook-receiver.js";
 import { waitFor } from "../support/wait.js";
 
 // Key order and number text that a jsonb round trip or a JavaScript object would change.
@@ -42,7 +42,7 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
   };
   const endpoint = (apiKeyId: string) =>
     t.admin(`mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`, {
-      i: { apiKeyId, url: rx.url },
+      i: { apiKeyId, url: rx.url() },
     });
   beforeAll(async () => {
     t = await startTestApp();
@@ -52,7 +52,7 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
   });
   afterAll(async () => {
     await t?.stop();
-    await rx?.close();
+    await rx?.down();
   });
 
   it("created → scanned → completed (approved before its receipt exists) → transaction.updated when the receipt arrives", async () => {

@@ -4,7 +4,7 @@ import { simulatedQr } from "../../src/simulators/upstream-qr.js";
 import { AUTH, createTenant, post, type Tenant } from "../support/app.js";
 import { Cluster, type ServiceProcess } from "../support/cluster.js";
 import { createTestDatabase } from "../support/db.js";
-import { admin } from "../support/http-tenant.js";
+import { admin } from "../support/traffic.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
 import { waitFor } from "../support/wait.js";
 

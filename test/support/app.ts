@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "../../src/logger.js";
 import { OffsetClock } from "../../src/clock.js";
 import { createTestDatabase } from "./db.js";
 import { checkRestAnswer } from "./openapi-contract.js";
+import type { WebhookReceiver } from "./webhook-receiver.js";
 
 export const ADMIN_TOKEN = "test-admin-ocxiD6IezgDlp5-8L1138dOdBTY6FyqlyPyNaKLU6dE";
 
@@ -86,33 +87,47 @@ export function capturedLogger(level: "info" | "warn" | "debug" = "info"): { log
 
 export interface Tenant {
   merchantId: string;
+  /** The merchant's name (also its display name, cut to 25 characters). */
+  name: string;
+  /** Its account on the national network (where a paid QR's money goes). */
+  bakongAccountId: string;
   keys: { qr: string; gateway: string; gatewayLink: string };
   keyIds: { qr: string; gateway: string; gatewayLink: string };
   gatewayConfigId: string;
   linkConfigId: string;
 }
 
-/** A merchant with one key of each kind, created through the admin API. */
-export async function createTenant(
-  t: Pick<TestApp, "admin" | "url">,
-  opts: {
-    linkUrl?: string;
-    linkCurrency?: number;
-    /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
-    linkProtocol?: string;
-    gatewayMerchantId?: string;
-    gatewaySecret?: string;
-    name?: string;
-  } = {},
-): Promise<Tenant> {
+export interface TenantOptions {
+  /** Default "Test Shop". */
+  name?: string;
+  /** Default "test_shop@devb". */
+  bakongAccountId?: string;
+  /** Default this service's own link simulator page. */
+  linkUrl?: string;
+  linkCurrency?: number;
+  /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
+  linkProtocol?: string;
+  gatewayMerchantId?: string;
+  gatewaySecret?: string;
+  /** One webhook endpoint per key on this receiver (all event kinds), its secret told to the receiver. */
+  webhooks?: WebhookReceiver;
+}
+
+/**
+ * A merchant with one key of each kind (and its gateway and link configurations), created through the admin
+ * API of `t`: an in-process TestApp, or any running service (`adminOf(url)` in traffic.ts).
+ */
+export async function createTenant(t: Pick<TestApp, "admin" | "url">, opts: TenantOptions = {}): Promise<Tenant> {
+  const name = opts.name ?? "Test Shop";
+  const bakongAccountId = opts.bakongAccountId ?? "test_shop@devb";
   const { createMerchant: m } = await t.admin<{ createMerchant: { id: string } }>(
     `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
     {
       input: {
-        name: opts.name ?? "Test Shop",
+        name,
         accountType: "merchant",
-        bakongAccountId: "test_shop@devb",
-        merchantName: "Test Shop",
+        bakongAccountId,
+        merchantName: name.slice(0, 25),
         merchantCity: "Phnom Penh",
         merchantId: "TS001",
         acquiringBank: "Dev Bank",
@@ -153,13 +168,25 @@ export async function createTenant(
   const qr = await key("qr", {});
   const gw = await key("gateway", { gatewayConfigId: g.id });
   const gl = await key("gateway_link", { linkConfigId: l.id });
-  return {
+  const tenant: Tenant = {
     merchantId: m.id,
+    name,
+    bakongAccountId,
     keys: { qr: qr.apiKey, gateway: gw.apiKey, gatewayLink: gl.apiKey },
     keyIds: { qr: qr.key.id, gateway: gw.key.id, gatewayLink: gl.key.id },
     gatewayConfigId: g.id,
     linkConfigId: l.id,
   };
+  const receiver = opts.webhooks;
+  if (receiver !== undefined)
+    for (const keyId of Object.values(tenant.keyIds)) {
+      const { createWebhookEndpoint: w } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
+        `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
+        { i: { apiKeyId: keyId, url: receiver.url(keyId) } },
+      );
+      receiver.setSecret(keyId, w.secret);
+    }
+  return tenant;
 }
 
 export const AUTH = {

@@ -6,7 +6,8 @@
 import { expect } from "@jest/globals";
 import { type ServiceProcess } from "./cluster.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
-import { dbClient, generateQr, settle, type Tenant, type Tracked } from "./http-tenant.js";
+import { dbClient, generateQr, settle, type Tracked } from "./traffic.js";
+import { type Tenant } from "./app.js";
 import type { Upstreams } from "./upstreams.js";
 import { sleep } from "./wait.js";
 
