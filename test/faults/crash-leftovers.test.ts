@@ -6,7 +6,7 @@ import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import { dbClient, generateLink, postJson, settle, statuses, adminOf } from "../support/traffic.js";
 import { AUTH, createTenant, type Tenant } from "../support/app.js";
-import { sleep } from "../support/wait.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 /**
  * Issue 16, "what a crash leaves behind": an Idempotency-Key whose create committed in a process killed
@@ -55,7 +55,20 @@ describe("crash leftovers", () => {
         const until = Date.now() + 30_000;
         while ((await count()) === 0 && Date.now() < until) await sleep(50);
         expect(await count()).toBe(1);
-        await sleep(300); // the create is committed; the process now waits on storing the answer
+        // The create is committed; the process now waits on storing the answer (held by the trigger).
+        await waitFor(
+          async () =>
+            Number(
+              (
+                await c.query<{ n: string }>(
+                  `select count(*)::text as n from pg_stat_activity where state = 'active' and query like '%set response%' and pid <> pg_backend_pid()`,
+                )
+              ).rows[0].n,
+            ) > 0,
+          30_000,
+          50,
+          "the answer's update held",
+        );
         await api.kill9();
         await first;
         // The dead client's session is ended (as a restarted database would have ended it).

@@ -140,7 +140,7 @@ describe("BrowserPool", () => {
       const waiting = pool.acquire({ url, timeoutMs: 10_000 }).then((lease) => {
         third = lease;
       });
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => pool.stats().waiting === 1, 5_000, 10, "the third request queued");
       expect(pool.stats()).toMatchObject({ pages: 2, waiting: 1 });
       expect(third).toBeUndefined();
       await held[0]!.release();
@@ -187,7 +187,13 @@ describe("BrowserPool", () => {
         50,
         "the page's script ran",
       );
-      await new Promise((r) => setTimeout(r, 300));
+      // Loaded: every request the page made has been answered or refused, so any asset it fetched was counted.
+      await waitFor(
+        async () => ((await evaluate(lease, `document.readyState`)) === "complete" ? true : undefined),
+        5_000,
+        50,
+        "the page loaded",
+      );
       expect(assets.hits).toEqual(["/page", "/app.js"]);
       await lease.release();
     } finally {

@@ -8,6 +8,7 @@ import { OffsetClock } from "../../src/clock.js";
 import { createTestDatabase } from "./db.js";
 import { checkRestAnswer } from "./openapi-contract.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
+import { waitFor } from "./wait.js";
 
 export const ADMIN_TOKEN = "test-admin-ocxiD6IezgDlp5-8L1138dOdBTY6FyqlyPyNaKLU6dE";
 
@@ -215,4 +216,27 @@ export async function post(
   }
   await checkRestAnswer(url, res.status, parsed);
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** Completed runs of one of the app's jobs (the scheduler's job_runs_total, every outcome). */
+export async function jobRuns(t: TestApp, job: string): Promise<number> {
+  const { values } = await t.app.core.metrics.jobRuns.get();
+  return values.filter((v) => v.labels.job === job).reduce((sum, v) => sum + v.value, 0);
+}
+
+/**
+ * Waits until `job` has completed `n` more runs than now. The proof that time passed for a negative assertion
+ * ("nothing changed", "asked only once"): those runs happened, however slow the machine.
+ */
+export async function moreJobRuns(t: TestApp, job: string, n: number, timeoutMs = 60_000): Promise<void> {
+  const from = await jobRuns(t, job);
+  await waitFor(async () => (await jobRuns(t, job)) >= from + n, timeoutMs, 100, `${n} more runs of ${job}`);
+}
+
+/** The transaction's count of consecutive failed checks (each fault the monitor met adds one). */
+export async function checkFailures(t: TestApp, transactionId: string): Promise<number> {
+  const [row] = await t.app.core.db.query<{ f: number }>(`select check_failures as f from "transaction" where id = ?`, [
+    transactionId,
+  ]);
+  return Number(row.f);
 }

@@ -58,6 +58,19 @@ export class ServiceProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Completed runs of `job` in this process (job_runs_total on its /metrics, every outcome). */
+  async jobRuns(job: string): Promise<number> {
+    const res = await fetch(`${this.url}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (res.status !== 200) throw new Error(`${this.name} /metrics: HTTP ${res.status}`);
+    let n = 0;
+    for (const m of (await res.text()).matchAll(/^job_runs_total\{([^}]*)\} (\S+)$/gm))
+      if (m[1].includes(`job="${job}"`)) n += Number(m[2]);
+    return n;
+  }
+
   get pid(): number | null {
     return this.child?.pid ?? null;
   }

@@ -65,3 +65,14 @@ export function jsonCaller(origin: string) {
     return { status: res.status, body: parsed };
   };
 }
+
+/** How many status polls the payment page of `clientId` has made on the link simulator at `origin` (a monitor holds it). */
+export async function pagePolls(origin: string, clientId: string): Promise<number> {
+  const res = await fetch(`${origin}/sim/link/clients/${clientId}`);
+  return res.status === 200 ? ((await res.json()) as { polls: number }).polls : 0;
+}
+
+/** How many requests (page loads, status polls) an injected fault has answered on the link simulator at `origin`. */
+export async function faultAnswers(origin: string): Promise<number> {
+  return ((await (await fetch(`${origin}/sim/link/fault`)).json()) as { faultAnswers: number }).faultAnswers;
+}

@@ -22,3 +22,13 @@ export async function waitFor<T>(
     await sleep(stepMs);
   }
 }
+
+/** `p`'s value, or `fallback` once `ms` have passed without it (a deadline; its timer is cleared either way). */
+export async function within<T, F>(p: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<F>((r) => (timer = setTimeout(() => r(fallback), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

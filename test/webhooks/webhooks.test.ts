@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createHmac } from "node:crypto";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startReceiver } from "../support/webhook-receiver.js";
 import { verifyWebhook } from "../../src/webhooks/signing.js";
 import { waitFor } from "../support/wait.js";
@@ -94,9 +94,9 @@ describe("signed webhooks", () => {
         expect(d[0].attempts).toBe(4);
         expect(d[0].log.map((a) => a.statusCode)).toEqual([500, 500, 500, 200]);
       });
-      await new Promise((r) => setTimeout(r, 1500));
+      // An hour later, three more dispatcher passes: nothing is sent again.
       t.clock.advance(3600_000);
-      await new Promise((r) => setTimeout(r, 1500));
+      await moreJobRuns(t, "webhooks.dispatch", 3);
       expect(rx.received).toHaveLength(4);
       expect(new Set(rx.received.map((r) => JSON.parse(r.body).id)).size).toBe(1);
       expect(JSON.parse(rx.received[3].body).data.transaction.transactionId).toBe(g.transactionId);
@@ -128,14 +128,20 @@ describe("signed webhooks", () => {
     const rx = await startReceiver();
     const api = await startTestApp({}, { role: "api", dbUrl: t.dbUrl });
     try {
-      const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url(), ["payment.created"]);
+      const { secret, endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url(), ["payment.created"]);
       await t.app.stop(); // no worker now
       await post(`${api.url}/qr/generate`, { amount: 2, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(rx.received).toHaveLength(0);
+      const workerStarted = Date.now();
       t = await startTestApp({}, { role: "serve", dbUrl: t.dbUrl });
       await waitFor(async () => rx.received.length >= 1, 10_000);
       expect(signedBy(secret, rx.received[0].headers, rx.received[0].body)).toBe(true);
+      // Sent once, by the worker: nothing arrived before it started, and the delivery took one attempt.
+      expect(rx.received[0].at).toBeGreaterThanOrEqual(workerStarted);
+      const { webhookDeliveries } = await t.admin<{ webhookDeliveries: { attempts: number }[] }>(
+        `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts } }`,
+        { e: endpoint.id },
+      );
+      expect(webhookDeliveries.map((d) => d.attempts)).toEqual([1]);
     } finally {
       await api.stop();
       await rx.down();
