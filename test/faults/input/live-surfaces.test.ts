@@ -7,7 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { request } from "node:http";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../../support/app.js";
 import { openSocket } from "../../support/ws.js";
-import { within } from "../../support/wait.js";
+import { waitFor, within } from "../../support/wait.js";
 
 const GENERATE = `mutation($input: GenerateQrInput!) { generateQr(input: $input) { transactionId } }`;
 const FOLLOW_ALL = `subscription { transactionUpdates { id type transaction { transactionId status } } }`;
@@ -186,8 +186,14 @@ describe("one rate limiter on the resolved principal", () => {
     const sock = await openSocket(t.url, AUTH.qr(b.keys.qr));
     for (let i = 0; i < 50; i++)
       sock.subscribe(`g${i}`, GENERATE, { input: { amount: 1, currency: 840, expiredAfter: 60_000 } });
-    await sock.next((m) => m.id === "g49" && (m.type === "error" || m.type === "complete"));
-    await new Promise((r) => setTimeout(r, 200));
+    // Every one of the 50 operations has ended (answered or refused) before they are counted.
+    await waitFor(
+      () =>
+        new Set(sock.messages.filter((m) => m.type === "error" || m.type === "complete").map((m) => m.id)).size >= 50,
+      30_000,
+      50,
+      "the 50 operations' ends",
+    );
     const created = sock.messages.filter((m) => m.type === "next" && JSON.stringify(m.payload).includes("txn_"));
     const limited = sock.messages.filter((m) => JSON.stringify(m.payload ?? "").includes("RATE_LIMITED"));
     expect(created.length).toBeLessThanOrEqual(31);
