@@ -2,6 +2,7 @@ import { Agenda, type Job } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import pg from "pg";
 import type { Logger } from "../logger.js";
+import { outsideWatchdogs, unrefRunWatchdogs } from "./agenda-watchdogs.js";
 
 export interface JobSpec<T extends Record<string, unknown> = Record<string, unknown>> {
   name: string;
@@ -19,43 +20,6 @@ export interface JobMetrics {
 }
 
 const PROCESS_EVERY_MS = 1000;
-
-/** The part of Agenda 6's (private) job processor that arms a run's watchdog. */
-interface JobProcessorInternals {
-  runOrRetry(job: Job): Promise<void>;
-}
-
-/**
- * Agenda 6 arms a watchdog timer with every job run (`checkIfJobIsStillAlive`: a `delay` of the job's lock
- * lifetime / 2, 30 s for most jobs) and never clears it, so after stop() the last runs' watchdogs held the
- * process open for up to 30 s (a test runner that had finished hung; main.ts exits explicitly). The watchdog is
- * created synchronously inside the processor's `runOrRetry`: that call is wrapped so that the timers of exactly
- * the watchdog's length it creates are unref'd. A watchdog still fires while the process runs for other
- * reasons; it only no longer keeps a stopped process alive. Agenda is pinned (6.2.6): without the method (another
- * version) nothing is wrapped, and a test run that does not exit shows it.
- */
-function unrefRunWatchdogs(agenda: Agenda, processEveryMs: number): void {
-  // Private in Agenda's types: the processor exists from start() until stop().
-  const processor = (agenda as unknown as { jobProcessor?: Partial<JobProcessorInternals> }).jobProcessor;
-  const original = processor?.runOrRetry;
-  if (processor === undefined || typeof original !== "function") return;
-  processor.runOrRetry = function (this: JobProcessorInternals, job: Job): Promise<void> {
-    const lockLifetime = agenda.definitions[job.attrs.name]?.lockLifetime ?? 0;
-    const watchdogMs = Math.max(processEveryMs / 2, lockLifetime / 2);
-    const real = globalThis.setTimeout;
-    // Only for the synchronous part of the call (single-threaded: nothing else runs in between).
-    globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
-      const timer = real(fn, ms, ...rest);
-      if (ms === watchdogMs) timer.unref();
-      return timer;
-    }) as typeof setTimeout;
-    try {
-      return original.call(this, job);
-    } finally {
-      globalThis.setTimeout = real;
-    }
-  };
-}
 
 /**
  * Agenda 6 on the same PostgreSQL (or embedded) database. Monitoring and delivery are recurring jobs that
@@ -99,7 +63,7 @@ export class Scheduler {
   }
 
   define<T extends Record<string, unknown>>(spec: JobSpec<T>): void {
-    this.agenda.define<T>(spec.name, async (job) => spec.run(job.attrs.data, job), {
+    this.agenda.define<T>(spec.name, async (job) => outsideWatchdogs(() => spec.run(job.attrs.data, job)), {
       concurrency: spec.concurrency ?? 1,
       lockLifetime: spec.lockLifetimeMs ?? 60_000,
     });
