@@ -47,7 +47,7 @@ export class WebhookReceiver {
   private server: Server | null = null;
   private readonly held: ServerResponse[] = [];
   port = 0;
-  /** Deliveries for which this returns true are held open, never answered (until `releaseHeld`). */
+  /** Deliveries for which this returns true are held open, never answered (until `dropHeld` or `down`). */
   hold: ((d: Delivery) => boolean) | null = null;
 
   /**
