@@ -137,11 +137,16 @@ describe("signed webhooks", () => {
       expect(signedBy(secret, rx.received[0].headers, rx.received[0].body)).toBe(true);
       // Sent once, by the worker: nothing arrived before it started, and the delivery took one attempt.
       expect(rx.received[0].at).toBeGreaterThanOrEqual(workerStarted);
-      const { webhookDeliveries } = await t.admin<{ webhookDeliveries: { attempts: number }[] }>(
-        `query($e: ID) { webhookDeliveries(endpointId: $e) { attempts } }`,
-        { e: endpoint.id },
-      );
-      expect(webhookDeliveries.map((d) => d.attempts)).toEqual([1]);
+      const delivered = await waitFor(async () => {
+        const d = (
+          await t.admin<{ webhookDeliveries: { state: string; attempts: number }[] }>(
+            `query($e: ID) { webhookDeliveries(endpointId: $e) { state attempts } }`,
+            { e: endpoint.id },
+          )
+        ).webhookDeliveries;
+        return d.length === 1 && d[0].state === "delivered" ? d : null;
+      }, 10_000);
+      expect(delivered.map((d) => d.attempts)).toEqual([1]);
     } finally {
       await api.stop();
       await rx.down();
