@@ -1,15 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { qrModule } from "../../src/qr/index.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 1: production's md5-list endpoint can answer a bare nginx 403 with a valid token while the
 // single-md5 endpoint works. The monitor keeps following payments with single checks and says so.
