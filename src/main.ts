@@ -70,7 +70,8 @@ async function main(argv: string[]): Promise<void> {
     try {
       await app.stop();
     } finally {
-      // Agenda leaves a timer behind after stop() (agenda 6); exit explicitly.
+      // Exit explicitly: whatever a dependency may leave behind after stop() (Agenda 6's run watchdogs are
+      // unref'd, jobs/agenda-watchdogs.ts) must not delay the exit.
       process.exit(0);
     }
   };

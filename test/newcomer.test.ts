@@ -5,10 +5,11 @@ import type { Browser } from "puppeteer-core";
 import { ROUTES } from "../src/app.js";
 import { verifyWebhook } from "../src/index.js";
 import { EVENT_TYPES } from "../src/transactions/transaction-event.entity.js";
-import { AUTH, post, waitFor } from "./support/app.js";
+import { AUTH, post } from "./support/app.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "./support/browser.js";
 import { closeNow, listenLoopback } from "./support/listen.js";
 import { AdminCli, startDemoService, type DemoService } from "./support/demo-service.js";
+import { waitFor } from "./support/wait.js";
 
 /**
  * The three things a newcomer does from the README alone, on `npm start` with nothing configured (embedded

@@ -2,6 +2,7 @@ import { Agenda, type Job } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import pg from "pg";
 import type { Logger } from "../logger.js";
+import { outsideWatchdogs, unrefRunWatchdogs } from "./agenda-watchdogs.js";
 
 export interface JobSpec<T extends Record<string, unknown> = Record<string, unknown>> {
   name: string;
@@ -17,6 +18,8 @@ export interface JobMetrics {
   jobLag: { set(labels: { job: string }, seconds: number): void };
   jobRuns: { inc(labels: { job: string; outcome: string }): void };
 }
+
+const PROCESS_EVERY_MS = 1000;
 
 /**
  * Agenda 6 on the same PostgreSQL (or embedded) database. Monitoring and delivery are recurring jobs that
@@ -40,7 +43,7 @@ export class Scheduler {
       // Notifications off: polling every second is fast enough (this process kicks its own work directly), and
       // the notification channel has no error handler, so a dropped LISTEN connection would crash the process.
       backend: new PostgresBackend({ pool: this.pool, disableNotifications: true }),
-      processEvery: "1 second",
+      processEvery: PROCESS_EVERY_MS,
       defaultConcurrency: 4,
       // Every job type has its own concurrency (link monitors: LINK_MAX_MONITORS); this is only a backstop above their sum.
       maxConcurrency: 2_000,
@@ -60,7 +63,7 @@ export class Scheduler {
   }
 
   define<T extends Record<string, unknown>>(spec: JobSpec<T>): void {
-    this.agenda.define<T>(spec.name, async (job) => spec.run(job.attrs.data, job), {
+    this.agenda.define<T>(spec.name, async (job) => outsideWatchdogs(() => spec.run(job.attrs.data, job)), {
       concurrency: spec.concurrency ?? 1,
       lockLifetime: spec.lockLifetimeMs ?? 60_000,
     });
@@ -84,6 +87,7 @@ export class Scheduler {
   /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
+    unrefRunWatchdogs(this.agenda, PROCESS_EVERY_MS);
     for (const spec of this.specs)
       if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
     this.started = true;

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, waitFor, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { decodeKhqr } from "../../src/khqr/index.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * API keys, merchant accounts and gateway credentials are cached in each process for a few seconds (the

@@ -2,7 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PNG } from "pngjs";
 import jsqrModule from "jsqr";
 import type { Browser, BrowserContext, HTTPRequest, Page } from "puppeteer-core";
-import { AUTH, createTenant, post, startTestApp, waitFor, type Tenant, type TestApp } from "../support/app.js";
+import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
 
 /**

@@ -2,9 +2,10 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Browser, Page } from "puppeteer-core";
-import { AUTH, createTenant, post, startTestApp, waitFor, type Tenant, type TestApp } from "../support/app.js";
+import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
 import { closeNow, listenLoopback } from "../support/listen.js";
+import { waitFor } from "../support/wait.js";
 
 interface Generated {
   transactionId: string;

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { randomBytes } from "node:crypto";
 import type { Browser, Page } from "puppeteer-core";
-import { startTestApp, createTenant, post, waitFor, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
 import { fillForm, launchBrowser, screenshot, textOf } from "../support/browser.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 20 in the dashboard: the network token's expiry warning (from 14 days before) and late payments
 // flagged for reconciliation, in real headless Chromium.

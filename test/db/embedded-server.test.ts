@@ -7,7 +7,7 @@ import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { EmbeddedServer } from "../../src/db/embedded-server.js";
 import { pgFrame, pgPassword, pgStartup } from "../support/pg-wire.js";
-import { waitFor } from "../support/app.js";
+import { waitFor, within } from "../support/wait.js";
 
 /**
  * The embedded database's wire front: one PGlite session, many client connections, and each connection
@@ -83,7 +83,7 @@ describe("embedded database server", () => {
     await a.query("insert into t values (1, 'inside')");
     let seen: unknown = null;
     const reader = b.query("select v from t where id = 1").then((r) => (seen = r.rows[0]?.v ?? "none"));
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(async () => server.stats().queued >= 1, 5_000, 10, "the reader's statement queued");
     expect(seen).toBeNull(); // waiting, not reading half a transaction
     await a.query("commit");
     await reader;
@@ -185,7 +185,7 @@ describe("embedded database server", () => {
       chunks.length = 0;
     }
     sock.write(bytes);
-    const gone = await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 3_000))]);
+    const gone = await within(closed, 3_000, false);
     sock.destroy();
     return { answer: Buffer.concat(chunks), closed: gone };
   };
@@ -218,10 +218,33 @@ describe("embedded database server", () => {
 
   it("waits for the rest of a truncated message, and forgets it when its connection goes", async () => {
     const open = server.stats().connections;
-    const whole = pgFrame("Q", Buffer.from("select 1\0"));
-    const { closed } = await raw(whole.subarray(0, whole.length - 3));
-    expect(closed).toBe(false); // still waiting for the bytes it was promised: no loop, no error
-    await waitFor(async () => server.stats().connections === open, 5_000, 10);
+    const whole = pgFrame("Q", Buffer.from("select 7\0"));
+    const sock = connectSocket(join(dir, ".s.PGSQL.5432"));
+    const chunks: Buffer[] = [];
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    let closed = false;
+    sock.once("close", () => (closed = true));
+    await new Promise<void>((resolve) => sock.once("connect", () => resolve()));
+    sock.write(pgStartup());
+    await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])), 5_000, 10);
+    sock.write(pgPassword("s3cret"));
+    await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from("Z\0\0\0\x05I", "latin1")), 5_000, 10);
+    chunks.length = 0;
+    sock.write(whole.subarray(0, whole.length - 3));
+    // Another connection is served meanwhile (the server read on), and the first one is still open …
+    const other = await connect();
+    expect((await other.query("select 42 as n")).rows[0].n).toBe(42);
+    expect(closed).toBe(false);
+    // … still waiting for the bytes it was promised (no loop, no error): with them, it answers the query.
+    sock.write(whole.subarray(whole.length - 3));
+    await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from("Z\0\0\0\x05I", "latin1")), 5_000, 10);
+    // A DataRow with the one column "7", and no ErrorResponse.
+    expect(Buffer.concat(chunks).includes(Buffer.from([0, 0, 0, 1, 0x37]))).toBe(true);
+    expect(Buffer.concat(chunks).includes(Buffer.from("E\0\0\0", "latin1"))).toBe(false);
+    // Truncated again, then the connection goes: the server forgets it.
+    sock.write(whole.subarray(0, whole.length - 3));
+    sock.destroy();
+    await waitFor(async () => server.stats().connections === open + 1, 5_000, 10); // `other` stays
     const c = await connect();
     expect((await c.query("select 43 as n")).rows[0].n).toBe(43);
   });

@@ -6,8 +6,9 @@ import { createApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { seedDemo, type DemoFile } from "../../src/demo/seed.js";
 import { DEMO_MODULES } from "../../src/demo/index.js";
-import { AUTH, post, waitFor } from "../support/app.js";
+import { AUTH, post } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * What `npm start` runs — the embedded database, demo tenant with its webhook endpoint, simulators and

@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 import { subscribe } from "../support/ws.js";
 
 const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { transactionId status } } }`;

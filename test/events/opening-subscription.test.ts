@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { createTestDatabase } from "../support/db.js";
 import { startPgGate, type PgGate } from "../support/pg-gate.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { status } } }`;
 

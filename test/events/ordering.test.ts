@@ -4,8 +4,9 @@ import { systemClock } from "../../src/clock.js";
 import { Db, type Query } from "../../src/db/sql.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { TransactionStore } from "../../src/transactions/transition.js";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 
 type Update = { transactionUpdates: { id: string; transaction: { transactionId: string } } };
 

@@ -3,17 +3,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 
 const ONE = `subscription($id: ID!, $last: ID) { transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { transactionId status } meta } }`;
 type One = {
@@ -146,9 +138,13 @@ describe("GraphQL subscriptions", () => {
     await new Promise((r) => setTimeout(r, 300));
     const g = await gen();
     await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(other.keys.qr));
-    await waitFor(async () => mine.sub.events.length >= 1, 5000);
-    await new Promise((r) => setTimeout(r, 300));
+    // A later one of mine: once it is here, the other tenant's (published before it) would have been too.
+    const g2 = await gen();
+    await waitFor(async () => mine.sub.events.length >= 2, 10_000, 100, "my two transactions");
     mine.sub.close();
-    expect(mine.sub.events.map((e) => e.transactionUpdates.transaction.transactionId)).toEqual([g.transactionId]);
+    expect(mine.sub.events.map((e) => e.transactionUpdates.transaction.transactionId)).toEqual([
+      g.transactionId,
+      g2.transactionId,
+    ]);
   });
 });

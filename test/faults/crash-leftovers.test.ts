@@ -1,19 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
-import {
-  AUTH,
-  createTenant,
-  dbClient,
-  generateLink,
-  postJson,
-  settle,
-  statuses,
-  type Tenant,
-} from "../support/http-tenant.js";
+import { dbClient, generateLink, postJson, settle, statuses, adminOf } from "../support/traffic.js";
+import { AUTH, createTenant, type Tenant } from "../support/app.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 /**
  * Issue 16, "what a crash leaves behind": an Idempotency-Key whose create committed in a process killed
@@ -32,7 +25,7 @@ describe("crash leftovers", () => {
     rig = await startFaultRig("crash-leftovers");
     ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
-    tenant = await createTenant(api.url, ups, receiver, "Crash Shop");
+    tenant = await createTenant(adminOf(api.url), { ...ups.tenantOptions("Crash Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {
@@ -62,7 +55,20 @@ describe("crash leftovers", () => {
         const until = Date.now() + 30_000;
         while ((await count()) === 0 && Date.now() < until) await sleep(50);
         expect(await count()).toBe(1);
-        await sleep(300); // the create is committed; the process now waits on storing the answer
+        // The create is committed; the process now waits on storing the answer (held by the trigger).
+        await waitFor(
+          async () =>
+            Number(
+              (
+                await c.query<{ n: string }>(
+                  `select count(*)::text as n from pg_stat_activity where state = 'active' and query like '%set response%' and pid <> pg_backend_pid()`,
+                )
+              ).rows[0].n,
+            ) > 0,
+          30_000,
+          50,
+          "the answer's update held",
+        );
         await api.kill9();
         await first;
         // The dead client's session is ended (as a restarted database would have ended it).

@@ -1,21 +1,22 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { FULL } from "../support/db.js";
 import { PrivatePostgres } from "../support/postgres.js";
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  createTenant,
   dbClient,
   generateGateway,
   generateQr,
   settle,
   type Outcome,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 /** Load runs this long; PostgreSQL goes down a third of the way in and stays down GAP_MS. */
 const LOAD_MS = FULL ? 90_000 : 30_000;
@@ -46,7 +47,7 @@ describe(`PostgreSQL stopped for ${GAP_MS / 1000} s under load`, () => {
     api = await cluster.add("api", "api");
     await cluster.add("worker-1", "worker");
     await cluster.add("worker-2", "worker");
-    tenant = await createTenant(api.url, ups, receiver, "Restart Shop");
+    tenant = await createTenant(adminOf(api.url), { ...ups.tenantOptions("Restart Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {

@@ -1,22 +1,23 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  createTenant,
   dbClient,
   generateGateway,
   generateLink,
   generateQr,
   scan,
   settle,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 /**
  * Issues 5, 6 and 8: a worker killed with SIGKILL in the middle of its work. Simulators and the webhook
@@ -36,7 +37,7 @@ describe("kill -9 of a worker, of Chromium", () => {
     rig = await startFaultRig("worker-kill");
     ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
-    tenant = await createTenant(api.url, ups, receiver, "Kill Shop");
+    tenant = await createTenant(adminOf(api.url), { ...ups.tenantOptions("Kill Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {
@@ -46,6 +47,7 @@ describe("kill -9 of a worker, of Chromium", () => {
   it("mid-monitoring in all three areas at once: a fresh worker finishes every payment, the link monitors resume", () =>
     withLogs(cluster, async () => {
       const a = await cluster.add("worker-a", "worker");
+      const resumes = ups.link.calls("resume");
       // Outcomes the test will drive: generic QR paid / failed / left to expire, gateway approved / declined, link approved / broken.
       const expiring = await Promise.all([1, 2, 3].map(() => generateQr(api.url, tenant, "EXPIRED", 45_000)));
       const qrs = await Promise.all(
@@ -59,13 +61,11 @@ describe("kill -9 of a worker, of Chromium", () => {
       txs.push(...expiring, ...qrs, ...gws, ...links);
       await scan(ups, links[1]);
 
-      // Worker A holds the link pages (its own Chromium) once the api process's 5 s hand-over has passed.
-      await sleep(7000);
+      // Worker A holds the link pages (its own Chromium) once the api process's 5 s hand-over has passed: it has
+      // resumed each of them by clientId, and they poll on.
+      await waitFor(() => ups.link.calls("resume") >= resumes + links.length, 60_000, 100, "worker A's resumes");
       expect(a.descendants().length).toBeGreaterThan(0);
-      const before = await fetchPolls(ups, links);
-      await sleep(2500);
-      const after = await fetchPolls(ups, links);
-      expect(after.every((n, i) => n > before[i])).toBe(true);
+      await pollingOn(ups, links);
 
       // The upstream answers now take 8 s; pay while A's next checks are on the wire, and kill A then.
       await ups.fault("network", "slow", 8000);
@@ -152,6 +152,7 @@ describe("kill -9 of a worker, of Chromium", () => {
   it("Chromium killed mid-monitor: the pool relaunches it and the monitors resume their pages", () =>
     withLogs(cluster, async () => {
       const b = cluster.get("worker-b");
+      const resumes = ups.link.calls("resume");
       const links = [await generateLink(api.url, tenant, "SUCCESS"), await generateLink(api.url, tenant, "SUCCESS")];
       txs.push(...links);
       await scan(ups, links[0]);
@@ -159,10 +160,8 @@ describe("kill -9 of a worker, of Chromium", () => {
       const until = Date.now() + 30_000;
       const browsers = () => b.descendants().filter((pid) => /chrom/i.test(readComm(pid)) && readPpid(pid) === b.pid);
       while (browsers().length === 0 && Date.now() < until) await sleep(200);
-      await sleep(7000);
-      const before = await fetchPolls(ups, links);
-      await sleep(2500);
-      expect((await fetchPolls(ups, links)).every((n, i) => n > before[i])).toBe(true);
+      await waitFor(() => ups.link.calls("resume") >= resumes + links.length, 60_000, 100, "worker B's resumes");
+      await pollingOn(ups, links);
       const [chromium] = browsers();
       expect(chromium).toBeDefined();
       const resumesBefore = ups.link.calls("resume");
@@ -201,6 +200,17 @@ function readPpid(pid: number): number {
   } catch {
     return -1;
   }
+}
+
+/** Waits until every link page has polled again (their monitors hold them). */
+async function pollingOn(ups: Upstreams, links: Tracked[]): Promise<void> {
+  const before = await fetchPolls(ups, links);
+  await waitFor(
+    async () => (await fetchPolls(ups, links)).every((n, i) => n > before[i]),
+    30_000,
+    250,
+    "a poll of every page",
+  );
 }
 
 async function fetchPolls(ups: Upstreams, links: Tracked[]): Promise<number[]> {

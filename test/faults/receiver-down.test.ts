@@ -1,19 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, type TestApp } from "../support/app.js";
-import { ADMIN_TOKEN, sleep } from "../support/cluster.js";
+import { moreJobRuns, startTestApp, type TestApp, createTenant, type Tenant } from "../support/app.js";
+import { ADMIN_TOKEN } from "../support/cluster.js";
 import { createFaultsDatabase, FULL } from "../support/db.js";
 import { startUpstreams, type Upstreams } from "../support/upstreams.js";
 import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
-import {
-  createTenant,
-  dbClient,
-  generateGateway,
-  generateQr,
-  settle,
-  type Tenant,
-  type Tracked,
-} from "../support/http-tenant.js";
+import { dbClient, generateGateway, generateQr, settle, type Tracked, adminOf } from "../support/traffic.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep } from "../support/wait.js";
 
 const DOWN_MS = 10 * 60_000;
 
@@ -39,7 +32,7 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
       { SIMULATORS: "false", ...ups.env, ADMIN_TOKEN, LOG_LEVEL: "silent", WEBHOOK_TIMEOUT_MS: "3000" },
       { role: "serve", dbUrl: db.url },
     );
-    tenant = await createTenant(t.url, ups, receiver, "Hook Shop");
+    tenant = await createTenant(adminOf(t.url), { ...ups.tenantOptions("Hook Shop"), webhooks: receiver });
   });
 
   afterAll(async () => {
@@ -49,13 +42,14 @@ describe(`webhook receiver down for 10 minutes (${FULL ? "real time" : "compress
     await db?.drop();
   });
 
-  /** Moves the service's clock by `ms` in steps, giving the once-a-second dispatch job a pass at each. */
+  /** Moves the service's clock by `ms` in steps, with a pass of the once-a-second dispatch job after each. */
   async function passTime(ms: number): Promise<void> {
     if (FULL) return sleep(ms);
     const step = 30_000;
     for (let done = 0; done < ms; done += step) {
       t.clock.advance(Math.min(step, ms - done));
-      await sleep(1200);
+      // Two completed runs: the second began after the move (the first may have been under way).
+      await moreJobRuns(t, "webhooks.dispatch", 2);
     }
   }
 

@@ -1,23 +1,23 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { subscribe, type Sub } from "../support/ws.js";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { FULL } from "../support/db.js";
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  AUTH,
-  createTenant,
   dbClient,
   generateGateway,
   generateLink,
   generateQr,
   settle,
   type Outcome,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { AUTH, createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 const PER_TENANT = FULL ? { qr: 60, gateway: 20, link: 3 } : { qr: 24, gateway: 8, link: 2 };
 const ALL = `subscription { transactionUpdates { id type transaction { transactionId status } } }`;
@@ -45,8 +45,8 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
     await cluster.add("worker-1", "worker");
     await cluster.add("worker-2", "worker");
     tenants = [
-      await createTenant(apis[0].url, ups, receiver, "Scale Shop A"),
-      await createTenant(apis[1].url, ups, receiver, "Scale Shop B"),
+      await createTenant(adminOf(apis[0].url), { ...ups.tenantOptions("Scale Shop A"), webhooks: receiver }),
+      await createTenant(adminOf(apis[1].url), { ...ups.tenantOptions("Scale Shop B"), webhooks: receiver }),
     ];
   });
 
@@ -57,15 +57,20 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
   it("every client sees every event of its own transactions and none of others'; all end as the payer chose", () =>
     withLogs(cluster, async () => {
       const subs: { api: string; keyId: string; sub: Sub<Ev>; close(): void }[] = [];
+      const connected: Promise<unknown>[] = [];
       for (const api of apis) {
         for (const t of tenants) {
-          for (const kind of ["qr", "gateway", "link"] as const) {
-            const { sub } = subscribe<Ev>(api.url, AUTH[kind](t.keys[kind]), ALL);
+          for (const kind of ["qr", "gateway", "gatewayLink"] as const) {
+            const { sub, client } = subscribe<Ev>(api.url, AUTH[kind](t.keys[kind]), ALL);
+            connected.push(new Promise((resolve) => client.on("connected", resolve)));
             subs.push({ api: api.name, keyId: t.keyIds[kind], sub, close: () => sub.close() });
           }
         }
       }
-      await sleep(1500); // every subscription is open before the first event
+      // Every subscription is open before the first event: its socket acknowledged, then a moment for the
+      // subscribe message that follows the acknowledgement.
+      await Promise.all(connected);
+      await sleep(750);
 
       const txs: Tracked[] = [];
       const started = Date.now();
@@ -88,12 +93,14 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
       );
       await Promise.all(lanes.map((f) => f()));
       const links: Tracked[] = [];
+      const resumes = ups.link.calls("resume");
       for (const [i, t] of tenants.entries()) {
         for (let j = 0; j < PER_TENANT.link; j++)
           links.push(await generateLink(apis[(i + j) % 2].url, t, j === 0 ? "SUCCESS" : "FAILED"));
       }
       txs.push(...links);
-      await sleep(8000); // a worker holds each page
+      // A worker holds each page (past the api process's 5 s hand-over): it resumed each by clientId.
+      await waitFor(() => ups.link.calls("resume") >= resumes + links.length, 60_000, 100, "the workers' resumes");
       for (const l of links) await settle(ups, l);
 
       await waitTerminal(db.url, txs, 180_000);

@@ -1,20 +1,21 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { Cluster, sleep, withLogs, type ServiceProcess } from "../support/cluster.js";
+import { Cluster, withLogs, type ServiceProcess } from "../support/cluster.js";
 import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 import { FULL } from "../support/db.js";
 import { type FaultKind, type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
 import {
-  createTenant,
   generateGateway,
   generateLink,
   generateQr,
   settle,
   statuses,
-  type Tenant,
   type Tracked,
-} from "../support/http-tenant.js";
+  adminOf,
+} from "../support/traffic.js";
+import { createTenant, type Tenant } from "../support/app.js";
 import { assertInvariants, probe, waitDelivered, waitTerminal } from "../support/invariants.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 /** How long each upstream stays faulty: 60 s in the full run, 15 s in CI's compressed run. */
 const OUTAGE_MS = FULL ? 60_000 : 15_000;
@@ -33,12 +34,13 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
   let receiver: WebhookReceiver;
   let cluster: Cluster;
   let api: ServiceProcess;
+  let worker: ServiceProcess;
 
   beforeAll(async () => {
     rig = await startFaultRig("upstream-faults");
     ({ db, ups, receiver, cluster } = rig);
     api = await cluster.add("api", "api");
-    await cluster.add("worker", "worker");
+    worker = await cluster.add("worker", "worker");
   });
 
   afterAll(async () => {
@@ -49,8 +51,12 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
     it(`${kind}: nothing ends during the fault that the payer did not end; every payment ends right after recovery`, () =>
       withLogs(cluster, async () => {
         // A tenant per round, so one round's outcome never leaks into the next one's checks.
-        const tenant: Tenant = await createTenant(api.url, ups, receiver, `Fault Shop ${kind}`);
+        const tenant: Tenant = await createTenant(adminOf(api.url), {
+          ...ups.tenantOptions(`Fault Shop ${kind}`),
+          webhooks: receiver,
+        });
         const txs: Tracked[] = [];
+        const resumes = ups.link.calls("resume");
         // Per area: [settled during the fault, settled after it] × outcomes.
         const during = [
           await generateQr(api.url, tenant, "SUCCESS"),
@@ -67,14 +73,18 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
         ];
         const round = [...during, ...after];
         txs.push(...round);
-        await sleep(8000); // the link monitors hold their pages (past the api process's 5 s hand-over)
+        // The link monitors hold their pages (past the api process's 5 s hand-over): the worker resumed each.
+        await waitFor(() => ups.link.calls("resume") >= resumes + 3, 60_000, 100, "the worker's resumes");
 
         for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, kind);
         const faultStart = Date.now();
+        // The outage lasts OUTAGE_MS and at least 3 runs of each monitor of the worker (each asks its upstream).
+        const runs = async () => Math.min(await worker.jobRuns("qr.monitor"), await worker.jobRuns("gateway.monitor"));
+        const runsAtStart = await runs();
         for (const t of during) await settle(ups, t);
         const violations: string[] = [];
         const settledDuring = new Set(during.map((t) => t.id));
-        while (Date.now() - faultStart < OUTAGE_MS) {
+        while (Date.now() - faultStart < OUTAGE_MS || (await runs()) < runsAtStart + 3) {
           const now = await statuses(
             db.url,
             round.map((t) => t.id),
@@ -90,7 +100,7 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
               );
           }
           if (violations.length > 0) break;
-          await sleep(1000);
+          await sleep(500);
         }
         for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, "ok");
         expect(violations).toEqual([]);

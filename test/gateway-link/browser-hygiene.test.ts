@@ -2,8 +2,9 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { linkModule } from "../../src/gateway-link/index.js";
+import { waitFor } from "../support/wait.js";
 
 type LinkTx = { transactionId: string; status: string; receiptUrl?: string; data: { clientId: string } };
 

@@ -6,8 +6,9 @@ import express from "express";
 import { BrowserPool, BrowserPoolError, type PageLease } from "../../src/gateway-link/browser.js";
 import { openLinkSession, type LinkEvent } from "../../src/gateway-link/link-driver.js";
 import { listProcs, processTree } from "../../src/gateway-link/process-tree.js";
-import { CHROMIUM_PATH, eventually, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
 import { simulatedLinkProtocol } from "../../src/gateway-link/link-protocol.js";
+import { waitFor } from "../support/wait.js";
 
 let sim: RunningLinkSim;
 let assets: { url: string; hits: string[]; close: () => void };
@@ -104,7 +105,7 @@ describe("BrowserPool", () => {
       const busy = renderers();
       expect(busy).toBeGreaterThanOrEqual(4);
       await Promise.all(leases.map((l) => l.release()));
-      await eventually(() => (renderers() <= busy - 4 ? true : undefined), 10_000, "the released renderers to end");
+      await waitFor(() => (renderers() <= busy - 4 ? true : undefined), 10_000, 50, "the released renderers to end");
     } finally {
       await pool.close();
     }
@@ -139,7 +140,7 @@ describe("BrowserPool", () => {
       const waiting = pool.acquire({ url, timeoutMs: 10_000 }).then((lease) => {
         third = lease;
       });
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => pool.stats().waiting === 1, 5_000, 10, "the third request queued");
       expect(pool.stats()).toMatchObject({ pages: 2, waiting: 1 });
       expect(third).toBeUndefined();
       await held[0]!.release();
@@ -179,13 +180,20 @@ describe("BrowserPool", () => {
     try {
       assets.hits.length = 0;
       const lease = await opened(pool, `${assets.url}/page`);
-      await eventually(
+      await waitFor(
         async () =>
           (await evaluate(lease, `document.getElementById("ok").textContent`)) === "script ran" ? true : undefined,
         5_000,
+        50,
         "the page's script ran",
       );
-      await new Promise((r) => setTimeout(r, 300));
+      // Loaded: every request the page made has been answered or refused, so any asset it fetched was counted.
+      await waitFor(
+        async () => ((await evaluate(lease, `document.readyState`)) === "complete" ? true : undefined),
+        5_000,
+        50,
+        "the page loaded",
+      );
       expect(assets.hits).toEqual(["/page", "/app.js"]);
       await lease.release();
     } finally {
@@ -198,7 +206,7 @@ describe("BrowserPool", () => {
     try {
       const [doomed, other] = await Promise.all([opened(pool, sim.linkUrl()), opened(pool, sim.linkUrl())]);
       await doomed.session.send("Page.navigate", { url: "chrome://crash" }).catch(() => undefined);
-      await eventually(() => (doomed.signal.aborted ? true : undefined), 10_000, "lease aborted");
+      await waitFor(() => (doomed.signal.aborted ? true : undefined), 10_000, 50, "lease aborted");
       expect(doomed.signal.reason).toMatchObject({ name: "BrowserPoolError", code: "PAGE_CRASHED" });
       expect(other.signal.aborted).toBe(false);
       expect(await evaluate(other, `document.getElementById("pay-button").textContent`)).toBe("Pay with KHQR");

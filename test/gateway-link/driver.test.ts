@@ -9,6 +9,7 @@ import {
 } from "../../src/gateway-link/link-driver.js";
 import { simulatedLinkProtocol } from "../../src/gateway-link/link-protocol.js";
 import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { waitFor } from "../support/wait.js";
 
 interface ClientView {
   qr: string;
@@ -92,7 +93,8 @@ describe("link driver against the simulated payment-link page", () => {
     expect((await sim.post("/sim/link/scan", { clientId: session.clientId })).status).toBe(200);
     await nextMatching(events, (e) => e.type === "scanned", seen);
     // Let a few identical "scanned" polls go by: they must not be reported again.
-    await new Promise((r) => setTimeout(r, 500));
+    const polled = (await client(session.clientId)).polls;
+    await waitFor(async () => (await client(session.clientId)).polls >= polled + 3, 10_000, 50, "3 more polls");
     expect((await sim.post("/sim/link/approve", { clientId: session.clientId })).status).toBe(200);
     const approved = await nextMatching(events, (e) => e.type === "approved", seen);
     expect(approved).toEqual({ type: "approved", receiptUrl: `${sim.baseUrl}/sim/link/receipt/${session.clientId}` });

@@ -1,6 +1,8 @@
 import { linkModule } from "../../src/gateway-link/index.js";
+import { faultAnswers, pagePolls } from "../support/link-sim.js";
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 interface LinkTx {
   transactionId: string;
@@ -123,7 +125,8 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
 
   it("left alone → EXPIRED at 180 s (moved clock), and the page is released", async () => {
     const b = (await gen({ amount: 1000, currency: 116 })).body as LinkTx;
-    await new Promise((r) => setTimeout(r, 1500)); // the monitor holds the page
+    // The monitor holds the page: it polls.
+    await waitFor(async () => (await pagePolls(t.url, b.data.clientId)) > 0, 30_000, 100, "the page's first poll");
     t.clock.advance(180_000);
     await waitFor(async () => (await events(b.transactionId)).includes("payment.expired"), 10_000);
     expect(((await check(b.transactionId)).body as LinkTx).status).toBe("EXPIRED");
@@ -139,14 +142,22 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
 
   it("the payment page's site down for 20 s (503): the payment stays PENDING, then the payer approves → SUCCESS", async () => {
     const b = (await gen({ amount: 4000, currency: 116 })).body as LinkTx;
-    await new Promise((r) => setTimeout(r, 1500)); // the monitor holds the page
+    // The monitor holds the page: it polls.
+    await waitFor(async () => (await pagePolls(t.url, b.data.clientId)) > 0, 30_000, 100, "the page's first poll");
+    const before = await faultAnswers(t.url);
     await post(`${t.url}/sim/link/fault`, { mode: "down" });
     try {
-      // Five failed polls end the page session; the monitor must wait the outage out, not count it as failures.
-      for (let i = 0; i < 20; i++) {
-        await new Promise((r) => setTimeout(r, 1000));
-        expect(((await check(b.transactionId)).body as LinkTx).status).toBe("PENDING");
-      }
+      // Five failed polls end the page session; the monitor must wait the outage out, not count it as failures:
+      // the site answers 12 of the page's requests with 503, and the payment stays PENDING throughout.
+      await waitFor(
+        async () => {
+          expect(((await check(b.transactionId)).body as LinkTx).status).toBe("PENDING");
+          return (await faultAnswers(t.url)) >= before + 12;
+        },
+        60_000,
+        500,
+        "12 requests refused by the outage",
+      );
     } finally {
       await post(`${t.url}/sim/link/fault`, { mode: "ok" });
     }

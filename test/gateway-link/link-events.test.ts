@@ -1,6 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startReceiver } from "../support/webhook-receiver.js";
+import { pagePolls } from "../support/link-sim.js";
+import { waitFor } from "../support/wait.js";
 
 // Key order and number text that a jsonb round trip or a JavaScript object would change.
 const META = `{"z":1,"10":"ten","2":[1.50,{"b":1,"a":2}],"a":"x"}`;
@@ -41,7 +43,7 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
   };
   const endpoint = (apiKeyId: string) =>
     t.admin(`mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`, {
-      i: { apiKeyId, url: rx.url },
+      i: { apiKeyId, url: rx.url() },
     });
   beforeAll(async () => {
     t = await startTestApp();
@@ -51,7 +53,7 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
   });
   afterAll(async () => {
     await t?.stop();
-    await rx?.close();
+    await rx?.down();
   });
 
   it("created → scanned → completed (approved before its receipt exists) → transaction.updated when the receipt arrives", async () => {
@@ -79,7 +81,9 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
     }, 15_000);
     expect(success.body.receiptUrl).toBeUndefined();
     expect(success.text).toContain(`"meta":${META}`);
-    await new Promise((r) => setTimeout(r, 1500)); // a few polls without a receipt change nothing
+    // A few more polls of the page without a receipt change nothing.
+    const polled = await pagePolls(t.url, data.clientId);
+    await waitFor(async () => (await pagePolls(t.url, data.clientId)) >= polled + 3, 15_000, 100, "3 more polls");
     expect(await outbox(transactionId)).toEqual(["payment.created", "payment.scanned", "payment.completed"]);
 
     const issued = (await post(`${t.url}/sim/link/receipt`, { clientId: data.clientId })).body as {
@@ -137,8 +141,9 @@ describe("gateway-link: each of the six event kinds is emitted in its documented
         { amount: 1000, currency: 116 },
         AUTH.gatewayLink(tenant.keys.gatewayLink),
       )
-    ).body as { transactionId: string };
-    await new Promise((r) => setTimeout(r, 1500)); // the monitor holds the page
+    ).body as { transactionId: string; data: { clientId: string } };
+    // The monitor holds the page: it polls.
+    await waitFor(async () => (await pagePolls(t.url, g.data.clientId)) > 0, 30_000, 100, "the page's first poll");
     t.clock.advance(180_000);
     await waitFor(async () => deliveries(g.transactionId).length >= 2, 15_000);
     expect(kinds(g.transactionId)).toEqual(["payment.created", "payment.expired"]);

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { linkModule } from "../../src/gateway-link/index.js";
 import { verifyWebhook } from "../../src/webhooks/signing.js";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startReceiver } from "../support/webhook-receiver.js";
+import { waitFor } from "../support/wait.js";
 
 // The gateway-link area with a PayWay link, end to end in real Chromium against the service's own PayWay twin:
 // the page gives the QR and is closed; the worker follows the payment by polling the page's API itself.
@@ -71,13 +72,13 @@ describe("gateway-link with a PayWay link (payway adapter, protocol-level monito
     tenant = await createTenant(t, { linkUrl: `${t.url}/sim/payway/${link.code}`, linkProtocol: "payway" });
     const { createWebhookEndpoint } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
       `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
-      { i: { apiKeyId: tenant.keyIds.gatewayLink, url: rx.url } },
+      { i: { apiKeyId: tenant.keyIds.gatewayLink, url: rx.url() } },
     );
     secret = createWebhookEndpoint.secret;
   });
   afterAll(async () => {
     await t?.stop();
-    await rx?.close();
+    await rx?.down();
   });
 
   it("generate → the twin's QR and a deeplink, no page held → scan → approve → SUCCESS with the receipt, signed webhooks", async () => {

@@ -3,8 +3,9 @@ import { BrowserPool } from "../../src/gateway-link/browser.js";
 import { LinkDriverError, openLinkSession } from "../../src/gateway-link/link-driver.js";
 import { paywayLinkProtocol } from "../../src/gateway-link/payway-protocol.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
-import { CHROMIUM_PATH, eventually } from "../support/link-sim.js";
+import { CHROMIUM_PATH } from "../support/link-sim.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+import { waitFor } from "../support/wait.js";
 
 // The `payway` adapter in real Chromium against the PayWay twin (page and API on two origins): the amount typed
 // where the page asks, Continue pressed, the QR and what a poll needs read from list-payment-options' answer.
@@ -63,7 +64,7 @@ describe("payway adapter against the PayWay twin", () => {
     expect(session.poll?.userAgent).toMatch(/Chrome/);
     expect(warnings).toEqual([]);
     // The page is closed as soon as its QR is read (behind the answer): nothing is held for the 180 s.
-    await eventually(() => (pool.stats().pages === 0 ? true : undefined), 5_000, "the page closed");
+    await waitFor(() => (pool.stats().pages === 0 ? true : undefined), 5_000, 50, "the page closed");
     expect(
       await (async () => {
         for await (const e of session.events) return e;

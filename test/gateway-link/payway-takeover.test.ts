@@ -1,11 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import pg from "pg";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
-import { AUTH, createTenant, post, waitFor, type Tenant } from "../support/app.js";
+import { AUTH, createTenant, post, type Tenant } from "../support/app.js";
 import { Cluster, type ServiceProcess } from "../support/cluster.js";
 import { createTestDatabase } from "../support/db.js";
-import { admin } from "../support/http-tenant.js";
+import { admin } from "../support/traffic.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+import { waitFor } from "../support/wait.js";
 
 // A worker killed (SIGKILL) while it follows a PayWay payment: another worker takes the payment over from what is
 // stored on the transaction (token, client id, request_time, cookies) once the dead one's lease runs out, and

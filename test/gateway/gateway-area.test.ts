@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, checkFailures, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import type { GatewaySimulator } from "../../src/simulators/gateway/index.js";
+import { waitFor } from "../support/wait.js";
 import { demoModule } from "../../src/demo/index.js";
 
 interface GwQr {
@@ -226,7 +227,8 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     await post(`${t.url}/sim/gateway/pay`, { tranId: b.orderId, outcome: "APPROVED" });
     await post(`${t.url}/sim/gateway/fault`, { mode: "garbage" });
     try {
-      await new Promise((r) => setTimeout(r, 2500));
+      // Two checks answered with garbage (each a failed check): still CHECKOUT.
+      await waitFor(async () => (await checkFailures(t, b.transactionId)) >= 2, 20_000, 100, "two failed checks");
       expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("CHECKOUT");
     } finally {
       await post(`${t.url}/sim/gateway/fault`, { mode: "ok" });

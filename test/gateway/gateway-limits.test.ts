@@ -1,9 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import pg from "pg";
 import { gatewayModule } from "../../src/gateway/index.js";
 import { Client } from "../support/http.js";
 import { demoModule } from "../../src/demo/index.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 7: the gateway's limits as they are — check-transaction-2 sees 7 days, transaction-detail
 // 10 calls a minute per merchant, 429 backs off, the pushback is a hint, error 6 says what to fix.
@@ -15,6 +16,26 @@ async function gatewayTenant(t: TestApp, id: string): Promise<Tenant> {
   const tenant = await createTenant(t, { gatewayMerchantId: id, gatewaySecret: secret, name: id });
   expect((await post(`${t.url}/sim/gateway/merchants`, { merchantId: id, apiKey: secret })).status).toBeLessThan(300);
   return tenant;
+}
+
+/**
+ * Waits until the monitor has claimed the order since it was last made due (its next check is then ~1 minute
+ * away), and for a monitor run to complete after that (the check's answer is recorded).
+ */
+async function checkedOnce(t: TestApp, orderId: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const [row] = await t.app.core.db.query<{ at: Date }>(
+        `select next_check_at as at from "transaction" where order_id = ?`,
+        [orderId],
+      );
+      return new Date(row.at).getTime() > t.clock.now().getTime() + 30_000;
+    },
+    30_000,
+    100,
+    `a check of ${orderId}`,
+  );
+  await moreJobRuns(t, "gateway.monitor", 1);
 }
 
 let n = 0;
@@ -73,7 +94,8 @@ describe("gateway limits (monitor every 500 ms)", () => {
     const paid = await post(`${t.url}/sim/gateway/pay`, { tranId: old[0].orderId, outcome: "APPROVED" });
     expect(paid.status).toBe(200);
     await waitFor(async () => sim.state.calls.detail > detailBefore, 20_000);
-    await new Promise((r) => setTimeout(r, 2000)); // more monitor rounds within the same minute
+    // More monitor rounds within the same minute: the two old ones left out are due again each round.
+    await moreJobRuns(t, "gateway.monitor", 3);
     expect(sim.state.calls.detail - detailBefore).toBeLessThanOrEqual(10);
     expect(sim.state.calls.detailRefused).toBe(0);
     // A minute later the budget is back: the rest are checked too, and the paid one is SUCCESS although
@@ -93,7 +115,9 @@ describe("gateway limits (monitor every 500 ms)", () => {
     await post(`${t.url}/sim/gateway/fault`, { mode: "rate-limited" });
     const before = sim.state.calls.rateLimited;
     await waitFor(async () => sim.state.calls.rateLimited > before, 10_000);
-    await new Promise((r) => setTimeout(r, 4000)); // several monitor rounds; per-transaction backoff alone would ask 2–3 times more
+    // Five more rounds (at least 4 s: the job runs each second, the one that met the 429 may still be counted):
+    // per-transaction backoff alone (1 s, then 2 s) would have asked twice more.
+    await moreJobRuns(t, "gateway.monitor", 5);
     expect(sim.state.calls.rateLimited - before).toBe(1);
     expect(await status(other, id)).toBe("CHECKOUT");
   });
@@ -111,8 +135,8 @@ describe("gateway pushback: a hint that triggers an immediate check (monitor eve
 
   it("the gateway's pushback after payment → SUCCESS long before the next scheduled check", async () => {
     const { orderId: id } = await gen(tenant);
-    // Let the first scheduled check pass (the transaction's next check is then a minute away).
-    await new Promise((r) => setTimeout(r, 1500));
+    // Let the first scheduled check pass: the transaction's next check is then a minute away.
+    await checkedOnce(t, id);
     const started = Date.now();
     await post(`${t.url}/sim/gateway/pay`, { tranId: id, outcome: "APPROVED" });
     await waitFor(async () => (await status(tenant, id)) === "SUCCESS", 30_000);
@@ -124,7 +148,8 @@ describe("gateway pushback: a hint that triggers an immediate check (monitor eve
     const configId = tenant.gatewayConfigId;
     const forged = await post(`${t.url}/gateway/pushback/${configId}`, { tran_id: id, apv: "123456", status: "00" });
     expect(forged.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 3000));
+    // The hint made it due at once, and the check it triggered (the next one is then a minute away) said unpaid.
+    await checkedOnce(t, id);
     expect(await status(tenant, id)).toBe("CHECKOUT");
     expect((await post(`${t.url}/gateway/pushback/${configId}`, { nope: 1 })).status).toBe(400);
   });

@@ -5,8 +5,7 @@ import { SANDBOX_DOCUMENT } from "../../src/graphql/sandbox.js";
 import { post } from "../support/app.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from "../support/wait.js";
 
 /** One example operation of the explorer's document, alone (GraphiQL runs the editor's only operation). */
 function exampleOperation(name: string): string {

@@ -3,8 +3,9 @@ import { readFileSync } from "node:fs";
 import { createApp, MODULES, restOpenApi, schemaSdl } from "../../src/app.js";
 import { ConfigError } from "../../src/config.js";
 import { verifyWebhook } from "../../src/index.js";
-import { startTestApp, post, waitFor, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startTestApp, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
+import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import { subscribe } from "../support/ws.js";
 import { startTerminalUpstream, type TerminalUpstream } from "../fixtures/fourth-area/upstream.js";
 import { terminalModule } from "../fixtures/fourth-area/index.js";
@@ -23,7 +24,7 @@ type Charge = { transactionId: string; chargeId: string; status: string; amount:
 describe("a fourth area, added by one line of the module list", () => {
   let upstream: TerminalUpstream;
   let t: TestApp;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: WebhookReceiver;
   let merchantId: string;
   let key: string;
   let keyId: string;
@@ -76,13 +77,13 @@ describe("a fourth area, added by one line of the module list", () => {
     keyId = created.key.id;
     const { createWebhookEndpoint } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
       `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
-      { i: { apiKeyId: keyId, url: receiver.url } },
+      { i: { apiKeyId: keyId, url: receiver.url() } },
     );
     secret = createWebhookEndpoint.secret;
   }, 60_000);
   afterAll(async () => {
     await t?.stop();
-    await receiver?.close();
+    await receiver?.down();
     await upstream?.close();
   });
 

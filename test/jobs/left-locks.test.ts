@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { AUTH, post, waitFor } from "../support/app.js";
+import { AUTH, post } from "../support/app.js";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * `npm start` killed while a job ran leaves that job's lock in the embedded database. The database belongs to

@@ -1,12 +1,13 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AUTH, post, waitFor, type Tenant } from "../support/app.js";
+import { AUTH, post, type Tenant } from "../support/app.js";
 import { ARTIFACTS, freePort, ServiceProcess } from "../support/cluster.js";
 import { startService, type FuzzService } from "../support/service.js";
 import { subscribe } from "../support/ws.js";
 import type { DemoFile } from "../../src/demo/seed.js";
 import { humanLine } from "../../src/logs/pretty.js";
+import { waitFor } from "../support/wait.js";
 
 const LOG_DIR = join(ARTIFACTS, "..", "logs");
 /** A readable line: time, level, message (pino-pretty, LOG_FORMAT=pretty). */

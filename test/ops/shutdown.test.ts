@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, waitFor } from "../support/app.js";
+import { ADMIN_TOKEN } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 describe("process shutdown", () => {
   it("SIGTERM stops a production serve process cleanly within seconds (exit code 0)", async () => {

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, AUTH, post, waitFor } from "../support/app.js";
+import { ADMIN_TOKEN, AUTH, post } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {

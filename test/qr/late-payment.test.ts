@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 // Paid before expiry is paid (issue 20, docs/decisions.md "Late payments"): a generic QR transaction becomes
 // EXPIRED only after a check at or after its expiry answers "not paid", or once the grace is over; a payment
@@ -146,7 +147,8 @@ describe("generic QR: paid before expiry is paid", () => {
     await waitFor(async () => (await status(tx.data.md5)) === "EXPIRED", 20_000);
     await post(`${t.url}/sim/network/fail`, { md5: tx.data.md5 });
     t.clock.advance(2_000);
-    await new Promise((r) => setTimeout(r, 1500)); // a few late-watch rounds
+    // A few late-watch rounds (each monitor run ends with one; the transaction is due every 500 ms).
+    await moreJobRuns(t, "qr.monitor", 3);
     expect(await status(tx.data.md5)).toBe("EXPIRED");
     expect((await view(tx.transactionId)).events.map((e) => e.type)).toEqual(["payment.created", "payment.expired"]);
   });

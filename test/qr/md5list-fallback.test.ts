@@ -1,14 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 import { demoModule } from "../../src/demo/index.js";
 
 // Issue 20, point 1: production's md5-list endpoint can answer a bare nginx 403 with a valid token while the

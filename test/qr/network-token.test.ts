@@ -4,19 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { qrModule } from "../../src/qr/index.js";
 import { runAdminCli } from "../../src/admin/cli.js";
 import { demoModule } from "../../src/demo/index.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 3: the network token is a JWT valid ~90 days; an expired one answers 401.
 

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startProxy, type TestProxy } from "../support/proxy.js";
+import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 2: the network API refuses callers outside Cambodia with 403; the upstream clients can go
 // through an outbound proxy (NETWORK_API_PROXY, GATEWAY_API_PROXY), and "everything refused" is said plainly.

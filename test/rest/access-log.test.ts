@@ -4,13 +4,13 @@ import {
   createTenant,
   capturedLogger,
   post,
-  waitFor,
   AUTH,
   ADMIN_TOKEN,
   type TestApp,
   type Tenant,
 } from "../support/app.js";
 import { logSafeUrl } from "../../src/logger.js";
+import { waitFor } from "../support/wait.js";
 
 // The finding: a client token appeared in the access log, `/cards/<id>.svg?token=…` in both `url` and `query`.
 

@@ -1,16 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
-import {
-  startTestApp,
-  createTenant,
-  capturedLogger,
-  waitFor,
-  AUTH,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
+import { startTestApp, createTenant, capturedLogger, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { Client, halfOpen, type HalfOpen } from "../support/http.js";
 import { addressKey, RefusalLog } from "../../src/rest/connection-caps.js";
 import { defaultMaxConnections, loadConfig, openFilesLimit } from "../../src/config.js";
+import { waitFor } from "../support/wait.js";
 
 // The finding: 19,900 half-sent requests from one address used every file descriptor; /healthz and every
 // tenant's generate failed, nothing was logged. Caps per address and per listener, short header timers.

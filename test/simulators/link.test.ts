@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import puppeteer, { type Browser } from "puppeteer-core";
 import { DEFAULT_CHROMIUM_ARGS, sandboxForThisMachine } from "../../src/gateway-link/browser.js";
-import { CHROMIUM_PATH, eventually, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { CHROMIUM_PATH, startLinkSim, type RunningLinkSim } from "../support/link-sim.js";
+import { waitFor } from "../support/wait.js";
 
 let sim: RunningLinkSim;
 let now = Date.parse("2026-11-23T10:00:00.000Z");
@@ -163,22 +164,28 @@ describe("payment-link simulator: the page in a real browser", () => {
     await page.goto(sim.linkUrl("coffee-shop", "USD"));
     await page.type("#amount", "3.75");
     await page.click("#pay-button");
-    const qr = await eventually(() => page.$eval("#qr", (el) => el.textContent || undefined), 10_000, "QR in the page");
+    const qr = await waitFor(
+      () => page.$eval("#qr", (el) => el.textContent || undefined),
+      10_000,
+      50,
+      "QR in the page",
+    );
     expect(qr).toMatch(/^KHQR-3\.75-840-/);
     const clientId = new URL(page.url()).searchParams.get("clientId")!;
     expect(clientId).toMatch(/^cl_test_/);
     const action = () => page.$eval("#status", (el) => (el as HTMLElement).dataset.action);
 
     await sim.post("/sim/link/scan", { clientId });
-    await eventually(async () => ((await action()) === "scanned" ? true : undefined), 10_000, "scanned in the page");
+    await waitFor(async () => ((await action()) === "scanned" ? true : undefined), 10_000, 50, "scanned in the page");
 
     // Every poll carries a new request identifier.
-    const view = await eventually(
+    const view = await waitFor(
       async () => {
         const v = (await sim.get(`/sim/link/clients/${clientId}`)).body as { polls: number; requestIds: string[] };
         return v.polls >= 4 ? v : undefined;
       },
       10_000,
+      50,
       "4 polls",
     );
     expect(new Set(view.requestIds).size).toBe(view.requestIds.length);
@@ -188,15 +195,16 @@ describe("payment-link simulator: the page in a real browser", () => {
     await page.close();
     await reopened.goto(`${sim.linkUrl("coffee-shop", "USD")}&clientId=${clientId}`);
     expect(
-      await eventually(() => reopened.$eval("#qr", (el) => el.textContent || undefined), 10_000, "resumed QR"),
+      await waitFor(() => reopened.$eval("#qr", (el) => el.textContent || undefined), 10_000, 50, "resumed QR"),
     ).toBe(qr);
     expect(await reopened.$eval("#pay-form", (el) => (el as HTMLElement).hidden)).toBe(true);
 
     await sim.post("/sim/link/approve", { clientId });
-    const receipt = await eventually(
+    const receipt = await waitFor(
       () =>
         reopened.$eval("#receipt", (el) => ((el as HTMLElement).hidden ? undefined : (el as HTMLAnchorElement).href)),
       10_000,
+      50,
       "receipt link",
     );
     expect(receipt).toBe(`${sim.baseUrl}/sim/link/receipt/${clientId}`);

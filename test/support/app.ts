@@ -8,6 +8,8 @@ import { createLogger, type Logger } from "../../src/logger.js";
 import { OffsetClock } from "../../src/clock.js";
 import { createTestDatabase } from "./db.js";
 import { checkRestAnswer } from "./openapi-contract.js";
+import type { WebhookReceiver } from "./webhook-receiver.js";
+import { waitFor } from "./wait.js";
 
 export const ADMIN_TOKEN = "test-admin-ocxiD6IezgDlp5-8L1138dOdBTY6FyqlyPyNaKLU6dE";
 
@@ -96,33 +98,47 @@ export function capturedLogger(level: "info" | "warn" | "debug" = "info"): { log
 
 export interface Tenant {
   merchantId: string;
+  /** The merchant's name (also its display name, cut to 25 characters). */
+  name: string;
+  /** Its account on the national network (where a paid QR's money goes). */
+  bakongAccountId: string;
   keys: { qr: string; gateway: string; gatewayLink: string };
   keyIds: { qr: string; gateway: string; gatewayLink: string };
   gatewayConfigId: string;
   linkConfigId: string;
 }
 
-/** A merchant with one key of each kind, created through the admin API. */
-export async function createTenant(
-  t: Pick<TestApp, "admin" | "url">,
-  opts: {
-    linkUrl?: string;
-    linkCurrency?: number;
-    /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
-    linkProtocol?: string;
-    gatewayMerchantId?: string;
-    gatewaySecret?: string;
-    name?: string;
-  } = {},
-): Promise<Tenant> {
+export interface TenantOptions {
+  /** Default "Test Shop". */
+  name?: string;
+  /** Default "test_shop@devb". */
+  bakongAccountId?: string;
+  /** Default this service's own link simulator page. */
+  linkUrl?: string;
+  linkCurrency?: number;
+  /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
+  linkProtocol?: string;
+  gatewayMerchantId?: string;
+  gatewaySecret?: string;
+  /** One webhook endpoint per key on this receiver (all event kinds), its secret told to the receiver. */
+  webhooks?: WebhookReceiver;
+}
+
+/**
+ * A merchant with one key of each kind (and its gateway and link configurations), created through the admin
+ * API of `t`: an in-process TestApp, or any running service (`adminOf(url)` in traffic.ts).
+ */
+export async function createTenant(t: Pick<TestApp, "admin" | "url">, opts: TenantOptions = {}): Promise<Tenant> {
+  const name = opts.name ?? "Test Shop";
+  const bakongAccountId = opts.bakongAccountId ?? "test_shop@devb";
   const { createMerchant: m } = await t.admin<{ createMerchant: { id: string } }>(
     `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
     {
       input: {
-        name: opts.name ?? "Test Shop",
+        name,
         accountType: "merchant",
-        bakongAccountId: "test_shop@devb",
-        merchantName: "Test Shop",
+        bakongAccountId,
+        merchantName: name.slice(0, 25),
         merchantCity: "Phnom Penh",
         merchantId: "TS001",
         acquiringBank: "Dev Bank",
@@ -163,13 +179,25 @@ export async function createTenant(
   const qr = await key("qr", {});
   const gw = await key("gateway", { gatewayConfigId: g.id });
   const gl = await key("gateway_link", { linkConfigId: l.id });
-  return {
+  const tenant: Tenant = {
     merchantId: m.id,
+    name,
+    bakongAccountId,
     keys: { qr: qr.apiKey, gateway: gw.apiKey, gatewayLink: gl.apiKey },
     keyIds: { qr: qr.key.id, gateway: gw.key.id, gatewayLink: gl.key.id },
     gatewayConfigId: g.id,
     linkConfigId: l.id,
   };
+  const receiver = opts.webhooks;
+  if (receiver !== undefined)
+    for (const keyId of Object.values(tenant.keyIds)) {
+      const { createWebhookEndpoint: w } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
+        `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
+        { i: { apiKeyId: keyId, url: receiver.url(keyId) } },
+      );
+      receiver.setSecret(keyId, w.secret);
+    }
+  return tenant;
 }
 
 export const AUTH = {
@@ -200,16 +228,25 @@ export async function post(
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
-export async function waitFor<T>(
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
-  stepMs = 100,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
+/** Completed runs of one of the app's jobs (the scheduler's job_runs_total, every outcome). */
+export async function jobRuns(t: TestApp, job: string): Promise<number> {
+  const { values } = await t.app.core.metrics.jobRuns.get();
+  return values.filter((v) => v.labels.job === job).reduce((sum, v) => sum + v.value, 0);
+}
+
+/**
+ * Waits until `job` has completed `n` more runs than now. The proof that time passed for a negative assertion
+ * ("nothing changed", "asked only once"): those runs happened, however slow the machine.
+ */
+export async function moreJobRuns(t: TestApp, job: string, n: number, timeoutMs = 60_000): Promise<void> {
+  const from = await jobRuns(t, job);
+  await waitFor(async () => (await jobRuns(t, job)) >= from + n, timeoutMs, 100, `${n} more runs of ${job}`);
+}
+
+/** The transaction's count of consecutive failed checks (each fault the monitor met adds one). */
+export async function checkFailures(t: TestApp, transactionId: string): Promise<number> {
+  const [row] = await t.app.core.db.query<{ f: number }>(`select check_failures as f from "transaction" where id = ?`, [
+    transactionId,
+  ]);
+  return Number(row.f);
 }

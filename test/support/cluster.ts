@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processTree } from "../../src/gateway-link/process-tree.js";
+import { sleep } from "./wait.js";
 
 export const ADMIN_TOKEN = "faults-admin-Ec6bXamUTowVNsxtJoUTnxoX_mS1j5pRN4oAu5jjiF4";
 export const SECRET_KEY = "faults-secret-key-0123456789-0123456789";
@@ -25,8 +26,6 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** One service process: start, wait until /readyz, kill -9, stop, start again on the same port. */
 export class ServiceProcess {
@@ -57,6 +56,19 @@ export class ServiceProcess {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Completed runs of `job` in this process (job_runs_total on its /metrics, every outcome). */
+  async jobRuns(job: string): Promise<number> {
+    const res = await fetch(`${this.url}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (res.status !== 200) throw new Error(`${this.name} /metrics: HTTP ${res.status}`);
+    let n = 0;
+    for (const m of (await res.text()).matchAll(/^job_runs_total\{([^}]*)\} (\S+)$/gm))
+      if (m[1].includes(`job="${job}"`)) n += Number(m[2]);
+    return n;
   }
 
   get pid(): number | null {

@@ -4,10 +4,12 @@
 // delivery log, and the service answering normally again.
 
 import { expect } from "@jest/globals";
-import { sleep, type ServiceProcess } from "./cluster.js";
+import { type ServiceProcess } from "./cluster.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
-import { dbClient, generateQr, settle, type Tenant, type Tracked } from "./http-tenant.js";
+import { dbClient, generateQr, settle, type Tracked } from "./traffic.js";
+import { type Tenant } from "./app.js";
 import type { Upstreams } from "./upstreams.js";
+import { sleep } from "./wait.js";
 
 const TERMINAL_EVENT: Record<string, string> = {
   SUCCESS: "payment.completed",

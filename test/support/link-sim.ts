@@ -47,21 +47,6 @@ export async function startLinkSim(options: Partial<LinkSimulatorOptions> = {}):
   };
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** `(method, path, body?)` against `origin`: the status and the answer as JSON, or as text when it is not (HTML pages). */
 export function jsonCaller(origin: string) {
   return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
@@ -79,4 +64,15 @@ export function jsonCaller(origin: string) {
     }
     return { status: res.status, body: parsed };
   };
+}
+
+/** How many status polls the payment page of `clientId` has made on the link simulator at `origin` (a monitor holds it). */
+export async function pagePolls(origin: string, clientId: string): Promise<number> {
+  const res = await fetch(`${origin}/sim/link/clients/${clientId}`);
+  return res.status === 200 ? ((await res.json()) as { polls: number }).polls : 0;
+}
+
+/** How many requests (page loads, status polls) an injected fault has answered on the link simulator at `origin`. */
+export async function faultAnswers(origin: string): Promise<number> {
+  return ((await (await fetch(`${origin}/sim/link/fault`)).json()) as { faultAnswers: number }).faultAnswers;
 }

@@ -1,6 +1,6 @@
 // Every REST answer the test suite sees is checked against the OpenAPI document's schema for its path and
 // status (test/rest/openapi.test.ts checks the document itself). `post` (app.ts) and `postJson`
-// (http-tenant.ts) call `checkRestAnswer`, so every REST test contributes.
+// (traffic.ts) call `checkRestAnswer`, so every REST test contributes.
 
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";

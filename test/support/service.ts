@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { createTestDatabase } from "./db.js";
-import { ADMIN_TOKEN, createTenant, type TestApp, type Tenant } from "./app.js";
+import { ADMIN_TOKEN, createTenant, type Tenant } from "./app.js";
 import { ARTIFACTS, freePort, ServiceProcess } from "./cluster.js";
 
 export { ADMIN_TOKEN };
@@ -111,7 +111,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Fu
     async sql<T>(text: string, params: unknown[] = []): Promise<T[]> {
       return (await pool.query(text, params)).rows as T[];
     },
-    createTenant: (opts) => createTenant(svc as unknown as TestApp, opts), // createTenant only uses url and admin()
+    createTenant: (opts) => createTenant(svc, opts),
     // pino JSON at error/fatal level, or anything not from pino that looks like a crash (stderr of Node itself).
     // One known exception: graphql-ws console.errors every socket error, including ws refusing a frame over the
     // 64 KiB cap (closed 1009, as intended); that block ("… Max payload size exceeded" … "}") is expected noise.

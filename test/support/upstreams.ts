@@ -9,8 +9,9 @@ import express, { type RequestHandler } from "express";
 import { createNetworkSimulator, type NetworkSimulator } from "../../src/simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../../src/simulators/gateway/index.js";
 import { createLinkSimulator, type LinkSimulator } from "../../src/simulators/link/index.js";
-import { sleep } from "./cluster.js";
 import { closeNow, listenLoopback } from "./listen.js";
+import { sleep } from "./wait.js";
+import type { TenantOptions } from "./app.js";
 
 export const NETWORK_TOKEN = "faults-network-token";
 
@@ -122,6 +123,15 @@ export interface Upstreams {
   env: Record<string, string>;
   /** A payment-link URL on the link simulator, as the admin configures it. */
   linkUrl(slug: string): string;
+  /**
+   * A merchant's accounts on these upstreams, as createTenant's options: its own network account, gateway
+   * credentials (registered with the gateway simulator now) and payment-link page (the simulated page).
+   */
+  tenantOptions(
+    name: string,
+  ): Required<
+    Pick<TenantOptions, "name" | "bakongAccountId" | "gatewayMerchantId" | "gatewaySecret" | "linkUrl" | "linkProtocol">
+  >;
   /** Start / end one kind of fault on one upstream (down = port closed; slow = 5 s answers; garbage = unreadable answers). */
   fault(which: "network" | "gateway" | "link", kind: FaultKind | "ok", slowMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -166,6 +176,21 @@ export async function startUpstreams(): Promise<Upstreams> {
       GATEWAY_API_URL: `${gateway.base}/sim/gateway-api`,
     },
     linkUrl: (slug) => `${link.base}/sim/link/p/${slug}?currency=KHR`,
+    tenantOptions(name) {
+      const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+      const gatewayMerchantId = `fm_${randomBytes(4).toString("hex")}`;
+      const gatewaySecret = `faults-gw-secret-${randomBytes(6).toString("hex")}`;
+      gatewaySim.registerMerchant(gatewayMerchantId, gatewaySecret);
+      return {
+        name,
+        bakongAccountId: `${slug.slice(0, 12)}@devb`,
+        gatewayMerchantId,
+        gatewaySecret,
+        // The older simulated page (a page a monitor holds), whatever LINK_PAGE_PROTOCOL's default.
+        linkUrl: `${link.base}/sim/link/p/${slug}?currency=KHR`,
+        linkProtocol: "simulated",
+      };
+    },
     async fault(which, kind, slowMs = 5000) {
       const u = all[which];
       if (kind === "down") return u.down();

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 
 const keys = (t: TestApp, keyId: string) =>
   t.app.core.db

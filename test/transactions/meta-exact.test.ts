@@ -1,18 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import WebSocket from "ws";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import { startReceiver } from "../support/webhook-receiver.js";
 import { parseExact, stringifyExact } from "../../src/exact-json.js";
+import { waitFor } from "../support/wait.js";
 
 // Integer-like keys ("10", "2", "1") are what JavaScript objects and jsonb both move to the front; 1.50 and the
 // 20-digit number are what a double or jsonb rewrite; \u00e9 is an escape a re-serialiser would decode.
@@ -83,7 +75,7 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
   it("REST generate and /qr/check, GraphQL queries (key and dashboard), webhooks, a live subscription and its replay", async () => {
     const rx = await startReceiver();
     await t.admin(`mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`, {
-      i: { apiKeyId: tenant.keyIds.qr, url: rx.url },
+      i: { apiKeyId: tenant.keyIds.qr, url: rx.url() },
     });
     try {
       const g = await gen();
@@ -136,7 +128,7 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
       ).data.transactions.edges;
       expect(nodes.find((e) => e.node.id === transactionId)?.node.metaJson).toBe(META);
     } finally {
-      await rx.close();
+      await rx.down();
     }
   }, 60_000);
 

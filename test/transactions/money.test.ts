@@ -2,7 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import { moneyText } from "../../src/transactions/money.js";
 import { pathToFileURL } from "node:url";
-import { AUTH, createTenant, post, startTestApp, waitFor, type Tenant, type TestApp } from "../support/app.js";
+import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 
 describe("the one money rule: text with the currency's decimals (KHR 0, USD 2)", () => {
   it("writes every amount with its currency's decimals, never rounding money", () => {

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import pg from "pg";
-import { startTestApp, createTenant, waitFor, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, type TestApp, type Tenant } from "../support/app.js";
 import { newId } from "../../src/ids.js";
 import { snapshot } from "../../src/transactions/record.js";
+import { waitFor } from "../support/wait.js";
 
 describe("transition(): the one way a status changes", () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
+import { startReceiver, type Answer, type WebhookReceiver } from "../support/webhook-receiver.js";
 
 type Attempt = {
   attemptedAt: string;
@@ -37,42 +37,33 @@ const DELIVERIES = `query($tx: ID!) { webhookDeliveries(transactionId: $tx) { id
 describe("the delivery log keeps each attempt's bodies", () => {
   let t: TestApp;
   let tenant: Tenant;
-  let server: Server;
-  let url = "";
+  let rx: WebhookReceiver;
   let txId = "";
-  const arrived: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
   beforeAll(async () => {
     t = await startTestApp();
     tenant = await createTenant(t);
-    // First answer: 500, the signature echoed in a header and the body, a cookie, and 10 KB of text (with Khmer
-    // at the 4 KB cut); then 200 with a short JSON body.
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        arrived.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
-        const sig = String(req.headers["x-signature"]);
-        if (arrived.length === 1) {
-          res.writeHead(500, { "content-type": "text/plain", "set-cookie": "session=s3cr3t-cookie", "x-echo": sig });
-          res.end(`failed for ${sig}\n${"x".repeat(4090)}ខ្មែរ${"y".repeat(6000)}`);
-        } else {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(`{"received":true}`);
-        }
-      });
+    // First answer: 500, the signature echoed in a header and the body, a cookie, and 10 KB of text; then 200 with
+    // a short JSON body.
+    rx = await startReceiver((n, r): Answer => {
+      const sig = r.headers["x-signature"];
+      return n === 1
+        ? {
+            status: 500,
+            headers: { "content-type": "text/plain", "set-cookie": "session=s3cr3t-cookie", "x-echo": sig },
+            body: `failed for ${sig}\n${"x".repeat(4090)}ខ្មែរ${"y".repeat(6000)}`,
+          }
+        : { status: 200, headers: { "content-type": "application/json" }, body: `{"received":true}` };
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   });
   afterAll(async () => {
-    await new Promise<void>((r) => server?.close(() => r()));
+    await rx?.down();
     await t?.stop();
   });
 
   it("request body and headers, the answer's status, headers and first 4 KB; secrets and signatures redacted", async () => {
     const { createWebhookEndpoint: ep } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
       `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret endpoint { id } } }`,
-      { i: { apiKeyId: tenant.keyIds.qr, url, events: ["payment.created"] } },
+      { i: { apiKeyId: tenant.keyIds.qr, url: rx.url(), events: ["payment.created"] } },
     );
     const generated = await post(
       `${t.url}/qr/generate`,
@@ -92,14 +83,14 @@ describe("the delivery log keeps each attempt's bodies", () => {
     }, 20_000);
     expect(d.log.map((a) => a.statusCode)).toEqual([500, 200]);
     // The body every attempt sent, byte for byte.
-    expect(arrived.map((a) => a.body)).toEqual([d.requestBody, d.requestBody]);
+    expect(rx.received.map((a) => a.body)).toEqual([d.requestBody, d.requestBody]);
     const [failed, ok] = d.log;
     const sent = block(failed.requestHeaders);
     expect(sent).toMatchObject({
       "x-signature": "[redacted]",
       "x-event-type": "payment.created",
       "content-type": "application/json",
-      "x-timestamp": String(arrived[0].headers["x-timestamp"]),
+      "x-timestamp": String(rx.received[0].headers["x-timestamp"]),
     });
     const got = block(failed.responseHeaders);
     expect(got["set-cookie"]).toBe("[redacted]");
@@ -109,7 +100,7 @@ describe("the delivery log keeps each attempt's bodies", () => {
     expect(failed.responseBody).toMatch(/^failed for v1=\[redacted\]\nx+/);
     // Nothing of the signature or the secret anywhere in what the log shows.
     const shown = JSON.stringify(d);
-    const sigHex = String(arrived[0].headers["x-signature"]).slice(3);
+    const sigHex = String(rx.received[0].headers["x-signature"]).slice(3);
     expect(shown).not.toContain(sigHex);
     expect(shown).not.toContain(ep.secret);
     expect(ok).toMatchObject({ responseBody: '{"received":true}', responseTruncated: false });

@@ -2,19 +2,11 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  waitFor,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-} from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import { startReceiver } from "../support/webhook-receiver.js";
 import { hostname } from "node:os";
 import { checkTargetUrl, isPublicAddress } from "../../src/upstreams/egress.js";
+import { waitFor } from "../support/wait.js";
 
 /** The bypasses the review found (issue 16, finding 1), and addresses that must stay reachable. */
 const REFUSED = [
@@ -156,7 +148,7 @@ describe("webhook and payment-link egress in strict mode (production's default)"
   /** Endpoints stored before the policy (or by a name): delivery is refused at connect time, coarsely logged. */
   it("does not deliver to loopback through a mapped address, a name or a closed port; the log says only 'refused'", async () => {
     const rx = await startReceiver(() => 204);
-    const port = Number(new URL(rx.url).port);
+    const port = Number(new URL(rx.url()).port);
     const dead = await closedPort();
     const urls = [
       `http://[::ffff:127.0.0.1]:${port}/hook`, // the exact bypass: delivered with 204 before
@@ -193,7 +185,7 @@ describe("webhook and payment-link egress in strict mode (production's default)"
       expect(new Set(texts).size).toBe(1);
       expect(texts[0]).toMatch(/^refused/);
     } finally {
-      await rx.close();
+      await rx.down();
     }
   });
 
@@ -236,11 +228,11 @@ describe("permissive mode (the demo and test default) still reaches loopback", (
     try {
       for (const url of [`${t.url}/sim/webhooks`, "http://localhost.:4000/hooks", `http://${hostname()}:4000/hooks`])
         expect((await addEndpoint(t, tenant.keyIds.qr, url)).errors).toBeUndefined();
-      expect((await addEndpoint(t, tenant.keyIds.qr, rx.url)).errors).toBeUndefined();
+      expect((await addEndpoint(t, tenant.keyIds.qr, rx.url())).errors).toBeUndefined();
       await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
       await waitFor(async () => rx.received.length >= 1, 10_000);
     } finally {
-      await rx.close();
+      await rx.down();
     }
   });
 
@@ -249,7 +241,7 @@ describe("permissive mode (the demo and test default) still reaches loopback", (
     const target = await startReceiver(() => 200);
     const redirecting = createHttpServer((req, res) => {
       req.resume();
-      res.writeHead(307, { location: target.url }).end();
+      res.writeHead(307, { location: target.url() }).end();
     });
     await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r));
     try {
@@ -259,12 +251,12 @@ describe("permissive mode (the demo and test default) still reaches loopback", (
       await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
       const first = async () => (await deliveriesOf(t, id))[0];
       await waitFor(async () => ((await first())?.attempts ?? 0) >= 1, 10_000);
+      // The attempt is recorded as the 307 itself: a followed redirect would have reached the target within it.
       expect((await first())?.lastError).toBe("HTTP 307");
-      await new Promise((r) => setTimeout(r, 300));
       expect(target.received).toEqual([]);
     } finally {
       redirecting.close();
-      await target.close();
+      await target.down();
     }
   });
 });

@@ -4,10 +4,11 @@ import { createServer, type Server } from "node:http";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import express from "express";
-import { AUTH, post, waitFor } from "../support/app.js";
+import { AUTH, post } from "../support/app.js";
 import { closeNow, listenLoopback } from "../support/listen.js";
 import { freePort } from "../support/cluster.js";
 import { AdminCli, startDemoService, type DemoService } from "../support/demo-service.js";
+import { waitFor } from "../support/wait.js";
 
 type Verify = (
   rawBody: Buffer | string,

@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createHmac } from "node:crypto";
-import { startTestApp, createTenant, post, waitFor, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import { startReceiver } from "../support/receiver.js";
+import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startReceiver } from "../support/webhook-receiver.js";
 import { verifyWebhook } from "../../src/webhooks/signing.js";
+import { waitFor } from "../support/wait.js";
 
 /** The receiver's own check, written from the documented recipe (not the project's helper). */
 function signedBy(secret: string, headers: Record<string, string>, body: string): boolean {
@@ -29,7 +30,7 @@ describe("signed webhooks", () => {
 
   it("a paid QR: payment.created then payment.completed, signed, with meta unchanged", async () => {
     const rx = await startReceiver();
-    const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url);
+    const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url());
     try {
       const meta = { orderRef: "R-9", unicode: "ស្វាគមន៍", n: 1.25, deep: { a: [true, null] } };
       const g = (
@@ -66,13 +67,13 @@ describe("signed webhooks", () => {
       expect(verifyWebhook(r.body.replace("SUCCESS", "FAILED"), r.headers, secret)).toBe(false);
       expect(verifyWebhook(r.body, r.headers, secret, { now: Number(r.headers["x-timestamp"]) + 301 })).toBe(false);
     } finally {
-      await rx.close();
+      await rx.down();
     }
   });
 
   it("a receiver failing 3 times then answering 200 gets the event exactly once more, with 4 attempts logged", async () => {
     const rx = await startReceiver((n) => (n <= 3 ? 500 : 200));
-    const { endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
+    const { endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url(), ["payment.created"]);
     try {
       const g = (
         await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))
@@ -93,20 +94,20 @@ describe("signed webhooks", () => {
         expect(d[0].attempts).toBe(4);
         expect(d[0].log.map((a) => a.statusCode)).toEqual([500, 500, 500, 200]);
       });
-      await new Promise((r) => setTimeout(r, 1500));
+      // An hour later, three more dispatcher passes: nothing is sent again.
       t.clock.advance(3600_000);
-      await new Promise((r) => setTimeout(r, 1500));
+      await moreJobRuns(t, "webhooks.dispatch", 3);
       expect(rx.received).toHaveLength(4);
       expect(new Set(rx.received.map((r) => JSON.parse(r.body).id)).size).toBe(1);
       expect(JSON.parse(rx.received[3].body).data.transaction.transactionId).toBe(g.transactionId);
     } finally {
-      await rx.close();
+      await rx.down();
     }
   });
 
   it("secret rotation signs with both secrets during the overlap", async () => {
     const rx = await startReceiver();
-    const { secret: oldSecret, endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
+    const { secret: oldSecret, endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url(), ["payment.created"]);
     try {
       const { rotateWebhookSecret } = await t.admin<{ rotateWebhookSecret: { secret: string } }>(
         `mutation($id: ID!) { rotateWebhookSecret(id: $id, overlapMinutes: 60) { secret } }`,
@@ -119,7 +120,7 @@ describe("signed webhooks", () => {
       expect(signedBy(oldSecret, r.headers, r.body)).toBe(true);
       expect(signedBy(rotateWebhookSecret.secret, r.headers, r.body)).toBe(true);
     } finally {
-      await rx.close();
+      await rx.down();
     }
   });
 
@@ -127,17 +128,28 @@ describe("signed webhooks", () => {
     const rx = await startReceiver();
     const api = await startTestApp({}, { role: "api", dbUrl: t.dbUrl });
     try {
-      const { secret } = await addEndpoint(t, tenant.keyIds.qr, rx.url, ["payment.created"]);
+      const { secret, endpoint } = await addEndpoint(t, tenant.keyIds.qr, rx.url(), ["payment.created"]);
       await t.app.stop(); // no worker now
       await post(`${api.url}/qr/generate`, { amount: 2, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr));
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(rx.received).toHaveLength(0);
+      const workerStarted = Date.now();
       t = await startTestApp({}, { role: "serve", dbUrl: t.dbUrl });
       await waitFor(async () => rx.received.length >= 1, 10_000);
       expect(signedBy(secret, rx.received[0].headers, rx.received[0].body)).toBe(true);
+      // Sent once, by the worker: nothing arrived before it started, and the delivery took one attempt.
+      expect(rx.received[0].at).toBeGreaterThanOrEqual(workerStarted);
+      const delivered = await waitFor(async () => {
+        const d = (
+          await t.admin<{ webhookDeliveries: { state: string; attempts: number }[] }>(
+            `query($e: ID) { webhookDeliveries(endpointId: $e) { state attempts } }`,
+            { e: endpoint.id },
+          )
+        ).webhookDeliveries;
+        return d.length === 1 && d[0].state === "delivered" ? d : null;
+      }, 10_000);
+      expect(delivered.map((d) => d.attempts)).toEqual([1]);
     } finally {
       await api.stop();
-      await rx.close();
+      await rx.down();
     }
   });
 

@@ -31,7 +31,8 @@ export interface LinkSimulator {
    * The injected fault (`POST /sim/link/fault`); it hits the page and its API, never controls or receipts.
    * `embeds` (`POST /sim/link/embeds`): other sites every page pulls in from now on (see pages.ts).
    */
-  state: { fault: FaultState<LinkFaultMode>; embeds: string[] };
+  /** `faultAnswers`: requests for the page or its status API answered by an injected fault, all time. */
+  state: { fault: FaultState<LinkFaultMode>; embeds: string[]; faultAnswers: number };
 }
 
 const BASE = "/sim/link";
@@ -59,7 +60,7 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
   const ctx: SimContext = {
     options,
     store: new LinkClientStore(clock, options.retentionMs ?? 3_600_000, options.maxClients ?? 10_000),
-    state: { fault: { mode: "ok", slowMs: 1000, variant: "text" }, embeds: [] },
+    state: { fault: { mode: "ok", slowMs: 1000, variant: "text" }, embeds: [], faultAnswers: 0 },
     json: express.json({ limit: "16kb" }),
     newClientId: options.newClientId ?? (() => `cl_${randomBytes(10).toString("hex")}`),
     pollMs: options.pollIntervalMs ?? 1000,
@@ -71,7 +72,10 @@ export function createLinkSimulator(options: LinkSimulatorOptions): LinkSimulato
 function pageRouter(ctx: SimContext): express.Router {
   const { store, state, json } = ctx;
   const router = express.Router();
-  router.use([`${BASE}/p`, `${BASE}/api`], (req, res, next) => void applyFault(state.fault, req, res, next));
+  router.use([`${BASE}/p`, `${BASE}/api`], (req, res, next) => {
+    if (state.fault.mode === "down" || state.fault.mode === "garbage") state.faultAnswers += 1;
+    void applyFault(state.fault, req, res, next);
+  });
   router.get(`${BASE}/p/:slug`, (req, res) => {
     const currency = CURRENCIES[String(req.query.currency ?? "KHR").toUpperCase()];
     const slug = String(req.params.slug);
@@ -224,6 +228,9 @@ function controlRouter(ctx: SimContext): express.Router {
     res.json(inspectView(client));
   });
   controls.post(`${BASE}/fault`, json, faultControl(LINK_FAULT_MODES, state));
+  // The fault in force, and how many requests an injected fault has answered (a test's proof that the page met
+  // the outage, not only that time passed).
+  controls.get(`${BASE}/fault`, (_req, res) => void res.json({ ...state.fault, faultAnswers: state.faultAnswers }));
   controls.post(`${BASE}/embeds`, json, (req, res) => {
     const body = objectBody(req, res);
     if (!body) return;

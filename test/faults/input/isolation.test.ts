@@ -129,9 +129,11 @@ describe("isolation between keys and tenants", () => {
     new Promise<{ status: number; body: unknown; ms: number }>((resolve) => {
       const t0 = performance.now();
       let done = false;
+      let timer: NodeJS.Timeout | undefined;
       const finish = (status: number, body: unknown) => {
         if (done) return;
         done = true;
+        clearTimeout(timer);
         unsubscribe();
         resolve({ status, body, ms: performance.now() - t0 });
       };
@@ -143,7 +145,7 @@ describe("isolation between keys and tenants", () => {
           complete: () => finish(204, { complete: true }),
         },
       );
-      setTimeout(() => finish(0, { timeout: true }), waitMs);
+      if (!done) timer = setTimeout(() => finish(0, { timeout: true }), waitMs);
     });
 
   beforeAll(async () => {

@@ -7,6 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { request } from "node:http";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../../support/app.js";
 import { openSocket } from "../../support/ws.js";
+import { waitFor, within } from "../../support/wait.js";
 
 const GENERATE = `mutation($input: GenerateQrInput!) { generateQr(input: $input) { transactionId } }`;
 const FOLLOW_ALL = `subscription { transactionUpdates { id type transaction { transactionId status } } }`;
@@ -56,7 +57,7 @@ describe.each([
     expect(JSON.stringify(sock.messages)).toContain(before.transactionId);
 
     await t.admin(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: key.key.id });
-    const closed = await Promise.race([sock.closed, new Promise((r) => setTimeout(() => r("still open"), 5000))]);
+    const closed = await within(sock.closed, 5000, "still open");
     expect(closed).toEqual({ code: 4403, reason: expect.any(String) });
     // HTTP refuses it too, and no transaction was created by the key after its revocation.
     expect((await post(`${t.url}/qr/verify`, { qrData: "x" }, AUTH.qr(key.apiKey))).status).toBe(401);
@@ -81,7 +82,7 @@ describe.each([
       id: tx.transactionId,
     });
     await t.admin(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: key.key.id });
-    const closed = await Promise.race([sock.closed, new Promise((r) => setTimeout(() => r("still open"), 5000))]);
+    const closed = await within(sock.closed, 5000, "still open");
     expect(closed).toEqual({ code: 4403, reason: expect.any(String) });
     const after = await gql(t.url, { authorization: `Bearer ${tx.clientToken}` }, CHECKOUT, { id: tx.transactionId });
     expect(after.status).toBe(401);
@@ -97,7 +98,7 @@ describe.each([
     try {
       const sock = await openSocket(t.url, { clientToken: tx.clientToken });
       expect(sock.isOpen()).toBe(true);
-      const closed = await Promise.race([sock.closed, new Promise((r) => setTimeout(() => r("still open"), 8000))]);
+      const closed = await within(sock.closed, 8000, "still open");
       expect(closed).toEqual({ code: 4403, reason: "Client token expired" });
     } finally {
       t.clock.advance(-(120_000 + 600_000 - 2_000));
@@ -118,7 +119,7 @@ describe("the socket lifetime cap", () => {
     const sock = await openSocket(t.url, AUTH.qr(a.keys.qr));
     sock.subscribe("live", FOLLOW_ALL);
     const opened = Date.now();
-    const closed = await Promise.race([sock.closed, new Promise((r) => setTimeout(() => r("still open"), 6000))]);
+    const closed = await within(sock.closed, 6000, "still open");
     expect(closed).toEqual({ code: 4000, reason: expect.stringMatching(/lifetime/) });
     expect(Date.now() - opened).toBeGreaterThanOrEqual(1000);
   });
@@ -166,11 +167,9 @@ describe("one rate limiter on the resolved principal", () => {
     expect(await raw({ "x-api-key": a.keys.qr, "x-auth-type": "api-key" })).toBe(200);
     // In a websocket's connection_init (JSON, no HTTP parser in between) the padded key used to authenticate.
     const padded0 = await openSocket(t.url, { "x-api-key": `${a.keys.qr}\u00a0`, "x-auth-type": "api-key" });
-    const within = (x: { closed: Promise<unknown> }) =>
-      Promise.race([x.closed, new Promise((r) => setTimeout(() => r("still open"), 3000))]);
-    expect(await within(padded0)).toEqual({ code: 4403, reason: "Forbidden" });
+    expect(await within(padded0.closed, 3000, "still open")).toEqual({ code: 4403, reason: "Forbidden" });
     const tabbed = await openSocket(t.url, { "x-api-key": `${a.keys.qr}\u2003`, "x-auth-type": "api-key" });
-    expect(await within(tabbed)).toEqual({ code: 4403, reason: "Forbidden" });
+    expect(await within(tabbed.closed, 3000, "still open")).toEqual({ code: 4403, reason: "Forbidden" });
   });
 
   it("variants of a key do not get fresh buckets: callers without a valid key share their address's bucket", async () => {
@@ -187,8 +186,14 @@ describe("one rate limiter on the resolved principal", () => {
     const sock = await openSocket(t.url, AUTH.qr(b.keys.qr));
     for (let i = 0; i < 50; i++)
       sock.subscribe(`g${i}`, GENERATE, { input: { amount: 1, currency: 840, expiredAfter: 60_000 } });
-    await sock.next((m) => m.id === "g49" && (m.type === "error" || m.type === "complete"));
-    await new Promise((r) => setTimeout(r, 200));
+    // Every one of the 50 operations has ended (answered or refused) before they are counted.
+    await waitFor(
+      () =>
+        new Set(sock.messages.filter((m) => m.type === "error" || m.type === "complete").map((m) => m.id)).size >= 50,
+      30_000,
+      50,
+      "the 50 operations' ends",
+    );
     const created = sock.messages.filter((m) => m.type === "next" && JSON.stringify(m.payload).includes("txn_"));
     const limited = sock.messages.filter((m) => JSON.stringify(m.payload ?? "").includes("RATE_LIMITED"));
     expect(created.length).toBeLessThanOrEqual(31);
@@ -483,8 +488,7 @@ describe("websocket caps: sockets per credential and per address, operations per
     a = await createTenant(t);
   });
   afterAll(async () => t?.stop());
-  const closedWithin = (s: { closed: Promise<unknown> }, ms: number) =>
-    Promise.race([s.closed, new Promise((r) => setTimeout(() => r("still open"), ms))]);
+  const closedWithin = (s: { closed: Promise<unknown> }, ms: number) => within(s.closed, ms, "still open");
 
   it("one client token opens at most WS_MAX_SOCKETS_PER_PRINCIPAL sockets (4429); others are unaffected", async () => {
     const tx = await generate(t, a.keys.qr);

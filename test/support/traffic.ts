@@ -1,19 +1,14 @@
-// Tenants, keys and webhook endpoints through the admin API of a running api process, and the three
-// areas' client calls (generate) and payer actions (pay, fail, scan, approve, break) on the simulators.
+// Traffic against a running api process (the fault suites): the admin API at its URL, the three areas'
+// client calls (generate) and payer actions (pay, fail, scan, approve, break) on the simulators, and what the
+// service wrote, read from its database. Tenants come from createTenant (app.ts) through `adminOf`.
 
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { AUTH, type Tenant, type TestApp } from "./app.js";
+import type { Area } from "../../src/transactions/transaction.entity.js";
 import { ADMIN_TOKEN } from "./cluster.js";
 import type { Upstreams } from "./upstreams.js";
 import { checkRestAnswer } from "./openapi-contract.js";
-import type { WebhookReceiver } from "./webhook-receiver.js";
-import type { Area } from "../../src/transactions/transaction.entity.js";
-
-export const AUTH = {
-  qr: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-key" }),
-  gateway: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-gateway" }),
-  link: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-gateway-link" }),
-};
 
 export async function postJson(
   url: string,
@@ -50,81 +45,9 @@ export async function admin<T = Record<string, unknown>>(
   return json.data as T;
 }
 
-export interface Tenant {
-  name: string;
-  keys: { qr: string; gateway: string; link: string };
-  keyIds: { qr: string; gateway: string; link: string };
-  bakongAccountId: string;
-}
-
-/**
- * A merchant with one key of each kind, its gateway credentials registered with the gateway simulator,
- * its link on the link simulator, and one webhook endpoint per key on `receiver` (all event kinds).
- */
-export async function createTenant(
-  apiUrl: string,
-  ups: Upstreams,
-  receiver: WebhookReceiver,
-  name: string,
-): Promise<Tenant> {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
-  const bakongAccountId = `${slug.slice(0, 12)}@devb`;
-  const { createMerchant: m } = await admin<{ createMerchant: { id: string } }>(
-    apiUrl,
-    `mutation($input: MerchantInput!) { createMerchant(input: $input) { id } }`,
-    {
-      input: {
-        name,
-        accountType: "merchant",
-        bakongAccountId,
-        merchantName: name.slice(0, 25),
-        merchantCity: "Phnom Penh",
-        merchantId: "F001",
-        acquiringBank: "Dev Bank",
-        defaultCurrency: 840,
-      },
-    },
-  );
-  const upstreamMerchantId = `fm_${randomBytes(4).toString("hex")}`;
-  const apiSecret = `faults-gw-secret-${randomBytes(6).toString("hex")}`;
-  ups.gateway.sim.registerMerchant(upstreamMerchantId, apiSecret);
-  const { createGatewayConfig: g } = await admin<{ createGatewayConfig: { id: string } }>(
-    apiUrl,
-    `mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id } }`,
-    { input: { merchantId: m.id, name: "gw", upstreamMerchantId, apiSecret } },
-  );
-  const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
-    apiUrl,
-    `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id } }`,
-    // The older simulated page (a page a monitor holds), whatever LINK_PAGE_PROTOCOL's default.
-    { input: { merchantId: m.id, name: "link", url: ups.linkUrl(slug), currency: 116, protocol: "simulated" } },
-  );
-  const key = async (kind: string, extra: Record<string, string>) =>
-    (
-      await admin<{ createApiKey: { apiKey: string; key: { id: string } } }>(
-        apiUrl,
-        `mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id } } }`,
-        { input: { merchantId: m.id, kind, ...extra } },
-      )
-    ).createApiKey;
-  const qr = await key("qr", {});
-  const gw = await key("gateway", { gatewayConfigId: g.id });
-  const gl = await key("gateway_link", { linkConfigId: l.id });
-  const tenant: Tenant = {
-    name,
-    keys: { qr: qr.apiKey, gateway: gw.apiKey, link: gl.apiKey },
-    keyIds: { qr: qr.key.id, gateway: gw.key.id, link: gl.key.id },
-    bakongAccountId,
-  };
-  for (const keyId of Object.values(tenant.keyIds)) {
-    const { createWebhookEndpoint: w } = await admin<{ createWebhookEndpoint: { secret: string } }>(
-      apiUrl,
-      `mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { secret } }`,
-      { i: { apiKeyId: keyId, url: receiver.url(keyId) } },
-    );
-    receiver.setSecret(keyId, w.secret);
-  }
-  return tenant;
+/** The admin API of the service at `apiUrl` (the faults' admin token), as createTenant takes it. */
+export function adminOf(apiUrl: string): Pick<TestApp, "admin" | "url"> {
+  return { url: apiUrl, admin: (query, variables) => admin(apiUrl, query, variables) };
 }
 
 /** The service's own: an area is whatever the module list registers (src/module.ts). */
@@ -182,7 +105,7 @@ export async function generateLink(apiUrl: string, t: Tenant, expect: Outcome): 
     await postJson(
       `${apiUrl}/gateway-link/generate-qr`,
       { amount: Number(amount), currency: 116, meta: { tenant: t.name } },
-      AUTH.link(t.keys.link),
+      AUTH.gatewayLink(t.keys.gatewayLink),
     ),
   );
   return { id: b.transactionId, area: "gateway_link", tenant: t, expect, clientId: b.data.clientId, amount };
