@@ -155,8 +155,9 @@ export class WebhookDispatcher {
        claimed as (
          update webhook_delivery d set next_attempt_at = ? from due where d.id = due.id
          returning d.id, d.attempts, d.created_at, d.redelivered_at, d.event_ref, d.endpoint_ref)
-       select c.id, c.attempts, c.created_at, c.redelivered_at, c.event_ref, c.endpoint_ref, e.type, e.created_at as event_created_at, e.payload,
-         w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at, w.failing_since, w.enabled
+       select c.id, c.attempts, c.created_at, c.redelivered_at, c.event_ref, c.endpoint_ref, e.type,
+         e.created_at as event_created_at, e.payload, w.url, w.secret_enc, w.previous_secret_enc,
+         w.previous_secret_expires_at, w.failing_since, w.enabled
        from claimed c join transaction_event e on e.id = c.event_ref join webhook_endpoint w on w.id = c.endpoint_ref`,
       [now, Math.min(room, 100), lease],
     );
