@@ -263,7 +263,10 @@ describe("dashboard in real headless Chromium", () => {
       await page.waitForSelector("pqr-overview[data-from] figure.chart canvas");
       expect(await textOf(page, "nav li:first-child a")).toBe("Overview");
       expect(await page.$eval("nav li:first-child a", (a) => a.getAttribute("aria-current"))).toBe("page");
-      const range = await page.$eval("pqr-overview", (e) => ({ from: e.dataset.from, to: e.dataset.to }));
+      const range = await page.$eval("pqr-overview", (e) => ({
+        from: (e as HTMLElement).dataset.from,
+        to: (e as HTMLElement).dataset.to,
+      }));
       const { overview } = await t.admin<{
         overview: {
           totals: Record<string, number | null>;
