@@ -180,7 +180,8 @@ export async function overviewFigures(
        from "transaction" where ${where.join(" and ")}
      )
      select grouping(t.currency) as g_currency, grouping(t.bucket) as g_bucket, grouping(t.merchant_ref) as g_merchant,
-       grouping(t.area) as g_area, t.currency, (extract(epoch from t.bucket) * 1000)::bigint::text as bucket_ms, t.merchant_ref, min(m.name) as merchant_name, t.area,
+       grouping(t.area) as g_area, t.currency, (extract(epoch from t.bucket) * 1000)::bigint::text as bucket_ms,
+       t.merchant_ref, min(m.name) as merchant_name, t.area,
        count(*) as payments,
        count(*) filter (where st = 'SUCCESS') as paid,
        count(*) filter (where st = 'FAILED') as failed,

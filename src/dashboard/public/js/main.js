@@ -1,4 +1,5 @@
-// The dashboard shell: sign-in gate, navigation, hash routes (#/overview, the default; #/transactions, #/transactions/<id>, #/merchants, …).
+// The dashboard shell: sign-in gate, navigation, hash routes (#/overview, the default; #/transactions,
+// #/transactions/<id>, #/merchants, …).
 import { dashboardConfig, gql, session } from "./api.js";
 import { clearAnnouncement, fill, h } from "./dom.js";
 import "./pages/signin.js";

@@ -6,20 +6,12 @@ import { gql } from "../api.js";
 import { AREA_LABELS, fill, h, shortId, table } from "../dom.js";
 import { field } from "../form.js";
 import { formatMoney } from "../money.js";
+import { OVERVIEW_QUERY as QUERY } from "../overview-query.js";
 
 /** The service's bucket time zone (Overview.timeZone): Phnom Penh, UTC+7 all year. Periods are its local days. */
 const ZONE = "Asia/Phnom_Penh";
 const ZONE_OFFSET = "+07:00";
 const DAY = 86_400_000;
-
-const COUNTS = "payments paid failed expired pending late finished successRate";
-const GROUP = `id name counts { payments paid successRate } paid { currency count amount }`;
-const QUERY = `query($from: DateTimeISO!, $to: DateTimeISO!, $merchantId: ID, $area: Area) {
-  overview(from: $from, to: $to, merchantId: $merchantId, area: $area) {
-    bucket timeZone totals { ${COUNTS} }
-    currencies { currency paidAmount counts { ${COUNTS} } series { start paidAmount counts { payments paid failed expired pending } } }
-    merchants { ${GROUP} } areas { ${GROUP} }
-    webhooks { delivered retrying failed failingEndpoints disabledEndpoints p95LatencyMs } } }`;
 
 const PERIODS = [
   { value: "today", label: "Today", days: 1 },
