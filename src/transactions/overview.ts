@@ -150,7 +150,9 @@ const toCounts = (r: Row): Counts => {
 
 /**
  * One statement: the window's rows with their status as reads show it, grouped by currency, by (currency, bucket),
- * by (merchant, currency) and by (area, currency) through grouping sets.
+ * by (merchant, currency) and by (area, currency) through grouping sets. The bucket is the UTC+7 hour or day,
+ * computed with the fixed offset (exact for Phnom Penh, which has no DST) rather than a time zone name, so it does
+ * not depend on the database's time zone data or its session TimeZone (the embedded database included).
  */
 export async function overviewFigures(
   db: Db,
@@ -176,7 +178,8 @@ export async function overviewFigures(
     `with t as (
        select currency, merchant_ref, area, amount, ${status.sql} as st,
          (status = 'SUCCESS' and ${LATE_SQL}) as is_late,
-         date_trunc('${trunc}', created_at at time zone '${OVERVIEW_TIME_ZONE}') at time zone '${OVERVIEW_TIME_ZONE}' as bucket
+         (date_trunc('${trunc}', (created_at at time zone 'UTC') + interval '7 hours') - interval '7 hours')
+           at time zone 'UTC' as bucket
        from "transaction" where ${where.join(" and ")}
      )
      select grouping(t.currency) as g_currency, grouping(t.bucket) as g_bucket, grouping(t.merchant_ref) as g_merchant,

@@ -415,3 +415,34 @@ describe("overview: the operators' figures of a scripted day", () => {
     expect(year.currencies[0].series.length).toBeGreaterThanOrEqual(400);
   });
 });
+
+describe("overview on the embedded database (npm start's default)", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({}, { embedded: true });
+  }, 60_000);
+  afterAll(async () => t?.stop());
+
+  it("answers the same statement: a payment in today's Phnom Penh bucket, zeros elsewhere", async () => {
+    const tenant = await createTenant(t);
+    const r = await post(
+      `${t.url}/qr/generate`,
+      { amount: 1.5, currency: 840, expiredAfter: 600_000 },
+      AUTH.qr(tenant.keys.qr),
+    );
+    expect(r.status).toBe(200);
+    const now = t.clock.now().getTime();
+    const from = phnomPenhMidnight(now, -1);
+    const { overview } = await t.admin<{ overview: Overview }>(QUERY, {
+      from: new Date(from).toISOString(),
+      to: new Date(phnomPenhMidnight(now, 1)).toISOString(),
+    });
+    expect(overview.bucket).toBe("HOUR");
+    expect(overview.totals).toMatchObject({ payments: 1, pending: 1, successRate: null });
+    const usd = overview.currencies.find((c) => c.currency === "USD")!;
+    expect(usd.series).toHaveLength(48);
+    expect(usd.series[0].start).toBe(new Date(from).toISOString());
+    const hour = Math.floor(now / HOUR) * HOUR;
+    expect(usd.series.filter((p) => p.counts.payments > 0).map((p) => Date.parse(p.start))).toEqual([hour]);
+  }, 60_000);
+});
