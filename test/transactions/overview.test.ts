@@ -9,6 +9,7 @@ import {
   type TestApp,
   type Tenant,
 } from "../support/app.js";
+import { overviewFigures } from "../../src/transactions/overview.js";
 
 /**
  * The operators' overview against a scripted day on a real PostgreSQL: payments paid, failed, expired, left
@@ -285,6 +286,23 @@ describe("overview: the operators' figures of a scripted day", () => {
     expect(o.areas.map((a) => a.id).sort()).toEqual(["gateway", "qr"]);
     for (const area of ["qr", "gateway"] as const)
       expect(o.areas.find((a) => a.id === area)!.counts).toEqual(expectCounts(script.filter((p) => p.area === area)));
+  });
+
+  it("counts a pending payment past its expiry as EXPIRED, as reads show it, while its row still says pending", async () => {
+    // Read two hours on: the two open payments (an hour's lifetime) are past their expiry; nothing has ended them.
+    const now = t.clock.now().getTime();
+    const later = new Date(now + 2 * HOUR);
+    const open = script.filter((p) => p.outcome === "pending").map((p) => p.id);
+    const rows = await t.app.core.db.query<{ status: string }>(`select status from "transaction" where id = any(?)`, [
+      open,
+    ]);
+    expect(rows.map((r) => r.status)).toEqual(["CHECKOUT", "CHECKOUT"]);
+    const f = await overviewFigures(t.app.core.db, { graceMs: () => 30_000 }, later, {
+      from: new Date(now - 6 * HOUR),
+      to: new Date(now + HOUR),
+    });
+    const asRead = script.map((p) => (p.outcome === "pending" ? { ...p, outcome: "expired" as const } : p));
+    expect(f.totals).toEqual(expectCounts(asRead));
   });
 
   it("filters by merchant and by area", async () => {
