@@ -41,12 +41,17 @@ function graphqlWsDir(): string {
   return dirname(createRequire(import.meta.url).resolve("graphql-ws"));
 }
 
+/** Chart.js's dist folder (its one-file UMD build: no eval, nothing loaded from elsewhere). */
+function chartJsDir(): string {
+  return dirname(createRequire(import.meta.url).resolve("chart.js"));
+}
+
 // The admin token lives in sessionStorage, so script injection is the threat that matters: only our own scripts run.
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-/** The web dashboard at /dashboard: static assets, the vendored graphql-ws client and the runtime config. */
+/** The web dashboard at /dashboard: static assets, the vendored graphql-ws client and Chart.js, the runtime config. */
 export function dashboardRouter(opts: DashboardOptions): Router {
   const r = express.Router();
   r.use((_req, res, next) => {
@@ -71,6 +76,12 @@ export function dashboardRouter(opts: DashboardOptions): Router {
     // Only the client and its one shared chunk.
     if (!/^\/(client|common-[\w-]+)\.js$/.test(req.path)) return next();
     vendor(req, res, next);
+  });
+  const charts = express.static(chartJsDir(), { index: false, fallthrough: false, maxAge: "1h" });
+  r.use("/vendor/chart.js", (req, res, next) => {
+    // Only the one-file build the overview page loads.
+    if (req.path !== "/chart.umd.min.js") return next();
+    charts(req, res, next);
   });
   r.use(express.static(publicDir(), { index: "index.html", maxAge: 0 }));
   return r;

@@ -29,12 +29,22 @@ const FIELD_COST: Record<string, number> = {
   "Transaction.qrImage": 50,
   "Transaction.events": 5,
   "Transaction.webhookDeliveries": 5,
+  // One aggregate statement over the window's rows; the webhook health one more.
+  "Query.overview": 20,
+  "Overview.webhooks": 10,
 };
 
 /** How many items a list without `first` is assumed to hold. */
 const LIST_SIZE: Record<string, number> = {
   "Transaction.events": 20,
   "WebhookDelivery.log": 10,
+  // The overview: always USD and KHR; three areas; a series has one point per bucket (48 hourly, 31 daily for
+  // 30 days; up to 401 for the longest range, priced as 100: its points are a few numbers each).
+  "Overview.currencies": 2,
+  "Overview.areas": 3,
+  "Overview.merchants": 50,
+  "OverviewCurrency.series": 100,
+  "OverviewGroup.paid": 2,
 };
 const DEFAULT_LIST_SIZE = 50;
 

@@ -5,6 +5,7 @@ import type { Idempotency } from "./idempotency.js";
 import { Transaction } from "./transaction.entity.js";
 import { TransactionEvent } from "./transaction-event.entity.js";
 import { TransactionsResolver } from "./transactions.resolver.js";
+import { OverviewResolver } from "./overview.resolver.js";
 
 /**
  * The transaction tables and their read side over GraphQL. The write model (TransactionStore, the one
@@ -19,7 +20,7 @@ export interface TransactionsModuleDeps {
 
 export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
   return {
-    resolvers: [new TransactionsResolver(deps.query, deps.store)],
+    resolvers: [new TransactionsResolver(deps.query, deps.store), new OverviewResolver(deps.query)],
     // Idempotency-Key claims are kept for their 24 h window only.
     jobs: [
       {
@@ -35,6 +36,6 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
 export const transactionsModule: ModuleDefinition<TransactionsModuleDeps> = {
   name: "transactions",
   entities: [Transaction, TransactionEvent],
-  resolvers: [TransactionsResolver],
+  resolvers: [TransactionsResolver, OverviewResolver],
   create: createTransactionsModule,
 };

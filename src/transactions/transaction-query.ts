@@ -7,6 +7,8 @@ import { rowToTx, type TxRecord } from "./record.js";
 import type { Area, TxStatus } from "./transaction.entity.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
+import { dueSql, LATE_SQL } from "./read-status.js";
+import { overviewFigures, type OverviewArgs, type OverviewFigures } from "./overview.js";
 
 export interface TransactionFilter {
   area?: Area;
@@ -106,6 +108,11 @@ export class TransactionQuery {
     private readonly clock: Clock,
   ) {
     this.names = new TtlCache(60_000, () => clock.now().getTime(), 1000);
+  }
+
+  /** The operators' overview of payments created in [from, to) (admin only: checked by the resolver). */
+  async overview(args: OverviewArgs): Promise<OverviewFigures> {
+    return overviewFigures(this.db, this.store, this.clock.now(), args);
   }
 
   /** The name the payer's app shows for this merchant (its KHQR merchant name). */
@@ -230,21 +237,16 @@ export class TransactionQuery {
     const now = this.clock.now();
     if (f.area !== undefined && f.area !== null) add("area = ?", f.area);
     if (f.merchantId !== undefined) add("merchant_ref = ?", f.merchantId);
-    // Status as reads show it: a non-terminal row past its expiry (plus its area's grace, during which only an
-    // answering check expires it: the generic QR area's) counts as EXPIRED (it is expired on read).
-    const graces = this.store.graces();
-    const graceCase =
-      graces.length === 0 ? "0" : `(case area ${graces.map(() => "when ? then ?::float8").join(" ")} else 0 end)`;
-    const due = `expires_at + ${graceCase} * interval '1 millisecond'`;
-    const grace = graces.flat();
+    // Status as reads show it: a non-terminal row past its expiry (plus its area's grace) counts as EXPIRED.
+    const { sql: due, params: grace } = dueSql(this.store);
     if (f.status === "PENDING" || f.status === "CHECKOUT") add(`status = ? and ${due} > ?`, f.status, ...grace, now);
     else if (f.status === "EXPIRED")
       add(`(status = 'EXPIRED' or (status in ('PENDING','CHECKOUT') and ${due} <= ?))`, ...grace, now);
     else if (f.status !== undefined && f.status !== null) add("status = ?", f.status);
     if (f.createdFrom instanceof Date) add("created_at >= ?", f.createdFrom);
     if (f.createdTo instanceof Date) add("created_at < ?", f.createdTo);
-    if (f.latePayment === true) add(`status = 'SUCCESS' and upstream @> '{"late": true}'::jsonb`);
-    else if (f.latePayment === false) add(`not (upstream @> '{"late": true}'::jsonb)`);
+    if (f.latePayment === true) add(`status = 'SUCCESS' and ${LATE_SQL}`);
+    else if (f.latePayment === false) add(`not (${LATE_SQL})`);
     const s = f.search?.trim();
     if (s) {
       if (s.length > 100)

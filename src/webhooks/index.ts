@@ -12,6 +12,7 @@ import { WebhookAttempt, WebhookDelivery } from "./webhook-delivery.entity.js";
 import { ENDPOINT_SECRETS, WebhookEndpointService } from "./endpoint-service.js";
 import { WebhookDispatcher } from "./dispatcher.js";
 import { TransactionDeliveriesResolver, WebhooksResolver } from "./webhooks.resolver.js";
+import { OverviewWebhooksResolver } from "./health.resolver.js";
 
 export { WEBHOOK_OUTBOX } from "./outbox-fanout.js";
 
@@ -43,7 +44,11 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
     : null;
   return {
     endpoints,
-    resolvers: [new WebhooksResolver(endpoints, dispatcher), new TransactionDeliveriesResolver(endpoints)],
+    resolvers: [
+      new WebhooksResolver(endpoints, dispatcher),
+      new TransactionDeliveriesResolver(endpoints),
+      new OverviewWebhooksResolver(deps.db),
+    ],
     // Committed events in this process are delivered at once; the recurring job picks up retries and events
     // committed by other processes.
     jobs:
@@ -69,6 +74,6 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): WebhooksModule {
 export const webhooksModule: ModuleDefinition<WebhooksModuleDeps, WebhooksModule> = {
   name: "webhooks",
   entities: [WebhookEndpoint, WebhookDelivery, WebhookAttempt],
-  resolvers: [WebhooksResolver, TransactionDeliveriesResolver],
+  resolvers: [WebhooksResolver, TransactionDeliveriesResolver, OverviewWebhooksResolver],
   create: createWebhooksModule,
 };

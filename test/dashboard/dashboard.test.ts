@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import type { Browser, BrowserContext, Page } from "puppeteer-core";
+import type { Browser, BrowserContext, ConsoleMessage, HTTPRequest, Page } from "puppeteer-core";
 import { startTestApp, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
 import { fillForm, launchBrowser, screenshot, textOf, VIEWPORTS, waitForText } from "../support/browser.js";
 
@@ -243,9 +243,113 @@ describe("dashboard in real headless Chromium", () => {
     await screenshot(page, "webhooks-desktop");
   });
 
+  it("opens on the overview: tiles equal the GraphQL answer, both charts drawn by Chart.js from this origin, no CSP violation", async () => {
+    const requests: string[] = [];
+    const problems: string[] = [];
+    const onRequest = (r: HTTPRequest) => void requests.push(r.url());
+    const onConsole = (m: ConsoleMessage) => {
+      if (m.type() === "error" || /Content.Security.Policy/i.test(m.text())) problems.push(m.text());
+    };
+    page.on("request", onRequest);
+    page.on("console", onConsole);
+    await page.evaluateOnNewDocument(() => {
+      const seen: string[] = [];
+      (window as unknown as { cspViolations: string[] }).cspViolations = seen;
+      document.addEventListener("securitypolicyviolation", (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    try {
+      // A fresh load of the dashboard (the session stays in this tab): the overview is the first page.
+      await page.goto(`${t.url}/dashboard/`);
+      await page.waitForSelector("pqr-overview[data-from] figure.chart canvas");
+      expect(await textOf(page, "nav li:first-child a")).toBe("Overview");
+      expect(await page.$eval("nav li:first-child a", (a) => a.getAttribute("aria-current"))).toBe("page");
+      const range = await page.$eval("pqr-overview", (e) => ({
+        from: (e as HTMLElement).dataset.from,
+        to: (e as HTMLElement).dataset.to,
+      }));
+      const { overview } = await t.admin<{
+        overview: {
+          totals: Record<string, number | null>;
+          currencies: { currency: string; paidAmount: string }[];
+          webhooks: { delivered: number };
+        };
+      }>(
+        `query($from: DateTimeISO!, $to: DateTimeISO!) { overview(from: $from, to: $to) {
+          totals { payments paid failed expired pending late successRate } currencies { currency paidAmount }
+          webhooks { delivered } } }`,
+        range,
+      );
+      expect(overview.totals.paid).toBeGreaterThan(0);
+      const tiles = Object.fromEntries(
+        await page.$$eval("pqr-overview .tile", (els) =>
+          els.map((e) => [(e as HTMLElement).dataset.figure, (e as HTMLElement).dataset.value]),
+        ),
+      );
+      expect(tiles).toMatchObject({
+        payments: String(overview.totals.payments),
+        "success-rate": String(overview.totals.successRate ?? ""),
+        failed: String(overview.totals.failed),
+        expired: String(overview.totals.expired),
+        pending: String(overview.totals.pending),
+        late: String(overview.totals.late),
+        "wh-delivered": String(overview.webhooks.delivered),
+        ...Object.fromEntries(overview.currencies.map((c) => [`paid-${c.currency}`, c.paidAmount])),
+      });
+      // What is shown is what the API said: the KHR paid tile as the money rule shows amounts ("5,000 KHR").
+      const khr = overview.currencies.find((c) => c.currency === "KHR")!.paidAmount;
+      expect(await textOf(page, '[data-figure="paid-KHR"] .tile-value')).toBe(
+        `${khr.replace(/\B(?=(\d{3})+(?!\d))/g, ",")} KHR`,
+      );
+      // Both canvases hold drawn bars: pixels of the paid KHR colour and of the paid-status colour.
+      const colours = await page.$$eval("pqr-overview figure.chart canvas", (canvases) =>
+        canvases.map((c) => {
+          const canvas = c as HTMLCanvasElement;
+          const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+          let painted = 0;
+          const exact = new Set<string>();
+          for (let i = 0; i < data.length; i += 4) {
+            if (data[i + 3] === 0) continue;
+            painted++;
+            exact.add(`${data[i]},${data[i + 1]},${data[i + 2]}`);
+          }
+          return { painted, khrBar: exact.has("181,71,8"), paidBar: exact.has("6,118,71") };
+        }),
+      );
+      expect(colours).toHaveLength(2);
+      expect(colours[0].painted).toBeGreaterThan(1000);
+      expect(colours[0].khrBar).toBe(true);
+      expect(colours[1].paidBar).toBe(true);
+      // Each chart has a text alternative: its summary as the canvas's label, its figures as a table.
+      for (const label of await page.$$eval("pqr-overview figure.chart canvas", (cs) =>
+        cs.map((c) => c.getAttribute("aria-label") ?? ""),
+      ))
+        expect(label).toMatch(/in total/);
+      expect(await page.$$eval("pqr-overview figure.chart .visually-hidden table tbody tr", (rs) => rs.length)).toBe(
+        48,
+      );
+      await screenshot(page, "overview-desktop");
+      // Chart.js came from the dashboard itself; nothing left the origin.
+      expect(requests.some((u) => u.endsWith("/dashboard/vendor/chart.js/chart.umd.min.js"))).toBe(true);
+      expect(requests.filter((u) => !u.startsWith(`${t.url}/`) && !u.startsWith("data:"))).toEqual([]);
+      expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
+      expect(problems).toEqual([]);
+
+      // A filter applies at once: an area with no payments shows zeros.
+      await fillForm((await page.$("form.overview-filters"))!, { area: "qr" });
+      await page.waitForFunction(
+        () => document.querySelector('pqr-overview [data-figure="payments"]')?.getAttribute("data-value") === "0",
+        { polling: 100 },
+      );
+    } finally {
+      page.off("request", onRequest);
+      page.off("console", onConsole);
+    }
+  });
+
   it("is usable at phone width (screenshots of every page)", async () => {
     await page.setViewport(VIEWPORTS.phone);
     for (const [hash, name] of [
+      ["#/overview", "overview"],
       ["#/transactions", "transactions"],
       ["#/merchants", "merchants"],
       ["#/configs", "configs"],

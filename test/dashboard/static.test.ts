@@ -63,4 +63,13 @@ describe("dashboard assets and runtime config", () => {
     expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/index.cjs`)).status).toBe(404);
     expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/../package.json`)).status).toBe(404);
   });
+
+  it("serves Chart.js's one-file build from node_modules, and nothing else from there", async () => {
+    const chart = await fetch(`${t.url}/dashboard/vendor/chart.js/chart.umd.min.js`);
+    expect(chart.status).toBe(200);
+    expect(chart.headers.get("content-type")).toMatch(/javascript/);
+    expect(await chart.text()).toContain("Chart.js v4.");
+    expect((await fetch(`${t.url}/dashboard/vendor/chart.js/chart.cjs`)).status).toBe(404);
+    expect((await fetch(`${t.url}/dashboard/vendor/chart.js/../package.json`)).status).toBe(404);
+  });
 });

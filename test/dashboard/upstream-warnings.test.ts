@@ -55,6 +55,8 @@ describe("dashboard: network token warning and late payments", () => {
     await (await page.waitForSelector("form.signin-form button[type=submit]"))!.click();
     await page.waitForSelector(".banner.warning:not([hidden])");
     expect(await textOf(page, ".banner.warning")).toMatch(/network API token expires .*in 5 days/);
+    // The overview opens first; the list is one link away.
+    await (await page.waitForSelector('nav a[data-section="transactions"]'))!.click();
     await page.waitForSelector(`tr[data-id="${lateId}"] .badge.late`);
     expect(await textOf(page, `tr[data-id="${lateId}"] .badge.late`)).toBe("late payment");
     await screenshot(page, "late-payment-and-token-warning");

@@ -1,6 +1,7 @@
 // The cost of an operation (src/graphql/cost.ts), priced with each fragment measured once.
 import { describe, it, expect } from "@jest/globals";
 import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { buildSchema, parse } from "graphql";
 import { operationCost } from "../../src/graphql/cost.js";
 
@@ -34,5 +35,18 @@ describe("operation cost through fragments", () => {
     const withQr = `{ ...F0 } ${defs.join(" ")} fragment F30 on Query { ${rows} } ${A}`;
     // The misplaced field is named once, not 2^30 times.
     expect(cost(withQr)).toEqual({ cost: (5 + 1 + 2 * 52) * 2 ** 30, misplaced: ["Transaction.qrImage"] });
+  });
+});
+
+describe("the dashboard's overview query", () => {
+  it("fits the default budget (GRAPHQL_MAX_COST 5000) with the overview's list sizes", async () => {
+    const { OVERVIEW_QUERY } = (await import(pathToFileURL("src/dashboard/public/js/overview-query.js").href)) as {
+      OVERVIEW_QUERY: string;
+    };
+    const c = cost(OVERVIEW_QUERY, { from: "2026-01-01T00:00:00Z", to: "2026-01-31T00:00:00Z" });
+    expect(c.misplaced).toEqual([]);
+    // Priced as 2 currencies × 100 points, 50 merchants, 3 areas: well under the budget, but not free.
+    expect(c.cost).toBeLessThanOrEqual(5000);
+    expect(c.cost).toBeGreaterThan(1500);
   });
 });

@@ -1,7 +1,9 @@
-// The dashboard shell: sign-in gate, navigation, hash routes (#/transactions, #/transactions/<id>, #/merchants, …).
+// The dashboard shell: sign-in gate, navigation, hash routes (#/overview, the default; #/transactions,
+// #/transactions/<id>, #/merchants, …).
 import { dashboardConfig, gql, session } from "./api.js";
 import { clearAnnouncement, fill, h, setAreas } from "./dom.js";
 import "./pages/signin.js";
+import "./pages/overview.js";
 import "./pages/transactions.js";
 import "./pages/transaction-detail.js";
 import "./pages/merchants.js";
@@ -10,6 +12,7 @@ import "./pages/keys.js";
 import "./pages/webhooks.js";
 
 const NAV = [
+  ["overview", "Overview"],
   ["transactions", "Transactions"],
   ["merchants", "Merchants"],
   ["configs", "Configurations"],
@@ -18,9 +21,9 @@ const NAV = [
 ];
 
 function route() {
-  const [, section = "transactions", id] = location.hash.replace(/^#/, "").split("/");
+  const [, section = "overview", id] = location.hash.replace(/^#/, "").split("/");
   return {
-    section: NAV.some(([s]) => s === section) ? section : "transactions",
+    section: NAV.some(([s]) => s === section) ? section : "overview",
     id: id ? decodeURIComponent(id) : null,
   };
 }
