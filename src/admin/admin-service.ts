@@ -7,6 +7,7 @@ import { generateKey } from "../auth/keys.js";
 import type { KeyKinds } from "../auth/key-kinds.js";
 import { Merchant } from "./merchant.entity.js";
 import { Checker } from "../validation/checker.js";
+import { returnUrlProblem } from "../validation/return-url.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { Invalidations, withInvalidation } from "../cache/invalidation.js";
@@ -30,6 +31,7 @@ export interface MerchantInput {
   deeplinkAppName?: string | null;
   deeplinkAppIconUrl?: string | null;
   deeplinkCallback?: string | null;
+  returnUrl?: string | null;
 }
 
 const DEEPLINK_FIELDS = ["deeplinkAppName", "deeplinkAppIconUrl", "deeplinkCallback"] as const;
@@ -81,6 +83,8 @@ export class AdminService {
     private readonly kinds: KeyKinds,
     private readonly invalidations: Invalidations = new Invalidations(),
     now: () => number = Date.now,
+    /** Where this service answers (PUBLIC_BASE_URL): what a merchant's return URL may be depends on it. */
+    private readonly serviceBaseUrl = "",
   ) {
     this.issuing = new TtlCache(HOT_READ_TTL_MS, now);
     invalidations.register({
@@ -130,6 +134,9 @@ export class AdminService {
       c.fail("defaultCurrency", "must be 116 (KHR) or 840 (USD)");
     for (const e of validateMerchantAccount(merged)) c.fail(e.field, e.message);
     for (const e of deeplinkErrors(merged as unknown as Record<string, unknown>)) c.fail(e.field, e.message);
+    if (merged.returnUrl === "") merged.returnUrl = null;
+    const returnUrl = returnUrlProblem(merged.returnUrl, this.serviceBaseUrl);
+    if (returnUrl !== null) c.fail("returnUrl", returnUrl);
     c.done(creating ? "Invalid merchant" : "Invalid merchant update");
     Object.assign(m, merged);
   }

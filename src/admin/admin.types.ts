@@ -23,6 +23,12 @@ export class MerchantGql {
   deeplinkAppIconUrl!: string | null;
   @Field(() => String, { nullable: true, description: "Deeplink settings: where the banking app returns to" })
   deeplinkCallback!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "Where the checkout page sends payers back after the final state (a generate request's returnUrl wins)",
+  })
+  returnUrl!: string | null;
   @Field() createdAt!: Date;
 }
 
@@ -44,6 +50,11 @@ export class MerchantInputGql {
   deeplinkAppName?: string | null;
   @Field(() => String, { nullable: true }) deeplinkAppIconUrl?: string | null;
   @Field(() => String, { nullable: true }) deeplinkCallback?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "https (http only on localhost while the service runs there); null clears it",
+  })
+  returnUrl?: string | null;
 }
 
 @ObjectType("ApiKey")

@@ -19,6 +19,8 @@ export class Merchant {
   @Property({ type: "text", nullable: true }) deeplinkAppName: string | null = null;
   @Property({ type: "text", nullable: true }) deeplinkAppIconUrl: string | null = null;
   @Property({ type: "text", nullable: true }) deeplinkCallback: string | null = null;
+  /** Where the checkout page sends this merchant's payers back after the final state (a request's own wins). */
+  @Property({ type: "text", nullable: true }) returnUrl: string | null = null;
   @Property({ type: "timestamptz" }) createdAt: Date = new Date();
   @Property({ type: "timestamptz", onUpdate: () => new Date() }) updatedAt: Date = new Date();
 }

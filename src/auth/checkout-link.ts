@@ -1,3 +1,5 @@
+import { AppError } from "../errors.js";
+import { returnUrlProblem } from "../validation/return-url.js";
 import type { Authenticator } from "./keys.js";
 
 /**
@@ -18,4 +20,18 @@ export function issueCheckout(
 ): { clientToken: string; checkoutUrl: string } {
   const clientToken = auth.issueClientToken(transactionId, expiresAt, keyId);
   return { clientToken, checkoutUrl: checkoutUrl(baseUrl, transactionId, clientToken) };
+}
+
+/**
+ * A generate request's `returnUrl`, checked against where this service answers (validation/return-url.ts): the
+ * value to store, undefined when none was sent, BAD_USER_INPUT naming the field otherwise.
+ */
+export function checkedReturnUrl(value: unknown, baseUrl: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const problem = returnUrlProblem(value, baseUrl);
+  if (problem !== null)
+    throw new AppError("BAD_USER_INPUT", `Invalid request: returnUrl ${problem}`, [
+      { field: "returnUrl", message: problem },
+    ]);
+  return value as string;
 }

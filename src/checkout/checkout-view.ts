@@ -1,4 +1,5 @@
 import QRCode from "qrcode";
+import { returnUrlShapeProblem } from "../validation/return-url.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
@@ -29,6 +30,11 @@ export interface CheckoutView {
   paidAt: string | null;
   /** What identifies the payment at the bank or gateway (SUCCESS only): see `upstreamReference`. */
   reference: string | null;
+  /**
+   * Where the page sends the payer back after the final state: the generate request's `returnUrl`, else the
+   * merchant's; null when neither (validation/return-url.ts, checked again here).
+   */
+  returnUrl: string | null;
 }
 
 const httpUrl = (v: unknown): string | null => (typeof v === "string" && /^https?:\/\//i.test(v) ? v : null);
@@ -70,6 +76,7 @@ export class CheckoutViews {
       deeplink,
       paidAt: tx.status === "SUCCESS" ? paidAt(tx).toISOString() : null,
       reference: tx.status === "SUCCESS" ? upstreamReference(tx) : null,
+      returnUrl: returnUrlOf(tx.request.returnUrl) ?? returnUrlOf(merchant?.returnUrl),
     };
   }
 
@@ -100,6 +107,11 @@ function appLink(v: unknown): string | null {
 export function upstreamReference(tx: Pick<TxRecord, "orderId" | "clientId" | "upstream">): string | null {
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
   return text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash) ?? text(tx.orderId) ?? text(tx.clientId);
+}
+
+/** A stored return URL that still has a return URL's shape (an https or loopback http URL), else null. */
+function returnUrlOf(v: unknown): string | null {
+  return typeof v === "string" && returnUrlShapeProblem(v) === null ? v : null;
 }
 
 /** Epoch milliseconds a person could have paid at (2000 … 2100); anything else is not a time. */

@@ -1,4 +1,4 @@
-import { issueCheckout } from "../auth/checkout-link.js";
+import { checkedReturnUrl, issueCheckout } from "../auth/checkout-link.js";
 import type { Clock } from "../clock.js";
 import type { EgressPolicy } from "../upstreams/egress.js";
 import { AppError } from "../errors.js";
@@ -77,13 +77,19 @@ export class LinkService {
     }
     const amount = decimalInput(input.amount, "amount", link.currency === 116 ? 0 : 2);
     const meta = input.meta ?? {};
+    const returnUrl = checkedReturnUrl(input.returnUrl, this.opts.baseUrl ?? "");
 
     if (!this.pool.executableAvailable())
       throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
-    const request = { amount: input.amount, currency: link.currency, meta };
+    const request = {
+      amount: input.amount,
+      currency: link.currency,
+      meta,
+      ...(returnUrl === undefined ? {} : { returnUrl }),
+    };
     // What the transaction is, whether the page gives a QR or not.
     const draft: Draft = {
       id,

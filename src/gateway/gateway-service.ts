@@ -1,4 +1,4 @@
-import { issueCheckout } from "../auth/checkout-link.js";
+import { checkedReturnUrl, issueCheckout } from "../auth/checkout-link.js";
 import QRCode from "qrcode";
 import type { Clock } from "../clock.js";
 import { AppError } from "../errors.js";
@@ -49,6 +49,7 @@ export class GatewayService {
 
   async generate(key: KeyPrincipal, input: GenerateGatewayQrInput) {
     const v = this.read(input);
+    const returnUrl = checkedReturnUrl(input.returnUrl, this.baseUrl);
     const creds = key.targetRef ? await this.configs.credentialsForUse(key.targetRef) : null;
     if (creds === null)
       throw new AppError("BAD_USER_INPUT", "This key has no merchant gateway configuration", [
@@ -82,6 +83,7 @@ export class GatewayService {
           phone: v.phone,
           items: v.items,
           qrImageTemplate: v.qrImageTemplate,
+          ...(returnUrl === undefined ? {} : { returnUrl }),
         },
         upstream: { gatewayStatus: up.status, deeplink: up.deeplink, appStore: up.appStore, playStore: up.playStore },
         expiresAt,

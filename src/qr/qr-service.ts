@@ -1,4 +1,4 @@
-import { issueCheckout } from "../auth/checkout-link.js";
+import { checkedReturnUrl, issueCheckout } from "../auth/checkout-link.js";
 import type { Clock } from "../clock.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
@@ -51,6 +51,7 @@ export class QrService {
     const { currency, expiredAfter } = input;
     const amount = decimalInput(input.amount, "amount", currency === 116 ? 0 : 2);
     const meta = input.meta ?? {};
+    const returnUrl = checkedReturnUrl(input.returnUrl, this.baseUrl);
     const merchant = await this.admin.merchantForIssue(key.merchantRef);
     if (merchant === null) throw new AppError("INTERNAL", "The key's merchant is missing");
     const now = this.clock.now();
@@ -75,7 +76,7 @@ export class QrService {
       md5,
       qr,
       meta,
-      request: { amount: input.amount, currency, expiredAfter },
+      request: { amount: input.amount, currency, expiredAfter, ...(returnUrl === undefined ? {} : { returnUrl }) },
       expiresAt,
       nextCheckAt: now,
     });

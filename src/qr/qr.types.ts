@@ -2,6 +2,7 @@ import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { formatKhqrAmount } from "../khqr/index.js";
 import { ExactAmount, JsonObject, OneOf, WholeNumber } from "../validation/rules.js";
+import { ReturnUrl } from "../validation/return-url.js";
 
 export const EXPIRED_AFTER_MIN = 10_000;
 export const EXPIRED_AFTER_MAX = 86_400_000;
@@ -36,6 +37,14 @@ export class GenerateQrInput {
   @Field(() => GraphQLJSONObject, { nullable: true, description: "Returned unchanged, and in webhooks (≤ 4 KiB)" })
   @JsonObject()
   meta?: Record<string, unknown>;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "Where the checkout page sends the payer back after the final state: https (http only on localhost while the service runs there)",
+  })
+  @ReturnUrl()
+  returnUrl?: string;
 }
 
 @ObjectType("QrRequestData")

@@ -114,7 +114,7 @@ describe("hosted checkout page", () => {
     const g = await generate.qr();
     expect(g.checkoutUrl).toBe(`${t.url}/pay/${g.transactionId}#token=${encodeURIComponent(g.clientToken)}`);
     const page = await open(g.checkoutUrl);
-    expect(await text(page, ".pqc-merchant")).toBe("Test Shop");
+    expect(await text(page, ".pqc-merchant")).toBe(tenant.name);
     expect(await text(page, ".pqc-amount")).toBe("1.50 USD");
     expect(await page.$eval(".pqc-qr", (e) => (e as HTMLImageElement).src)).toMatch(/^data:image\/png;base64,/);
     expect(await page.$eval(".pqc-qr", (e) => (e as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
@@ -223,6 +223,7 @@ describe("hosted checkout page", () => {
         "qrImage",
         "receiptUrl",
         "reference",
+        "returnUrl",
         "scanned",
         "status",
         "transactionId",

@@ -83,10 +83,16 @@ describe("dashboard in real headless Chromium", () => {
       merchantCity: "Phnom Penh",
       merchantId: "DS001",
       acquiringBank: "Dev Bank",
+      returnUrl: "https://dash.example/back",
     });
     expect(await textOf(page, '[data-field="bakongAccountId"] .error')).toBe("");
     await click('form[aria-label="New merchant"] button[type=submit]');
     await waitForText(page, "pqr-merchants table", "dash_shop@devb");
+    // The payers' way back from the checkout page, kept with the merchant.
+    const { merchants } = await t.admin<{ merchants: { bakongAccountId: string; returnUrl: string | null }[] }>(
+      "{ merchants { bakongAccountId returnUrl } }",
+    );
+    expect(merchants.find((m) => m.bakongAccountId === "dash_shop@devb")?.returnUrl).toBe("https://dash.example/back");
     await screenshot(page, "merchants-desktop");
   });
 

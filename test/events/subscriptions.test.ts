@@ -92,9 +92,12 @@ describe("GraphQL subscriptions", () => {
     await stolen.sub.done;
     expect(JSON.stringify(stolen.sub.error)).toMatch(/not found/i);
     expect(stolen.sub.events).toHaveLength(0);
+    // Open: its current state has arrived.
+    await waitFor(async () => own.sub.events.length > 0 || undefined, 10_000);
     await t.app.core.store.transition({ id: x.transactionId, to: "SUCCESS", event: "payment.completed" });
     await own.sub.done;
-    expect(own.sub.events.map((e) => e.transactionUpdated.type)).toEqual(["payment.completed"]);
+    // Its current state first (the subscription opened on a pending payment), then the change.
+    expect(own.sub.events.map((e) => e.transactionUpdated.type)).toEqual(["payment.created", "payment.completed"]);
   });
 
   it("an invalid key is rejected at connection_init", async () => {

@@ -108,7 +108,9 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
         },
         error: () => reconnect(),
         complete: () => {
-          if (!TERMINAL.includes(state.status)) reconnect();
+          // After the final event the server ends the stream itself: the socket is closed once it has.
+          if (finishing) close();
+          else if (!TERMINAL.includes(state.status)) reconnect();
         },
       },
     );
@@ -118,8 +120,7 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
   function finish(patch) {
     // The stream ends with its final event: nothing more to follow.
     if (finishing) return;
-    finishing = true;
-    close();
+    closeSoon();
     loadView().then(
       (view) => publish({ ...withView(view), ...patch }),
       () => publish(patch),
@@ -128,6 +129,7 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
 
   function reconnect() {
     if (closed) return;
+    if (finishing) return close();
     client?.dispose();
     client = null;
     publish({ connection: "reconnecting" });
@@ -147,6 +149,17 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
     }, delay);
   }
 
+  /**
+   * Ends the watch without cutting the socket under the client: closing it while its subscription is still being
+   * opened or completed makes the client write to a closing socket. The server ends a finished transaction's
+   * stream itself (its `complete` or `error` closes the socket); a server that never does, in 3 s.
+   */
+  function closeSoon() {
+    if (finishing || closed) return;
+    finishing = true;
+    timer = setTimeout(close, 3000);
+  }
+
   function close() {
     closed = true;
     if (timer !== null) clearTimeout(timer);
@@ -160,12 +173,12 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
     (view) => {
       ready = true;
       publish(withView(view));
-      if (TERMINAL.includes(state.status)) close();
+      if (TERMINAL.includes(state.status)) closeSoon();
     },
     (err) => {
       ready = true;
       publish({ error: err.message, errorStatus: err.status });
-      close();
+      closeSoon();
     },
   );
   return {

@@ -6,6 +6,7 @@ import { M0005LinkClientUnique } from "./m0005-link-client-unique.js";
 import { M0006LinkProtocol } from "./m0006-link-protocol.js";
 import { M0007AreasRegistered } from "./m0007-areas-registered.js";
 import { M0008DeliveryBodies } from "./m0008-delivery-bodies.js";
+import { M0009MerchantReturnUrl } from "./m0009-merchant-return-url.js";
 
 /**
  * The central migrations: the shared tables. An area's own tables and constraints come with its module
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   { name: "m0006-link-protocol", class: M0006LinkProtocol },
   { name: "m0007-areas-registered", class: M0007AreasRegistered },
   { name: "m0008-delivery-bodies", class: M0008DeliveryBodies },
+  { name: "m0009-merchant-return-url", class: M0009MerchantReturnUrl },
 ];

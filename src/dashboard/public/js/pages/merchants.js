@@ -5,7 +5,7 @@ import { editorForm, setFieldError, setRequired } from "../form.js";
 import { checkMerchant, describeRule } from "../merchant-rules.js";
 
 const FIELDS =
-  "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode defaultCurrency createdAt";
+  "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode defaultCurrency returnUrl createdAt";
 const LOAD = `{ merchants { ${FIELDS} }
   merchantRules { fields { field label requiredFor maxLength pattern patternMessage help } groups { fields appliesTo
     perFieldOverhead maxTotal message } accountTypes } }`;
@@ -96,12 +96,21 @@ class MerchantsPage extends HTMLElement {
           required: true,
           options: CURRENCIES,
         },
+        {
+          name: "returnUrl",
+          label: "Return URL (optional)",
+          type: "url",
+          value: v.returnUrl ?? "",
+          help:
+            "Where the checkout page sends payers back after paying, failing or expiring (https); a generate " +
+            "request's own returnUrl wins",
+        },
       ],
       validate: (values) => checkMerchant(values, this.rules),
       onCancel: merchant ? () => this.showForm(null) : null,
       onSubmit: async (values) => {
         const input = { ...values, defaultCurrency: Number(values.defaultCurrency) };
-        for (const k of ["merchantId", "acquiringBank"]) if (input[k] === "") input[k] = null;
+        for (const k of ["merchantId", "acquiringBank", "returnUrl"]) if (input[k] === "") input[k] = null;
         if (merchant) {
           const { updateMerchant } = await gql(UPDATE, { id: merchant.id, input });
           this.merchants = this.merchants.map((m) => (m.id === merchant.id ? updateMerchant : m));
