@@ -5,7 +5,8 @@ import { editorForm, setFieldError, setRequired } from "../form.js";
 import { checkMerchant, describeRule } from "../merchant-rules.js";
 
 const FIELDS =
-  "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode defaultCurrency returnUrl createdAt";
+  "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode " +
+  "defaultCurrency returnUrl createdAt";
 const LOAD = `{ merchants { ${FIELDS} }
   merchantRules { fields { field label requiredFor maxLength pattern patternMessage help } groups { fields appliesTo
     perFieldOverhead maxTotal message } accountTypes } }`;
