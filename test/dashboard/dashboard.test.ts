@@ -1,6 +1,11 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import type { Browser, BrowserContext, ConsoleMessage, HTTPRequest, Page } from "puppeteer-core";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "csv-parse/sync";
 import { startTestApp, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { waitFor } from "../support/wait.js";
 import { fillForm, launchBrowser, screenshot, textOf, VIEWPORTS, waitForText } from "../support/browser.js";
 
 /**
@@ -349,6 +354,37 @@ describe("dashboard in real headless Chromium", () => {
     } finally {
       page.off("request", onRequest);
       page.off("console", onConsole);
+    }
+  });
+
+  it("exports the overview's period as the reconciliation CSV with one button", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pqr-dl-"));
+    try {
+      const cdp = await page.createCDPSession();
+      // Downloads of this page's browser context land in `dir`.
+      await cdp.send("Browser.setDownloadBehavior", {
+        behavior: "allow",
+        downloadPath: dir,
+        browserContextId: (context as unknown as { id?: string }).id,
+      });
+      await open("#/overview");
+      await fillForm((await page.$("form.overview-filters"))!, { area: "" });
+      await click("form.overview-filters button.export");
+      const file = await waitFor(async () => {
+        const failed = await textOf(page, "form.overview-filters .form-error");
+        if (failed) throw new Error(failed);
+        return readdirSync(dir).find((f) => f.endsWith(".csv"));
+      }, 15_000);
+      const rows = parse(readFileSync(join(dir, file), "utf8"), { columns: true }) as { transaction_id: string }[];
+      // Every payment of today, as the admin API lists them.
+      const { transactions } = await t.admin<{ transactions: { edges: { node: { id: string } }[] } }>(
+        "{ transactions(first: 100) { edges { node { id } } } }",
+      );
+      expect(rows.map((r) => r.transaction_id).sort()).toEqual(transactions.edges.map((e) => e.node.id).sort());
+      expect(rows.length).toBeGreaterThan(0);
+      await cdp.detach();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -2,8 +2,8 @@
 // chart of the paid amount and one of the counts by status per hour or day, by merchant and by area, webhook health.
 // Charts are drawn by Chart.js, served by the dashboard itself (/dashboard/vendor/chart.js/); every chart has a text
 // alternative (a summary as its label and the same figures as a table for screen readers).
-import { gql } from "../api.js";
-import { AREA_LABELS, fill, h, shortId, table } from "../dom.js";
+import { gql, session } from "../api.js";
+import { announce, AREA_LABELS, fill, h, shortId, table } from "../dom.js";
 import { field } from "../form.js";
 import { formatMoney } from "../money.js";
 import { OVERVIEW_QUERY as QUERY } from "../overview-query.js";
@@ -85,6 +85,16 @@ class OverviewPage extends HTMLElement {
           ...Object.entries(AREA_LABELS).map(([value, label]) => ({ value, label })),
         ],
       }),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "secondary export",
+          onclick: (ev) => void this.exportCsv(ev.currentTarget),
+          title: "One row per transaction of this period and these filters (the reconciliation export)",
+        },
+        "Export CSV",
+      ),
       h("p", { class: "form-error", role: "alert" }),
     );
     this.customFields(form);
@@ -128,6 +138,39 @@ class OverviewPage extends HTMLElement {
     const to = midnight(f.to.value) + DAY;
     if (to <= from) return { error: "The end date is before the start date." };
     return { from, to };
+  }
+
+  /** The reconciliation export of what the overview shows, saved as a file (fetched with the admin token). */
+  async exportCsv(button) {
+    const error = this.form.querySelector(".form-error");
+    const r = this.range();
+    if (r.error) return void (error.textContent = r.error);
+    const f = this.form.elements;
+    const params = new URLSearchParams({ from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString() });
+    if (f.merchantId.value) params.set("merchantId", f.merchantId.value);
+    if (f.area.value) params.set("area", f.area.value);
+    button.disabled = true;
+    try {
+      const res = await fetch(`/admin/export/transactions.csv?${params}`, {
+        headers: { authorization: `Bearer ${session.token}` },
+      });
+      if (!res.ok) {
+        const body = await res.json().catch(() => ({}));
+        throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
+      }
+      const name = /filename="([^"]+)"/.exec(res.headers.get("content-disposition") ?? "")?.[1] ?? "transactions.csv";
+      const url = URL.createObjectURL(await res.blob());
+      const a = h("a", { href: url, download: name, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      announce(`Exported ${name}`);
+    } catch (err) {
+      error.textContent = `Export failed: ${err.message}`;
+    } finally {
+      button.disabled = false;
+    }
   }
 
   async load() {
