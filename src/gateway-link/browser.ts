@@ -41,7 +41,7 @@ export interface BrowserPoolOptions {
   maxPages: number;
   /** Default bound on how long acquire() waits for a free slot. Default 10 000 ms. */
   acquireTimeoutMs?: number;
-  /** Chromium flags appended to the defaults (memory tuning, see docs/decisions-link.md). */
+  /** Chromium flags appended to the defaults (memory tuning, see docs/decisions/0044-link-monitor-memory.md). */
   extraArgs?: string[];
   /** `--no-sandbox` or nothing (chooseSandbox()); default: what this machine allows (sandboxForThisMachine()). */
   sandboxArgs?: readonly string[];

@@ -357,7 +357,7 @@ function readListItems(data: unknown, asked: string[]): Map<string, NetworkResul
         );
         break;
       // A static QR cannot be followed by md5; we only issue dynamic ones, so such an answer
-      // leaves the transaction pending until it expires (see docs/decisions-upstreams.md).
+      // leaves the transaction pending until it expires (see docs/decisions/0035-network-md5-client.md).
       case "NOT_FOUND":
       case "STATIC_QR":
         results.set(md5, { kind: "not_found" });
