@@ -23,4 +23,27 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ` +
       `${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+  lingerThenClose(socket);
+}
+
+/** What a lingering close reads and drops at most, and for how long, before the socket is cut. */
+const LINGER_BYTES = 8 * 1024 * 1024;
+const LINGER_MS = 2_000;
+
+/**
+ * A lingering close (as web servers do): the answer is sent and our side closed, but what the client is still
+ * sending is read and dropped for a while. Closing a socket with unread data resets the connection, and a reset
+ * makes the client's system drop our answer before the client reads it: a client sending a large body would see
+ * a broken connection instead of the 400.
+ */
+function lingerThenClose(socket: Socket): void {
+  let read = 0;
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  cut.unref();
+  socket.on("data", (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > LINGER_BYTES) socket.destroy();
+  });
+  socket.once("close", () => clearTimeout(cut));
+  socket.resume();
 }
