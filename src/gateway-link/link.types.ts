@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { ExactAmount, FieldRule, JsonObject } from "../validation/rules.js";
-import { ReturnUrl } from "../validation/return-url.js";
+import { ReturnUrlField } from "../validation/return-url.js";
 
 /** Every gateway-link QR expires exactly this long after issue (the contract's fixed 180 s). */
 export const LINK_LIFETIME_MS = 180_000;
@@ -21,13 +21,7 @@ export class GenerateGatewayLinkQrInput {
   @JsonObject()
   meta?: Record<string, unknown>;
 
-  @Field(() => String, {
-    nullable: true,
-    description:
-      "Where the checkout page sends the payer back after the final state: https (http only on localhost while the service runs there)",
-  })
-  @ReturnUrl()
-  returnUrl?: string;
+  @ReturnUrlField() returnUrl?: string;
 
   @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" })
   @FieldRule<GenerateGatewayLinkQrInput>("fixedLifetime", (v) =>

@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { ExactAmount, FieldRule, JsonObject, Nested, Text, WholeNumber } from "../validation/rules.js";
-import { ReturnUrl } from "../validation/return-url.js";
+import { ReturnUrlField } from "../validation/return-url.js";
 import { storableText, UNSTORABLE } from "../validation/storable.js";
 import { GatewayStatusGql } from "../transactions/transaction.types.js";
 
@@ -106,13 +106,7 @@ export class GenerateGatewayQrInput {
   @Field(() => GatewayQrDataInput) @Nested() qrData!: GatewayQrDataInput;
   @Field(() => GraphQLJSONObject, { nullable: true }) @JsonObject() metaData?: Record<string, unknown>;
 
-  @Field(() => String, {
-    nullable: true,
-    description:
-      "Where the checkout page sends the payer back after the final state: https (http only on localhost while the service runs there)",
-  })
-  @ReturnUrl()
-  returnUrl?: string;
+  @ReturnUrlField() returnUrl?: string;
 }
 
 @ObjectType("GatewayQr", { description: "A hosted gateway QR as issued (status CHECKOUT)" })

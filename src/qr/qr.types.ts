@@ -2,7 +2,7 @@ import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { formatKhqrAmount } from "../khqr/index.js";
 import { ExactAmount, JsonObject, OneOf, WholeNumber } from "../validation/rules.js";
-import { ReturnUrl } from "../validation/return-url.js";
+import { ReturnUrlField } from "../validation/return-url.js";
 
 export const EXPIRED_AFTER_MIN = 10_000;
 export const EXPIRED_AFTER_MAX = 86_400_000;
@@ -38,13 +38,7 @@ export class GenerateQrInput {
   @JsonObject()
   meta?: Record<string, unknown>;
 
-  @Field(() => String, {
-    nullable: true,
-    description:
-      "Where the checkout page sends the payer back after the final state: https (http only on localhost while the service runs there)",
-  })
-  @ReturnUrl()
-  returnUrl?: string;
+  @ReturnUrlField() returnUrl?: string;
 }
 
 @ObjectType("QrRequestData")

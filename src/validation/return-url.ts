@@ -2,6 +2,7 @@
 // or per merchant). The page links to it, so it must be somewhere a browser may safely be sent: an https URL, or
 // while the service itself answers on loopback http (demo, development) an http URL on loopback too.
 
+import { Field } from "type-graphql";
 import { FieldRule } from "./rules.js";
 import { storableText, UNSTORABLE } from "./storable.js";
 
@@ -50,4 +51,18 @@ export function returnUrlProblem(v: unknown, serviceBaseUrl: string): string | n
 /** The shape rule as a field decorator (the service applies returnUrlProblem with its own address). */
 export function ReturnUrl<T extends object>(): PropertyDecorator {
   return FieldRule<T>("returnUrl", (v) => returnUrlShapeProblem(v));
+}
+
+/** The optional `returnUrl` of every area's generate input: its GraphQL field and its shape rule. */
+export function ReturnUrlField(): PropertyDecorator {
+  const field = Field(() => String, {
+    nullable: true,
+    description:
+      "Where the checkout page sends the payer back after the final state: https (http only on localhost while the service runs there)",
+  });
+  const rule = ReturnUrl();
+  return (target, property) => {
+    rule(target, property);
+    field(target, property);
+  };
 }
