@@ -7,6 +7,7 @@ import { M0006LinkProtocol } from "./m0006-link-protocol.js";
 import { M0007AreasRegistered } from "./m0007-areas-registered.js";
 import { M0008DeliveryBodies } from "./m0008-delivery-bodies.js";
 import { M0009MerchantReturnUrl } from "./m0009-merchant-return-url.js";
+import { M0010DeliveryCreatedIndex } from "./m0010-delivery-created-index.js";
 
 /**
  * The central migrations: the shared tables. An area's own tables and constraints come with its module
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   { name: "m0007-areas-registered", class: M0007AreasRegistered },
   { name: "m0008-delivery-bodies", class: M0008DeliveryBodies },
   { name: "m0009-merchant-return-url", class: M0009MerchantReturnUrl },
+  { name: "m0010-delivery-created-index", class: M0010DeliveryCreatedIndex },
 ];
