@@ -4,7 +4,7 @@
 // and how late the polls arrive at the twin; (2) time to QR at 1 and 8 concurrent against the twin, beside
 // Chromium alone (the pool, in this process, opening a one-line page that makes one API call) in the same run.
 //   npx tsc -p tsconfig.build.json && node dist/bench/link-payway.js [--quick] [--monitors=2000]
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -20,9 +20,9 @@ import { memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { newId } from "../src/ids.js";
 import { listOptionsHash, PAYWAY_PATHS } from "../src/upstreams/payway.js";
 import { startServers, type Servers } from "./load.js";
-import { cpuMs, createBenchDb, sleep } from "./proc.js";
+import { cpuMs, createBenchDb, sleep, treeCpuMs } from "./proc.js";
 import { ADMIN_TOKEN, SECRET_KEY } from "./support/service.js";
-import { toMarkdown, type Section } from "./table.js";
+import { percentile, toMarkdown, type Section } from "./table.js";
 import { adminClient, AUTH, createTenant, postJson, type BenchTenant } from "./tenant.js";
 
 export interface PaywayBenchOptions {
@@ -34,10 +34,6 @@ export interface PaywayBenchOptions {
 
 const TARGETS = { monitors: 2000, pssMb: 1024, latenessP99Ms: 1000, floorShare: 0.8, p50At1Ms: 300 };
 const LINK = "/sim/payway/ABAPAYDEMO01";
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
 
 async function inPool(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -188,22 +184,6 @@ interface Timing {
   cpuMs: number;
   /** Of which its root process (the service's Node; the floor's browser process), per item. */
   rootCpuMs: number;
-}
-
-/** CPU time (ms) of a process tree: each live process's own time plus what it reaped of exited children. */
-function treeCpuMs(rootPid: number | null): number {
-  if (rootPid === null) return 0;
-  let ticks = 0;
-  for (const p of processTree(rootPid)) {
-    try {
-      const stat = readFileSync(`/proc/${p.pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      // exited meanwhile: its time is in its parent's reaped-children figure
-    }
-  }
-  return ticks * 10;
 }
 
 async function timed(

@@ -4,15 +4,15 @@
 // the service in production mode, as in bench/load.ts.
 //   npx tsc -p tsconfig.build.json && node dist/bench/link-qr.js [--quick] [--requests=160] [--monitors=200]
 // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service process.
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { listProcs, memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { startServers, type Servers } from "./load.js";
-import { cpuMs, createBenchDb, sleep } from "./proc.js";
+import { cpuMs, createBenchDb, sleep, treeCpuMs } from "./proc.js";
 import { ADMIN_TOKEN } from "./support/service.js";
-import { toMarkdown, type Section } from "./table.js";
+import { percentile, toMarkdown, type Section } from "./table.js";
 import { AUTH, createTenant, postJson, type BenchTenant } from "./tenant.js";
 
 export interface LinkQrOptions {
@@ -40,25 +40,6 @@ export interface LinkQrResult {
 
 const CONCURRENCY = 8;
 const TARGETS = { p50Ms: 300, p99Ms: 1000, perSecond: 20, pssMb: 3 * 1024 };
-
-/** CPU time (ms) of a process tree: each live process's own time plus what it reaped of exited children. */
-function treeCpuMs(rootPid: number): number {
-  let ticks = 0;
-  for (const p of processTree(rootPid)) {
-    try {
-      const stat = readFileSync(`/proc/${p.pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      // exited meanwhile: its time is in its parent's reaped-children figure
-    }
-  }
-  return ticks * 10;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
 
 async function generate(s: Servers, tenant: BenchTenant, i: number) {
   return postJson<{ transactionId: string; status: string; data: { qr: string; clientId: string } }>(

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { processTree } from "../src/gateway-link/process-tree.js";
 
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -101,6 +102,22 @@ export async function createBenchDb(): Promise<BenchDb> {
 }
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (Linux; clock ticks of 10 ms). */
+/** CPU time (ms) of a process tree: each live process's own time plus what it reaped of exited children. */
+export function treeCpuMs(rootPid: number | null): number {
+  if (rootPid === null) return 0;
+  let ticks = 0;
+  for (const p of processTree(rootPid)) {
+    try {
+      const stat = readFileSync(`/proc/${p.pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // exited meanwhile: its time is in its parent's reaped-children figure
+    }
+  }
+  return ticks * 10;
+}
+
 export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
-import { overviewFigures } from "../../src/transactions/overview.js";
+import { overviewFigures, type Counts } from "../../src/transactions/overview.js";
 
 /**
  * The operators' overview against a scripted day on a real PostgreSQL: payments paid, failed, expired, left
@@ -30,16 +30,6 @@ const QUERY = `query($from: DateTimeISO!, $to: DateTimeISO!, $merchantId: ID, $a
     areas { id name counts { ${COUNTS} } paid { currency count amount } }
     webhooks { delivered retrying failed failingEndpoints disabledEndpoints p95LatencyMs } } }`;
 
-interface Counts {
-  payments: number;
-  paid: number;
-  failed: number;
-  expired: number;
-  pending: number;
-  late: number;
-  finished: number;
-  successRate: number | null;
-}
 interface Overview {
   bucket: string;
   timeZone: string;
