@@ -34,9 +34,13 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
     await page.waitForFunction(
       () => document.querySelectorAll('.authorization__btn[aria-label="authorization button locked"]').length >= 8,
     );
+    // A DOM click on a node found at the moment of the click: Swagger UI re-renders an operation while it opens and
+    // while it executes, and a node found a moment earlier may be detached or not yet laid out by the time puppeteer
+    // asks for its box ("Node is either not clickable or not an Element", seen on CI).
+    const clickNow = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).click());
     for (const route of ROUTES) {
       const block = `.opblock-post:has(.opblock-summary-path[data-path="${route.path}"])`;
-      await page.click(`${block} .opblock-summary`);
+      await clickNow(`${block} .opblock-summary-control`);
       await page.waitForSelector(`${block} .btn.execute`, { visible: true });
       const answered = `${block} .live-responses-table .response .response-col_status`;
       const posts = () => sent.filter((x) => x.url === `${svc.url}${route.path}`).length;
@@ -44,7 +48,7 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
       // with what the service said meanwhile.
       for (let attempt = 1; ; attempt++) {
         const before = posts();
-        await page.click(`${block} .btn.execute`);
+        await clickNow(`${block} .btn.execute`);
         if (
           await page.waitForSelector(answered, { timeout: 15_000 }).then(
             () => true,
@@ -68,7 +72,7 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
         status: "200",
         body: "",
       });
-      await page.click(`${block} .opblock-summary`);
+      await clickNow(`${block} .opblock-summary-control`);
     }
     await screenshot(page, "docs-try-it");
     // Each path got the key of its own kind.
