@@ -10,7 +10,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import type { Logger } from "../logger.js";
-import type { Principal } from "../auth/principal.js";
+import type { Authenticator } from "../auth/keys.js";
 import type { ResolverContainer } from "./container.js";
 import { credentialsFromHeaders } from "../auth/credentials.js";
 import type { GqlContext } from "./context.js";
@@ -40,14 +40,7 @@ export interface GraphQLEdge {
 
 /** Apollo Server 5 on express at /graphql, graphql-ws on the same server and path. */
 export interface GraphQLEdgeDeps {
-  auth: {
-    fromCredentials(c: {
-      apiKey?: string;
-      authType?: string;
-      bearer?: string;
-      clientToken?: string;
-    }): Promise<Principal>;
-  };
+  auth: Pick<Authenticator, "fromCredentials">;
   logger: Logger;
   container: ResolverContainer;
   /** Messages of internal errors reach the client (development with debug logs only). */

@@ -5,6 +5,7 @@ import { useServer, type Extra } from "graphql-ws/use/ws";
 import type { ServerOptions } from "graphql-ws";
 import { getOperationAST, GraphQLError, validate, type DocumentNode, type GraphQLSchema } from "graphql";
 import type { Logger } from "../logger.js";
+import type { Authenticator } from "../auth/keys.js";
 import type { Principal } from "../auth/principal.js";
 import type { ResolverContainer } from "./container.js";
 import { credentialsFromConnectionParams } from "../auth/credentials.js";
@@ -39,14 +40,7 @@ type WsOptions = ServerOptions<Record<string, unknown>, Extra & Partial<SocketEx
 export interface WebSocketEdgeDeps {
   schema: GraphQLSchema;
   httpServer: Server;
-  auth: {
-    fromCredentials(c: {
-      apiKey?: string;
-      authType?: string;
-      bearer?: string;
-      clientToken?: string;
-    }): Promise<Principal>;
-  };
+  auth: Pick<Authenticator, "fromCredentials">;
   logger: Logger;
   container: ResolverContainer;
   exposeInternals: boolean;
