@@ -163,7 +163,7 @@ export interface Core {
 export interface App {
   core: Core;
   /** A running module, by its definition (tests and the demo seed read the webhook endpoints, the browser pool…). */
-  module<M extends Module>(definition: ModuleDefinition<never, M>): M;
+  module<M extends Module>(definition: ModuleDefinition<never, M, unknown>): M;
   server: Server;
   url: string;
   /** The operator listener (ADMIN_PORT), or null when admin, dashboard and metrics are on the public port. */
@@ -199,13 +199,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const defs: ModuleList = opts.modules ?? MODULES;
   // Read before anything starts: a module's bad setting stops the start as a bad variable of loadConfig does.
   const env = new EnvReader(opts.env ?? process.env);
-  const settings = new Map(defs.map((def) => [def, def.settings?.(env)]));
+  const settings = new Map(defs.map((def) => [def, def.settings?.(env, config)]));
   const role = opts.role ?? "serve";
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config);
   const storage = await openStorage(config, role, logger, defs);
   const scheduler = role === "api" ? null : storage.jobs;
-  const shared = buildCore(config, storage, { clock, logger, defs, delivers: scheduler !== null });
+  const shared = buildCore(config, storage, { clock, logger, defs, settings, delivers: scheduler !== null });
   const http = await openHttp(config, shared).catch(async (err: unknown) => {
     await storage.close();
     throw err;
@@ -232,7 +232,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= stopApp(http, edge, storage, modules));
-  const module = <M extends Module>(definition: ModuleDefinition<never, M>): M => created.get(definition) as M;
+  const module = <M extends Module>(definition: ModuleDefinition<never, M, unknown>): M => created.get(definition) as M;
   return {
     core,
     module,
@@ -335,13 +335,17 @@ async function startEmbedded(config: Config, logger: Logger): Promise<EmbeddedDb
 function buildCore(
   config: Config,
   storage: Storage,
-  p: { clock: Clock; logger: Logger; defs: ModuleList; delivers: boolean },
+  p: { clock: Clock; logger: Logger; defs: ModuleList; settings: Map<unknown, unknown>; delivers: boolean },
 ): Omit<Core, "baseUrl"> {
   const { clock } = p;
   const { db, orm, jobs } = storage;
   const bus = new EventBus();
+  // An area's expiry rules are its own settings: each is given what its module's `settings` read.
   const expiry = Object.fromEntries(
-    areasOf(p.defs).flatMap((a) => (a.expiry === undefined ? [] : [[a.key.kind, a.expiry(config)]])),
+    p.defs.flatMap((def) => {
+      const area = def.area;
+      return area?.expiry === undefined ? [] : [[area.key.kind, area.expiry(p.settings.get(def))]];
+    }),
   );
   const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, expiry);
   const box = new SecretBox(storage.secrets.secretKey);

@@ -8,8 +8,9 @@ import type * as ZxcvbnCommon from "@zxcvbn-ts/language-common";
 import type * as ZxcvbnEn from "@zxcvbn-ts/language-en";
 
 /**
- * The one place that reads the environment. Validated once at start; a bad value stops
- * the process with a message naming the variable.
+ * The shared settings: what every module may be given. Validated once at start; a bad value stops the process with
+ * a message naming the variable. An area's own variables are read by the area (module.ts `settings`, through
+ * EnvReader below, by the same rules and messages), so this file knows none of them.
  */
 export interface Config {
   nodeEnv: "development" | "production" | "test";
@@ -25,54 +26,6 @@ export interface Config {
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** `pretty`: one readable line per record (development); `json`: one JSON object per line. Requests: LOG_REQUESTS. */
   log: { format: "pretty" | "json"; requests: boolean };
-  network: {
-    baseUrl: string | null;
-    token: string;
-    batchSize: number;
-    monitorIntervalMs: number;
-    /** Outbound proxy of the network API calls (standard URL), or null. */
-    proxy: string | null;
-    /** The e-mail registered with the network: with it the token is renewed automatically (renew_token). */
-    email: string | null;
-    /** After the md5-list endpoint refused (403/404): how often it is tried again, and single calls in flight. */
-    listReprobeMs: number;
-    singleConcurrency: number;
-    /** Generic QR: how long past expiry a transaction waits for a check that answers (then expires anyway). */
-    expiryGraceMs: number;
-    /** Generic QR: how long after expiry a late payment is still looked for (0: never). */
-    lateWatchMs: number;
-    /** Generic QR: how often an expired transaction is checked during the late watch. */
-    lateCheckIntervalMs: number;
-  };
-  gateway: {
-    baseUrl: string | null;
-    monitorIntervalMs: number;
-    proxy: string | null;
-    /** Send the per-configuration pushback URL as callback_url (it must be whitelisted at the gateway). */
-    pushback: boolean;
-  };
-  link: {
-    chromiumPath: string;
-    maxMonitors: number;
-    openTimeoutMs: number;
-    /** The default adapter of a link configuration that names none (gateway-link/link-protocol.ts). */
-    pageProtocol: "simulated" | "payway";
-    /**
-     * Origin of a PayWay link page's API (PAYWAY_API_ORIGIN); null: the built-in twin's (simulators on), which is
-     * only known once it listens.
-     */
-    paywayApiOrigin: string | null;
-    /** Proxy for Chromium and the status poller of payment-link pages (LINK_PROXY), or null. */
-    proxy: string | null;
-    /** How long after EXPIRED a page followed without a browser is still polled for a late approval (0: never). */
-    lateWatchMs: number;
-    /** Payments followed without a browser, per worker (LINK_MAX_POLLS). */
-    maxPolls: number;
-    /** Origins a payment-link page may load from besides its own, and receipts may be on (LINK_ALLOWED_ORIGINS). */
-    allowedOrigins: string[];
-    /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
-    sandbox: "auto" | "on" | "off";
-  };
   upstreamTimeoutMs: number;
   mongodbUrl: string | null;
   webhooks: { timeoutMs: number; retryForMs: number; disableAfterMs: number };
@@ -355,6 +308,16 @@ export class EnvReader {
     return oneOf(this.env, name, allowed, dflt);
   }
 
+  /** A comma-separated list of origins (scheme://host[:port], no path); empty when unset. */
+  origins(name: string): string[] {
+    return origins(this.env, name);
+  }
+
+  /** One origin (scheme://host[:port]); null when unset. */
+  origin(name: string): string | null {
+    return origin(this.env, name);
+  }
+
   /** A setting the module cannot start without. */
   required<T>(name: string, value: T | null): T {
     if (value === null) throw new ConfigError(`${name} is required`);
@@ -365,8 +328,6 @@ export class EnvReader {
 export function loadConfig(env: Env = process.env, openFiles: number | null = openFilesLimit()): Config {
   const nodeEnv = oneOf(env, "NODE_ENV", ["development", "production", "test"] as const, "development");
   const production = nodeEnv === "production";
-  const networkUrl = url(env, "NETWORK_API_URL", ["http:", "https:"]);
-  const gatewayUrl = url(env, "GATEWAY_API_URL", ["http:", "https:"]);
   const simulators = bool(env, "SIMULATORS", !production);
   if (production && simulators)
     throw new ConfigError(
@@ -385,8 +346,6 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
     // The Agenda MongoDB backend is not bundled (no MongoDB server to test it on); jobs use PostgreSQL.
     throw new ConfigError("MONGODB_URL is set, but this build runs its jobs on PostgreSQL only; unset MONGODB_URL");
   }
-  if (!simulators && networkUrl === null) throw new ConfigError("NETWORK_API_URL is required when SIMULATORS is off");
-  if (!simulators && gatewayUrl === null) throw new ConfigError("GATEWAY_API_URL is required when SIMULATORS is off");
   return {
     nodeEnv,
     port: int(env, "PORT", 4000, 0, 65535),
@@ -403,44 +362,6 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
     log: {
       format: oneOf(env, "LOG_FORMAT", ["pretty", "json"] as const, nodeEnv === "development" ? "pretty" : "json"),
       requests: bool(env, "LOG_REQUESTS", false),
-    },
-    network: {
-      baseUrl: networkUrl,
-      token: str(env, "NETWORK_API_TOKEN") ?? (simulators ? "sim-network-token" : ""),
-      batchSize: int(env, "NETWORK_BATCH_SIZE", 50, 1, 500),
-      email: str(env, "NETWORK_API_EMAIL"),
-      proxy: url(env, "NETWORK_API_PROXY", ["http:", "https:"]),
-      monitorIntervalMs: int(env, "QR_MONITOR_INTERVAL_MS", 3000, 200, 60000),
-      listReprobeMs: int(env, "NETWORK_LIST_REPROBE_MS", 600_000, 1000, 24 * 3600_000),
-      singleConcurrency: int(env, "NETWORK_SINGLE_CONCURRENCY", 4, 1, 32),
-      expiryGraceMs: int(env, "QR_EXPIRY_GRACE_MS", 600_000, 0, 7 * 24 * 3600_000),
-      lateWatchMs: int(env, "QR_LATE_WATCH_MS", 24 * 3600_000, 0, 30 * 24 * 3600_000),
-      lateCheckIntervalMs: int(env, "QR_LATE_CHECK_INTERVAL_MS", 300_000, 200, 24 * 3600_000),
-    },
-    gateway: {
-      baseUrl: gatewayUrl,
-      monitorIntervalMs: int(env, "GATEWAY_MONITOR_INTERVAL_MS", 4000, 200, 60000),
-      proxy: url(env, "GATEWAY_API_PROXY", ["http:", "https:"]),
-      pushback: bool(env, "GATEWAY_PUSHBACK", simulators),
-    },
-    link: {
-      chromiumPath: str(env, "CHROMIUM_PATH") ?? "/usr/bin/chromium",
-      maxMonitors: int(env, "LINK_MAX_MONITORS", 100, 1, 1000),
-      openTimeoutMs: int(env, "LINK_OPEN_TIMEOUT_MS", 20000, 1000, 120000),
-      // How a link configuration's page is driven when it names no adapter (gateway-link/link-protocol.ts): the
-      // simulator's own page with simulators, a real PayWay link without.
-      pageProtocol: oneOf(
-        env,
-        "LINK_PAGE_PROTOCOL",
-        ["simulated", "payway"] as const,
-        simulators ? "simulated" : "payway",
-      ),
-      paywayApiOrigin: origin(env, "PAYWAY_API_ORIGIN") ?? (simulators ? null : "https://pwapp.ababank.com"),
-      proxy: url(env, "LINK_PROXY", ["http:", "https:"]),
-      lateWatchMs: int(env, "LINK_LATE_WATCH_MS", 15 * 60_000, 0, 24 * 3600_000),
-      maxPolls: int(env, "LINK_MAX_POLLS", 5000, 1, 100_000),
-      allowedOrigins: origins(env, "LINK_ALLOWED_ORIGINS"),
-      sandbox: oneOf(env, "CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
     },
     upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10000, 100, 120000),
     mongodbUrl: url(env, "MONGODB_URL", ["mongodb:", "mongodb+srv:"]),

@@ -14,7 +14,7 @@ export type { ClassOf, KeyKindSpec, MigrationSpec };
  * values, the admin API's key kinds, the rate limiter, the OpenAPI document and the expiry rules are all read from
  * the areas of the module list (app.ts); nothing below app.ts names an area.
  */
-export interface AreaDefinition {
+export interface AreaDefinition<S = unknown> {
   /** Its API keys: kind (also the area's name on transactions), x-auth-type, key tag, what a key is bound to. */
   key: KeyKindSpec;
   /**
@@ -26,9 +26,10 @@ export interface AreaDefinition {
   openApiTag: { name: string; description: string };
   /**
    * How its transactions expire, when not simply at their expiry: a grace during which only an answering check
-   * expires one, and a late watch after it (transactions/transition.ts ExpiryPolicy).
+   * expires one, and a late watch after it (transactions/transition.ts ExpiryPolicy). Given what its module's
+   * `settings` read, since an area's expiry is its own setting.
    */
-  expiry?(config: Config): { graceMs: number; lateWatchMs: number; lateCheckMs: number };
+  expiry?(settings: S): { graceMs: number; lateWatchMs: number; lateCheckMs: number };
   /**
    * Demo mode's /docs (rest/demo-examples.ts): the generate that issues the live values its examples use, and the
    * field of demo.json's `keys` holding the demo tenant's key of this kind.
@@ -49,7 +50,7 @@ export interface ModuleDefinition<Deps, M extends Module = Module, S = undefined
   /** REST paths of the contract this module answers (each one GraphQL operation, rest/route-table.ts). */
   routes?: RestRoute[];
   /** Set for an upstream area: what the rest of the service derives from it. */
-  area?: AreaDefinition;
+  area?: AreaDefinition<S>;
   /**
    * HTTP path prefixes charged to the caller's rate limit (its REST paths, and any other per-credential path);
    * a prefix no module declares is not throttled.
@@ -61,11 +62,12 @@ export interface ModuleDefinition<Deps, M extends Module = Module, S = undefined
    */
   migrations?: MigrationSpec[];
   /**
-   * Its own settings, read from the environment when the app is created (a bad value stops the start with the
-   * variable's name): a module's configuration slice lives with the module, `src/config.ts` need not know it.
+   * Its own settings, read from the environment when the app is created, before anything opens (a bad value stops
+   * the start with the variable's name): a module's configuration slice lives with the module, `src/config.ts` need
+   * not know it. `config` is the shared configuration, for defaults and rules that depend on it (simulators on).
    */
-  settings?(env: EnvReader): S;
-  /** `settings`: what `settings(env)` read, when the module has any. */
+  settings?(env: EnvReader, config: Config): S;
+  /** `settings`: what `settings(env, config)` read, when the module has any. */
   create(deps: Deps, settings: S): M;
 }
 

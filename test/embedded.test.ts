@@ -12,19 +12,21 @@ import { waitFor } from "./support/wait.js";
 /** `npm start` with nothing configured: the embedded database (PGlite), simulators and the demo tenant. */
 describe("zero-setup demo on the embedded database", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-embedded-"));
-  const config = loadConfig({
+  // The shared settings and the areas' own (QR_MONITOR_INTERVAL_MS…) from one environment, as main.ts reads both.
+  const env = {
     PORT: "0",
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
     QR_MONITOR_INTERVAL_MS: "500",
-  });
+  };
+  const config = loadConfig(env);
   let app: App;
   let demo: DemoFile;
   let readyBeforeSeed: { status: number; body: { checks: Record<string, boolean> } };
   beforeAll(async () => {
     // As main.ts does: not ready until the demo tenant (whose keys it prints) exists.
-    app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES });
+    app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES, env });
     const r = await fetch(`${app.url}/readyz`);
     readyBeforeSeed = { status: r.status, body: (await r.json()) as { checks: Record<string, boolean> } };
     demo = await seedDemo(app);
@@ -72,7 +74,7 @@ describe("zero-setup demo on the embedded database", () => {
 
   it("a restart keeps the same tenant and keys", async () => {
     await app.stop();
-    app = await createApp(config, { modules: DEMO_MODULES });
+    app = await createApp(config, { modules: DEMO_MODULES, env });
     const again = await seedDemo(app);
     expect(again.keys).toEqual(demo.keys);
     expect(again.adminToken).toBe(demo.adminToken);

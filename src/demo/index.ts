@@ -2,9 +2,16 @@ import type { ModuleDefinition, Module } from "../module.js";
 import { MODULES } from "../app.js";
 import type { KeyKinds } from "../auth/key-kinds.js";
 import { WebhookInbox } from "../simulators/inbox.js";
-import { DEMO_PARTS, type DemoPart, type DemoPartDeps, type DemoSimulators } from "./parts.js";
+import {
+  DEMO_PARTS,
+  demoSettings,
+  type DemoPart,
+  type DemoPartDeps,
+  type DemoSettings,
+  type DemoSimulators,
+} from "./parts.js";
 
-export interface DemoModuleDeps extends DemoPartDeps {
+export interface DemoModuleDeps extends Omit<DemoPartDeps, "settings"> {
   /** The areas of this app: a demo part is mounted for each that has one. */
   kinds: Pick<KeyKinds, "kinds">;
 }
@@ -19,11 +26,11 @@ export interface DemoModule extends Module, DemoSimulators {
  * built-in webhook inbox, mounted on the service's port. main.ts adds this module to the list only in demo mode;
  * tests add it through their support (test/support/app.ts). The demo tenant is seeded by ./seed.ts.
  */
-export function createDemoModule(deps: DemoModuleDeps): DemoModule {
+export function createDemoModule(deps: DemoModuleDeps, settings: DemoSettings): DemoModule {
   const sims: DemoSimulators = {};
   const parts: [string, DemoPart][] = deps.kinds.kinds().flatMap((kind) => {
     const part = DEMO_PARTS[kind];
-    return part === undefined ? [] : [[kind, part(deps, sims)]];
+    return part === undefined ? [] : [[kind, part({ ...deps, settings }, sims)]];
   });
   const inbox = new WebhookInbox();
   return {
@@ -43,8 +50,9 @@ export function createDemoModule(deps: DemoModuleDeps): DemoModule {
   };
 }
 
-export const demoModule: ModuleDefinition<DemoModuleDeps, DemoModule> = {
+export const demoModule: ModuleDefinition<DemoModuleDeps, DemoModule, DemoSettings> = {
   name: "demo",
+  settings: demoSettings,
   create: createDemoModule,
 };
 

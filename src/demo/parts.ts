@@ -1,7 +1,7 @@
 import type { Express } from "express";
 import type { SimulatorControl } from "../module.js";
 import type { Clock } from "../clock.js";
-import type { Config } from "../config.js";
+import type { Config, EnvReader } from "../config.js";
 import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 import type { UpstreamOrigins } from "../upstreams/origins.js";
@@ -12,11 +12,25 @@ import { createLinkSimulator, type LinkSimulator } from "../simulators/link/inde
 import { mountSimulator } from "../simulators/http.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
+import { qrSettings } from "../qr/settings.js";
 import { startTwin, type RunningTwin } from "./payway-twin.js";
 
-/** What an area's demo part may use: the demo module's own deps. */
+/**
+ * What the simulators must agree on with the areas they stand in for, read by the areas' own settings functions when
+ * the app is created (the demo module's `settings`), so a default is written once, in the area.
+ */
+export interface DemoSettings {
+  /** The network API token the generic QR area sends (NETWORK_API_TOKEN, or its simulator default). */
+  networkToken: string;
+}
+
+export function demoSettings(env: EnvReader, config: Config): DemoSettings {
+  return { networkToken: qrSettings(env, config).token };
+}
+
+/** What an area's demo part may use: the demo module's own deps and settings. */
 export interface DemoPartDeps {
-  config: Pick<Config, "network">;
+  settings: DemoSettings;
   clock: Clock;
   logger: Logger;
   db: Db;
@@ -47,7 +61,7 @@ export interface DemoSimulators {
 export const DEMO_PARTS: Record<string, (deps: DemoPartDeps, sims: DemoSimulators) => DemoPart> = {
   qr(deps, sims) {
     const network = createNetworkSimulator({
-      token: deps.config.network.token,
+      token: deps.settings.networkToken,
       clock: () => deps.clock.now(),
       // What the paid QR pays, read from the transaction it was issued as (the payee is its merchant's account).
       describe: (md5) => describeQr(deps.db, md5),

@@ -1,4 +1,5 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
+import type { LinkSettings } from "./settings.js";
 
 /** The payment-link area's keys: `pqr_gl_…`, bound to a payment-link configuration, x-auth-type api-gateway-link. */
 export const LINK_KEY: KeyKindSpec = {
@@ -17,12 +18,12 @@ export const LINK_KEY: KeyKindSpec = {
 };
 
 /** What the rest of the service knows of the payment-link area (module.ts). */
-export const LINK_AREA: AreaDefinition = {
+export const LINK_AREA: AreaDefinition<LinkSettings> = {
   key: LINK_KEY,
   dashboard: { label: "Gateway link", target: { query: "linkConfigs", what: "payment-link configuration" } },
   openApiTag: { name: "gateway-link", description: "Payment-link QR codes (x-auth-type: api-gateway-link)" },
   // The link's 180 s are hard (no grace); a PayWay payment is still polled after them for a late approval.
-  expiry: ({ link }) => ({ graceMs: 0, lateWatchMs: link.lateWatchMs, lateCheckMs: 3000 }),
+  expiry: (settings) => ({ graceMs: 0, lateWatchMs: settings.lateWatchMs, lateCheckMs: 3000 }),
   docsExample: {
     path: "/gateway-link/generate-qr",
     body: () => ({ amount: 5000, currency: 116 }),

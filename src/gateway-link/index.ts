@@ -30,9 +30,10 @@ import { LinkConfigs } from "./link-configs.js";
 import { LinkConfigResolver } from "./link-config.resolver.js";
 import { simulatedLinkProtocol, type LinkPageProtocol, type LinkProtocolName } from "./link-protocol.js";
 import { paywayLinkProtocol } from "./payway-protocol.js";
+import { linkSettings, type LinkSettings } from "./settings.js";
 
 export interface LinkModuleDeps {
-  config: Pick<Config, "link" | "egress">;
+  config: Pick<Config, "egress">;
   /** Where the PayWay page API answers when PAYWAY_API_ORIGIN is unset (demo mode's twin registers it). */
   upstreamOrigins: Pick<UpstreamOrigins, "get">;
   clock: Clock;
@@ -68,30 +69,30 @@ export interface LinkModule extends Module {
  * by a page monitor (pages that need their page, held ≤ 180 s) or, for a PayWay link, by this worker polling the
  * page's API itself (link-watch.ts).
  */
-export function createLinkModule(deps: LinkModuleDeps): LinkModule {
+export function createLinkModule(deps: LinkModuleDeps, settings: LinkSettings): LinkModule {
   const { config, logger } = deps;
-  const pool = createPool(config, logger);
+  const pool = createPool(settings, config, logger);
   const monitors = new LinkMonitors();
-  const configs = new LinkConfigs(deps.orm, deps.admin, config.egress, config.link.pageProtocol);
+  const configs = new LinkConfigs(deps.orm, deps.admin, config.egress, settings.pageProtocol);
   deps.admin.acceptKeyTarget({
     kind: LINK_AREA.key.kind,
     notFound: "Payment-link configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
-  const apiOrigin = () => config.link.paywayApiOrigin ?? deps.upstreamOrigins.get(PAYWAY_API) ?? "";
+  const apiOrigin = () => settings.paywayApiOrigin ?? deps.upstreamOrigins.get(PAYWAY_API) ?? "";
   const protocol = (name: LinkProtocolName): LinkPageProtocol =>
     name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
-  const pollTimeoutMs = Math.min(config.link.openTimeoutMs, 10_000);
-  const polls = pollClient(config.link.proxy, pollTimeoutMs);
+  const pollTimeoutMs = Math.min(settings.openTimeoutMs, 10_000);
+  const polls = pollClient(settings.proxy, pollTimeoutMs);
   const refusals = new LinkRefusals(logger, polls.proxy, () => deps.clock.now());
-  const watch = pollWatch(deps, pool, polls, refusals, pollTimeoutMs);
+  const watch = pollWatch(deps, settings, pool, polls, refusals, pollTimeoutMs);
   watchGauges(deps.metrics, watch);
   const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
-    openTimeoutMs: config.link.openTimeoutMs,
+    openTimeoutMs: settings.openTimeoutMs,
     protocol,
     baseUrl: deps.baseUrl,
     egress: config.egress,
-    allowedOrigins: config.link.allowedOrigins,
+    allowedOrigins: settings.allowedOrigins,
     box: deps.box,
     watch: deps.delivers ? watch : null,
     refusals,
@@ -100,11 +101,11 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
   });
   const monitorDeps = {
     ...deps,
-    maxMonitors: config.link.maxMonitors,
-    openTimeoutMs: config.link.openTimeoutMs,
+    maxMonitors: settings.maxMonitors,
+    openTimeoutMs: settings.openTimeoutMs,
     protocol: simulatedLinkProtocol,
     egress: config.egress,
-    allowedOrigins: config.link.allowedOrigins,
+    allowedOrigins: settings.allowedOrigins,
   };
   return {
     service,
@@ -130,6 +131,7 @@ export function createLinkModule(deps: LinkModuleDeps): LinkModule {
 /** The watch of PayWay payments polled without a browser; a page is held for one only after its polls are refused. */
 function pollWatch(
   deps: LinkModuleDeps,
+  settings: LinkSettings,
   pool: BrowserPool,
   polls: UpstreamClient,
   refusals: LinkRefusals,
@@ -140,17 +142,17 @@ function pollWatch(
     ...deps,
     polls,
     timeoutMs,
-    lateWatchMs: config.link.lateWatchMs,
-    maxPolls: config.link.maxPolls,
+    lateWatchMs: settings.lateWatchMs,
+    maxPolls: settings.maxPolls,
     refusals,
-    allowedOrigins: config.link.allowedOrigins,
+    allowedOrigins: settings.allowedOrigins,
     openPage: (url, api) =>
       PagePoll.open(pool, {
         url,
         apiOrigin: api,
-        allowedOrigins: config.link.allowedOrigins,
+        allowedOrigins: settings.allowedOrigins,
         egress: config.egress,
-        timeoutMs: config.link.openTimeoutMs,
+        timeoutMs: settings.openTimeoutMs,
       }),
   });
 }
@@ -193,30 +195,30 @@ function watchGauges(metrics: Pick<Metrics, "registry">, watch: LinkWatch): void
   );
 }
 
-function createPool(config: LinkModuleDeps["config"], logger: Logger): BrowserPool {
+function createPool(settings: LinkSettings, config: LinkModuleDeps["config"], logger: Logger): BrowserPool {
   const sandbox =
-    config.link.sandbox === "auto"
+    settings.sandbox === "auto"
       ? sandboxForThisMachine()
-      : chooseSandbox({ root: false, userNamespaces: true }, config.link.sandbox);
+      : chooseSandbox({ root: false, userNamespaces: true }, settings.sandbox);
   const pool = new BrowserPool({
-    executablePath: config.link.chromiumPath,
+    executablePath: settings.chromiumPath,
     sandboxArgs: sandbox.args,
-    maxPages: config.link.maxMonitors + 20,
+    maxPages: settings.maxMonitors + 20,
     // A page whose documents the pool rewrites (the connect-src policy, chromium.ts) counts as a public page
     // for Chromium's local-network checks, which would then refuse a loopback link's own allowlisted loopback
     // origins: only where private addresses are allowed at all (demo, tests) are those checks left off.
     extraArgs: config.egress.permissive ? ["--disable-features=LocalNetworkAccessChecks"] : [],
-    proxy: config.link.proxy,
+    proxy: settings.proxy,
     logger,
   });
   if (!pool.executableAvailable())
-    logger.warn({ chromiumPath: config.link.chromiumPath }, chromiumMissing(config.link.chromiumPath));
+    logger.warn({ chromiumPath: settings.chromiumPath }, chromiumMissing(settings.chromiumPath));
   else if (sandbox.sandboxed) logger.info({ sandbox: true }, sandbox.reason);
   else logger.warn({ sandbox: false }, sandbox.reason);
   return pool;
 }
 
-export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule> = {
+export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule, LinkSettings> = {
   name: "gateway-link",
   entities: [LinkConfig],
   resolvers: [LinkResolver, LinkConfigResolver],
@@ -224,5 +226,6 @@ export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule> = {
   area: LINK_AREA,
   migrations: LINK_MIGRATIONS,
   rateLimited: ["/gateway-link"],
+  settings: linkSettings,
   create: createLinkModule,
 };

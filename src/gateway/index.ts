@@ -23,9 +23,10 @@ import { GatewayService } from "./gateway-service.js";
 import { GatewayConfig } from "./gateway-config.entity.js";
 import { GATEWAY_SECRET, GatewayConfigs } from "./gateway-configs.js";
 import { GatewayConfigResolver } from "./gateway-config.resolver.js";
+import { gatewaySettings, type GatewaySettings } from "./settings.js";
 
 export interface GatewayModuleDeps {
-  config: Pick<Config, "gateway" | "upstreamTimeoutMs" | "rateLimit">;
+  config: Pick<Config, "upstreamTimeoutMs" | "rateLimit">;
   /** Where this process is reachable: the simulated gateway API's default address. */
   baseUrl: string;
   clock: Clock;
@@ -48,13 +49,13 @@ export interface GatewayModule extends Module {
 }
 
 /** The hosted gateway area: signed QR requests to the gateway, followed with its check-transaction API. */
-export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
+export function createGatewayModule(deps: GatewayModuleDeps, settings: GatewaySettings): GatewayModule {
   const { config, clock } = deps;
   const client = createGatewayClient({
-    baseUrl: config.gateway.baseUrl ?? `${deps.baseUrl}/sim/gateway-api`,
+    baseUrl: settings.baseUrl ?? `${deps.baseUrl}/sim/gateway-api`,
     timeoutMs: config.upstreamTimeoutMs,
     clock: () => clock.now(),
-    proxy: config.gateway.proxy,
+    proxy: settings.proxy,
   });
   const configs = new GatewayConfigs(deps.orm, deps.db, deps.box, deps.admin, deps.invalidations, () =>
     clock.now().getTime(),
@@ -66,14 +67,14 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   });
   // The gateway's pushback after a payment comes to a per-configuration URL (sent as callback_url).
   const pushbackUrl = (configId: string) =>
-    config.gateway.pushback ? `${deps.baseUrl}${PUSHBACK_PATH}/${encodeURIComponent(configId)}` : null;
+    settings.pushback ? `${deps.baseUrl}${PUSHBACK_PATH}/${encodeURIComponent(configId)}` : null;
   const service = new GatewayService(deps.store, configs, deps.auth, client, clock, deps.baseUrl, pushbackUrl);
   const limits = new GatewayLimits(() => clock.now().getTime());
   return {
     service,
     configs,
     resolvers: [new GatewayResolver(service, deps.idempotency), new GatewayConfigResolver(configs)],
-    jobs: [gatewayMonitorJob({ ...deps, configs, limits, intervalMs: config.gateway.monitorIntervalMs }, client)],
+    jobs: [gatewayMonitorJob({ ...deps, configs, limits, intervalMs: settings.monitorIntervalMs }, client)],
     mount(app) {
       // Unauthenticated, so outside the per-credential limiter: its own buckets per address and per configuration.
       const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
@@ -91,7 +92,7 @@ export function createGatewayModule(deps: GatewayModuleDeps): GatewayModule {
   };
 }
 
-export const gatewayModule: ModuleDefinition<GatewayModuleDeps, GatewayModule> = {
+export const gatewayModule: ModuleDefinition<GatewayModuleDeps, GatewayModule, GatewaySettings> = {
   name: "gateway",
   entities: [GatewayConfig],
   resolvers: [GatewayResolver, GatewayConfigResolver],
@@ -99,5 +100,6 @@ export const gatewayModule: ModuleDefinition<GatewayModuleDeps, GatewayModule> =
   area: GATEWAY_AREA,
   migrations: GATEWAY_MIGRATIONS,
   rateLimited: ["/gateway"],
+  settings: gatewaySettings,
   create: createGatewayModule,
 };

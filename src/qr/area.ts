@@ -1,4 +1,5 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
+import type { QrSettings } from "./settings.js";
 
 /** The generic QR area's keys: `pqr_qr_…`, sent with x-auth-type api-key on /qr/*. */
 export const QR_KEY: KeyKindSpec = {
@@ -10,15 +11,15 @@ export const QR_KEY: KeyKindSpec = {
 };
 
 /** What the rest of the service knows of the generic QR area (module.ts). */
-export const QR_AREA: AreaDefinition = {
+export const QR_AREA: AreaDefinition<QrSettings> = {
   key: QR_KEY,
   dashboard: { label: "Generic QR" },
   openApiTag: { name: "qr", description: "Generic KHQR codes (x-auth-type: api-key)" },
   // A QR past its expiry waits for a check that answers (the network may still report it paid), then a late watch.
-  expiry: ({ network }) => ({
-    graceMs: network.expiryGraceMs,
-    lateWatchMs: network.lateWatchMs,
-    lateCheckMs: network.lateCheckIntervalMs,
+  expiry: (settings) => ({
+    graceMs: settings.expiryGraceMs,
+    lateWatchMs: settings.lateWatchMs,
+    lateCheckMs: settings.lateCheckIntervalMs,
   }),
   docsExample: {
     path: "/qr/generate",

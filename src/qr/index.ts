@@ -22,9 +22,10 @@ import { QrResolver } from "./qr.resolver.js";
 import { QR_ROUTES } from "./qr.routes.js";
 import { QR_AREA } from "./area.js";
 import { QrService } from "./qr-service.js";
+import { qrSettings, type QrSettings } from "./settings.js";
 
 export interface QrModuleDeps {
-  config: Pick<Config, "network" | "upstreamTimeoutMs">;
+  config: Pick<Config, "upstreamTimeoutMs">;
   /** Where the area's gauges are registered (the /metrics registry). */
   metrics: { registry: Registry };
   /** The network token's replacement: stored encrypted, effective in every process (qr/network-token.ts). */
@@ -50,9 +51,9 @@ export interface QrModule extends Module {
 }
 
 /** The generic QR area: issue, check, verify and decode KHQR; follow payments on the national network. */
-export function createQrModule(deps: QrModuleDeps): QrModule {
-  const { config, clock, store } = deps;
-  const network = networkFollower(deps);
+export function createQrModule(deps: QrModuleDeps, settings: QrSettings): QrModule {
+  const { clock, store } = deps;
+  const network = networkFollower(deps, settings);
   const { token, client } = network;
   const service = new QrService(store, deps.admin, deps.auth, clock, deps.baseUrl, (qr, source) =>
     client.generateDeeplink(qr, source),
@@ -66,7 +67,7 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
       new CardResolver(deps.query),
     ],
     jobs: [
-      qrMonitorJob({ ...deps, intervalMs: config.network.monitorIntervalMs }, client),
+      qrMonitorJob({ ...deps, intervalMs: settings.monitorIntervalMs }, client),
       // Ahead of expiry, with NETWORK_API_EMAIL: at most one renewal attempt a day (network-token.ts).
       { name: "network.token-renewal", every: "1 hour", lockLifetimeMs: 60_000, run: () => token.renewAhead() },
     ],
@@ -96,7 +97,10 @@ export function createQrModule(deps: QrModuleDeps): QrModule {
  * The national network as this area follows it: the token in use (renewed through the client), the client, their
  * gauges, and what /readyz says of them (a token about to expire, every call refused).
  */
-function networkFollower(deps: QrModuleDeps): {
+function networkFollower(
+  deps: QrModuleDeps,
+  settings: QrSettings,
+): {
   token: NetworkToken;
   client: NetworkClient;
   readiness(): Record<string, unknown>;
@@ -110,8 +114,8 @@ function networkFollower(deps: QrModuleDeps): {
     invalidations: deps.invalidations,
     logger: deps.logger,
     now: () => clock.now().getTime(),
-    envToken: config.network.token,
-    email: config.network.email,
+    envToken: settings.token,
+    email: settings.email,
     // The client is made below (it reads the token in use); renewals come later, through it.
     renew: (email) => client.renewToken(email),
   });
@@ -126,15 +130,15 @@ function networkFollower(deps: QrModuleDeps): {
     },
   });
   const client = createNetworkClient({
-    baseUrl: config.network.baseUrl ?? `${deps.baseUrl}/sim/network-api`,
+    baseUrl: settings.baseUrl ?? `${deps.baseUrl}/sim/network-api`,
     token: () => token.current(),
     onUnauthorized: (used) => token.unauthorized(used),
     timeoutMs: config.upstreamTimeoutMs,
-    batchSize: config.network.batchSize,
-    listReprobeMs: config.network.listReprobeMs,
-    singleConcurrency: config.network.singleConcurrency,
+    batchSize: settings.batchSize,
+    listReprobeMs: settings.listReprobeMs,
+    singleConcurrency: settings.singleConcurrency,
     now: () => clock.now().getTime(),
-    proxy: config.network.proxy,
+    proxy: settings.proxy,
     onRefused(r) {
       refused = r;
       if (r === null) deps.logger.info({ upstream: "network" }, "network API: calls are answered again");
@@ -197,11 +201,12 @@ function refusalMessage(r: Refusal, proxy: string | null): string {
   );
 }
 
-export const qrModule: ModuleDefinition<QrModuleDeps, QrModule> = {
+export const qrModule: ModuleDefinition<QrModuleDeps, QrModule, QrSettings> = {
   name: "qr",
   resolvers: [QrResolver, NetworkTokenResolver, CardResolver],
   routes: QR_ROUTES,
   area: QR_AREA,
   rateLimited: ["/qr", "/cards"],
+  settings: qrSettings,
   create: createQrModule,
 };

@@ -25,7 +25,8 @@ const failures = (rs: Res[]) =>
 
 describe("the embedded default at concurrency 64", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-embedded-c64-"));
-  const config = loadConfig({
+  // The shared settings and the areas' own (QR_MONITOR_INTERVAL_MS…) from one environment, as main.ts reads both.
+  const env = {
     PORT: "0",
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
@@ -33,7 +34,8 @@ describe("the embedded default at concurrency 64", () => {
     QR_MONITOR_INTERVAL_MS: "500",
     GATEWAY_MONITOR_INTERVAL_MS: "500",
     RATE_LIMIT_PER_MINUTE: "0",
-  });
+  };
+  const config = loadConfig(env);
   let app: App;
   let demo: DemoFile;
   let url: string;
@@ -50,7 +52,7 @@ describe("the embedded default at concurrency 64", () => {
   const links: { transactionId: string; clientId: string }[] = [];
 
   beforeAll(async () => {
-    app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES });
+    app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES, env });
     demo = await seedDemo(app);
     app.startupDone();
     url = app.url;

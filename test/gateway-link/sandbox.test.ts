@@ -10,7 +10,8 @@ import {
   type SandboxChoice,
 } from "../../src/gateway-link/browser.js";
 import { detectSandboxSituation } from "../../src/gateway-link/chromium.js";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, EnvReader, loadConfig } from "../../src/config.js";
+import { linkSettings } from "../../src/gateway-link/settings.js";
 import { CHROMIUM_PATH, startLinkSim } from "../support/link-sim.js";
 
 describe("Chromium's sandbox (issue 16, finding 4)", () => {
@@ -83,13 +84,15 @@ const canSwitchUser = process.getuid?.() === 0 && spawnSync("setpriv", ["--versi
 
 describe("LINK_ALLOWED_ORIGINS and CHROMIUM_SANDBOX settings", () => {
   const base = { NODE_ENV: "test", ADMIN_TOKEN: "test-admin-token-0123456789-0123456789", SECRET_KEY: "k".repeat(32) };
+  // The area's own settings (gateway-link/settings.ts), read as createApp reads them.
+  const settings = (env: Record<string, string>) => linkSettings(new EnvReader(env), loadConfig(env));
   it("reads a comma-separated list of origins and refuses anything that is not an origin", () => {
-    const config = loadConfig({ ...base, LINK_ALLOWED_ORIGINS: " https://cdn.example.com ,http://127.0.0.1:8080/" });
-    expect(config.link.allowedOrigins).toEqual(["https://cdn.example.com", "http://127.0.0.1:8080"]);
-    expect(loadConfig(base).link.allowedOrigins).toEqual([]);
-    expect(loadConfig(base).link.sandbox).toBe("auto");
+    const link = settings({ ...base, LINK_ALLOWED_ORIGINS: " https://cdn.example.com ,http://127.0.0.1:8080/" });
+    expect(link.allowedOrigins).toEqual(["https://cdn.example.com", "http://127.0.0.1:8080"]);
+    expect(settings(base).allowedOrigins).toEqual([]);
+    expect(settings(base).sandbox).toBe("auto");
     for (const bad of ["https://cdn.example.com/js", "javascript:alert(1)", "cdn.example.com", "https://u:p@x.example"])
-      expect(() => loadConfig({ ...base, LINK_ALLOWED_ORIGINS: bad })).toThrow(ConfigError);
-    expect(() => loadConfig({ ...base, CHROMIUM_SANDBOX: "maybe" })).toThrow(ConfigError);
+      expect(() => settings({ ...base, LINK_ALLOWED_ORIGINS: bad })).toThrow(ConfigError);
+    expect(() => settings({ ...base, CHROMIUM_SANDBOX: "maybe" })).toThrow(ConfigError);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -124,6 +124,36 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  // An area's own variables are read by the area (its settings.ts), not by config.ts: a bad one is refused the same way.
+  it.each([
+    [{ NETWORK_API_URL: "" }, "NETWORK_API_URL is required when SIMULATORS is off"],
+    [{ GATEWAY_API_URL: "ftp://gateway.example" }, 'GATEWAY_API_URL must use http: or https:, got "ftp:"'],
+    [{ QR_MONITOR_INTERVAL_MS: "50" }, "QR_MONITOR_INTERVAL_MS must be between 200 and 60000, got 50"],
+    [{ LINK_MAX_MONITORS: "0" }, "LINK_MAX_MONITORS must be between 1 and 1000, got 0"],
+    [
+      { PAYWAY_API_ORIGIN: "https://pwapp.example.com/api" },
+      'PAYWAY_API_ORIGIN: "https://pwapp.example.com/api" is not an origin (scheme://host[:port], no path): ' +
+        "use https://pwapp.example.com",
+    ],
+  ])(
+    "an area's bad variable %j is refused with one line before anything opens",
+    async (bad, message) => {
+      const parent = mkdtempSync(join(tmpdir(), "pqr-startup-"));
+      // Where the embedded database and the generated secrets would go: it must not come into being.
+      const dataDir = join(parent, "data");
+      try {
+        const env = { ...PROD, EMBEDDED_IN_PRODUCTION: "1", DATA_DIR: dataDir, PORT: String(await freePort()) };
+        const r = await run({ ...env, ...bad });
+        expect(r.code).toBe(2);
+        expect(r.stderr.split("\n").filter((l) => l.trim() !== "")).toEqual([`Configuration error: ${message}`]);
+        expect(existsSync(dataDir)).toBe(false);
+      } finally {
+        rmSync(parent, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   it("the strength estimator's dictionaries are loaded in production only", async () => {
     // A fresh process each: whether loading the configuration required @zxcvbn-ts, and how long it took.

@@ -1,0 +1,50 @@
+import type { Config, EnvReader } from "../config.js";
+import { PAYWAY_DEFAULT_API_ORIGIN } from "../upstreams/payway.js";
+
+/** The payment-link area's own settings (README "Configuration"). */
+export interface LinkSettings {
+  chromiumPath: string;
+  maxMonitors: number;
+  openTimeoutMs: number;
+  /** The default adapter of a link configuration that names none (link-protocol.ts). */
+  pageProtocol: "simulated" | "payway";
+  /**
+   * Origin of a PayWay link page's API (PAYWAY_API_ORIGIN); null: the built-in twin's (simulators on), which is
+   * only known once it listens.
+   */
+  paywayApiOrigin: string | null;
+  /** Proxy for Chromium and the status poller of payment-link pages (LINK_PROXY), or null. */
+  proxy: string | null;
+  /** How long after EXPIRED a page followed without a browser is still polled for a late approval (0: never). */
+  lateWatchMs: number;
+  /** Payments followed without a browser, per worker (LINK_MAX_POLLS). */
+  maxPolls: number;
+  /** Origins a payment-link page may load from besides its own, and receipts may be on (LINK_ALLOWED_ORIGINS). */
+  allowedOrigins: string[];
+  /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
+  sandbox: "auto" | "on" | "off";
+}
+
+/**
+ * Read when the app is created, before anything opens (module.ts `settings`). With simulators a page is the
+ * simulator's own and PayWay is the built-in twin; without them, a real PayWay link.
+ */
+export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">): LinkSettings {
+  const { simulators } = config;
+  return {
+    chromiumPath: env.str("CHROMIUM_PATH") ?? "/usr/bin/chromium",
+    maxMonitors: env.int("LINK_MAX_MONITORS", 100, 1, 1000),
+    openTimeoutMs: env.int("LINK_OPEN_TIMEOUT_MS", 20000, 1000, 120000),
+    pageProtocol: env.oneOf(
+      "LINK_PAGE_PROTOCOL",
+      ["simulated", "payway"] as const,
+      simulators ? "simulated" : "payway",
+    ),
+    paywayApiOrigin: env.origin("PAYWAY_API_ORIGIN") ?? (simulators ? null : PAYWAY_DEFAULT_API_ORIGIN),
+    proxy: env.url("LINK_PROXY", ["http:", "https:"]),
+    lateWatchMs: env.int("LINK_LATE_WATCH_MS", 15 * 60_000, 0, 24 * 3600_000),
+    maxPolls: env.int("LINK_MAX_POLLS", 5000, 1, 100_000),
+    allowedOrigins: env.origins("LINK_ALLOWED_ORIGINS"),
+    sandbox: env.oneOf("CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
+  };
+}

@@ -1,0 +1,46 @@
+import { ConfigError, type Config, type EnvReader } from "../config.js";
+
+/** The generic QR area's own settings (README "Configuration"): the national network and the area's monitor. */
+export interface QrSettings {
+  /** NETWORK_API_URL; null: the simulated network on this process's port (simulators on only). */
+  baseUrl: string | null;
+  token: string;
+  batchSize: number;
+  monitorIntervalMs: number;
+  /** Outbound proxy of the network API calls (standard URL), or null. */
+  proxy: string | null;
+  /** The e-mail registered with the network: with it the token is renewed automatically (renew_token). */
+  email: string | null;
+  /** After the md5-list endpoint refused (403/404): how often it is tried again, and single calls in flight. */
+  listReprobeMs: number;
+  singleConcurrency: number;
+  /** How long past expiry a transaction waits for a check that answers (then expires anyway). */
+  expiryGraceMs: number;
+  /** How long after expiry a late payment is still looked for (0: never). */
+  lateWatchMs: number;
+  /** How often an expired transaction is checked during the late watch. */
+  lateCheckIntervalMs: number;
+}
+
+/**
+ * Read when the app is created, before anything opens (module.ts `settings`). Without simulators there is no
+ * network to fall back on, so its URL is required; with them the simulator's token is the default.
+ */
+export function qrSettings(env: EnvReader, config: Pick<Config, "simulators">): QrSettings {
+  const baseUrl = env.url("NETWORK_API_URL", ["http:", "https:"]);
+  if (!config.simulators && baseUrl === null)
+    throw new ConfigError("NETWORK_API_URL is required when SIMULATORS is off");
+  return {
+    baseUrl,
+    token: env.str("NETWORK_API_TOKEN") ?? (config.simulators ? "sim-network-token" : ""),
+    batchSize: env.int("NETWORK_BATCH_SIZE", 50, 1, 500),
+    email: env.str("NETWORK_API_EMAIL"),
+    proxy: env.url("NETWORK_API_PROXY", ["http:", "https:"]),
+    monitorIntervalMs: env.int("QR_MONITOR_INTERVAL_MS", 3000, 200, 60000),
+    listReprobeMs: env.int("NETWORK_LIST_REPROBE_MS", 600_000, 1000, 24 * 3600_000),
+    singleConcurrency: env.int("NETWORK_SINGLE_CONCURRENCY", 4, 1, 32),
+    expiryGraceMs: env.int("QR_EXPIRY_GRACE_MS", 600_000, 0, 7 * 24 * 3600_000),
+    lateWatchMs: env.int("QR_LATE_WATCH_MS", 24 * 3600_000, 0, 30 * 24 * 3600_000),
+    lateCheckIntervalMs: env.int("QR_LATE_CHECK_INTERVAL_MS", 300_000, 200, 24 * 3600_000),
+  };
+}
