@@ -68,6 +68,8 @@ export interface Config {
     lateWatchMs: number;
     /** Payments followed without a browser, per worker (LINK_MAX_POLLS). */
     maxPolls: number;
+    /** How often such a payment's status is polled (LINK_POLL_INTERVAL_MS; the real page's cadence, 3 s). */
+    pollIntervalMs: number;
     /** Origins a payment-link page may load from besides its own, and receipts may be on (LINK_ALLOWED_ORIGINS). */
     allowedOrigins: string[];
     /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
@@ -439,6 +441,7 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
       proxy: url(env, "LINK_PROXY", ["http:", "https:"]),
       lateWatchMs: int(env, "LINK_LATE_WATCH_MS", 15 * 60_000, 0, 24 * 3600_000),
       maxPolls: int(env, "LINK_MAX_POLLS", 5000, 1, 100_000),
+      pollIntervalMs: int(env, "LINK_POLL_INTERVAL_MS", 3000, 200, 30_000),
       allowedOrigins: origins(env, "LINK_ALLOWED_ORIGINS"),
       sandbox: oneOf(env, "CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
     },

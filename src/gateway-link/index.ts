@@ -142,6 +142,7 @@ function pollWatch(
     timeoutMs,
     lateWatchMs: config.link.lateWatchMs,
     maxPolls: config.link.maxPolls,
+    intervalMs: config.link.pollIntervalMs,
     refusals,
     allowedOrigins: config.link.allowedOrigins,
     openPage: (url, api) =>
