@@ -144,6 +144,7 @@ function pollWatch(
     timeoutMs,
     lateWatchMs: settings.lateWatchMs,
     maxPolls: settings.maxPolls,
+    intervalMs: settings.pollIntervalMs,
     refusals,
     allowedOrigins: settings.allowedOrigins,
     openPage: (url, api) =>

@@ -38,7 +38,7 @@ export interface LinkWatchDeps {
   allowedOrigins: readonly string[];
   /** A page of the link held for polling, after the worker's own polls were refused. */
   openPage(linkUrl: string, apiOrigin: string): Promise<PagePoll>;
-  /** The page's own cadence (3 s). */
+  /** LINK_POLL_INTERVAL_MS; unset: the page's own cadence (3 s). */
   intervalMs?: number;
 }
 

@@ -19,6 +19,8 @@ export interface LinkSettings {
   lateWatchMs: number;
   /** Payments followed without a browser, per worker (LINK_MAX_POLLS). */
   maxPolls: number;
+  /** How often such a payment's status is polled (LINK_POLL_INTERVAL_MS; the real page's cadence, 3 s). */
+  pollIntervalMs: number;
   /** Origins a payment-link page may load from besides its own, and receipts may be on (LINK_ALLOWED_ORIGINS). */
   allowedOrigins: string[];
   /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
@@ -44,6 +46,7 @@ export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">)
     proxy: env.url("LINK_PROXY", ["http:", "https:"]),
     lateWatchMs: env.int("LINK_LATE_WATCH_MS", 15 * 60_000, 0, 24 * 3600_000),
     maxPolls: env.int("LINK_MAX_POLLS", 5000, 1, 100_000),
+    pollIntervalMs: env.int("LINK_POLL_INTERVAL_MS", 3000, 200, 30_000),
     allowedOrigins: env.origins("LINK_ALLOWED_ORIGINS"),
     sandbox: env.oneOf("CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
   };

@@ -396,6 +396,9 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     const g = await generate.qr({ expiredAfter: 10_000 });
     const page = await newPage("km-KH,km");
     await open(page, g.checkoutUrl);
+    // The screen is the subject here, not the wait (checkout.test.ts lets a countdown run out in real time): the
+    // service's clock is moved past the expiry, its monitor ends the payment, and the live page shows it.
+    t.clock.advance(10_000);
     await page.waitForSelector(`${ELEMENT}[data-status="EXPIRED"]`, { timeout: 25_000 });
     expect(await text(page, ".pqc-status")).toBe(KM.expired);
     expect(await text(page, ".pqc-note")).toContain("QR");

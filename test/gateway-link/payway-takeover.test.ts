@@ -25,7 +25,9 @@ describe("a PayWay payment whose worker is killed is finished by another, withou
     cluster = new Cluster({
       name: "payway-takeover",
       databaseUrl: db.url,
-      env: { SIMULATORS: "true", PAYWAY_API_ORIGIN: twin.apiOrigin, LOG_LEVEL: "info" },
+      // Polls every 500 ms instead of the real page's 3 s: the twin answers at once, and the wait that matters
+      // here is the lease's, not the cadence's.
+      env: { SIMULATORS: "true", PAYWAY_API_ORIGIN: twin.apiOrigin, LOG_LEVEL: "info", LINK_POLL_INTERVAL_MS: "500" },
     });
     a = await cluster.add("serve-a", "serve");
     const linkUrl = await twin.link({ currency: "KHR" });
@@ -50,9 +52,12 @@ describe("a PayWay payment whose worker is killed is finished by another, withou
     expect(res.status).toBe(200);
     const { transactionId, data } = res.body as { transactionId: string; data: { clientId: string } };
     const client = () => twin.twin.store.client(data.clientId);
-    // A follows it: its polls reach the twin.
-    await waitFor(async () => (client()?.polls ?? 0) >= 2, 20_000);
-    const b = await cluster.add("worker-b", "worker");
+    // A follows it: its polls reach the twin. Worker B starts once A polls (A holds the lease: B cannot take it).
+    await waitFor(async () => (client()?.polls ?? 0) >= 1, 20_000);
+    const [b] = await Promise.all([
+      cluster.add("worker-b", "worker"),
+      waitFor(async () => (client()?.polls ?? 0) >= 2, 20_000),
+    ]);
     await a.kill9();
     const killedAt = Date.now();
     const pollsAtKill = client()?.polls ?? 0;
@@ -98,9 +103,13 @@ describe("a PayWay payment whose worker is killed is finished by another, withou
     expect(res.status).toBe(200);
     const { data } = res.body as { data: { clientId: string } };
     const client = () => twin.twin.store.client(data.clientId);
-    // The api process follows nothing: worker B claims the payment and polls it.
-    await waitFor(async () => (client()?.polls ?? 0) >= 2, 20_000);
-    const d = await cluster.add("worker-d", "worker");
+    // The api process follows nothing: worker B claims the payment and polls it. Worker D starts once B polls (B
+    // holds the lease from then: D cannot take it before B stops).
+    await waitFor(async () => (client()?.polls ?? 0) >= 1, 20_000);
+    const [d] = await Promise.all([
+      cluster.add("worker-d", "worker"),
+      waitFor(async () => (client()?.polls ?? 0) >= 2, 20_000),
+    ]);
     const stoppedAt = Date.now();
     await cluster.get("worker-b").stop();
     const polls = client()?.polls ?? 0;

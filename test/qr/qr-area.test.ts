@@ -3,6 +3,10 @@ import { createHash } from "node:crypto";
 import { startTestApp, checkFailures, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { ABA_STATIC_MULTI_SCHEME } from "../khqr/fixtures.js";
 import { waitFor } from "../support/wait.js";
+import { faultBackoffMs } from "../../src/transactions/monitor.js";
+
+/** startTestApp's QR_MONITOR_INTERVAL_MS: the monitor's recheck, the base of its backoff after a fault. */
+const MONITOR_INTERVAL_MS = 500;
 
 interface QrTx {
   transactionId: string;
@@ -114,14 +118,29 @@ describe("generic QR area over REST", () => {
   it("a network outage keeps it PENDING (never terminal), then SUCCESS after recovery", async () => {
     const body = (await gen({ amount: 5, currency: 840, expiredAfter: 600000 })).body as QrTx;
     await post(`${t.url}/sim/network/fault`, { mode: "error500" });
+    // Each failed check backs the next one off (1 s, 2 s, 4 s): the clock is moved past each backoff, not waited out.
+    let failed = 0;
     try {
       await post(`${t.url}/sim/network/pay`, { md5: body.data.md5 });
       // Several monitor rounds against a failing network (each a failed check), and it is still PENDING.
-      await waitFor(async () => (await checkFailures(t, body.transactionId)) >= 3, 30_000, 100, "three failed checks");
+      while (failed < 3) {
+        if (failed > 0) t.clock.advance(faultBackoffMs(MONITOR_INTERVAL_MS, failed));
+        const before = failed;
+        failed = await waitFor(
+          async () => {
+            const n = await checkFailures(t, body.transactionId);
+            return n > before ? n : null;
+          },
+          30_000,
+          100,
+          `failed check ${before + 1}`,
+        );
+      }
       expect(((await check(body.data.md5)).body as QrTx).status).toBe("PENDING");
     } finally {
       await post(`${t.url}/sim/network/fault`, { mode: "ok" });
     }
+    t.clock.advance(faultBackoffMs(MONITOR_INTERVAL_MS, failed));
     await waitFor(async () => ((await check(body.data.md5)).body as QrTx).status === "SUCCESS", 20_000);
   });
 
