@@ -323,6 +323,16 @@ export class EnvReader {
     if (value === null) throw new ConfigError(`${name} is required`);
     return value;
   }
+
+  /**
+   * An upstream API's URL: with the simulators, null means the simulated upstream on this process's port; without
+   * them there is nothing to fall back on, so it is required.
+   */
+  upstreamUrl(name: string, simulators: boolean): string | null {
+    const value = this.url(name, ["http:", "https:"]);
+    if (!simulators && value === null) throw new ConfigError(`${name} is required when SIMULATORS is off`);
+    return value;
+  }
 }
 
 export function loadConfig(env: Env = process.env, openFiles: number | null = openFilesLimit()): Config {

@@ -1,4 +1,4 @@
-import { ConfigError, type Config, type EnvReader } from "../config.js";
+import type { Config, EnvReader } from "../config.js";
 
 /** The hosted gateway area's own settings (README "Configuration"). */
 export interface GatewaySettings {
@@ -15,11 +15,8 @@ export interface GatewaySettings {
  * gateway to fall back on, so its URL is required; the simulator takes pushbacks, so they are on with it.
  */
 export function gatewaySettings(env: EnvReader, config: Pick<Config, "simulators">): GatewaySettings {
-  const baseUrl = env.url("GATEWAY_API_URL", ["http:", "https:"]);
-  if (!config.simulators && baseUrl === null)
-    throw new ConfigError("GATEWAY_API_URL is required when SIMULATORS is off");
   return {
-    baseUrl,
+    baseUrl: env.upstreamUrl("GATEWAY_API_URL", config.simulators),
     monitorIntervalMs: env.int("GATEWAY_MONITOR_INTERVAL_MS", 4000, 200, 60000),
     proxy: env.url("GATEWAY_API_PROXY", ["http:", "https:"]),
     pushback: env.bool("GATEWAY_PUSHBACK", config.simulators),

@@ -1,4 +1,4 @@
-import { ConfigError, type Config, type EnvReader } from "../config.js";
+import type { Config, EnvReader } from "../config.js";
 
 /** The generic QR area's own settings (README "Configuration"): the national network and the area's monitor. */
 export interface QrSettings {
@@ -27,11 +27,8 @@ export interface QrSettings {
  * network to fall back on, so its URL is required; with them the simulator's token is the default.
  */
 export function qrSettings(env: EnvReader, config: Pick<Config, "simulators">): QrSettings {
-  const baseUrl = env.url("NETWORK_API_URL", ["http:", "https:"]);
-  if (!config.simulators && baseUrl === null)
-    throw new ConfigError("NETWORK_API_URL is required when SIMULATORS is off");
   return {
-    baseUrl,
+    baseUrl: env.upstreamUrl("NETWORK_API_URL", config.simulators),
     token: env.str("NETWORK_API_TOKEN") ?? (config.simulators ? "sim-network-token" : ""),
     batchSize: env.int("NETWORK_BATCH_SIZE", 50, 1, 500),
     email: env.str("NETWORK_API_EMAIL"),
