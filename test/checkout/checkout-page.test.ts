@@ -1,10 +1,18 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PNG } from "pngjs";
 import jsqrModule from "jsqr";
-import type { Browser, BrowserContext, HTTPRequest, Page } from "puppeteer-core";
+import type { Browser, BrowserContext, Page } from "puppeteer-core";
 import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
+import {
+  CHECKOUT_ELEMENT,
+  isShown,
+  openCheckout,
+  shownText,
+  watchPage,
+  type WatchedPage,
+} from "../support/checkout-page.js";
 
 /**
  * The hosted checkout page as a payer in Cambodia sees it, in real headless Chromium against the real service:
@@ -34,7 +42,7 @@ interface View {
 type JsQr = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
 const jsQR = ((jsqrModule as unknown as { default?: JsQr }).default ?? jsqrModule) as unknown as JsQr;
 
-const ELEMENT = "payment-qr-checkout";
+const ELEMENT = CHECKOUT_ELEMENT;
 const RED = "rgb(225, 35, 46)";
 
 /** What the page says, as a payer reads it (the words are the test's own, not read from the page's table). */
@@ -117,39 +125,23 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     return { status: res.status, body: JSON.parse(text) as View, text };
   };
 
-  type Opened = Page & { requests: string[]; problems: string[] };
-
   /**
    * A fresh browser profile (its own storage) whose language is `languages` (navigator.languages and
    * Accept-Language, as a phone set to Khmer sends them), at phone or desktop size.
    */
-  async function newPage(languages: string, viewport: keyof typeof VIEWPORTS = "phone"): Promise<Opened> {
+  async function newPage(languages: string, viewport: keyof typeof VIEWPORTS = "phone"): Promise<WatchedPage> {
     const context = await browser.createBrowserContext();
     contexts.push(context);
-    const page = (await context.newPage()) as Opened;
+    const page = watchPage(await context.newPage());
     const cdp = await page.createCDPSession();
     await cdp.send("Network.setUserAgentOverride", { userAgent: await browser.userAgent(), acceptLanguage: languages });
     await page.setViewport(VIEWPORTS[viewport]);
-    page.requests = [];
-    page.problems = [];
-    page.on("request", (r: HTTPRequest) => void page.requests.push(r.url()));
-    page.on("pageerror", (e) => void page.problems.push(String(e)));
-    page.on("console", (m) => void (m.type() === "error" && page.problems.push(m.text())));
     return page;
   }
 
-  async function open(page: Page, url: string): Promise<void> {
-    await page.goto(url);
-    await page.waitForSelector(`${ELEMENT}[data-connection="live"]`, { timeout: 15_000 });
-    await page.waitForSelector(".pqc-amount-value:not(:empty)", { timeout: 15_000 });
-  }
-
-  const text = (page: Page, sel: string) => page.$eval(sel, (e) => (e as HTMLElement).innerText ?? "");
-  const visible = (page: Page, sel: string) =>
-    page.$eval(sel, (e) => {
-      const box = (e as HTMLElement).getBoundingClientRect();
-      return getComputedStyle(e).display !== "none" && box.width > 0 && box.height > 0;
-    });
+  const open = openCheckout;
+  const text = shownText;
+  const visible = isShown;
 
   /** The families Chromium actually drew an element's text with (CSS.getPlatformFontsForNode). */
   async function fontsDrawing(page: Page, selector: string): Promise<{ familyName: string; isCustomFont: boolean }[]> {
@@ -320,7 +312,7 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     expect(await page.$eval(".pqc-detail-reference dt", (e) => e.textContent)).toBe(KM.reference);
     await screenshot(page, "checkout-km-paid-phone");
 
-    // Opened again after the payment (its first event is the final one): straight to the whole Paid screen.
+    // WatchedPage again after the payment (its first event is the final one): straight to the whole Paid screen.
     await page.reload();
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 10_000 });
     expect(await text(page, ".pqc-status")).toBe(KM.paid);

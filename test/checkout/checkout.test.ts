@@ -4,6 +4,14 @@ import type { Socket } from "node:net";
 import type { Browser, Page } from "puppeteer-core";
 import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
+import {
+  CHECKOUT_ELEMENT,
+  isShown,
+  openCheckout,
+  shownText,
+  watchPage,
+  type WatchedPage,
+} from "../support/checkout-page.js";
 import { closeNow, listenLoopback } from "../support/listen.js";
 import { waitFor } from "../support/wait.js";
 
@@ -16,7 +24,7 @@ interface Generated {
   data?: { md5?: string; clientId?: string };
 }
 
-const ELEMENT = "payment-qr-checkout";
+const ELEMENT = CHECKOUT_ELEMENT;
 
 /**
  * The hosted checkout page (checkoutUrl) and the <payment-qr-checkout> element it is built on, in real headless
@@ -69,22 +77,15 @@ describe("hosted checkout page", () => {
       ).body as Generated,
   };
 
-  async function open(url: string, viewport: keyof typeof VIEWPORTS = "phone"): Promise<Page> {
-    const page = await browser.newPage();
+  async function open(url: string, viewport: keyof typeof VIEWPORTS = "phone"): Promise<WatchedPage> {
+    const page = watchPage(await browser.newPage());
     await page.setViewport(VIEWPORTS[viewport]);
-    const problems: string[] = [];
-    page.on("pageerror", (e) => problems.push(String(e)));
-    page.on("console", (m) => void (m.type() === "error" && problems.push(m.text())));
-    (page as Page & { problems?: string[] }).problems = problems;
-    await page.goto(url);
-    await page.waitForSelector(`${ELEMENT}[data-connection="live"]`, { timeout: 15_000 });
-    await page.waitForSelector(".pqc-amount:not(:empty)", { timeout: 15_000 });
+    await openCheckout(page, url);
     return page;
   }
 
-  const text = (page: Page, sel: string) => page.$eval(sel, (e) => (e as HTMLElement).innerText ?? "");
-  const visible = (page: Page, sel: string) =>
-    page.$eval(sel, (e) => !(e as HTMLElement).hidden && getComputedStyle(e).display !== "none");
+  const text = shownText;
+  const visible = isShown;
 
   /**
    * Milliseconds from the payment call to the page showing Paid (`total`), and from the service committing the
@@ -131,7 +132,7 @@ describe("hosted checkout page", () => {
     expect(await visible(page, ".pqc-receipt")).toBe(false);
     expect(await text(page, ".pqc-countdown")).toBe("");
     await screenshot(page, "checkout-qr-paid-phone");
-    expect((page as Page & { problems?: string[] }).problems).toEqual([]);
+    expect(page.problems).toEqual([]);
     await page.close();
   });
 
