@@ -37,4 +37,13 @@ export default tseslint.config(
       },
     },
   },
+  {
+    // CommonJS files Node loads itself (jest's configuration and test environment): require and Node's globals.
+    files: ["**/*.cjs"],
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { require: "readonly", module: "writable", process: "readonly", setTimeout: "readonly" },
+    },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
 );

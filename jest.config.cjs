@@ -1,6 +1,7 @@
 // ESM jest: MikroORM 7 and Agenda 6 ship ESM only (jest runs them through --experimental-vm-modules).
 module.exports = {
-  testEnvironment: "node",
+  // jest's node environment, whose teardown waits for what a file closed to finish closing (see the file).
+  testEnvironment: "<rootDir>/test/support/settling-environment.cjs",
   extensionsToTreatAsEsm: [".ts"],
   testMatch: ["<rootDir>/test/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/"],

@@ -95,7 +95,12 @@ describe("LOG_REQUESTS=1: one short line per request, never its headers; expecte
     const demo = JSON.parse(readFileSync(join(svc.dataDir, "demo.json"), "utf8")) as DemoFile;
     await post(`${svc.url}/qr/generate`, { amount: "abc" }, AUTH.qr(demo.keys.qr));
     await waitFor(async () => svc.output.some((l) => / INFO: POST \/qr\/generate 400 \d+ ms$/.test(l)));
-    expect(svc.output.some((l) => / WARN: GET \/readyz 503$/.test(l))).toBe(true);
+    // Each 503 the start's readiness poll received is a plain warning line (whether the poll lands in the start-up
+    // window at all depends on the machine: it is asked every 50 ms).
+    const notReady = svc.readyStatuses.filter((s) => s === 503).length;
+    const lines503 = svc.output.filter((l) => l.includes("/readyz 503"));
+    expect(lines503.filter((l) => !/ WARN: GET \/readyz 503$/.test(l))).toEqual([]);
+    expect(lines503.length).toBeGreaterThanOrEqual(notReady);
     expect(svc.output.some((l) => / INFO: GET \/readyz 200 \d+ ms$/.test(l))).toBe(true);
     expect(svc.output.filter((l) => STACK.test(l))).toEqual([]);
     expect(svc.output.filter((l) => l.includes(demo.keys.qr) && PRETTY.test(l))).toEqual([]);

@@ -41,6 +41,8 @@ export class ServiceProcess {
   exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   /** Every line the process wrote, from the first (up to 10,000): an index into it marks "from now on". */
   readonly output: string[] = [];
+  /** The statuses /readyz answered while the last start waited for it (503s while the service starts). */
+  readonly readyStatuses: number[] = [];
 
   constructor(
     readonly name: string,
@@ -101,6 +103,7 @@ export class ServiceProcess {
     });
     this.child = child;
     this.exit = null;
+    this.readyStatuses.length = 0;
     const take = (chunk: Buffer) => {
       for (const line of chunk.toString("utf8").split("\n")) {
         if (!line.trim()) continue;
@@ -125,13 +128,14 @@ export class ServiceProcess {
     const until = Date.now() + timeoutMs;
     for (;;) {
       if (!this.running) throw new Error(`${this.name} exited before it was ready\n${this.tail(40)}`);
-      const ok = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-        (r) => r.status === 200,
-        () => false,
+      const status = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.status,
+        () => null,
       );
-      if (ok) return;
+      if (status !== null) this.readyStatuses.push(status);
+      if (status === 200) return;
       if (Date.now() > until) throw new Error(`${this.name} not ready within ${timeoutMs} ms\n${this.tail(40)}`);
-      await sleep(200);
+      await sleep(50);
     }
   }
 
