@@ -6,7 +6,7 @@ import { createApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { seedDemo, type DemoFile } from "../src/demo/seed.js";
 import { DEMO_MODULES } from "../src/demo/index.js";
-import { post, AUTH } from "./support/app.js";
+import { post, AUTH, statusOf } from "./support/app.js";
 import { waitFor } from "./support/wait.js";
 
 /** `npm start` with nothing configured: the embedded database (PGlite), simulators and the demo tenant. */
@@ -43,7 +43,7 @@ describe("zero-setup demo on the embedded database", () => {
       status: 503,
       body: expect.objectContaining({ checks: expect.objectContaining({ startup: false, database: true }) }),
     });
-    expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+    expect(await statusOf(`${app.url}/readyz`)).toBe(200);
     const file = JSON.parse(readFileSync(join(dataDir, "demo.json"), "utf8")) as DemoFile;
     for (const k of ["baseUrl", "adminToken", "keys", "webhook", "simulators"]) expect(file).toHaveProperty(k);
     expect(Object.keys(file.keys).sort()).toEqual(["gateway", "gatewayLink", "qr"]);

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, type TestApp } from "../support/app.js";
+import { startTestApp, type TestApp, statusOf } from "../support/app.js";
 
 describe("dashboard assets and runtime config", () => {
   let t: TestApp;
@@ -50,7 +50,7 @@ describe("dashboard assets and runtime config", () => {
       // The demo buttons are the demo module's: none without simulators.
       controls: {},
     });
-    expect((await fetch(`${t.url}/sim/link/approve`, { method: "POST" })).status).toBe(404);
+    expect(await statusOf(`${t.url}/sim/link/approve`, { method: "POST" })).toBe(404);
   });
 
   it("serves the graphql-ws browser client from node_modules, and nothing else from there", async () => {
@@ -59,9 +59,9 @@ describe("dashboard assets and runtime config", () => {
     const source = await client.text();
     const chunk = /from '\.\/(common-[\w-]+\.js)'/.exec(source)?.[1];
     expect(chunk).toBeDefined();
-    expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/${chunk}`)).status).toBe(200);
-    expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/index.cjs`)).status).toBe(404);
-    expect((await fetch(`${t.url}/dashboard/vendor/graphql-ws/../package.json`)).status).toBe(404);
+    expect(await statusOf(`${t.url}/dashboard/vendor/graphql-ws/${chunk}`)).toBe(200);
+    expect(await statusOf(`${t.url}/dashboard/vendor/graphql-ws/index.cjs`)).toBe(404);
+    expect(await statusOf(`${t.url}/dashboard/vendor/graphql-ws/../package.json`)).toBe(404);
   });
 
   it("serves Chart.js's one-file build from node_modules, and nothing else from there", async () => {
@@ -69,7 +69,7 @@ describe("dashboard assets and runtime config", () => {
     expect(chart.status).toBe(200);
     expect(chart.headers.get("content-type")).toMatch(/javascript/);
     expect(await chart.text()).toContain("Chart.js v4.");
-    expect((await fetch(`${t.url}/dashboard/vendor/chart.js/chart.cjs`)).status).toBe(404);
-    expect((await fetch(`${t.url}/dashboard/vendor/chart.js/../package.json`)).status).toBe(404);
+    expect(await statusOf(`${t.url}/dashboard/vendor/chart.js/chart.cjs`)).toBe(404);
+    expect(await statusOf(`${t.url}/dashboard/vendor/chart.js/../package.json`)).toBe(404);
   });
 });

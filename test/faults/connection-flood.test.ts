@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
 import { Client } from "../support/http.js";
-import { AUTH } from "../support/app.js";
+import { AUTH, statusOf } from "../support/app.js";
 
 /**
  * The review's flood (19,900 half-sent requests from one address used every file descriptor; /healthz and every
@@ -231,6 +231,6 @@ describe(`${CONNECTIONS} half-open connections from one address against the defa
     // The default service writes readable lines (`address=…`); JSON lines say `"address":"…"`.
     expect(warned[0]).toMatch(new RegExp(`"address":"${FLOOD_ADDRESS}"|address=${FLOOD_ADDRESS}(\\s|$)`));
     expect(svc.service.exit).toBeNull();
-    expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
+    expect(await statusOf(`${svc.url}/readyz`)).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import { describe, it, expect } from "@jest/globals";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS, freePort, ServiceProcess } from "../support/cluster.js";
-import { AUTH, post } from "../support/app.js";
+import { AUTH, post, statusOf } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -147,7 +147,7 @@ describe(`the embedded default under ${Math.round(SOAK_MS / 60_000)} minutes of 
         );
         const inbox = (await (await fetch(`${url}/sim/inbox`)).json()) as { body: string }[];
         expect(inbox.some((e) => e.body.includes(first.data.md5) && e.body.includes("payment.completed"))).toBe(true);
-        expect((await fetch(`${url}/readyz`)).status).toBe(200);
+        expect(await statusOf(`${url}/readyz`)).toBe(200);
       } catch (err) {
         throw new Error(
           `${(err as Error).message}\n--- service output (last part; all of it in ${logDir}) ---\n${service.tail(40)}`,

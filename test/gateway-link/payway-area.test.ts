@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { linkModule } from "../../src/gateway-link/index.js";
 import { verifyWebhook } from "../../src/webhooks/signing.js";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
 import { startReceiver } from "../support/webhook-receiver.js";
 import { waitFor } from "../support/wait.js";
 
@@ -103,7 +103,7 @@ describe("gateway-link with a PayWay link (payway adapter, protocol-level monito
       return c.status === "SUCCESS" ? c : null;
     }, 20_000);
     expect(done.receiptUrl).toMatch(/\/api\/payment-gateway\/v1\/payments\/download-receipt\?file=/);
-    expect((await fetch(done.receiptUrl as string)).status).toBe(200);
+    expect(await statusOf(done.receiptUrl as string)).toBe(200);
     expect(await outbox(b.transactionId)).toEqual(["payment.created", "payment.scanned", "payment.completed"]);
     const seen = await twinClient(b.data.clientId);
     expect(new Set(seen.deviceIds).size).toBe(seen.deviceIds.length);

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PAYWAY_PATHS } from "../../src/upstreams/payway.js";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
 import { startProxy, type TestProxy } from "../support/proxy.js";
 import { waitFor } from "../support/wait.js";
 
@@ -32,7 +32,7 @@ describe("LINK_PROXY: the PayWay page and the status polls through an outbound p
 
   it("an address the page refuses gets through the proxy: QR, polls and the approval", async () => {
     // Direct, this machine's address is refused.
-    expect((await fetch(linkUrl)).status).toBe(403);
+    expect(await statusOf(linkUrl)).toBe(403);
 
     const res = await post(
       `${t.url}/gateway-link/generate-qr`,

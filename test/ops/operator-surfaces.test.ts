@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, statusOf } from "../support/app.js";
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const gql = (url: string, token: string) =>
@@ -23,7 +23,7 @@ describe("/metrics on the public port (issue 16)", () => {
     const anonymous = await fetch(`${t.url}/metrics`);
     expect(anonymous.status).toBe(401);
     expect(await anonymous.text()).not.toMatch(/transaction/);
-    expect((await fetch(`${t.url}/metrics`, { headers: bearer("wrong-token-0123456789") })).status).toBe(401);
+    expect(await statusOf(`${t.url}/metrics`, { headers: bearer("wrong-token-0123456789") })).toBe(401);
     for (const token of [METRICS_TOKEN, ADMIN_TOKEN]) {
       const r = await fetch(`${t.url}/metrics`, { headers: bearer(token) });
       expect(r.status).toBe(200);
@@ -47,12 +47,12 @@ describe("the operator listener (ADMIN_PORT)", () => {
     expect(admin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(admin).not.toBe(t.url);
     expect((await gql(admin, ADMIN_TOKEN)).status).toBe(200);
-    expect((await fetch(`${admin}/metrics`)).status).toBe(200);
-    expect((await fetch(`${admin}/dashboard/`)).status).toBe(200);
+    expect(await statusOf(`${admin}/metrics`)).toBe(200);
+    expect(await statusOf(`${admin}/dashboard/`)).toBe(200);
 
     expect((await gql(t.url, ADMIN_TOKEN)).status).toBe(403);
-    expect((await fetch(`${t.url}/metrics`, { headers: bearer(ADMIN_TOKEN) })).status).toBe(404);
-    expect((await fetch(`${t.url}/dashboard/`)).status).toBe(404);
+    expect(await statusOf(`${t.url}/metrics`, { headers: bearer(ADMIN_TOKEN) })).toBe(404);
+    expect(await statusOf(`${t.url}/dashboard/`)).toBe(404);
     // The public API itself is unchanged.
     const tenant = await createTenant(t); // through the operator listener (t.admin)
     const g = await post(

@@ -1,6 +1,6 @@
 import { describe, it, expect, afterEach } from "@jest/globals";
 import pg from "pg";
-import { startTestApp, type TestApp } from "../support/app.js";
+import { startTestApp, type TestApp, statusOf } from "../support/app.js";
 import { StatementHealth } from "../../src/db/statement-health.js";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -26,7 +26,7 @@ describe("readiness tells the truth", () => {
     expect(r.status).toBe(503);
     expect(r.body.checks).toEqual(expect.objectContaining({ statements: false, database: true }));
     expect(r.body.details?.statements).toEqual(expect.objectContaining({ failed: 8, lastError: "SQLSTATE 42P01" }));
-    expect((await fetch(`${t.url}/healthz`)).status).toBe(200); // alive, not ready
+    expect(await statusOf(`${t.url}/healthz`)).toBe(200); // alive, not ready
   }, 60_000);
 
   it("answers 503 when the database takes connections but refuses writes (the write probe)", async () => {

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PNG } from "pngjs";
 import jsqrModule from "jsqr";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
 
 // Issue 20, point 6: the KHQR card per transaction, as PNG and SVG, decoded back with a QR reader.
 
@@ -82,9 +82,7 @@ describe("KHQR card: GET /cards/{transactionId}.png|.svg and GraphQL cardImage",
     const anonymous = await fetch(`${t.url}/cards/${tx.transactionId}.png`);
     expect(anonymous.status).toBe(401);
     expect(((await anonymous.json()) as { error: { code: string } }).error.code).toBe("UNAUTHENTICATED");
-    expect((await fetch(`${t.url}/cards/${tx.transactionId}.gif`, { headers: AUTH.qr(tenant.keys.qr) })).status).toBe(
-      404,
-    );
+    expect(await statusOf(`${t.url}/cards/${tx.transactionId}.gif`, { headers: AUTH.qr(tenant.keys.qr) })).toBe(404);
   });
 
   it("GraphQL cardImage gives the same card as a data URL", async () => {

@@ -4,7 +4,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { ROUTES, restOpenApi } from "../../src/app.js";
 import { EVENT_TYPES } from "../../src/transactions/transaction-event.entity.js";
-import { AUTH, post } from "../support/app.js";
+import { AUTH, post, statusOf } from "../support/app.js";
 import { checkRestAnswer, checked } from "../support/openapi-contract.js";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
 import { waitFor } from "../support/wait.js";
@@ -103,8 +103,8 @@ describe("OpenAPI document of the REST shim", () => {
     const html = await page.text();
     const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     expect(assets.every((a) => a.startsWith("/docs/"))).toBe(true);
-    for (const a of assets) expect((await fetch(`${svc.url}${a}`)).status).toBe(200);
-    expect((await fetch(`${svc.url}/docs/vendor/package.json`)).status).toBe(404);
+    for (const a of assets) expect(await statusOf(`${svc.url}${a}`)).toBe(200);
+    expect(await statusOf(`${svc.url}/docs/vendor/package.json`)).toBe(404);
   });
 
   it("in demo mode every example is a live value of the demo tenant: each runs as shown, with its own kind of key", async () => {

@@ -2,7 +2,7 @@
 // never GraphQL's variables and types (`Variable "$input" … Float cannot represent …`, `"GatewayQrDataInput!"`).
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import fc from "fast-check";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
 import { anyValue, numberish, objectish, stringish, toJson, type J } from "../support/values.js";
 import { GRAPHQL_WORDS } from "../support/contract.js";
 
@@ -180,6 +180,6 @@ describe("REST speaks of the JSON body and its headers, never of GraphQL", () =>
         }
       }
     }
-    expect((await fetch(`${t.url}/qr/generate-nope`)).status).toBe(404);
+    expect(await statusOf(`${t.url}/qr/generate-nope`)).toBe(404);
   });
 });

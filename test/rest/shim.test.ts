@@ -1,5 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import {
+  startTestApp,
+  createTenant,
+  post,
+  AUTH,
+  ADMIN_TOKEN,
+  type TestApp,
+  type Tenant,
+  statusOf,
+} from "../support/app.js";
 
 const errorBody = (code: string) => ({ error: { code, message: expect.any(String), details: expect.any(Array) } });
 
@@ -67,14 +76,14 @@ describe("REST shim: bodies and errors", () => {
   });
 
   it("health, readiness and metrics", async () => {
-    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    expect(await statusOf(`${t.url}/healthz`)).toBe(200);
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({
       ok: true,
       checks: { database: true, statements: true, migrations: true, jobs: true, startup: true },
     });
-    expect((await fetch(`${t.url}/metrics`)).status).toBe(401);
+    expect(await statusOf(`${t.url}/metrics`)).toBe(401);
     const metrics = await (
       await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     ).text();

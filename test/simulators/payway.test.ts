@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PAYWAY_PATHS } from "../../src/upstreams/payway.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+import { statusOf } from "../support/app.js";
 
 // The twin's page and API spoken to over plain HTTP, the way a scraper without a browser would: what it serves
 // and what it refuses. (The page's own script is driven in Chromium by test/gateway-link/payway-*.test.ts.)
@@ -168,7 +169,7 @@ describe("the PayWay twin over plain HTTP", () => {
     expect(approved.data.download_receipt).toMatch(
       new RegExp(`^${twin.apiOrigin}/api/payment-gateway/v1/payments/download-receipt\\?file=`),
     );
-    expect((await fetch(approved.data.download_receipt)).status).toBe(200);
+    expect(await statusOf(approved.data.download_receipt)).toBe(200);
     const seen = (await twin.get(`/sim/link/clients/${id}`)).body as { deviceIds: string[]; polls: number };
     expect(seen.deviceIds).toEqual(["aaaaa11111", "bbbbb22222", "ccccc33333", "ddddd44444"]);
   });
@@ -194,7 +195,7 @@ describe("the PayWay twin over plain HTTP", () => {
       expect(refused.status).toBe(403);
       expect(await refused.text()).toContain("Cloudflare");
       await twin.post("/sim/payway/fault", { mode: "forbidden", address: "10.9.8.7" });
-      expect((await fetch(linkUrl)).status).toBe(200);
+      expect(await statusOf(linkUrl)).toBe(200);
 
       await twin.post("/sim/payway/fault", { mode: "status", code: "12", message: "Merchant suspended" });
       const v = await visit();
@@ -229,6 +230,6 @@ describe("the PayWay twin over plain HTTP", () => {
   });
 
   it("an unknown link is a 404 page", async () => {
-    expect((await fetch(`${twin.pageOrigin}/ABAPAYNOPE`)).status).toBe(404);
+    expect(await statusOf(`${twin.pageOrigin}/ABAPAYNOPE`)).toBe(404);
   });
 });
