@@ -139,10 +139,6 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     return page;
   }
 
-  const open = openCheckout;
-  const text = shownText;
-  const visible = isShown;
-
   /** The families Chromium actually drew an element's text with (CSS.getPlatformFontsForNode). */
   async function fontsDrawing(page: Page, selector: string): Promise<{ familyName: string; isCustomFont: boolean }[]> {
     const cdp = await page.createCDPSession();
@@ -180,10 +176,10 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
 
     // The card: red header with the wordmark, merchant, amount and currency, dashed line, the QR and its mark.
     expect(await page.$eval(".pqc-head", (e) => getComputedStyle(e).backgroundColor)).toBe(RED);
-    expect(await text(page, ".pqc-wordmark")).toBe("KHQR");
+    expect(await shownText(page, ".pqc-wordmark")).toBe("KHQR");
     expect(v.merchantName).not.toBe("");
-    expect(await text(page, ".pqc-merchant")).toBe(v.merchantName);
-    expect(await text(page, ".pqc-amount")).toBe("4,000 KHR");
+    expect(await shownText(page, ".pqc-merchant")).toBe(v.merchantName);
+    expect(await shownText(page, ".pqc-amount")).toBe("4,000 KHR");
     expect(await page.$eval(".pqc-divider", (e) => getComputedStyle(e).backgroundImage)).toContain(
       "repeating-linear-gradient",
     );
@@ -191,8 +187,8 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     expect(await page.$eval(".pqc-qr", (e) => (e as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
     expect(await page.$eval(".pqc-mark text", (e) => e.textContent)).toBe("៛");
     // Khmer words, Latin digits.
-    expect(await text(page, ".pqc-status")).toBe(KM.waiting);
-    expect(await text(page, ".pqc-countdown")).toMatch(new RegExp(`^${KM.expiresIn}(1:5\\d|2:00)$`));
+    expect(await shownText(page, ".pqc-status")).toBe(KM.waiting);
+    expect(await shownText(page, ".pqc-countdown")).toMatch(new RegExp(`^${KM.expiresIn}(1:5\\d|2:00)$`));
     expect(await page.evaluate(() => document.documentElement.lang)).toBe("km");
     expect(await page.title()).toBe(`ទូទាត់ទៅ ${v.merchantName}`);
     expect(await page.$eval('.pqc-lang-option[data-language="km"]', (e) => e.getAttribute("aria-pressed"))).toBe(
@@ -242,10 +238,10 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
   it("an English browser reads English; the switch turns the page Khmer at once and the choice is kept on reload", async () => {
     const g = await generate.gateway();
     const page = await newPage("en-US,en", "desktop");
-    await open(page, g.checkoutUrl);
-    expect(await text(page, ".pqc-status")).toBe("Waiting for payment");
-    expect(await text(page, ".pqc-amount")).toBe("2.25 USD");
-    expect(await text(page, ".pqc-countdown")).toMatch(/^Expires in \d+:\d\d$/);
+    await openCheckout(page, g.checkoutUrl);
+    expect(await shownText(page, ".pqc-status")).toBe("Waiting for payment");
+    expect(await shownText(page, ".pqc-amount")).toBe("2.25 USD");
+    expect(await shownText(page, ".pqc-countdown")).toMatch(/^Expires in \d+:\d\d$/);
     expect(await page.$eval(".pqc-mark text", (e) => e.textContent)).toBe("$");
     expect(await page.evaluate(() => document.documentElement.lang)).toBe("en");
     expect(await page.$eval(".pqc-head", (e) => getComputedStyle(e).backgroundColor)).toBe(RED);
@@ -255,8 +251,8 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     await screenshot(page, "checkout-en-pending-desktop");
 
     await page.click('.pqc-lang-option[data-language="km"]');
-    expect(await text(page, ".pqc-status")).toBe(KM.waiting);
-    expect(await text(page, ".pqc-countdown")).toMatch(new RegExp(`^${KM.expiresIn}\\d+:\\d\\d$`));
+    expect(await shownText(page, ".pqc-status")).toBe(KM.waiting);
+    expect(await shownText(page, ".pqc-countdown")).toMatch(new RegExp(`^${KM.expiresIn}\\d+:\\d\\d$`));
     expect(await page.evaluate(() => document.documentElement.lang)).toBe("km");
     expect(await page.$eval(".pqc-qr", (e) => (e as HTMLImageElement).alt)).toBe("កូដ QR សម្រាប់ទូទាត់");
     expect(await page.$eval('.pqc-lang-option[data-language="km"]', (e) => e.getAttribute("aria-pressed"))).toBe(
@@ -267,9 +263,9 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     // Kept for this browser: the page opens in Khmer again, though the browser still asks for English.
     await page.reload();
     await page.waitForSelector(".pqc-amount-value:not(:empty)", { timeout: 15_000 });
-    expect(await text(page, ".pqc-status")).toBe(KM.waiting);
+    expect(await shownText(page, ".pqc-status")).toBe(KM.waiting);
     await page.click('.pqc-lang-option[data-language="en"]');
-    expect(await text(page, ".pqc-status")).toBe("Waiting for payment");
+    expect(await shownText(page, ".pqc-status")).toBe("Waiting for payment");
     expect(page.problems).toEqual([]);
     await page.close();
   });
@@ -278,14 +274,14 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     const g = await generate.qr({ amount: 1.5, currency: 840 });
     const page = await newPage("en-US,en");
     await page.emulateTimezone("America/New_York");
-    await open(page, g.checkoutUrl);
+    await openCheckout(page, g.checkoutUrl);
     const paid = (await post(`${t.url}/sim/network/pay`, { md5: g.data?.md5 })).body as {
       transaction: { hash: string; acknowledgedDateMs: number; fromAccountId: string };
     };
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 10_000 });
     // Shown at once with what only the view tells: no Paid screen without its time and reference.
-    expect(await text(page, ".pqc-status")).toBe("Paid");
-    expect(await text(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
+    expect(await shownText(page, ".pqc-status")).toBe("Paid");
+    expect(await shownText(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
     const v = (await view(g)).body;
     expect(v.reference).toBe(paid.transaction.hash);
     expect(v.paidAt).toBe(new Date(paid.transaction.acknowledgedDateMs).toISOString());
@@ -294,18 +290,18 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
       `${when.day} ${EN_MONTHS[when.month]} ${when.year}, ${when.clock}`,
     );
     expect(await page.$eval(".pqc-paid-at", (e) => (e as HTMLTimeElement).dateTime)).toBe(v.paidAt);
-    expect(await text(page, ".pqc-zone")).toBe("Phnom Penh time");
-    expect(await text(page, ".pqc-detail-amount dd")).toBe("1.50 USD");
-    expect(await visible(page, ".pqc-qr")).toBe(false);
-    expect(await visible(page, ".pqc-result")).toBe(true);
-    expect(await text(page, ".pqc-countdown")).toBe("");
+    expect(await shownText(page, ".pqc-zone")).toBe("Phnom Penh time");
+    expect(await shownText(page, ".pqc-detail-amount dd")).toBe("1.50 USD");
+    expect(await isShown(page, ".pqc-qr")).toBe(false);
+    expect(await isShown(page, ".pqc-result")).toBe(true);
+    expect(await shownText(page, ".pqc-countdown")).toBe("");
     // A generic QR has no receipt; nothing of the payer (their account) is on the page.
-    expect(await visible(page, ".pqc-receipt")).toBe(false);
+    expect(await isShown(page, ".pqc-receipt")).toBe(false);
     expect(await page.evaluate(() => document.body.innerText)).not.toContain(paid.transaction.fromAccountId);
     await screenshot(page, "checkout-en-paid-phone");
 
     await page.click('.pqc-lang-option[data-language="km"]');
-    expect(await text(page, ".pqc-status")).toBe(KM.paid);
+    expect(await shownText(page, ".pqc-status")).toBe(KM.paid);
     expect(await page.$eval(".pqc-paid-at", (e) => e.textContent)).toBe(
       `${when.day} ${KM.months[when.month]} ${when.year} ម៉ោង ${when.clock}`,
     );
@@ -315,10 +311,10 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     // WatchedPage again after the payment (its first event is the final one): straight to the whole Paid screen.
     await page.reload();
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 10_000 });
-    expect(await text(page, ".pqc-status")).toBe(KM.paid);
-    expect(await text(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
+    expect(await shownText(page, ".pqc-status")).toBe(KM.paid);
+    expect(await shownText(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
     expect(await page.$eval(".pqc-paid-at", (e) => (e as HTMLTimeElement).dateTime)).toBe(v.paidAt);
-    expect(await visible(page, ".pqc-qr")).toBe(false);
+    expect(await isShown(page, ".pqc-qr")).toBe(false);
     expect(page.problems).toEqual([]);
     await page.close();
   });
@@ -326,14 +322,14 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
   it("payment link Paid in Khmer: its client id as the reference and the receipt link", async () => {
     const g = await generate.link();
     const page = await newPage("km-KH,km");
-    await open(page, g.checkoutUrl);
+    await openCheckout(page, g.checkoutUrl);
     await post(`${t.url}/sim/link/approve`, { clientId: g.data?.clientId });
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 15_000 });
-    expect(await text(page, ".pqc-status")).toBe(KM.paid);
-    expect(await text(page, ".pqc-detail-reference dd")).toBe(g.data?.clientId);
-    expect(await visible(page, ".pqc-receipt")).toBe(true);
-    expect(await text(page, ".pqc-receipt")).toBe("មើលបង្កាន់ដៃ");
-    expect(await text(page, ".pqc-detail-amount dd")).toBe("5,000 KHR");
+    expect(await shownText(page, ".pqc-status")).toBe(KM.paid);
+    expect(await shownText(page, ".pqc-detail-reference dd")).toBe(g.data?.clientId);
+    expect(await isShown(page, ".pqc-receipt")).toBe(true);
+    expect(await shownText(page, ".pqc-receipt")).toBe("មើលបង្កាន់ដៃ");
+    expect(await shownText(page, ".pqc-detail-amount dd")).toBe("5,000 KHR");
     await screenshot(page, "checkout-km-link-paid-phone");
     await page.close();
   }, 30_000);
@@ -342,17 +338,17 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
     // The shop's way back, sent with the generate request (the merchant's own is the fallback: return-url.test.ts).
     const g = await generate.qr({ returnUrl: "https://shop.example/orders/42" });
     const page = await newPage("km-KH,km");
-    await open(page, g.checkoutUrl);
-    expect(await visible(page, ".pqc-back")).toBe(false);
+    await openCheckout(page, g.checkoutUrl);
+    expect(await isShown(page, ".pqc-back")).toBe(false);
     await post(`${t.url}/sim/network/fail`, { md5: g.data?.md5 });
     await page.waitForSelector(`${ELEMENT}[data-status="FAILED"]`, { timeout: 10_000 });
-    expect(await text(page, ".pqc-status")).toBe(KM.failed);
-    expect(await text(page, ".pqc-note")).toContain("QR");
-    expect(await visible(page, ".pqc-qr")).toBe(false);
-    expect(await visible(page, ".pqc-details")).toBe(false);
-    expect(await visible(page, ".pqc-back")).toBe(true);
+    expect(await shownText(page, ".pqc-status")).toBe(KM.failed);
+    expect(await shownText(page, ".pqc-note")).toContain("QR");
+    expect(await isShown(page, ".pqc-qr")).toBe(false);
+    expect(await isShown(page, ".pqc-details")).toBe(false);
+    expect(await isShown(page, ".pqc-back")).toBe(true);
     expect(await page.$eval(".pqc-back", (e) => (e as HTMLAnchorElement).href)).toBe("https://shop.example/orders/42");
-    expect(await text(page, ".pqc-back")).toBe("ត្រឡប់ទៅហាងវិញ");
+    expect(await shownText(page, ".pqc-back")).toBe("ត្រឡប់ទៅហាងវិញ");
     await screenshot(page, "checkout-km-failed-phone");
     const rule = await page.evaluate(async () => {
       const { safeReturnUrl } = (await import("/checkout/checkout.js" as string)) as {
@@ -387,17 +383,17 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
   it("Expired: its own screen in Khmer, the QR gone", async () => {
     const g = await generate.qr({ expiredAfter: 10_000 });
     const page = await newPage("km-KH,km");
-    await open(page, g.checkoutUrl);
+    await openCheckout(page, g.checkoutUrl);
     // The screen is the subject here, not the wait (checkout.test.ts lets a countdown run out in real time): the
     // service's clock is moved past the expiry, its monitor ends the payment, and the live page shows it.
     t.clock.advance(10_000);
     await page.waitForSelector(`${ELEMENT}[data-status="EXPIRED"]`, { timeout: 25_000 });
-    expect(await text(page, ".pqc-status")).toBe(KM.expired);
-    expect(await text(page, ".pqc-note")).toContain("QR");
-    expect(await visible(page, ".pqc-qr")).toBe(false);
-    expect(await visible(page, ".pqc-mark")).toBe(false);
-    expect(await visible(page, ".pqc-result")).toBe(true);
-    expect(await text(page, ".pqc-countdown")).toBe("");
+    expect(await shownText(page, ".pqc-status")).toBe(KM.expired);
+    expect(await shownText(page, ".pqc-note")).toContain("QR");
+    expect(await isShown(page, ".pqc-qr")).toBe(false);
+    expect(await isShown(page, ".pqc-mark")).toBe(false);
+    expect(await isShown(page, ".pqc-result")).toBe(true);
+    expect(await shownText(page, ".pqc-countdown")).toBe("");
     await screenshot(page, "checkout-km-expired-phone");
     await page.close();
   }, 40_000);
@@ -426,7 +422,7 @@ describe("checkout page: KHQR card, Khmer and English, final screens", () => {
       if (req.url().includes("/checkout/view/")) setTimeout(() => void req.continue(), 800);
       else void req.continue();
     });
-    await open(page, g.checkoutUrl);
+    await openCheckout(page, g.checkoutUrl);
     const seen = await page.evaluate(() => (window as unknown as { seen: unknown[] }).seen);
     const states = seen as { status: string; amount: string; qr: boolean }[];
     expect(states.filter((s) => s.status === "Waiting for payment")).toEqual([

@@ -84,9 +84,6 @@ describe("hosted checkout page", () => {
     return page;
   }
 
-  const text = shownText;
-  const visible = isShown;
-
   /**
    * Milliseconds from the payment call to the page showing Paid (`total`), and from the service committing the
    * payment (its event on the bus) to the page showing it (`page`).
@@ -104,7 +101,7 @@ describe("hosted checkout page", () => {
       off();
     }
     const shown = Date.now();
-    expect(await text(page, ".pqc-status")).toBe("Paid");
+    expect(await shownText(page, ".pqc-status")).toBe("Paid");
     expect(committed).toBeGreaterThan(0);
     const ms = { total: shown - started, page: shown - committed };
     measured.push(`${transactionId.slice(0, 8)}… ${JSON.stringify(ms)}`);
@@ -115,22 +112,22 @@ describe("hosted checkout page", () => {
     const g = await generate.qr();
     expect(g.checkoutUrl).toBe(`${t.url}/pay/${g.transactionId}#token=${encodeURIComponent(g.clientToken)}`);
     const page = await open(g.checkoutUrl);
-    expect(await text(page, ".pqc-merchant")).toBe(tenant.name);
-    expect(await text(page, ".pqc-amount")).toBe("1.50 USD");
+    expect(await shownText(page, ".pqc-merchant")).toBe(tenant.name);
+    expect(await shownText(page, ".pqc-amount")).toBe("1.50 USD");
     expect(await page.$eval(".pqc-qr", (e) => (e as HTMLImageElement).src)).toMatch(/^data:image\/png;base64,/);
     expect(await page.$eval(".pqc-qr", (e) => (e as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
-    expect(await text(page, ".pqc-countdown")).toMatch(/^Expires in 1:5\d$|^Expires in 2:00$/);
-    expect(await text(page, ".pqc-status")).toBe("Waiting for payment");
-    expect(await visible(page, ".pqc-deeplink")).toBe(false);
+    expect(await shownText(page, ".pqc-countdown")).toMatch(/^Expires in 1:5\d$|^Expires in 2:00$/);
+    expect(await shownText(page, ".pqc-status")).toBe("Waiting for payment");
+    expect(await isShown(page, ".pqc-deeplink")).toBe(false);
     // Readable at 390 px: nothing wider than the screen.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await screenshot(page, "checkout-qr-pending-phone");
     const ms = await paidWithin(page, g.transactionId, () => post(`${t.url}/sim/network/pay`, { md5: g.data?.md5 }));
     expect(ms.page).toBeLessThan(1000);
     expect(ms.total).toBeLessThan(2000);
-    expect(await visible(page, ".pqc-qr")).toBe(false);
-    expect(await visible(page, ".pqc-receipt")).toBe(false);
-    expect(await text(page, ".pqc-countdown")).toBe("");
+    expect(await isShown(page, ".pqc-qr")).toBe(false);
+    expect(await isShown(page, ".pqc-receipt")).toBe(false);
+    expect(await shownText(page, ".pqc-countdown")).toBe("");
     await screenshot(page, "checkout-qr-paid-phone");
     expect(page.problems).toEqual([]);
     await page.close();
@@ -139,26 +136,26 @@ describe("hosted checkout page", () => {
   it("hosted gateway: the banking app's button on a phone (not on a desktop); Paid within 1 s of the approval being recorded", async () => {
     const g = await generate.gateway();
     const desktop = await open(g.checkoutUrl, "desktop");
-    expect(await visible(desktop, ".pqc-deeplink")).toBe(false);
+    expect(await isShown(desktop, ".pqc-deeplink")).toBe(false);
     await desktop.close();
     const page = await open(g.checkoutUrl, "phone");
-    expect(await visible(page, ".pqc-deeplink")).toBe(true);
+    expect(await isShown(page, ".pqc-deeplink")).toBe(true);
     expect(await page.$eval(".pqc-deeplink", (e) => (e as HTMLAnchorElement).href)).toBe(g.deeplink);
-    expect(await text(page, ".pqc-amount")).toBe("2.25 USD");
+    expect(await shownText(page, ".pqc-amount")).toBe("2.25 USD");
     await screenshot(page, "checkout-gateway-phone");
     const ms = await paidWithin(page, g.transactionId, () =>
       post(`${t.url}/sim/gateway/pay`, { tranId: g.orderId, outcome: "APPROVED" }),
     );
     expect(ms.page).toBeLessThan(1000);
     expect(ms.total).toBeLessThan(2000);
-    expect(await visible(page, ".pqc-deeplink")).toBe(false);
+    expect(await isShown(page, ".pqc-deeplink")).toBe(false);
     await page.close();
   });
 
   it("gateway link: scanned is shown; Paid within 1 s of the approval being recorded, with the receipt link", async () => {
     const g = await generate.link();
     const page = await open(g.checkoutUrl);
-    expect(await text(page, ".pqc-amount")).toBe("5,000 KHR");
+    expect(await shownText(page, ".pqc-amount")).toBe("5,000 KHR");
     await post(`${t.url}/sim/link/scan`, { clientId: g.data?.clientId });
     await page.waitForFunction((s) => document.querySelector(s)?.textContent?.startsWith("Scanned"), {}, ".pqc-status");
     const ms = await paidWithin(page, g.transactionId, () =>
@@ -168,7 +165,7 @@ describe("hosted checkout page", () => {
     // does), so end to end is that poll plus the monitor's; from the service's commit the page takes < 1 s.
     expect(ms.page).toBeLessThan(1000);
     expect(ms.total).toBeLessThan(2500);
-    expect(await visible(page, ".pqc-receipt")).toBe(true);
+    expect(await isShown(page, ".pqc-receipt")).toBe(true);
     expect(await page.$eval(".pqc-receipt", (e) => (e as HTMLAnchorElement).href)).toMatch(
       new RegExp(`/sim/link/receipt/${g.data?.clientId}$`),
     );
@@ -187,8 +184,8 @@ describe("hosted checkout page", () => {
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 15_000 });
     // The final state came as the replayed event, not from a fresh read of the view.
     expect(await page.$eval(ELEMENT, (e) => (e as HTMLElement).dataset.lastEvent)).toBe("payment.completed");
-    expect(await text(page, ".pqc-status")).toBe("Paid");
-    expect(await visible(page, ".pqc-receipt")).toBe(true);
+    expect(await shownText(page, ".pqc-status")).toBe("Paid");
+    expect(await isShown(page, ".pqc-receipt")).toBe(true);
     await page.close();
   }, 60_000);
 
@@ -199,9 +196,9 @@ describe("hosted checkout page", () => {
       10,
     );
     await page.waitForSelector(`${ELEMENT}[data-status="EXPIRED"]`, { timeout: 25_000 });
-    expect(await text(page, ".pqc-status")).toBe("Expired");
-    expect(await text(page, ".pqc-countdown")).toBe("");
-    expect(await visible(page, ".pqc-qr")).toBe(false);
+    expect(await shownText(page, ".pqc-status")).toBe("Expired");
+    expect(await shownText(page, ".pqc-countdown")).toBe("");
+    expect(await isShown(page, ".pqc-qr")).toBe(false);
     await page.close();
   }, 40_000);
 
@@ -238,8 +235,8 @@ describe("hosted checkout page", () => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/pay/${b.transactionId}#token=${encodeURIComponent(a.clientToken)}`);
     await page.waitForSelector(`${ELEMENT}[data-status="ERROR"]`);
-    expect(await text(page, ".pqc-status")).toBe("This payment link is not valid");
-    expect(await text(page, ".pqc-amount")).toBe("");
+    expect(await shownText(page, ".pqc-status")).toBe("This payment link is not valid");
+    expect(await shownText(page, ".pqc-amount")).toBe("");
     await page.close();
   });
 
