@@ -6,8 +6,9 @@ import { createApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { seedDemo, type DemoFile } from "../src/demo/seed.js";
 import { DEMO_MODULES } from "../src/demo/index.js";
-import { post, AUTH, statusOf } from "./support/app.js";
+import { post, AUTH } from "./support/app.js";
 import { waitFor } from "./support/wait.js";
+import { statusOf } from "./support/http.js";
 
 /** `npm start` with nothing configured: the embedded database (PGlite), simulators and the demo tenant. */
 describe("zero-setup demo on the embedded database", () => {

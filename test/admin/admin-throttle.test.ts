@@ -1,8 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
-import { startTestApp, ADMIN_TOKEN, type TestApp, statusOf } from "../support/app.js";
-import { Client } from "../support/http.js";
+import { startTestApp, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { Client, statusOf } from "../support/http.js";
 import { openSocket } from "../support/ws.js";
 import { randomBytes } from "node:crypto";
 import { ConfigError, loadConfig, weakAdminToken } from "../../src/config.js";

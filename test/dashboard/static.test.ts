@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, type TestApp, statusOf } from "../support/app.js";
+import { startTestApp, type TestApp } from "../support/app.js";
+import { statusOf } from "../support/http.js";
 
 describe("dashboard assets and runtime config", () => {
   let t: TestApp;

@@ -2,8 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
-import { Client } from "../support/http.js";
-import { AUTH, statusOf } from "../support/app.js";
+import { Client, statusOf } from "../support/http.js";
+import { AUTH } from "../support/app.js";
 
 /**
  * The review's flood (19,900 half-sent requests from one address used every file descriptor; /healthz and every

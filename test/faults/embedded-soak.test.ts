@@ -2,8 +2,9 @@ import { describe, it, expect } from "@jest/globals";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS, freePort, ServiceProcess } from "../support/cluster.js";
-import { AUTH, post, statusOf } from "../support/app.js";
+import { AUTH, post } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
+import { statusOf } from "../support/http.js";
 
 /**
  * The default a new user runs, for as long as a demo lasts: `node dist/src/main.js serve` with nothing

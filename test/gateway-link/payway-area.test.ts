@@ -1,9 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { linkModule } from "../../src/gateway-link/index.js";
 import { verifyWebhook } from "../../src/webhooks/signing.js";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startReceiver } from "../support/webhook-receiver.js";
 import { waitFor } from "../support/wait.js";
+import { statusOf } from "../support/http.js";
 
 // The gateway-link area with a PayWay link, end to end in real Chromium against the service's own PayWay twin:
 // the page gives the QR and is closed; the worker follows the payment by polling the page's API itself.

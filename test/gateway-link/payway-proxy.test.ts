@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PAYWAY_PATHS } from "../../src/upstreams/payway.js";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startProxy, type TestProxy } from "../support/proxy.js";
 import { waitFor } from "../support/wait.js";
+import { statusOf } from "../support/http.js";
 
 // PayWay refuses datacenter and foreign addresses with 403; LINK_PROXY sends Chromium's page and the worker's own
 // status polls through a proxy. Here the twin refuses the service's address (127.0.0.1), and a real proxy that

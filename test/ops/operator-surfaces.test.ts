@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, statusOf } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
+import { statusOf } from "../support/http.js";
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const gql = (url: string, token: string) =>

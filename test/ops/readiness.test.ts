@@ -1,7 +1,8 @@
 import { describe, it, expect, afterEach } from "@jest/globals";
 import pg from "pg";
-import { startTestApp, type TestApp, statusOf } from "../support/app.js";
+import { startTestApp, type TestApp } from "../support/app.js";
 import { StatementHealth } from "../../src/db/statement-health.js";
+import { statusOf } from "../support/http.js";
 
 const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 type Ready = { ok: boolean; checks: Record<string, boolean>; details?: Record<string, unknown> };

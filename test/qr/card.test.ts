@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PNG } from "pngjs";
 import jsqrModule from "jsqr";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { statusOf } from "../support/http.js";
 
 // Issue 20, point 6: the KHQR card per transaction, as PNG and SVG, decoded back with a QR reader.
 

@@ -4,10 +4,11 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { ROUTES, restOpenApi } from "../../src/app.js";
 import { EVENT_TYPES } from "../../src/transactions/transaction-event.entity.js";
-import { AUTH, post, statusOf } from "../support/app.js";
+import { AUTH, post } from "../support/app.js";
 import { checkRestAnswer, checked } from "../support/openapi-contract.js";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
 import { waitFor } from "../support/wait.js";
+import { statusOf } from "../support/http.js";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- walking a JSON document
 

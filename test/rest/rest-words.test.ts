@@ -2,9 +2,10 @@
 // never GraphQL's variables and types (`Variable "$input" … Float cannot represent …`, `"GatewayQrDataInput!"`).
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import fc from "fast-check";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant, statusOf } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { anyValue, numberish, objectish, stringish, toJson, type J } from "../support/values.js";
 import { GRAPHQL_WORDS } from "../support/contract.js";
+import { statusOf } from "../support/http.js";
 
 type Kind = keyof Tenant["keys"];
 const ROUTES: Record<string, { kind: Kind; base: Record<string, J>; fields: Record<string, fc.Arbitrary<J>> }> = {

@@ -1,14 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import {
-  startTestApp,
-  createTenant,
-  post,
-  AUTH,
-  ADMIN_TOKEN,
-  type TestApp,
-  type Tenant,
-  statusOf,
-} from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import { statusOf } from "../support/http.js";
 
 const errorBody = (code: string) => ({ error: { code, message: expect.any(String), details: expect.any(Array) } });
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PAYWAY_PATHS } from "../../src/upstreams/payway.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
-import { statusOf } from "../support/app.js";
+import { statusOf } from "../support/http.js";
 
 // The twin's page and API spoken to over plain HTTP, the way a scraper without a browser would: what it serves
 // and what it refuses. (The page's own script is driven in Chromium by test/gateway-link/payway-*.test.ts.)

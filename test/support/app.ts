@@ -210,16 +210,6 @@ export const AUTH = {
 };
 
 /** POST JSON to the service; returns status and parsed body. */
-/**
- * The status of a request, its body read to the end. A body left unread holds its socket until the response is
- * garbage-collected, even after the server has gone: jest then cannot end the worker ("failed to exit gracefully").
- */
-export async function statusOf(url: string, init?: RequestInit): Promise<number> {
-  const res = await fetch(url, init);
-  await res.arrayBuffer();
-  return res.status;
-}
-
 export async function post(
   url: string,
   body: unknown,

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processTree } from "../../src/gateway-link/process-tree.js";
 import { sleep } from "./wait.js";
+import { statusOf } from "./http.js";
 
 export const ADMIN_TOKEN = "faults-admin-Ec6bXamUTowVNsxtJoUTnxoX_mS1j5pRN4oAu5jjiF4";
 export const SECRET_KEY = "faults-secret-key-0123456789-0123456789";
@@ -128,10 +129,7 @@ export class ServiceProcess {
     const until = Date.now() + timeoutMs;
     for (;;) {
       if (!this.running) throw new Error(`${this.name} exited before it was ready\n${this.tail(40)}`);
-      const status = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-        (r) => r.status,
-        () => null,
-      );
+      const status = await statusOf(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
       if (status !== null) this.readyStatuses.push(status);
       if (status === 200) return;
       if (Date.now() > until) throw new Error(`${this.name} not ready within ${timeoutMs} ms\n${this.tail(40)}`);

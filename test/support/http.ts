@@ -1,8 +1,18 @@
-// A small HTTP client for the fuzz suites: keep-alive node:http for well-formed requests (it can send
-// duplicate headers and chunked bodies), and a raw socket for requests node:http refuses to build
-// (CR, LF or NUL inside a header value, header blocks over the server's limit).
+// A small HTTP client for the tests: `statusOf` for a status alone; for the fuzz suites, keep-alive node:http for
+// well-formed requests (it can send duplicate headers and chunked bodies), and a raw socket for requests node:http
+// refuses to build (CR, LF or NUL inside a header value, header blocks over the server's limit).
 import http from "node:http";
 import net from "node:net";
+
+/**
+ * The status of a request, its body read to the end: a body left unread holds its socket until the response is
+ * garbage-collected, even after the server has gone (two such sockets outlived test/rest/openapi.test.ts).
+ */
+export async function statusOf(url: string, init?: RequestInit): Promise<number> {
+  const res = await fetch(url, init);
+  await res.arrayBuffer();
+  return res.status;
+}
 
 export interface Answer {
   status: number;
