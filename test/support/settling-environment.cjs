@@ -3,8 +3,9 @@
 // file requests — so the next file in the worker starts clean. What is still open after 2 s is written to
 // test/artifacts/lingering-handles.log with the file's name: a leak to find, not to wait for.
 // Why: jest ends a worker 500 ms after its last file and prints "A worker process has failed to exit gracefully"
-// when the worker is still busy. The one file this log named (test/rest/openapi.test.ts: response bodies left
-// unread held two sockets) is mended; the line still appears at the end of most full runs, with nothing logged here.
+// when the worker is still busy. The one file this log named (test/rest/openapi.test.ts) and the service processes'
+// readiness poll both read statuses off response bodies left unread, which hold their sockets; since both read
+// their bodies (test/support/http.ts statusOf), the one full run so far printed no such line.
 const { TestEnvironment } = require("jest-environment-node");
 const { appendFileSync, mkdirSync } = require("node:fs");
 const { join } = require("node:path");
