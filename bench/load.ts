@@ -51,7 +51,7 @@ export interface Servers {
   sim: string;
   /** The PayWay twin's API origin (its page is under sim/sim/payway). */
   paywayApi: string;
-  pids: { service: number; baseline: number };
+  pids: { service: number; baseline: number; sim: number };
   /** The service process (its output is kept for diagnosis: BENCH_SERVICE_LOG_LEVEL=warn). */
   serviceChild: Child;
   children: Child[];
@@ -133,7 +133,11 @@ export async function startServers(
       baseline: `http://127.0.0.1:${baselinePort}`,
       sim,
       paywayApi: `http://127.0.0.1:${paywayPort}`,
-      pids: { service: service.proc.pid as number, baseline: baseline.proc.pid as number },
+      pids: {
+        service: service.proc.pid as number,
+        baseline: baseline.proc.pid as number,
+        sim: children[0].proc.pid as number,
+      },
       serviceChild: service,
       children,
     };

@@ -118,6 +118,13 @@ export function treeCpuMs(rootPid: number | null): number {
   return ticks * 10;
 }
 
+/** CPU time of the whole machine (every process, every core: user, nice, system, irq, softirq), in ms. */
+export function machineCpuMs(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
+  const [user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq) * 10;
+}
+
 export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
