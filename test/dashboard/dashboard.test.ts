@@ -6,7 +6,15 @@ import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { startTestApp, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
-import { fillForm, launchBrowser, screenshot, textOf, VIEWPORTS, waitForText } from "../support/browser.js";
+import {
+  clickWhenShown,
+  fillForm,
+  launchBrowser,
+  screenshot,
+  textOf,
+  VIEWPORTS,
+  waitForText,
+} from "../support/browser.js";
 
 /**
  * The dashboard end to end in real headless Chromium: sign in, set up a merchant, a payment-link
@@ -26,12 +34,8 @@ describe("dashboard in real headless Chromium", () => {
     }, hash);
     await p.waitForSelector("main h1");
   };
-  /** Clicks once the element is there: the components render after their data arrives. */
-  const click = async (selector: string, p = page) => {
-    const el = await p.waitForSelector(selector, { visible: true });
-    if (el === null) throw new Error(`no ${selector}`);
-    await el.click();
-  };
+  /** Clicks once the element is there: the components render after their data arrives (and again as it changes). */
+  const click = (selector: string, p = page) => clickWhenShown(p, selector);
   const form = async (label: string) => {
     const f = await page.waitForSelector(`form[aria-label="${label}"]`);
     if (f === null) throw new Error(`no form ${label}`);

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { randomBytes } from "node:crypto";
 import type { Browser, Page } from "puppeteer-core";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
-import { fillForm, launchBrowser, screenshot, textOf } from "../support/browser.js";
+import { clickWhenShown, fillForm, launchBrowser, screenshot, textOf } from "../support/browser.js";
 import { waitFor } from "../support/wait.js";
 
 // Issue 20 in the dashboard: the network token's expiry warning (from 14 days before) and late payments
@@ -52,11 +52,11 @@ describe("dashboard: network token warning and late payments", () => {
   it("shows the token warning above every page and flags the late payment in the transactions list", async () => {
     await page.goto(`${t.url}/dashboard/`);
     await fillForm((await page.waitForSelector("form.signin-form"))!, { token: ADMIN_TOKEN });
-    await (await page.waitForSelector("form.signin-form button[type=submit]"))!.click();
+    await clickWhenShown(page, "form.signin-form button[type=submit]");
     await page.waitForSelector(".banner.warning:not([hidden])");
     expect(await textOf(page, ".banner.warning")).toMatch(/network API token expires .*in 5 days/);
     // The overview opens first; the list is one link away.
-    await (await page.waitForSelector('nav a[data-section="transactions"]'))!.click();
+    await clickWhenShown(page, 'nav a[data-section="transactions"]');
     await page.waitForSelector(`tr[data-id="${lateId}"] .badge.late`);
     expect(await textOf(page, `tr[data-id="${lateId}"] .badge.late`)).toBe("late payment");
     await screenshot(page, "late-payment-and-token-warning");

@@ -72,3 +72,23 @@ export async function waitForText(page: Page, selector: string, text: string, ti
     text,
   );
 }
+
+/**
+ * Clicks `selector` with the mouse once it is shown. A live page may render the node again between finding it and
+ * clicking it (puppeteer: "Node is detached from document"); the click then never reached the page, so the node
+ * is found again and clicked, up to three times.
+ */
+export async function clickWhenShown(page: Page, selector: string, timeout = 10_000): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const el = await page.waitForSelector(selector, { visible: true, timeout });
+    if (el === null) throw new Error(`no ${selector}`);
+    try {
+      await el.click();
+      return;
+    } catch (err) {
+      if (attempt === 3 || !/detached|not clickable|not an Element/i.test((err as Error).message)) throw err;
+    } finally {
+      await el.dispose().catch(() => undefined);
+    }
+  }
+}
