@@ -197,7 +197,7 @@ async function beforeAfter(before: string, seconds: number, log: (s: string) => 
     ],
     rows,
     notes: [
-      `"before" is the build given in BENCH_BEFORE_MAIN (the commit before this round's lifecycle changes, see docs/decisions.md "Lifecycle performance"); the two builds ran alternately, two rounds each, in this run, same processes and settings as the lifecycle table.`,
+      `"before" is the build given in BENCH_BEFORE_MAIN (the commit before this round's lifecycle changes, see docs/decisions/0144-lifecycle-bench.md); the two builds ran alternately, two rounds each, in this run, same processes and settings as the lifecycle table.`,
     ],
   };
 }

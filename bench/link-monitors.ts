@@ -139,7 +139,7 @@ export async function benchLinkMonitorsSection(opts: {
       "PSS (proportional set size, /proc/<pid>/smaps_rollup) is the honest sum over this Node process and the whole Chromium tree; RSS counts shared pages once per process. Per monitor = PSS above the idle browser, divided by the monitors.",
       ...(opts.quick
         ? ["Quick mode: 10 monitors, so the per-monitor figure carries the fixed costs of a small sample."]
-        : ['Target: 100 monitors under 2 GiB PSS per worker (docs/decisions.md, "Memory").']),
+        : ["Target: 100 monitors under 2 GiB PSS per worker (docs/decisions/0044-link-monitor-memory.md)."]),
     ],
   };
 }

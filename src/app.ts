@@ -488,7 +488,7 @@ const requestIds: express.RequestHandler = (req, res, next) => {
 
 /**
  * What /readyz answers. Ready means able to do the work, not only to connect: a write probe through a prepared
- * statement, and the recent statements of this process (decisions.md, "Readiness tells the truth").
+ * statement, and the recent statements of this process (docs/decisions/0091-readiness-tells-the-truth.md).
  */
 function readiness(storage: Storage, scheduler: Scheduler | null, modules: Module[], startupDone: () => boolean) {
   const { db, orm } = storage;

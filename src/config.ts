@@ -45,7 +45,10 @@ export interface Config {
   adminListener: { port: number; host: string } | null;
   /** Bearer token that may read /metrics on the public port (the admin token may too). */
   metricsToken: string | null;
-  /** Websocket (graphql-ws) limits: docs/decisions.md "Live surfaces under hostile clients". */
+  /**
+   * Websocket (graphql-ws) limits: close codes in docs/decisions/0128-websocket-credentials-per-operation.md,
+   * replays in docs/decisions/0136-replay-capped-and-budgeted.md, each setting in README "Configuration".
+   */
   ws: {
     maxLifetimeMs: number;
     maxSocketsPerPrincipal: number;
@@ -59,7 +62,10 @@ export interface Config {
   };
   /** Per-operation cost budget, response-size cap and time budget of GraphQL operations. */
   graphql: { maxCost: number; maxResponseBytes: number; timeBudgetMs: number };
-  /** Connection caps and request timers of each HTTP listener: docs/decisions.md "Connection caps". */
+  /**
+   * Connection caps and request timers of each HTTP listener:
+   * docs/decisions/0142-connection-caps-and-request-timers.md.
+   */
   http: HttpLimits;
   dbPoolSize: number;
 }
@@ -129,7 +135,7 @@ function httpLimits(env: Env, openFiles: number | null): HttpLimits {
 }
 
 /**
- * The one rule for ADMIN_TOKEN (docs/decisions.md "One admin-token rule"): at least 32 characters in every
+ * The one rule for ADMIN_TOKEN (docs/decisions/0141-one-admin-token-rule.md): at least 32 characters in every
  * mode; in production also zxcvbn's strength estimate at its best score (4) and at least 10^38 guesses.
  * Random tokens of 32 bytes (43–44 characters of base64) score 41–44; everything composed by hand that was
  * tried scored at most 35.5.
@@ -154,9 +160,9 @@ let estimator: ZxcvbnFactory | null = null;
 
 /**
  * zxcvbn with the common and English dictionaries, loaded on first use: only a production start pays for
- * them (decisions.md "One admin-token rule" has the figures). The l33t matcher is capped at 10 substitutions:
- * at its default (100) one check of a random 43-character token took 2.2 s instead of 0.3 s, with the same
- * estimates for every token measured.
+ * them (docs/decisions/0141-one-admin-token-rule.md has the figures). The l33t matcher is capped at 10
+ * substitutions: at its default (100) one check of a random 43-character token took 2.2 s instead of 0.3 s,
+ * with the same estimates for every token measured.
  */
 function estimateStrength(token: string): ZxcvbnResult {
   if (estimator === null) {

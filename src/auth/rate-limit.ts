@@ -4,7 +4,8 @@ import type { Principal } from "./principal.js";
  * Token bucket per caller (429 + Retry-After). One limiter serves HTTP (REST and /graphql) and every
  * websocket operation, keyed on the resolved principal (never on the raw header: two spellings of one key
  * share one bucket). The bucket lives in the process: with N api instances the effective limit is N × the
- * configured one (docs/decisions.md).
+ * configured one (docs/decisions/0033-rate-limit-per-key-per-process.md,
+ * docs/decisions/0131-one-limiter-on-the-resolved-principal.md).
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();

@@ -35,7 +35,7 @@ export interface OpenedSecret {
  * as its label, and the row's id (with the purpose) is the associated data, so a ciphertext copied to
  * another row, or to a column of another purpose, fails to decrypt (an error, never another plaintext).
  * Format v1 (before issue 16: SHA-256 of SECRET_KEY, no associated data) still opens, and is handed back
- * re-sealed as v2 so the caller can rewrite the row (docs/decisions.md).
+ * re-sealed as v2 so the caller can rewrite the row (docs/decisions/0127-secrets-at-rest-v2.md).
  */
 export class SecretBox {
   private readonly legacyKey: Buffer;

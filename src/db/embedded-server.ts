@@ -25,7 +25,7 @@ import {
 
 /**
  * PostgreSQL's wire protocol in front of one PGlite session, with the session semantics a connection pool
- * expects of a real server (docs/decisions.md, "The embedded database under concurrency").
+ * expects of a real server (docs/decisions/0084-embedded-database-under-concurrency.md).
  *
  * PGlite is one backend: every client connection shares its session. pglite-socket forwarded each protocol
  * message on its own, so under concurrency two connections' extended-protocol messages interleaved (one
@@ -44,8 +44,8 @@ import {
  *   again (the end of that unit or transaction), then RESET ALL: it never reaches another connection;
  * - it listens on a Unix socket only (the caller puts it in an owner-only directory) and asks every
  *   connection for the per-start secret; bad lengths, unsupported messages (COPY, function calls) and a
- *   wrong secret are answered with an error and a closed connection (docs/decisions.md, "Sealed embedded
- *   database").
+ *   wrong secret are answered with an error and a closed connection
+ *   (docs/decisions/0085-sealed-embedded-database.md).
  */
 export interface EmbeddedServerOptions {
   idleInTransactionMs?: number;

@@ -16,7 +16,7 @@ export interface EmbeddedDb {
  * front (embedded-server.ts) so the ORM, Agenda and the SQL edge use the same postgresql:// code path as a
  * real server, with per-connection statement names and whole units of work.
  *
- * It belongs to this process alone (docs/decisions.md, "Sealed embedded database"): the front listens on a
+ * It belongs to this process alone (docs/decisions/0085-sealed-embedded-database.md): the front listens on a
  * Unix socket in a fresh owner-only directory and asks for a secret made at each start, which lives only in
  * the URL this function returns; the data directory is the owner's (0700, files 0600, repaired at start);
  * and a commit is on disk before it is acknowledged (fsync on, through the WAL's own fsync calls).

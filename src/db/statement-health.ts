@@ -1,9 +1,9 @@
 import { AppError } from "../errors.js";
 
 /**
- * Whether the database is doing the work it is given, for /readyz (docs/decisions.md, "Readiness tells the
- * truth"). "Can connect" was not enough: the embedded database once answered `select 1` while every
- * generate and every monitor transition failed with a prepared-statement error.
+ * Whether the database is doing the work it is given, for /readyz
+ * (docs/decisions/0091-readiness-tells-the-truth.md). "Can connect" was not enough: the embedded database once
+ * answered `select 1` while every generate and every monitor transition failed with a prepared-statement error.
  *
  * Every statement of the SQL edge reports its outcome here. A failure counts when it says the database or
  * our use of it is broken (the server refused, the session is in a bad state, a statement no longer

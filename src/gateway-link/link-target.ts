@@ -1,5 +1,6 @@
 /**
- * The one exception to "unknown REST fields are ignored" (docs/decisions.md, legacy compatibility): on
+ * The one exception to "unknown REST fields are ignored" (docs/decisions/0094-unknown-rest-fields-ignored.md;
+ * the exception itself is docs/decisions/0095-fields-naming-a-target-refused.md): on
  * `/gateway-link/generate-qr` a field that would name a target is refused with 400, so a caller can never
  * believe it chose or overrode the payment link (the contract: the API key fixes it). A field names a target
  * when one of its words (split at case changes, digits, `_`, `-`, `.` and spaces) is url, uri, link, href

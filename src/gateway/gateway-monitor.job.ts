@@ -8,7 +8,7 @@ import type { TransitionRequest } from "../transactions/transition.js";
 import { AppError } from "../errors.js";
 
 /**
- * The upstream payment status → our status (docs/decisions.md "Gateway status mapping").
+ * The upstream payment status → our status (docs/decisions/0018-gateway-status-mapping.md).
  * Anything else (PENDING, NOT_FOUND, unknown) leaves the transaction in CHECKOUT until its expiry.
  */
 export function mapGatewayStatus(paymentStatus: string): Pick<TransitionRequest, "to" | "event"> | null {

@@ -4,7 +4,8 @@ import { GraphQLError, TypeInfo, visit, visitWithTypeInfo, type DocumentNode, ty
  * What a clientToken (a browser's credential for one transaction: public by design) may read: the
  * checkout view of its transaction and nothing else. Never meta, internal ids (merchant, key), the event
  * timeline, webhook deliveries, or the payer's details. The list is documented in README ("Client tokens")
- * and docs/decisions.md; a field added to these types is invisible to client tokens until it is listed here.
+ * and docs/decisions/0130-checkout-view-allow-list.md; a field added to these types is invisible to client
+ * tokens until it is listed here.
  */
 export const CHECKOUT_VIEW: Record<string, readonly string[]> = {
   Query: ["transaction", "transactions"],

@@ -18,7 +18,7 @@ import {
 } from "graphql";
 
 /**
- * What one operation may cost before it runs (docs/decisions.md "GraphQL cost"). Every selected field costs
+ * What one operation may cost before it runs (docs/decisions/0132-graphql-cost.md). Every selected field costs
  * 1, times how many times it will be resolved: a list multiplies what is selected under it by its size
  * (`first` where the field takes one, otherwise the assumed size below). Fields that do more than read a
  * value cost more (a PNG render, a query per row). Introspection is not priced (it is off in production).
@@ -89,7 +89,7 @@ const HOPELESS = 1e12;
  * Walks an operation's selections, pricing each field. A fragment is priced once per way it can be spread
  * (its connection size, and whether it is resolved once or many times) and that price is reused, scaled by
  * how many times it is resolved: following every spread anew costs 2^n for n fragments that each spread the
- * next one twice (docs/decisions.md "GraphQL validation is linear").
+ * next one twice (docs/decisions/0139-graphql-validation-is-linear.md).
  */
 class CostWalker {
   /** Fragment name + how it is spread → its cost when resolved once, and the fields misplaced in it. */

@@ -16,7 +16,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   IDEMPOTENCY_CONFLICT: 409,
   NOT_IMPLEMENTED: 501,
   METHOD_NOT_ALLOWED: 405, // another method than POST on a REST contract path
-  SERVICE_UNAVAILABLE: 503, // the database is unreachable: retry later (decisions.md)
+  // the database is unreachable: retry later (docs/decisions/0083-database-outages-answer-503.md)
+  SERVICE_UNAVAILABLE: 503,
   INTERNAL: 500,
 };
 

@@ -178,7 +178,8 @@ type SingleResult = {
 /**
  * The response-size cap (measured once here: stringifyResult reuses the text), and Apollo's convention: a request
  * refused for its credentials answers 401 (and one refused for its input 400), not 200 with an error
- * (docs/decisions.md). Only when nothing was answered: partial data keeps 200.
+ * (docs/decisions/0133-graphql-response-size-and-time-budget.md,
+ * docs/decisions/0134-http-status-of-graphql-errors.md). Only when nothing was answered: partial data keeps 200.
  */
 function shapeAnswer(
   r: SingleResult,

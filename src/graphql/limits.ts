@@ -23,7 +23,7 @@ const NOTHING: Size = { depth: 0, fields: 0 };
  * Depth and breadth limits, so a single document cannot make the server do unbounded work (deep nesting,
  * thousands of aliases). Fragments are followed, but each fragment is measured once and its size reused:
  * following every spread anew costs 2^n for n fragments that each spread the next one twice, and a 1 KB
- * document held the event loop for seconds (docs/decisions.md "GraphQL validation is linear"). Measuring
+ * document held the event loop for seconds (docs/decisions/0139-graphql-validation-is-linear.md). Measuring
  * stops at the first field over the limit, and is not continued into an unknown fragment or around a cycle
  * (graphql-js's own rules refuse those documents).
  */

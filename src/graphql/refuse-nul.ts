@@ -3,7 +3,10 @@ import type { MiddlewareFn } from "type-graphql";
 import { AppError } from "../errors.js";
 import { holdsNul, NUL_MESSAGE } from "../validation/storable.js";
 
-/** Operations that judge a string instead of storing or looking it up: any string gets an answer there (decisions.md). */
+/**
+ * Operations that judge a string instead of storing or looking it up: any string gets an answer there
+ * (docs/decisions/0017-qr-verify-and-decode-bodies.md).
+ */
 const JUDGED_TEXT = new Set(["verifyQr", "decodeQr"]);
 
 /** Path of the first argument value holding U+0000, following input types down to their scalars (meta is one field). */

@@ -11,9 +11,10 @@ import { AppError } from "../errors.js";
 import type { SecretBox } from "../auth/secret-box.js";
 
 /**
- * The national network's bearer token through its lifecycle (issue 20, docs/decisions.md): a JWT valid about
- * 90 days. The one in use is the operator's stored replacement (encrypted, row `network_token` of
- * upstream_credential) if there is one, else NETWORK_API_TOKEN. A replacement is effective in every process
+ * The national network's bearer token through its lifecycle (issue 20,
+ * docs/decisions/0109-network-token-lifecycle.md): a JWT valid about 90 days. The one in use is the operator's
+ * stored replacement (encrypted, row `network_token` of upstream_credential) if there is one, else
+ * NETWORK_API_TOKEN. A replacement is effective in every process
  * at once (a NOTIFY on the invalidation channel makes each reload it). With NETWORK_API_EMAIL it is renewed
  * by the network's renew_token call: once when a call answers 401 with the token in use, and ahead of expiry
  * at most once a day — never in a loop.

@@ -25,9 +25,10 @@ export function networkMonitorPort(client: NetworkClient): MonitorPort {
             createdDateMs: r.createdDateMs,
             ...(r.externalRef === null ? {} : { externalRef: r.externalRef }),
           };
-          // Paid before expiry is paid (docs/decisions.md): on time when the payer sent the money at or before
-          // the expiry, whenever the network acknowledged it. Sent after the expiry, or found after the transaction
-          // was declared expired, it is a late payment: recorded all the same, flagged for reconciliation.
+          // Paid before expiry is paid (docs/decisions/0107-late-payments.md): on time when the payer sent the
+          // money at or before the expiry, whenever the network acknowledged it. Sent after the expiry, or found
+          // after the transaction was declared expired, it is a late payment: recorded all the same, flagged for
+          // reconciliation.
           const sent = r.createdDateMs ?? r.acknowledgedDateMs;
           const late = tx.status === "EXPIRED" || (sent !== null && sent > tx.expiresAt.getTime());
           out.set(tx.id, {

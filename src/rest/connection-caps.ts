@@ -7,7 +7,7 @@ import type { Logger } from "../logger.js";
 /**
  * Caps on open TCP connections per listener and per client address, applied as a connection arrives and
  * before a byte of it is parsed, plus short request timers, so half-sent requests cannot hold every file
- * descriptor of the process (docs/decisions.md, "Connection caps").
+ * descriptor of the process (docs/decisions/0142-connection-caps-and-request-timers.md).
  */
 
 /** A refusal is logged once per address (or once for the listener's total) in this much time. */

@@ -15,7 +15,10 @@ export interface RestRoute {
   variables(body: Record<string, unknown>): Record<string, unknown>;
   /** The variable the whole body fills (its fields are the body's); absent: the body's fields are the variables. */
   bodyVariable?: string;
-  /** Unknown body fields are ignored (decisions.md, legacy compatibility), except those this refuses with 400. */
+  /**
+   * Unknown body fields are ignored (docs/decisions/0094-unknown-rest-fields-ignored.md), except those this
+   * refuses with 400 (docs/decisions/0095-fields-naming-a-target-refused.md).
+   */
   refuseUnknown?: { test(field: string): boolean; message: string };
   /** Operation data → the contract's JSON: `pass` or `compact`, whose field the OpenAPI document reads. */
   shape: Shape;

@@ -109,7 +109,8 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge, kinds: KeyKin
     const document = route.document === null ? null : edge.prepare(route.document);
     const fields = document === null ? null : bodyFields(edge.schema, document, route.bodyVariable);
     const shape = document === null ? [] : bodyShape(edge.schema, document, route.bodyVariable);
-    // The key is checked before the body is read, so bad credentials are 401 whatever the body (decisions.md).
+    // The key is checked before the body is read, so bad credentials are 401 whatever the body
+    // (docs/decisions/0008-rest-401-before-anything-else.md).
     const authenticate = async (req: Request, res: Response, next: express.NextFunction) => {
       const ctx = await edge.contextFor(req.headers, String((req as { id?: unknown }).id ?? ""));
       const problem = restKeyProblem(ctx.principal, req.headers, route.kind, kinds);

@@ -54,8 +54,8 @@ export interface TransitionRequest {
   receiptUrl?: string | null;
   clientId?: string | null;
   /**
-   * A late payment (generic QR area, docs/decisions.md): the one move out of EXPIRED, to SUCCESS as
-   * `payment.completed`, when the network shows a payment after the transaction was declared expired.
+   * A late payment (generic QR area, docs/decisions/0107-late-payments.md): the one move out of EXPIRED, to
+   * SUCCESS as `payment.completed`, when the network shows a payment after the transaction was declared expired.
    * Also allowed from a non-terminal state (paid after expiry, seen during the grace). Recorded as `upstream.late`.
    */
   late?: boolean;

@@ -6,7 +6,7 @@ import { Agent, buildConnector } from "undici";
 
 /**
  * The one egress policy for addresses the service is told to reach by someone else (webhook endpoints,
- * payment-link pages): in production only public unicast addresses (docs/decisions.md, "Egress policy").
+ * payment-link pages): in production only public unicast addresses (docs/decisions/0116-one-egress-policy.md).
  *
  * - ipaddr.js classifies the address; anything but `unicast` is refused (loopback, private, link-local,
  *   carrier-grade NAT, documentation/benchmark/reserved ranges, multicast, broadcast, Teredo, ...).

@@ -208,8 +208,8 @@ export class WebhookDispatcher {
     let error: string | null = null;
     try {
       // The agent resolves the name once, checks every address and connects to a checked one. `request`, not
-      // `fetch`: a quarter of the CPU per delivery (docs/decisions.md), and it never follows a redirect (a 3xx is
-      // an answer, recorded as a failure like any non-2xx).
+      // `fetch`: a quarter of the CPU per delivery (docs/decisions/0148-webhook-dispatcher-posts-with-request.md),
+      // and it never follows a redirect (a 3xx is an answer, recorded as a failure like any non-2xx).
       const res = await request(c.url, {
         dispatcher: this.agent,
         method: "POST",

@@ -9,7 +9,8 @@ import type { KeyKindSpec } from "../auth/key-kinds.js";
 /**
  * `npm run admin -- listen --forward-to URL`: a merchant's local receiver gets the caller's events with no public
  * URL. Subscribes to `transactionUpdates` over graphql-ws and POSTs each event to the URL with the body and
- * headers a webhook delivery has, signed with a secret the merchant knows (docs/decisions.md, issue 18).
+ * headers a webhook delivery has, signed with a secret the merchant knows (docs/decisions/0103-listen-cli.md,
+ * issue 18).
  */
 const QUERY = `subscription($lastEventId: ID) {
   transactionUpdates(lastEventId: $lastEventId) {

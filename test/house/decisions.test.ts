@@ -14,7 +14,7 @@ const records = readdirSync(DIR)
   .filter((f) => f.endsWith(".md") && f !== "TEMPLATE.md")
   .sort();
 const text = (f: string) => readFileSync(join(DIR, f), "utf8");
-/** Links from the index into the records' folder, as written (`decisions/0001-one-table.md`). */
+/** Links from the index into the records' folder, as written (`decisions/0001-one-table-for-three-areas.md`). */
 const indexLinks = [...index.matchAll(/\]\((decisions\/[^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1] as string);
 const idOf = (f: string) => f.slice(0, 4);
 const SECTIONS = ["Context", "Decision", "Consequences", "Measured"];

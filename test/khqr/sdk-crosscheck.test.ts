@@ -1,7 +1,8 @@
 // Cross-check against the national reference SDK (bakong-khqr 1.0.20), on a generated corpus
 // (corpus.ts) and on real strings from KHQR implementations' test suites (wild-vectors.ts). Where
 // the SDK departs from the standard our codec follows the standard; those cases are listed in
-// corpus.ts (KNOWN_DISAGREEMENTS), docs/decisions.md and the README's KHQR section, and asserted
+// corpus.ts (KNOWN_DISAGREEMENTS), docs/decisions/0055-khqr-codec.md,
+// docs/decisions/0061-khqr-cross-implementation-corpus.md and the README's KHQR section, and asserted
 // here both ways so a change on either side shows up.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";

@@ -2,9 +2,9 @@ import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/glob
 import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 
-// Paid before expiry is paid (issue 20, docs/decisions.md "Late payments"): a generic QR transaction becomes
-// EXPIRED only after a check at or after its expiry answers "not paid", or once the grace is over; a payment
-// seen afterwards is still recorded, as payment.completed with late: true, for reconciliation.
+// Paid before expiry is paid (issue 20, docs/decisions/0107-late-payments.md): a generic QR transaction
+// becomes EXPIRED only after a check at or after its expiry answers "not paid", or once the grace is over; a
+// payment seen afterwards is still recorded, as payment.completed with late: true, for reconciliation.
 
 interface QrTx {
   transactionId: string;

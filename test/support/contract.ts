@@ -1,5 +1,6 @@
 // The contract's answers, written out independently of src (the REST contract's shapes, the error table of README "API in brief",
-// docs/decisions.md): every check returns null when the answer conforms, else a short reason.
+// the decision records in docs/decisions/): every check returns null when the answer conforms, else a short
+// reason.
 
 /** README "API in brief": code ↔ HTTP status. */
 export const ERROR_STATUS: Record<string, number> = {
@@ -24,7 +25,10 @@ export const ERROR_STATUS: Record<string, number> = {
 export const GRAPHQL_WORDS =
   /\$\w|\bVariable\b|!|\b[A-Z]\w*Input\b|\b(Float|Int|String|Boolean|JSONObject|ID)\b|non-null/;
 
-/** Extra members an error may carry beyond code/message/details (decisions.md: upstream answers). */
+/**
+ * Extra members an error may carry beyond code/message/details (upstream answers:
+ * docs/decisions/0010-error-codes.md, docs/decisions/0160-one-upstream-http-client.md).
+ */
 const ERROR_EXTRAS: Record<string, string[]> = {
   UPSTREAM_REJECTED: ["upstream", "gatewayStatus"],
   UPSTREAM_UNAVAILABLE: ["upstream", "endpoint", "reason", "transactionId", "status"],
@@ -119,7 +123,10 @@ export function checkDecodeResult(b: unknown): string | null {
   );
 }
 
-/** 2xx bodies per REST path (the REST contract; decisions.md for the parts it leaves open). */
+/**
+ * 2xx bodies per REST path (the REST contract; the decision records in docs/decisions/ for the parts it leaves
+ * open).
+ */
 export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/qr/generate": (b) => {
     const o = b as Obj;

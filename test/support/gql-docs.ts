@@ -395,7 +395,10 @@ export function build(family: Family, seed: number, size: number): Built {
   return { query: `${opType}${varDefs} { ${body} } ${extraDefs}`.trim(), variables };
 }
 
-/** Independent measure of decisions.md's limits: field nesting depth (a root field is 1) and fields selected, fragments expanded. */
+/**
+ * Independent measure of the limits of docs/decisions/0012-graphql-limits.md: field nesting depth (a root field
+ * is 1) and fields selected, fragments expanded.
+ */
 export function measureDoc(doc: DocumentNode): { depth: number; fields: number }[] {
   const frags = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) frags.set(d.name.value, d);

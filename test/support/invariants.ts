@@ -149,7 +149,8 @@ export async function assertInvariants(
     for (const r of txRows) {
       const es = byTx.get(r.id) ?? [];
       const types = es.map((e) => e.type);
-      // A late payment (generic QR, decisions.md "Late payments"): payment.expired, then payment.completed (SUCCESS).
+      // A late payment (generic QR, docs/decisions/0107-late-payments.md): payment.expired, then
+      // payment.completed (SUCCESS).
       const latePayment =
         r.area === "qr" &&
         r.status === "SUCCESS" &&
@@ -159,7 +160,7 @@ export async function assertInvariants(
       if (types[0] !== "payment.created" || types.filter((t) => t === "payment.created").length !== 1)
         badSeq.push(`${r.id}: ${types.join(",")} (created must come first, once)`);
       // The one event a terminal transaction may still take: a gateway-link SUCCESS whose receipt came after the
-      // approval gets one transaction.updated (decisions.md, legacy compatibility).
+      // approval gets one transaction.updated (docs/decisions/0097-gateway-link-events-and-the-late-receipt.md).
       const at = terminal.length === 1 ? es.indexOf(terminal[0]) : -1;
       const after = at < 0 ? [] : es.slice(at + 1);
       const lateReceipt =

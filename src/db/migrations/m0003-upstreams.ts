@@ -2,8 +2,8 @@ import { Migration } from "@mikro-orm/migrations";
 
 /**
  * Issue 20. The late watch of the generic QR area: an EXPIRED transaction keeps a next check while a late payment is
- * still looked for (docs/decisions.md, issue 20). This partial index covers exactly those rows, as
- * transaction_due_idx covers the pending ones. And the operator-replaced network token (qr/network-token.ts).
+ * still looked for (docs/decisions/0107-late-payments.md, issue 20). This partial index covers exactly those rows,
+ * as transaction_due_idx covers the pending ones. And the operator-replaced network token (qr/network-token.ts).
  */
 export class M0003Upstreams extends Migration {
   override name = "m0003-upstreams";

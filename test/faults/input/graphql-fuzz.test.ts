@@ -226,7 +226,8 @@ function judge(
   if (nestError) return fail(`nested ${nesting} deep (≤ 100) but refused for it`);
   const doc = tryParse(query);
   if (doc === null) return { problem: null };
-  // Limits (decisions.md): depth ≤ 12, ≤ 500 fields per operation, measured here independently.
+  // Limits (docs/decisions/0012-graphql-limits.md): depth ≤ 12, ≤ 500 fields per operation, measured here
+  // independently.
   const sizes = measureDoc(doc);
   const over = sizes.some((s) => s.depth > 12 || s.fields > 500);
   const limitError = (body.errors ?? []).some((e) =>

@@ -217,7 +217,10 @@ const injectionArb = fc.record({
 
 // ---- bodies per endpoint ----------------------------------------------------------------------
 
-/** Valid bodies (by the contract and decisions.md) and a per-field arbitrary of hostile values. */
+/**
+ * Valid bodies (by the contract and the decision records in docs/decisions/) and a per-field arbitrary of hostile
+ * values.
+ */
 interface BodyModel {
   /** Bodies that must be accepted for the authenticated tenant. */
   valid: fc.Arbitrary<Record<string, J>>;
@@ -740,8 +743,9 @@ function describeCase(route: string, c: Case, req: OutRequest, a: Answer): strin
 
 /**
  * A valid gateway-link generate whose Chromium died while it opened the page is answered 502 with a FAILED
- * transaction, as designed (decisions.md). That is the upstream failing, not bad input: it is tolerated only
- * when the service logged the browser's death during the batch, and counted in the summary.
+ * transaction, as designed (docs/decisions/0022-gateway-link-no-qr-is-a-failed-payment.md). That is the upstream
+ * failing, not bad input: it is tolerated only when the service logged the browser's death during the batch, and
+ * counted in the summary.
  */
 function browserFault(route: string, a: Answer, browserDied: boolean): boolean {
   return (
