@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
 import { waitFor } from "../support/wait.js";
+import { keepOutput, withOutput } from "../support/child-output.js";
 
 const ONE = `subscription($id: ID!, $last: ID) { transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { transactionId status } meta } }`;
 type One = {
@@ -55,27 +56,30 @@ describe("GraphQL subscriptions", () => {
         NETWORK_API_TOKEN: "sim-network-token",
         QR_MONITOR_INTERVAL_MS: "500",
       },
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
+    const output = keepOutput(worker);
     try {
-      const g = await gen();
-      const { sub } = subscribe<One>(t.url, AUTH.qr(tenant.keys.qr), ONE, { id: g.transactionId });
-      await new Promise((r) => setTimeout(r, 500));
-      await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
-      // When the worker commits SUCCESS, A hears it through LISTEN/NOTIFY.
-      const seen = await waitFor(
-        async () => sub.events.find((e) => e.transactionUpdated.transaction.status === "SUCCESS"),
-        20_000,
-        20,
-      );
-      const [row] = await t.app.core.db.query<{ created_at: string }>(
-        `select created_at from transaction_event where id = ?`,
-        [seen.transactionUpdated.id],
-      );
-      const committed = Date.parse(row.created_at.replace(" ", "T").replace(/\+00$/, "Z"));
-      expect(Date.now() - committed).toBeLessThan(1000);
-      expect(seen.transactionUpdated.meta).toEqual({ k: "v" });
-      await sub.done; // terminal → the subscription completes
+      await withOutput(output, async () => {
+        const g = await gen();
+        const { sub } = subscribe<One>(t.url, AUTH.qr(tenant.keys.qr), ONE, { id: g.transactionId });
+        await new Promise((r) => setTimeout(r, 500));
+        await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
+        // When the worker commits SUCCESS, A hears it through LISTEN/NOTIFY.
+        const seen = await waitFor(
+          async () => sub.events.find((e) => e.transactionUpdated.transaction.status === "SUCCESS"),
+          20_000,
+          20,
+        );
+        const [row] = await t.app.core.db.query<{ created_at: string }>(
+          `select created_at from transaction_event where id = ?`,
+          [seen.transactionUpdated.id],
+        );
+        const committed = Date.parse(row.created_at.replace(" ", "T").replace(/\+00$/, "Z"));
+        expect(Date.now() - committed).toBeLessThan(1000);
+        expect(seen.transactionUpdated.meta).toEqual({ k: "v" });
+        await sub.done; // terminal → the subscription completes
+      });
     } finally {
       worker.kill("SIGTERM");
       await new Promise((r) => worker.once("exit", r));

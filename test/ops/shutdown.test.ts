@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
+import { keepOutput, withOutput } from "../support/child-output.js";
 
 describe("process shutdown", () => {
   it("SIGTERM stops a production serve process cleanly within seconds (exit code 0)", async () => {
@@ -35,22 +36,25 @@ describe("process shutdown", () => {
         NETWORK_API_URL: "http://127.0.0.1:9/network",
         GATEWAY_API_URL: "http://127.0.0.1:9/gateway",
       },
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
+    const output = keepOutput(child);
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
-      await waitFor(
-        () =>
-          fetch(`http://127.0.0.1:${port}/readyz`).then(
-            (r) => r.ok,
-            () => false,
-          ),
-        30_000,
-      );
-      const started = Date.now();
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
-      expect(Date.now() - started).toBeLessThan(10_000);
+      await withOutput(output, async () => {
+        await waitFor(
+          () =>
+            fetch(`http://127.0.0.1:${port}/readyz`).then(
+              (r) => r.ok,
+              () => false,
+            ),
+          30_000,
+        );
+        const started = Date.now();
+        child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+        expect(Date.now() - started).toBeLessThan(10_000);
+      });
     } finally {
       child.kill("SIGKILL");
       await db.drop();
