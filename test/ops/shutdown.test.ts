@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
+import { statusOf } from "../support/http.js";
 import { keepOutput, withOutput } from "../support/child-output.js";
 
 describe("process shutdown", () => {
@@ -42,14 +43,8 @@ describe("process shutdown", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
       await withOutput(output, async () => {
-        await waitFor(
-          () =>
-            fetch(`http://127.0.0.1:${port}/readyz`).then(
-              (r) => r.ok,
-              () => false,
-            ),
-          30_000,
-        );
+        const ready = () => statusOf(`http://127.0.0.1:${port}/readyz`).catch(() => 0);
+        await waitFor(async () => (await ready()) === 200, 30_000);
         const started = Date.now();
         child.kill("SIGTERM");
         expect(await exited).toBe(0);

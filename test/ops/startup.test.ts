@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, AUTH, post } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
+import { statusOf } from "../support/http.js";
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {
@@ -107,15 +108,8 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       child.stdout.on("data", (d: Buffer) => (output += d.toString()));
       child.stderr.on("data", (d: Buffer) => (output += d.toString()));
       try {
-        await waitFor(
-          () =>
-            fetch(`http://127.0.0.1:${port}/healthz`).then(
-              (r) => r.ok,
-              () => false,
-            ),
-          60_000,
-          250,
-        );
+        const healthy = () => statusOf(`http://127.0.0.1:${port}/healthz`).catch(() => 0);
+        await waitFor(async () => (await healthy()) === 200, 60_000, 250);
         expect(output.match(/running in production on the embedded database/g)).toHaveLength(1);
       } finally {
         child.kill("SIGKILL");
