@@ -5,7 +5,7 @@
 // Why: jest ends a worker 500 ms after its last file and prints "A worker process has failed to exit gracefully"
 // when the worker is still busy. The one file this log named (test/rest/openapi.test.ts) and the service processes'
 // readiness poll both read statuses off response bodies left unread, which hold their sockets; they read their
-// bodies now (test/support/http.ts statusOf). Jest's line is not gone: both full runs on a slower machine printed it
+// bodies now (test/support/http.ts statusOf). Jest's line is not gone: every full run on a slower machine printed it
 // once (exit code 0) while this log named nothing, so what holds that worker is outside what a file opens.
 const { TestEnvironment } = require("jest-environment-node");
 const { appendFileSync, mkdirSync } = require("node:fs");
