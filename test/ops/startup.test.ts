@@ -8,6 +8,7 @@ import { createTestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, AUTH, post } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 import { statusOf } from "../support/http.js";
+import { keepOutput } from "../support/child-output.js";
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {
@@ -104,13 +105,11 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
         },
         stdio: ["ignore", "pipe", "pipe"],
       });
-      let output = "";
-      child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+      const output = keepOutput(child);
       try {
         const healthy = () => statusOf(`http://127.0.0.1:${port}/healthz`).catch(() => 0);
         await waitFor(async () => (await healthy()) === 200, 60_000, 250);
-        expect(output.match(/running in production on the embedded database/g)).toHaveLength(1);
+        expect(output().match(/running in production on the embedded database/g)).toHaveLength(1);
       } finally {
         child.kill("SIGKILL");
       }
@@ -234,20 +233,11 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const output = keepOutput(child);
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(
-        () =>
-          fetch(`${base}/readyz`).then(
-            (r) => r.ok,
-            () => false,
-          ),
-        60_000,
-        250,
-      );
+      const ready = () => statusOf(`${base}/readyz`).catch(() => 0);
+      await waitFor(async () => (await ready()) === 200, 60_000, 250);
       const demo = JSON.parse((await import("node:fs")).readFileSync(join(dataDir, "demo.json"), "utf8")) as {
         keys: { qr: string; gatewayLink: string };
       };
@@ -271,7 +261,7 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       );
       expect(qr.status).toBe(200);
       // The log said so at start-up, before anyone asked.
-      expect(output).toMatch(/no executable at .*no-chromium-here.*CHROMIUM_PATH/);
+      expect(output()).toMatch(/no executable at .*no-chromium-here.*CHROMIUM_PATH/);
     } finally {
       child.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });

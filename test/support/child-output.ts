@@ -2,11 +2,11 @@
 // warning a service logs, such as Chromium's sandbox note when run as root, is no result of the run).
 import type { ChildProcess } from "node:child_process";
 
-/** Starts keeping the last 16 KB of what `child` writes (spawned with stdout and stderr piped). */
+/** Starts keeping what `child` writes to stdout and stderr, in the order it arrives (spawned with both piped). */
 export function keepOutput(child: ChildProcess): () => string {
   let kept = "";
   const take = (chunk: Buffer) => {
-    kept = (kept + chunk.toString("utf8")).slice(-16_384);
+    kept += chunk.toString("utf8");
   };
   child.stdout?.on("data", take);
   child.stderr?.on("data", take);
