@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -33,6 +33,8 @@ import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRout
 import { RateLimiter, rateLimitMiddleware } from "./rest/rate-limit.js";
 import { capConnections, descriptorWarning, httpServerOptions } from "./rest/connection-caps.js";
 import { BearerThrottle } from "./auth/bearer-throttle.js";
+import { clientAddress } from "./auth/client-address.js";
+import { scrapeRoute } from "./ops/scrape.js";
 import { credentialsFromHeaders } from "./auth/credentials.js";
 import { answerClientError } from "./rest/client-error.js";
 import { Scheduler } from "./jobs/scheduler.js";
@@ -390,6 +392,8 @@ interface Http {
   adminServer: Server | null;
   baseUrl: string;
   credentialThrottle: BearerThrottle;
+  /** Who a request comes from: TRUSTED_PROXIES' forwarded address, else the TCP peer (src/auth/client-address.ts). */
+  addressOf(req: IncomingMessage): string;
   now(): number;
 }
 
@@ -403,7 +407,8 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
   const server = createServer(httpServerOptions(config.http), app);
   server.on("clientError", answerClientError);
   const now = () => core.clock.now().getTime();
-  capConnections(server, config.http, logger, "public", now);
+  const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustedProxies);
+  capConnections(server, config.http, logger, "public", now, config.trustedProxies);
   const fdWarning = descriptorWarning(config.http, config.adminListener === null ? 1 : 2);
   if (fdWarning !== null) logger.warn(fdWarning);
   await listen(server, config.port, config.host);
@@ -430,13 +435,17 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
   // the simulators' paths: they stand in for the upstreams, whose own bearer tokens (the network API's JWT) our
   // monitors send from this very address, so counting them would lock the demo's payments out.
   // One budget per address for every channel: this middleware on both listeners, and the websockets' connection_init.
+  // /metrics judges its tokens itself (src/ops/scrape.ts).
   const credentialThrottle = new BearerThrottle(
-    async (token) => auth.isAdminToken(token) || (await auth.verifyClientToken(token)) !== null,
-    { maxFailures: config.adminThrottle.maxFailures, windowMs: config.adminThrottle.windowMs },
+    {
+      isAdminToken: (token) => auth.isAdminToken(token),
+      isClientToken: async (token) => (await auth.verifyClientToken(token)) !== null,
+    },
+    { maxFailures: config.adminThrottle.maxFailures, windowMs: config.adminThrottle.windowMs, addressOf },
   );
   const throttleBearers = credentialThrottle.middleware();
   const bearerThrottle: express.RequestHandler = (req, res, next) =>
-    req.path.startsWith("/sim/") ? next() : throttleBearers(req, res, next);
+    req.path.startsWith("/sim/") || SCRAPE_PATH.test(req.path) ? next() : throttleBearers(req, res, next);
   app.use(bearerThrottle);
   app.get("/healthz", (_req, res) => void res.json({ ok: true }));
 
@@ -451,28 +460,15 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
     adminApp.use(bearerThrottle);
     adminApp.get("/healthz", (_req, res) => void res.json({ ok: true }));
   }
-  const scrape = async (_req: express.Request, res: express.Response) => {
-    res.setHeader("content-type", metrics.registry.contentType);
-    res.setHeader("cache-control", "no-store");
-    res.send(await metrics.registry.metrics());
-  };
-  if (adminServer !== null) adminApp.get("/metrics", scrape);
+  const scrape = (accepts: ((token: string) => boolean) | null) =>
+    scrapeRoute({ metrics, accepts, throttle: credentialThrottle, addressOf, now });
+  if (adminServer !== null) adminApp.get("/metrics", scrape(null));
   else
-    app.get("/metrics", (req, res, next) => {
-      const token = credentialsFromHeaders(req.headers).bearer ?? "";
-      const ok =
-        token !== "" && (auth.isAdminToken(token) || (config.metricsToken !== null && token === config.metricsToken));
-      if (ok) return void scrape(req, res).catch(next);
-      res.setHeader("www-authenticate", 'Bearer realm="metrics"');
-      res.status(401).json({
-        error: {
-          code: "UNAUTHENTICATED",
-          message: "/metrics needs Authorization: Bearer <METRICS_TOKEN or ADMIN_TOKEN>",
-          details: [],
-        },
-      });
-    });
-  return { app, server, adminApp, adminServer, baseUrl, credentialThrottle, now };
+    app.get(
+      "/metrics",
+      scrape((token) => auth.isAdminToken(token) || (config.metricsToken !== null && token === config.metricsToken)),
+    );
+  return { app, server, adminApp, adminServer, baseUrl, credentialThrottle, addressOf, now };
 }
 
 /** A caller's request id is echoed and logged only if it is short and plain; anything else gets our own. */
@@ -539,7 +535,7 @@ async function mountModules(
   if (limiter !== null)
     app.use(
       ["/graphql", ...defs.flatMap((d) => d.rateLimited ?? [])],
-      rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers))),
+      rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers)), http.addressOf),
     );
   const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
   const edge = await createGraphQLEdge(await schemaOf(defs), http.server, {
@@ -551,6 +547,7 @@ async function mountModules(
     invalidations: core.invalidations,
     limiter,
     credentialThrottle: http.credentialThrottle,
+    addressOf: http.addressOf,
     ws: config.ws,
     limits: config.graphql,
     now: () => clock.now().getTime(),
@@ -629,7 +626,7 @@ async function closeHttpEdge(http: Http, config: Config, logger: Logger): Promis
     adminApp.use(notFoundHandler());
     adminApp.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
     adminServer.on("clientError", answerClientError);
-    capConnections(adminServer, config.http, logger, "operator", http.now);
+    capConnections(adminServer, config.http, logger, "operator", http.now, config.trustedProxies);
     await listen(adminServer, config.adminListener!.port, config.adminListener!.host);
   }
   app.use(bodyErrors);
@@ -656,6 +653,9 @@ async function stopApp(http: Http, edge: GraphQLEdge | null, storage: Storage, m
   await storage.orm.close();
   await storage.embedded?.stop();
 }
+
+/** The paths express routes to GET /metrics (case-insensitive, trailing slash allowed): the scrape judges their tokens. */
+const SCRAPE_PATH = /^\/metrics\/?$/i;
 
 /** What an x-request-id may be: 1–128 characters of a safe alphabet (no spaces, quotes, control characters). */
 const REQUEST_ID = /^[A-Za-z0-9._:@+=/-]{1,128}$/;

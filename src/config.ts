@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import ipaddr from "ipaddr.js";
 // Types only (erased): the packages themselves are loaded on first use, in production (estimateStrength).
 import type * as ZxcvbnCore from "@zxcvbn-ts/core";
 import type { ZxcvbnFactory, ZxcvbnResult } from "@zxcvbn-ts/core";
@@ -38,6 +39,11 @@ export interface Config {
   rateLimit: { perMinute: number };
   /** Failed bearer tokens allowed per client address per window before 429 (BEARER_FAILURES_PER_MINUTE). */
   adminThrottle: { maxFailures: number; windowMs: number };
+  /**
+   * TRUSTED_PROXIES, as `address/bits` ranges: a request whose TCP peer is in one is attributed to the address the
+   * proxy forwarded (src/auth/client-address.ts). Empty: every request is its TCP peer's.
+   */
+  trustedProxies: readonly string[];
   /**
    * The operator listener (ADMIN_PORT, ADMIN_HOST): admin API, dashboard and metrics, off the public port.
    * Null: everything on PORT, with /metrics behind a bearer token.
@@ -277,6 +283,47 @@ function origin(env: Env, name: string): string | null {
   return list[0] ?? null;
 }
 
+const IPV4 = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/**
+ * An address as a proxy or an operator writes it, strictly: dotted-quad IPv4 without leading zeros (ipaddr.js
+ * alone would read `010.0.0.1` as octal and `127.1` as 127.0.0.1), or IPv6 without a zone; IPv4-mapped IPv6 is
+ * read as the IPv4 address it carries. Null for anything else.
+ */
+export function strictAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (IPV4.test(text)) return ipaddr.IPv4.parse(text);
+  if (!text.includes(":") || text.includes("%") || !ipaddr.IPv6.isValid(text)) return null;
+  return ipaddr.process(text);
+}
+
+/** A range as trustedProxies holds it (`address/bits`). */
+export function parseCidr(range: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+  return ipaddr.parseCIDR(range);
+}
+
+/** A comma-separated list of addresses and CIDR ranges (`10.0.0.0/8, 2001:db8::/32, 172.30.0.2`), as ranges. */
+function addressRanges(env: Env, name: string): string[] {
+  const raw = str(env, name);
+  if (raw === null) return [];
+  return raw
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "")
+    .map((item) => {
+      const [text, bits, extra] = item.split("/");
+      const address = strictAddress(text as string);
+      const max = address?.kind() === "ipv4" ? 32 : 128;
+      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+      // A mapped IPv4 range (::ffff:10.0.0.0/104) is read as IPv4 above; its prefix would not be: refused.
+      const mappedRange = bits !== undefined && address?.kind() === "ipv4" && !IPV4.test(text as string);
+      if (address === null || extra !== undefined || !(prefix <= max) || mappedRange)
+        throw new ConfigError(
+          `${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${item}"`,
+        );
+      return `${address.toString()}/${prefix}`;
+    });
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], dflt: T): T {
   const raw = str(env, name);
   if (raw === null) return dflt;
@@ -397,6 +444,7 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
         : { port: int(env, "ADMIN_PORT", 0, 0, 65535), host: str(env, "ADMIN_HOST") ?? "127.0.0.1" },
     metricsToken: str(env, "METRICS_TOKEN"),
     adminThrottle: { maxFailures: int(env, "BEARER_FAILURES_PER_MINUTE", 10, 1, 100_000), windowMs: 60_000 },
+    trustedProxies: addressRanges(env, "TRUSTED_PROXIES"),
     ws: {
       maxLifetimeMs: int(env, "WS_MAX_LIFETIME_MS", 3600_000, 1000, 7 * 24 * 3600_000),
       maxSocketsPerPrincipal: int(env, "WS_MAX_SOCKETS_PER_PRINCIPAL", 200, 1, 1_000_000),

@@ -25,18 +25,28 @@ export function throttledMessage(seconds: number): string {
  * and the websocket finding after it): HTTP bearer tokens on the public port and on the operator listener,
  * and graphql-ws `connection_init` credentials, all count here. After `maxFailures` wrong tokens within
  * `windowMs`, each channel refuses that address's credentials until the window ends — without checking them,
- * so even the right token is refused and guessing at network speed learns nothing. A correct token never
- * counts; requests without a bearer token are not affected (API keys have their own rate limit).
+ * so even the right admin token is refused and guessing at network speed learns nothing. One exception: a
+ * valid client token is still accepted (docs/decisions/0169-throttles-spare-the-innocent.md). A client token
+ * carries a 256-bit HMAC, which no rate of guessing finds, and every shopper behind one NAT or proxy shares an
+ * address: refusing it would let one sender of bogus tokens stop every checkout page there. A correct token
+ * never counts; requests without a bearer token are not affected (API keys have their own rate limit).
  */
 export class BearerThrottle {
   private readonly failures = new Map<string, { count: number; until: number }>();
 
   constructor(
-    private readonly isValid: (token: string) => boolean | Promise<boolean>,
-    private readonly opts: { maxFailures: number; windowMs: number; now?: () => number } = {
-      maxFailures: 10,
-      windowMs: 60_000,
+    private readonly judge: {
+      isAdminToken(token: string): boolean;
+      /** A client token that is valid now (signature, expiry, its key active). */
+      isClientToken(token: string): boolean | Promise<boolean>;
     },
+    private readonly opts: {
+      maxFailures: number;
+      windowMs: number;
+      now?: () => number;
+      /** Who a request comes from (src/auth/client-address.ts); the TCP peer when not given. */
+      addressOf?: (req: Request) => string;
+    } = { maxFailures: 10, windowMs: 60_000 },
   ) {}
 
   private now(): number {
@@ -54,6 +64,21 @@ export class BearerThrottle {
       return 0;
     }
     return f.count >= this.opts.maxFailures ? Math.ceil(left / 1000) : 0;
+  }
+
+  /**
+   * Seconds until `token` from `address` may be judged, or 0. While the address is throttled only a valid client
+   * token gets through; anything else, the admin token included, is refused without being compared to it.
+   */
+  async refusal(address: string, token: string): Promise<number> {
+    const wait = this.blockedFor(address);
+    if (wait === 0) return 0;
+    return (await this.judge.isClientToken(token)) ? 0 : wait;
+  }
+
+  /** Whether `token` is a credential this throttle protects and it is right (the admin token, a client token). */
+  private async isValid(token: string): Promise<boolean> {
+    return this.judge.isAdminToken(token) || (await this.judge.isClientToken(token));
   }
 
   /** One wrong credential from `address`, on any channel. */
@@ -76,18 +101,19 @@ export class BearerThrottle {
       // The same reading of the header as authentication's (src/auth/credentials.ts).
       const token = credentialsFromHeaders(req.headers).bearer;
       if (token === undefined) return next();
-      const address = req.socket.remoteAddress ?? "unknown";
-      const wait = this.blockedFor(address);
-      if (wait > 0) {
-        res.setHeader("retry-after", String(wait));
-        res.status(429).json({ error: { code: "RATE_LIMITED", message: throttledMessage(wait), details: [] } });
-        return;
-      }
-      if (token === "") return next();
-      Promise.resolve(this.isValid(token)).then((valid) => {
-        if (!valid) this.fail(address);
+      const address = this.opts.addressOf?.(req) ?? req.socket.remoteAddress ?? "unknown";
+      const judged = async () => {
+        const wait = this.blockedFor(address);
+        if (wait > 0 && !(await this.judge.isClientToken(token))) {
+          res.setHeader("retry-after", String(wait));
+          res.status(429).json({ error: { code: "RATE_LIMITED", message: throttledMessage(wait), details: [] } });
+          return;
+        }
+        // Throttled but a valid client token: on, without comparing it to the admin token.
+        if (wait === 0 && token !== "" && !(await this.isValid(token))) this.fail(address);
         next();
-      }, next);
+      };
+      judged().catch(next);
     };
   }
 }

@@ -1,3 +1,4 @@
+import type { Request } from "express";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/sql.js";
@@ -15,6 +16,7 @@ import { createGatewayClient } from "./upstream-client.js";
 import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
 import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
 import { RateLimiter } from "../auth/rate-limit.js";
+import { clientAddress } from "../auth/client-address.js";
 import { GatewayResolver } from "./gateway.resolver.js";
 import { GATEWAY_ROUTES } from "./gateway.routes.js";
 import { GATEWAY_AREA } from "./area.js";
@@ -26,7 +28,7 @@ import { GatewayConfigResolver } from "./gateway-config.resolver.js";
 import { gatewaySettings, type GatewaySettings } from "./settings.js";
 
 export interface GatewayModuleDeps {
-  config: Pick<Config, "upstreamTimeoutMs" | "rateLimit">;
+  config: Pick<Config, "upstreamTimeoutMs" | "rateLimit" | "trustedProxies">;
   /** Where this process is reachable: the simulated gateway API's default address. */
   baseUrl: string;
   clock: Clock;
@@ -79,7 +81,11 @@ export function createGatewayModule(deps: GatewayModuleDeps, settings: GatewaySe
       // Unauthenticated, so outside the per-credential limiter: its own buckets per address and per configuration.
       const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
       const { db, enqueue, logger } = deps;
-      app.post(`${PUSHBACK_PATH}/:configId`, pushbackRouter({ db, configs, enqueue, logger, clock, limiter }));
+      const addressOf = (req: Request) => clientAddress(req, config.trustedProxies);
+      app.post(
+        `${PUSHBACK_PATH}/:configId`,
+        pushbackRouter({ db, configs, enqueue, logger, clock, limiter, addressOf }),
+      );
     },
     async stop() {
       await client.close();

@@ -1,4 +1,4 @@
-import express, { type RequestHandler } from "express";
+import express, { type Request, type RequestHandler } from "express";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
@@ -21,6 +21,8 @@ export interface PushbackDeps {
   clock: Clock;
   /** Buckets per client address and per configuration (RATE_LIMIT_PER_MINUTE); null: not limited. */
   limiter: RateLimiter | null;
+  /** Who a request comes from (src/auth/client-address.ts). */
+  addressOf: (req: Request) => string;
 }
 
 /**
@@ -28,9 +30,9 @@ export interface PushbackDeps {
  * one address is refused before it drains a configuration's bucket), then per configuration named in the path,
  * whether or not it exists (a 429 says nothing about which ids exist).
  */
-function pushbackLimit(limiter: RateLimiter): RequestHandler {
+function pushbackLimit(limiter: RateLimiter, addressOf: PushbackDeps["addressOf"]): RequestHandler {
   return (req, res, next) => {
-    const address = addressKey(req.socket.remoteAddress ?? "unknown");
+    const address = addressKey(addressOf(req));
     const wait =
       limiter.take(`pushback-address:${address}`) || limiter.take(`pushback-config:${String(req.params.configId)}`);
     if (wait === 0) return next();
@@ -87,7 +89,7 @@ export function pushbackRouter(deps: PushbackDeps): RequestHandler[] {
     }
   };
   return [
-    ...(deps.limiter === null ? [] : [pushbackLimit(deps.limiter)]),
+    ...(deps.limiter === null ? [] : [pushbackLimit(deps.limiter, deps.addressOf)]),
     express.json({ limit: "16kb" }),
     express.urlencoded({ extended: false, limit: "16kb" }),
     handle,

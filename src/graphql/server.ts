@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { ApolloServer } from "@apollo/server";
 import type { RequestHandler } from "express";
 import {
@@ -52,9 +52,12 @@ export interface GraphQLEdgeDeps {
   limiter?: RateLimiter | null;
   /**
    * The per-address budget of wrong admin and client tokens, shared with HTTP (app.ts): a wrong token in
-   * `connection_init` is charged to it, and a throttled address's sockets close with 4429 before any check.
+   * `connection_init` is charged to it, and a throttled address's sockets close with 4429 before any check
+   * (a valid client token excepted).
    */
-  credentialThrottle?: Pick<BearerThrottle, "blockedFor" | "fail"> | null;
+  credentialThrottle?: Pick<BearerThrottle, "refusal" | "fail"> | null;
+  /** Who a websocket's upgrade request comes from (src/auth/client-address.ts); the TCP peer when not given. */
+  addressOf?: (req: IncomingMessage) => string;
   ws?: SocketLimits & { keepaliveMs: number; idleTimeoutMs: number };
   /** Per-operation cost budget, response-size cap (bytes) and time budget (ms). */
   limits?: { maxCost: number; maxResponseBytes: number; timeBudgetMs: number };
@@ -115,6 +118,7 @@ export async function createGraphQLEdge(
     invalidations: deps.invalidations,
     limiter: deps.limiter ?? null,
     throttle: deps.credentialThrottle ?? null,
+    addressOf: deps.addressOf ?? ((req) => req.socket.remoteAddress ?? "unknown"),
     limits: deps.ws ?? DEFAULT_WS_LIMITS,
     maxCost: opLimits.maxCost,
     rules,

@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { randomUUID } from "node:crypto";
 import { WebSocketServer } from "ws";
 import { useServer, type Extra } from "graphql-ws/use/ws";
@@ -47,7 +47,9 @@ export interface WebSocketEdgeDeps {
   introspection: boolean;
   invalidations?: Invalidations;
   limiter: RateLimiter | null;
-  throttle: Pick<BearerThrottle, "blockedFor" | "fail"> | null;
+  throttle: Pick<BearerThrottle, "refusal" | "fail"> | null;
+  /** Who an upgrade request comes from (src/auth/client-address.ts): the budgets per address are charged to it. */
+  addressOf: (req: IncomingMessage) => string;
   limits: SocketLimits & { keepaliveMs: number; idleTimeoutMs: number };
   maxCost: number;
   /** The validation rules of every operation (graphql-js's and the edge's limits). */
@@ -67,8 +69,9 @@ export interface WebSocketEdge {
 
 /**
  * A socket's `connection_init` credentials under the per-address throttle it shares with HTTP: a throttled
- * address is refused before its token is even checked, and a wrong admin or client token is charged to it.
- * API keys are not throttled here, as over HTTP (they have the per-caller rate limit).
+ * address is refused before its token is checked (a valid client token excepted, as over HTTP), and a wrong
+ * admin or client token is charged to it. API keys are not throttled here, as over HTTP (they have the
+ * per-caller rate limit).
  */
 async function authenticateSocket(
   creds: Credentials,
@@ -78,7 +81,7 @@ async function authenticateSocket(
 ): Promise<Principal | { throttledFor: number }> {
   // The token authentication judges: the bearer token if there is one, else the clientToken.
   const token = creds.bearer || creds.clientToken;
-  const wait = token && throttle ? throttle.blockedFor(ip) : 0;
+  const wait = token && throttle ? await throttle.refusal(ip, token) : 0;
   if (wait > 0) return { throttledFor: wait };
   const principal = await auth.fromCredentials(creds);
   if (principal.type === "anonymous" && token) throttle?.fail(ip);
@@ -103,7 +106,7 @@ export function createWebSocketEdge(deps: WebSocketEdgeDeps): WebSocketEdge {
     (socket as unknown as { send: typeof send }).send = (data, cb) =>
       send(typeof data === "string" ? frames.splice(data) : data, cb);
     // Sockets per address are counted from the upgrade on: a flood of sockets that never authenticate counts.
-    const ip = request.socket.remoteAddress ?? "unknown";
+    const ip = deps.addressOf(request);
     if (!sockets.openAddress(ip)) {
       socket.close(CLOSE.TOO_MANY, `Too many sockets from this address (the limit is ${deps.limits.maxSocketsPerIp})`);
       return;
@@ -214,7 +217,7 @@ function socketAdmission(
     initWait.received(ctx.extra.socket);
     const creds = credentialsFromConnectionParams(ctx.connectionParams);
     const socket = ctx.extra.socket;
-    const ip = ctx.extra.request.socket.remoteAddress ?? "unknown";
+    const ip = deps.addressOf(ctx.extra.request);
     const principal = await authenticateSocket(creds, ip, deps.auth, deps.throttle);
     if ("throttledFor" in principal) {
       // graphql-ws clients treat 4429 as final: no reconnect loop against the throttle.

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import ipaddr from "ipaddr.js";
 import type { HttpLimits } from "../config.js";
 import type { Logger } from "../logger.js";
+import { isTrustedProxy } from "../auth/client-address.js";
 
 /**
  * Caps on open TCP connections per listener and per client address, applied as a connection arrives and
@@ -66,13 +67,19 @@ export class RefusalLog {
   }
 }
 
-/** Applies the caps to one listener (`name` says which in the log: public, operator). */
+/**
+ * Applies the caps to one listener (`name` says which in the log: public, operator). A trusted proxy
+ * (TRUSTED_PROXIES) is not capped per address: it carries every client behind it, and a connection's client is
+ * only known from its request headers, after the cap has acted; the listener's total still holds
+ * (docs/decisions/0168-trusted-proxies.md).
+ */
 export function capConnections(
   server: Server,
   limits: HttpLimits,
   logger: Logger,
   name: string,
   now: () => number,
+  trustedProxies: readonly string[] = [],
 ): void {
   const log = new RefusalLog(now);
   // Node resets connections over maxConnections itself, before any JavaScript socket exists, and says so.
@@ -91,6 +98,7 @@ export function capConnections(
     const remote = socket.remoteAddress;
     // No address: the peer is already gone.
     if (remote === undefined) return void socket.destroy();
+    if (isTrustedProxy(remote, trustedProxies)) return;
     const key = addressKey(remote);
     const n = open.get(key) ?? 0;
     if (n >= limits.maxConnectionsPerAddress) {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 import type { Principal } from "../auth/principal.js";
 import { bucketOf, rateLimitedMessage, type RateLimiter } from "../auth/rate-limit.js";
 import { sendError } from "./shim.js";
@@ -12,10 +12,12 @@ export { RateLimiter } from "../auth/rate-limit.js";
 export function rateLimitMiddleware(
   limiter: RateLimiter,
   resolve: (headers: Record<string, string | string[] | undefined>) => Promise<Principal>,
+  /** Who a request comes from (src/auth/client-address.ts): the bucket of a caller without credentials. */
+  addressOf: (req: Request) => string = (req) => req.socket.remoteAddress ?? "unknown",
 ): RequestHandler {
   return (req, res, next) => {
     resolve(req.headers).then((principal) => {
-      const wait = limiter.take(bucketOf(principal, req.socket.remoteAddress));
+      const wait = limiter.take(bucketOf(principal, addressOf(req)));
       if (wait === 0) return next();
       res.setHeader("retry-after", String(wait));
       sendError(res, 429, "RATE_LIMITED", rateLimitedMessage(wait));

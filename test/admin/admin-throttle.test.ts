@@ -234,7 +234,10 @@ describe("the throttle's budgets", () => {
     expect(throttleKey("2001:db8:1:2:aaaa::1")).toBe(throttleKey("2001:db8:1:2:bbbb:cccc:dddd:2"));
     expect(throttleKey("2001:db8:1:3::1")).not.toBe(throttleKey("2001:db8:1:2::1"));
     let now = 0;
-    const throttle = new BearerThrottle(() => false, { maxFailures: 3, windowMs: 60_000, now: () => now });
+    const throttle = new BearerThrottle(
+      { isAdminToken: () => false, isClientToken: () => false },
+      { maxFailures: 3, windowMs: 60_000, now: () => now },
+    );
     for (const a of ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"]) throttle.fail(a);
     expect(throttle.blockedFor("2001:db8:1:2::99")).toBe(60);
     expect(throttle.blockedFor("2001:db8:1:3::1")).toBe(0);

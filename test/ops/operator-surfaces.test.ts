@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
-import { statusOf } from "../support/http.js";
+import { Client, statusOf } from "../support/http.js";
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const gql = (url: string, token: string) =>
@@ -62,5 +62,56 @@ describe("the operator listener (ADMIN_PORT)", () => {
       AUTH.qr(tenant.keys.qr),
     );
     expect(g.status).toBe(200);
+  });
+});
+
+describe("/metrics scrapes have a budget of their own (BEARER_FAILURES_PER_MINUTE at its default, 10)", () => {
+  let t: TestApp;
+  const METRICS_TOKEN = "metrics-Zp4Qw8Lk2Nx7Rt5Vb9Hc3Jd6";
+  /** A request from `from` (a loopback address: the service sees it as the client's). */
+  const from = async (address: string, path: string, token: string) => {
+    const client = new Client(t.url, 1, address);
+    try {
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      if (path === "/metrics") return await client.send({ method: "GET", path, headers });
+      const body = Buffer.from(JSON.stringify({ query: "{ merchants { id } }" }));
+      return await client.send({ method: "POST", path, headers, body });
+    } finally {
+      client.close();
+    }
+  };
+  beforeAll(async () => {
+    t = await startTestApp({ METRICS_TOKEN, BEARER_FAILURES_PER_MINUTE: "" });
+  });
+  afterAll(async () => t?.stop());
+
+  it("a scraper with METRICS_TOKEN, 40 scrapes in a minute from one address, never locks the admin token out of it", async () => {
+    const scraper = "127.0.0.12";
+    const answers = [];
+    for (let i = 0; i < 40; i++) answers.push(await from(scraper, "/metrics", METRICS_TOKEN));
+    // A burst of 30, then one more every half second: the budget answers, never the failed-credential throttle.
+    expect(answers.slice(0, 30).map((a) => a.status)).toEqual(Array<number>(30).fill(200));
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 429)).toEqual([]);
+    const refused = answers.find((a) => a.status === 429);
+    expect(refused?.json).toEqual({
+      error: {
+        code: "RATE_LIMITED",
+        message: expect.stringMatching(/^Too many scrapes of \/metrics from this address; retry in \d+ s$/),
+        details: [],
+      },
+    });
+    expect((await from(scraper, "/graphql", ADMIN_TOKEN)).status).toBe(200);
+    // With the admin token as the scrape's credential it is the same.
+    for (let i = 0; i < 12; i++) await from("127.0.0.13", "/metrics", ADMIN_TOKEN);
+    expect((await from("127.0.0.13", "/graphql", ADMIN_TOKEN)).status).toBe(200);
+  });
+
+  it("wrong tokens at /metrics still count: after 10 the address is refused there and for the admin token", async () => {
+    const guesser = "127.0.0.14";
+    for (let i = 0; i < 10; i++)
+      expect((await from(guesser, "/metrics", `wrong-${i}-${"x".repeat(30)}`)).status).toBe(401);
+    expect((await from(guesser, "/metrics", METRICS_TOKEN)).status).toBe(429);
+    expect((await from(guesser, "/graphql", ADMIN_TOKEN)).status).toBe(429);
+    expect((await from("127.0.0.15", "/metrics", METRICS_TOKEN)).status).toBe(200);
   });
 });

@@ -57,12 +57,13 @@ export interface RawSocket {
 /**
  * A graphql-transport-ws socket driven by hand: connection_init with `params`, resolved once acknowledged
  * (or closed: then `closed` says how). For tests about the socket itself (close codes, caps, revocation).
- * `localAddress` (e.g. 127.0.0.2) makes the service see another client address over loopback.
+ * `localAddress` (e.g. 127.0.0.2) makes the service see another client address over loopback; `headers` go with
+ * the upgrade request (X-Forwarded-For, as a proxy in front would send it).
  */
 export async function openSocket(
   baseUrl: string,
   params: Record<string, string>,
-  opts: { localAddress?: string } = {},
+  opts: { localAddress?: string; headers?: Record<string, string> } = {},
 ): Promise<RawSocket> {
   const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/graphql`, "graphql-transport-ws", opts);
   const messages: RawSocket["messages"] = [];
