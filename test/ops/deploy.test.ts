@@ -4,6 +4,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readmeBlocks, runShell } from "../support/readme.js";
+import { isTrustedProxy } from "../../src/auth/client-address.js";
+import { loadConfig } from "../../src/config.js";
 
 /** What `docker compose` needs to read the file: it, and the files it mounts or builds from. */
 const COMPOSE_FILES = ["docker-compose.yml", "Dockerfile", "deploy"];
@@ -101,5 +103,24 @@ describe("docker-compose.yml deploys: a proxy in front of api replicas, workers,
     expect(conf).toMatch(/proxy_set_header Connection \$connection_upgrade;/);
     expect(conf).toMatch(/proxy_http_version 1\.1;/);
     expect(conf).toMatch(/proxy_read_timeout 1h;/);
+  });
+
+  it("the api trusts the proxy's address, and only it; the proxy, the edge, replaces X-Forwarded-For with the address it saw", async () => {
+    const r = await compose(dir, ["config"], SETTINGS);
+    const s = services(r.out);
+    const proxy = /\n +ipv4_address: (\S+)\n/.exec(`\n${s.proxy}`)?.[1];
+    expect(proxy).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    for (const name of ["api", "worker"]) expect(s[name]).toContain(`TRUSTED_PROXIES: ${proxy}\n`);
+    // The subnet the proxy's fixed address is on, and the api's setting accepted as the service reads it.
+    const subnet = /\n +- subnet: (\S+)\n/.exec(r.out)?.[1] as string;
+    expect(isTrustedProxy(proxy, loadConfig({ NODE_ENV: "test", TRUSTED_PROXIES: subnet }, 4096).trustedProxies)).toBe(
+      true,
+    );
+    const conf = readFileSync("deploy/nginx.conf", "utf8");
+    expect(conf).toMatch(/^\s*proxy_set_header X-Forwarded-For \$remote_addr;$/m);
+    expect(conf).not.toMatch(/proxy_add_x_forwarded_for/);
+    // The per-client connection cap the api no longer applies to the proxy's connections.
+    expect(conf).toMatch(/^limit_conn_zone \$binary_remote_addr zone=per_client:\S+;$/m);
+    expect(conf).toMatch(/^\s*limit_conn per_client \d+;$/m);
   });
 });
