@@ -10,6 +10,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { createLogger, type Logger } from "./logger.js";
 import { logsRequests, requestLogOptions } from "./logs/requests.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
+import { lockDataDir, ownsDataDir, type DataDirLock } from "./db/data-dir-lock.js";
 import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
 import { TransactionStore } from "./transactions/transition.js";
@@ -260,24 +261,46 @@ interface Storage {
   metrics: Metrics;
   jobs: Scheduler;
   secrets: { adminToken: string; secretKey: string };
+  /** DATA_DIR's lock, when this process owns the directory (released last, once the database is closed). */
+  lock: DataDirLock | null;
   close(): Promise<void>;
 }
 
 async function openStorage(config: Config, role: Role, logger: Logger, defs: ModuleList): Promise<Storage> {
+  if (config.databaseUrl === null && role !== "serve")
+    throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
   // The data directory holds the embedded database and the demo secrets: checked before anything is written.
-  if (config.databaseUrl === null || config.adminToken === null || config.secretKey === null)
+  if (
+    config.databaseUrl === null ||
+    config.adminToken === null ||
+    config.secretKey === null ||
+    ownsDataDir(config, role)
+  )
     checkDataDir(config.dataDir);
+  // One process per data directory (decision 0166): its lock comes before anything in it is read or opened.
+  const lock = await lockDataDir(config, role);
+  try {
+    return await openStorageLocked(config, role, logger, defs, lock);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+async function openStorageLocked(
+  config: Config,
+  role: Role,
+  logger: Logger,
+  defs: ModuleList,
+  lock: DataDirLock | null,
+): Promise<Storage> {
   const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
   const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
   const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
-  let embedded: EmbeddedDb | null = null;
-  if (config.databaseUrl === null) {
-    if (role !== "serve")
-      throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-    embedded = await startEmbedded(config, logger);
-  }
+  const embedded = config.databaseUrl === null ? await startEmbedded(config, logger) : null;
   const url = config.databaseUrl ?? (embedded as EmbeddedDb).url;
-  const orm = await createOrm(url, ormPool, entitiesOf(defs), migrationsOf(defs)).catch((err: unknown) => {
+  const orm = await createOrm(url, ormPool, entitiesOf(defs), migrationsOf(defs)).catch(async (err: unknown) => {
+    await embedded?.stop().catch(() => undefined);
     throw databaseStartupError(err, config.databaseUrl);
   });
   // Every role can enqueue jobs; only serve and worker process them. Agenda creates its table when it
@@ -306,10 +329,12 @@ async function openStorage(config: Config, role: Role, logger: Logger, defs: Mod
     metrics,
     jobs,
     secrets,
+    lock,
     async close() {
       await jobs.stop().catch(() => undefined);
       await orm.close().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
+      lock?.release();
     },
   };
 }
@@ -655,6 +680,7 @@ async function stopApp(http: Http, edge: GraphQLEdge | null, storage: Storage, m
   for (const m of [...modules].reverse()) await m.stop?.();
   await storage.orm.close();
   await storage.embedded?.stop();
+  storage.lock?.release();
 }
 
 /** What an x-request-id may be: 1–128 characters of a safe alphabet (no spaces, quotes, control characters). */
