@@ -269,14 +269,9 @@ interface Storage {
 async function openStorage(config: Config, role: Role, logger: Logger, defs: ModuleList): Promise<Storage> {
   if (config.databaseUrl === null && role !== "serve")
     throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-  // The data directory holds the embedded database and the demo secrets: checked before anything is written.
-  if (
-    config.databaseUrl === null ||
-    config.adminToken === null ||
-    config.secretKey === null ||
-    ownsDataDir(config, role)
-  )
-    checkDataDir(config.dataDir);
+  // The data directory holds the embedded database, demo.json and the demo secrets: checked before anything is written.
+  const generatesSecrets = config.adminToken === null || config.secretKey === null;
+  if (generatesSecrets || ownsDataDir(config, role)) checkDataDir(config.dataDir);
   // One process per data directory (decision 0166): its lock comes before anything in it is read or opened.
   const lock = await lockDataDir(config, role);
   try {
@@ -311,7 +306,7 @@ async function openStorageLocked(
     await migrate(orm);
     const s = new Scheduler(url, { logger, metrics, poolSize: jobPool });
     await s.ready();
-    // The embedded database belongs to this process: a lock in it is a killed predecessor's (its monitors resume now).
+    // The embedded database belongs to this process (DATA_DIR's lock): a job lock in it is a killed predecessor's.
     const left = embedded === null ? 0 : await s.releaseLeftLocks();
     if (left > 0)
       logger.warn({ jobs: left }, "released job locks left by a process that stopped without releasing them");

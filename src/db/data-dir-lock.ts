@@ -61,7 +61,7 @@ export async function lockDataDir(
   return takeDataDirLock(config.dataDir, way);
 }
 
-/** Seconds a starter waits for another that is removing a stale lock, before it gives up. */
+/** How long a starter waits for another that is removing a stale lock, before it gives up. */
 const BUSY_WAIT_MS = 10_000;
 
 export async function takeDataDirLock(
