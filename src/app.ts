@@ -10,6 +10,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { createLogger, type Logger } from "./logger.js";
 import { logsRequests, requestLogOptions } from "./logs/requests.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
+import { lockDataDir, ownsDataDir, type DataDirLock } from "./db/data-dir-lock.js";
 import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
 import { TransactionStore } from "./transactions/transition.js";
@@ -262,24 +263,41 @@ interface Storage {
   metrics: Metrics;
   jobs: Scheduler;
   secrets: { adminToken: string; secretKey: string };
+  /** DATA_DIR's lock, when this process owns the directory (released last, once the database is closed). */
+  lock: DataDirLock | null;
   close(): Promise<void>;
 }
 
 async function openStorage(config: Config, role: Role, logger: Logger, defs: ModuleList): Promise<Storage> {
-  // The data directory holds the embedded database and the demo secrets: checked before anything is written.
-  if (config.databaseUrl === null || config.adminToken === null || config.secretKey === null)
-    checkDataDir(config.dataDir);
+  if (config.databaseUrl === null && role !== "serve")
+    throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
+  // The data directory holds the embedded database, demo.json and the demo secrets: checked before anything is written.
+  const generatesSecrets = config.adminToken === null || config.secretKey === null;
+  if (generatesSecrets || ownsDataDir(config, role)) checkDataDir(config.dataDir);
+  // One process per data directory (decision 0166): its lock comes before anything in it is read or opened.
+  const lock = await lockDataDir(config, role);
+  try {
+    return await openStorageLocked(config, role, logger, defs, lock);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+async function openStorageLocked(
+  config: Config,
+  role: Role,
+  logger: Logger,
+  defs: ModuleList,
+  lock: DataDirLock | null,
+): Promise<Storage> {
   const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
   const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
   const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
-  let embedded: EmbeddedDb | null = null;
-  if (config.databaseUrl === null) {
-    if (role !== "serve")
-      throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-    embedded = await startEmbedded(config, logger);
-  }
+  const embedded = config.databaseUrl === null ? await startEmbedded(config, logger) : null;
   const url = config.databaseUrl ?? (embedded as EmbeddedDb).url;
-  const orm = await createOrm(url, ormPool, entitiesOf(defs), migrationsOf(defs)).catch((err: unknown) => {
+  const orm = await createOrm(url, ormPool, entitiesOf(defs), migrationsOf(defs)).catch(async (err: unknown) => {
+    await embedded?.stop().catch(() => undefined);
     throw databaseStartupError(err, config.databaseUrl);
   });
   // Every role can enqueue jobs; only serve and worker process them. Agenda creates its table when it
@@ -290,7 +308,7 @@ async function openStorage(config: Config, role: Role, logger: Logger, defs: Mod
     await migrate(orm);
     const s = new Scheduler(url, { logger, metrics, poolSize: jobPool });
     await s.ready();
-    // The embedded database belongs to this process: a lock in it is a killed predecessor's (its monitors resume now).
+    // The embedded database belongs to this process (DATA_DIR's lock): a job lock in it is a killed predecessor's.
     const left = embedded === null ? 0 : await s.releaseLeftLocks();
     if (left > 0)
       logger.warn({ jobs: left }, "released job locks left by a process that stopped without releasing them");
@@ -308,10 +326,12 @@ async function openStorage(config: Config, role: Role, logger: Logger, defs: Mod
     metrics,
     jobs,
     secrets,
+    lock,
     async close() {
       await jobs.stop().catch(() => undefined);
       await orm.close().catch(() => undefined);
       await embedded?.stop().catch(() => undefined);
+      lock?.release();
     },
   };
 }
@@ -652,6 +672,7 @@ async function stopApp(http: Http, edge: GraphQLEdge | null, storage: Storage, m
   for (const m of [...modules].reverse()) await m.stop?.();
   await storage.orm.close();
   await storage.embedded?.stop();
+  storage.lock?.release();
 }
 
 /** The paths express routes to GET /metrics (case-insensitive, trailing slash allowed): the scrape judges their tokens. */

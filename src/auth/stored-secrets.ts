@@ -1,12 +1,22 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db/sql.js";
+import { createWhole, ownerOnly, writeFileAtomic } from "../db/data-dir.js";
 import { SecretUnreadableError, type SecretBox, type SecretPurpose } from "./secret-box.js";
+
+interface StoredSecrets {
+  adminToken?: string;
+  secretKey?: string;
+}
 
 /**
  * ADMIN_TOKEN and SECRET_KEY when the environment gives none (development/demo only): generated once and
  * kept in DATA_DIR/secrets.json, so a restart keeps the same tokens and can still decrypt stored secrets.
+ * The directory and the file are kept to their owner (at the directory's real path). Several processes may
+ * share the file (api and worker processes on one DATABASE_URL, none of them holding DATA_DIR's lock): it is
+ * created whole and only if absent, so processes starting together all end with the one that was written
+ * first, and it is replaced whole, so a reader never sees half of it.
  */
 export function loadOrCreateSecrets(
   dataDir: string,
@@ -14,16 +24,21 @@ export function loadOrCreateSecrets(
 ): { adminToken: string; secretKey: string } {
   if (given.adminToken !== null && given.secretKey !== null)
     return { adminToken: given.adminToken, secretKey: given.secretKey };
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ownerOnly(dataDir, false);
   const file = join(dataDir, "secrets.json");
-  let stored: { adminToken?: string; secretKey?: string } = {};
-  if (existsSync(file)) stored = JSON.parse(readFileSync(file, "utf8")) as typeof stored;
-  const adminToken = given.adminToken ?? stored.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
-  const secretKey = given.secretKey ?? stored.secretKey ?? randomBytes(32).toString("base64url");
-  if (stored.adminToken !== adminToken || stored.secretKey !== secretKey) {
-    writeFileSync(file, JSON.stringify({ adminToken, secretKey }, null, 2), { mode: 0o600 });
+  for (;;) {
+    const found = existsSync(file);
+    if (found) ownerOnly(file);
+    const stored = found ? (JSON.parse(readFileSync(file, "utf8")) as StoredSecrets) : {};
+    const adminToken = given.adminToken ?? stored.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
+    const secretKey = given.secretKey ?? stored.secretKey ?? randomBytes(32).toString("base64url");
+    const text = JSON.stringify({ adminToken, secretKey }, null, 2);
+    if (found && (stored.adminToken !== adminToken || stored.secretKey !== secretKey)) writeFileAtomic(file, text);
+    // Another process created it first: read theirs.
+    else if (!found && !createWhole(file, text)) continue;
+    return { adminToken, secretKey };
   }
-  return { adminToken, secretKey };
 }
 
 /** A column that holds a SecretBox-sealed secret, bound to its row's `id`. */

@@ -1,9 +1,10 @@
-import { chmodSync, fdatasyncSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { fdatasyncSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import { EmbeddedServer, type EmbeddedServerOptions } from "./embedded-server.js";
+import { ownerOnly } from "./data-dir.js";
 
 export interface EmbeddedDb {
   url: string;
@@ -18,8 +19,10 @@ export interface EmbeddedDb {
  *
  * It belongs to this process alone (docs/decisions/0085-sealed-embedded-database.md): the front listens on a
  * Unix socket in a fresh owner-only directory and asks for a secret made at each start, which lives only in
- * the URL this function returns; the data directory is the owner's (0700, files 0600, repaired at start);
- * and a commit is on disk before it is acknowledged (fsync on, through the WAL's own fsync calls).
+ * the URL this function returns; the data directory is the owner's (0700, files 0600, repaired at start, at
+ * its real path); and a commit is on disk before it is acknowledged (fsync on, through the WAL's own fsync
+ * calls). The caller makes sure no other process opens the same directory: the service takes DATA_DIR's
+ * lock first (data-dir-lock.ts, docs/decisions/0166-one-process-per-data-directory.md).
  * Costs: queries are serialised, an open transaction makes every other connection wait, and NOTIFY does not
  * cross connections — the app publishes events in-process as well.
  */
@@ -29,7 +32,9 @@ export async function startEmbeddedDb(dataDir: string, opts: EmbeddedServerOptio
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const dir = join(dataDir, "pglite");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Where they really are: DATA_DIR, or its pglite directory, may be a symbolic link to another place.
   ownerOnly(dataDir);
+  if (lstatSync(dir).isSymbolicLink()) ownerOnly(dir);
   const db = await PGlite.create(dir, { startParams: DURABLE_START });
   syncWrites(db);
   const password = randomBytes(24).toString("hex");
@@ -75,14 +80,4 @@ function syncWrites(db: PGlite): void {
     if (typeof stream.nfd === "number") fdatasyncSync(stream.nfd);
     return 0;
   };
-}
-
-/** DATA_DIR and everything in it: directories 0700, files 0600 (an earlier start may have left them open). */
-function ownerOnly(path: string): void {
-  const stat = lstatSync(path);
-  if (stat.isSymbolicLink()) return;
-  if (stat.isDirectory()) {
-    if ((stat.mode & 0o777) !== 0o700) chmodSync(path, 0o700);
-    for (const name of readdirSync(path)) ownerOnly(join(path, name));
-  } else if ((stat.mode & 0o077) !== 0) chmodSync(path, stat.mode & 0o700);
 }

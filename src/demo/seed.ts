@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { App } from "../app.js";
+import { writeFileAtomic } from "../db/data-dir.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
 import { webhooksModule } from "../webhooks/index.js";
 import { DEMO_SEEDS, type DemoSeed } from "./seeds.js";
@@ -89,7 +90,9 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
   demo.adminToken = app.core.auth.adminTokenForDemo();
   demo.simulators = simulatorUrls(seeds, base);
   mkdirSync(config.dataDir, { recursive: true });
-  writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
+  // Only the process holding DATA_DIR's lock gets here (main.ts seeds in serve's demo mode, which takes it), and
+  // it replaces the file whole: the quick start's second terminal reads it at any moment.
+  writeFileAtomic(file, JSON.stringify(demo, null, 2));
   print(banner(demo, file, seeds));
   return demo;
 }
