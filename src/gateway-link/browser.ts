@@ -19,9 +19,16 @@ import {
   type LaunchedChromium,
   type PageResponse,
 } from "./chromium.js";
-import { PageShares, ShareTicket, type PageOwner, type ShareCaps, type ShareRefusal } from "./page-shares.js";
+import {
+  PageShares,
+  ShareTicket,
+  type Claim,
+  type PageOwner,
+  type ShareCaps,
+  type ShareRefusal,
+} from "./page-shares.js";
 
-export type { PageOwner, ShareCaps, ShareRefusal } from "./page-shares.js";
+export type { Claim, PageOwner, ShareCaps, ShareRefusal } from "./page-shares.js";
 
 export {
   chooseSandbox,
@@ -233,8 +240,8 @@ export class BrowserPool {
   }
 
   /** Whether a new payment of `owner` could have a page held for it now (PageShares.holdRefusal); null without shares. */
-  holdRefusal(owner: PageOwner): ShareRefusal | null {
-    return this.shares?.holdRefusal(owner) ?? null;
+  holdRefusal(owner: PageOwner, waiting?: readonly Claim[]): ShareRefusal | null {
+    return this.shares?.holdRefusal(owner, waiting) ?? null;
   }
 
   stats(): BrowserPoolStats {

@@ -85,7 +85,7 @@ export class LinkService {
     // polls), come out of this merchant's and this configuration's shares of the pool: a payment that could not be
     // followed is refused (429) before anything is opened or stored.
     const owner: PageOwner = { merchant: key.merchantRef, config: link.id };
-    const full = this.pool.holdRefusal(owner);
+    const full = this.pool.holdRefusal(owner, this.opts.watch?.waitingForPages());
     if (full !== null) throw shareRefused(full);
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);

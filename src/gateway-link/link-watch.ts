@@ -15,7 +15,7 @@ import type { TransactionStore, TransitionRequest } from "../transactions/transi
 import type { LinkPollSession } from "./link-protocol.js";
 import type { LinkRefusals } from "./link-refusals.js";
 import type { PagePoll } from "./page-poll.js";
-import { ownerOf, type PageOwner } from "./page-shares.js";
+import { ownerOf, type Claim, type PageOwner } from "./page-shares.js";
 import { shareRefusalOf } from "./browser.js";
 import { acceptableReceipt } from "./page-traffic.js";
 import { pollOnce, type PollAnswer } from "./poll-client.js";
@@ -61,6 +61,8 @@ interface Entry {
   /** Whose page it is, for the pool's shares; `noRoom`: told once that its share had no page for it. */
   owner: PageOwner;
   noRoom: boolean;
+  /** A page is being opened for it (counted by the pool already). */
+  opening: boolean;
   unknownActions: Set<string>;
   timer: NodeJS.Timeout | null;
   /** When (wall clock) the next poll should go out: its lateness is measured against it. */
@@ -124,6 +126,7 @@ export class LinkWatch {
       page: null,
       owner: ownerOf(tx),
       noRoom: false,
+      opening: false,
       unknownActions: new Set(),
       timer: null,
       dueAt: 0,
@@ -143,6 +146,22 @@ export class LinkWatch {
       );
       return null;
     }
+  }
+
+  /**
+   * Payments within their time that need a page of their own and have none yet: those polled through a page whose
+   * page is gone or never came, and, once one payment of a configuration is polled through a page (its polls were
+   * refused), every other of that configuration, whose polls will be refused as well.
+   */
+  waitingForPages(): Claim[] {
+    const now = this.deps.clock.now().getTime();
+    const refused = new Set<string>();
+    for (const e of this.entries.values()) if (e.viaPage && !e.late) refused.add(configKey(e.owner));
+    const waiting: Claim[] = [];
+    for (const e of this.entries.values())
+      if (!e.late && e.expiresAt > now && !e.opening && !e.page?.alive && refused.has(configKey(e.owner)))
+        waiting.push({ owner: e.owner, until: e.expiresAt });
+    return waiting;
   }
 
   /** Polls sent, payments held (through a page among them), and the p99 of how late polls went out. */
@@ -243,7 +262,10 @@ export class LinkWatch {
       entry.page = null;
       try {
         const share = { owner: entry.owner, holdUntil: entry.expiresAt };
-        entry.page = await this.deps.openPage(entry.linkUrl, entry.session.apiOrigin, share);
+        entry.opening = true;
+        entry.page = await this.deps.openPage(entry.linkUrl, entry.session.apiOrigin, share).finally(() => {
+          entry.opening = false;
+        });
         entry.noRoom = false;
       } catch (err) {
         if (shareRefusalOf(err) !== null) return this.noRoom(entry, (err as Error).message);
@@ -372,4 +394,8 @@ export class LinkWatch {
     this.lateness[this.latenessNext] = Math.max(0, latenessMs);
     this.latenessNext = (this.latenessNext + 1) % KEPT_SAMPLES;
   }
+}
+
+function configKey(owner: PageOwner): string {
+  return `${owner.merchant}\n${owner.config}`;
 }

@@ -31,6 +31,12 @@ export interface ShareRefusal {
   retryAfterMs: number;
 }
 
+/** A page, held or needed, of an owner's payment that is kept from others until `until`. */
+export interface Claim {
+  owner: PageOwner;
+  until: number;
+}
+
 /** One page counted against its owner's shares. */
 export class ShareTicket {
   /** Set by the pool once the page is in use: closes it, for a payment that needs it more. */
@@ -93,14 +99,16 @@ export class PageShares {
 
   /**
    * Whether a new payment of `owner` could have a page held for it now, by its own shares (a generate asks before it
-   * opens: a payment it could not follow is refused, not issued). Pages kept past their payment's expiry do not count.
+   * opens: a payment it could not follow is refused, not issued). Pages kept past their payment's expiry do not count;
+   * `waiting` are payments still within their time that need a page and have none yet: they count as held.
    */
-  holdRefusal(owner: PageOwner): ShareRefusal | null {
+  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = []): ShareRefusal | null {
     const now = this.now();
     for (const scope of ["merchant", "configuration"] as const) {
       const cap = this.capOf("hold", scope);
-      const protectedHolds = this.held(owner, scope).filter((t) => t.until > now);
-      if (protectedHolds.length >= cap) return this.holdsFull(scope, cap, protectedHolds);
+      const claims = [...this.held(owner, scope), ...waiting.filter((w) => within(w.owner, owner, scope))];
+      const protectedClaims = claims.filter((t) => t.until > now);
+      if (protectedClaims.length >= cap) return this.holdsFull(scope, cap, protectedClaims);
     }
     return null;
   }
@@ -150,7 +158,7 @@ export class PageShares {
     }
   }
 
-  private holdsFull(scope: ShareScope, cap: number, protectedHolds: ShareTicket[]): ShareRefusal {
+  private holdsFull(scope: ShareScope, cap: number, protectedHolds: readonly Claim[]): ShareRefusal {
     const first = Math.min(...protectedHolds.map((t) => t.until));
     const wait = Number.isFinite(first) ? first - this.now() : OPEN_RETRY_MS;
     return { kind: "hold", scope, cap, retryAfterMs: Math.max(OPEN_RETRY_MS, wait) };
