@@ -85,7 +85,8 @@ export class LinkService {
     // polls), come out of this merchant's and this configuration's shares of the pool: a payment that could not be
     // followed is refused (429) before anything is opened or stored.
     const owner: PageOwner = { merchant: key.merchantRef, config: link.id };
-    const full = this.pool.holdRefusal(owner, this.opts.watch?.waitingForPages());
+    const protocol = this.opts.protocol(this.configs.protocolOf(link));
+    const full = this.pool.holdRefusal(owner, this.opts.watch?.waitingForPages(), !protocol.pollsWithoutPage);
     if (full !== null) throw shareRefused(full);
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
@@ -109,7 +110,6 @@ export class LinkService {
       request,
       expiresAt,
     };
-    const protocol = this.opts.protocol(this.configs.protocolOf(link));
     let session: LinkSession;
     try {
       session = await openLinkSession(this.pool, {

@@ -100,15 +100,17 @@ export class PageShares {
   /**
    * Whether a new payment of `owner` could have a page held for it now, by its own shares (a generate asks before it
    * opens: a payment it could not follow is refused, not issued). Pages kept past their payment's expiry do not count;
-   * `waiting` are payments still within their time that need a page and have none yet: they count as held.
+   * `waiting` are payments still within their time that need a page and have none yet: they count as held, and so do
+   * the configuration's pages opening when `opensHold` (its protocol keeps the page it opens: a page monitor's).
    */
-  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = []): ShareRefusal | null {
+  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = [], opensHold = false): ShareRefusal | null {
     const now = this.now();
+    const opening = opensHold ? this.count("open", owner, "configuration") : 0;
     for (const scope of ["merchant", "configuration"] as const) {
       const cap = this.capOf("hold", scope);
       const claims = [...this.held(owner, scope), ...waiting.filter((w) => within(w.owner, owner, scope))];
       const protectedClaims = claims.filter((t) => t.until > now);
-      if (protectedClaims.length >= cap) return this.holdsFull(scope, cap, protectedClaims);
+      if (protectedClaims.length + opening >= cap) return this.holdsFull(scope, cap, protectedClaims);
     }
     return null;
   }
@@ -188,7 +190,10 @@ function within(a: PageOwner, b: PageOwner, scope: ShareScope): boolean {
   return a.merchant === b.merchant && a.config === b.config;
 }
 
-/** The owner of a stored payment's page: its merchant and its configuration (on a payment stored before they were named on it, its link's URL). */
+/**
+ * The owner of a stored payment's page: its merchant and its configuration (on a payment stored before the
+ * configuration was named on it, its link's URL).
+ */
 export function ownerOf(tx: { merchantRef: string; upstream: Record<string, unknown> }): PageOwner {
   const config = tx.upstream.linkConfigId ?? tx.upstream.linkUrl;
   return { merchant: tx.merchantRef, config: typeof config === "string" ? config : "" };

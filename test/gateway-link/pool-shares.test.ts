@@ -82,7 +82,8 @@ describe("fair shares of the browser pool (per merchant and configuration, per w
     }
   }, 60_000);
 
-  it("held pages: a merchant at its share → its next generate is 429 naming when, nothing stored; another merchant's generate gets its QR; once its payments' time is over, their pages go to its new payments", async () => {
+  // Once its payments' 180 s are over, their pages go to its new payments.
+  it("held pages: a merchant at its share → 429 naming when, nothing stored; another merchant's generate gets its QR", async () => {
     await fault({ mode: "bot-check" });
     try {
       const watch = t.app.module(linkModule).watch;
