@@ -285,7 +285,7 @@ export class LinkWatch {
     if (!entry.noRoom)
       this.deps.logger.warn(
         { tx: entry.id, merchant: entry.owner.merchant, late: entry.late, detail },
-        "no held page for this payment within its merchant's share: it is polled through one when one frees",
+        "no held page for this payment within its share of the worker's pages: it is polled through one when one frees",
       );
     entry.noRoom = true;
     return { kind: "fault", detail: `no page to poll through: ${detail}`, outage: true };
