@@ -59,6 +59,9 @@ export async function runTopology(
       GATEWAY_API_URL: `${sim}/sim/gateway-api`,
       // The receiver and the payment-link page are on loopback, which production's egress policy refuses.
       EGRESS_ALLOW_PRIVATE_URLS: "true",
+      // One bench tenant drives the whole worker: its fair shares of the browser pool are the whole pool.
+      LINK_HELD_PAGES_PER_MERCHANT: "1000",
+      LINK_OPENS_PER_MERCHANT: "1000",
       // Every checkout page of the bench comes from 127.0.0.1; in life they come from as many addresses.
       WS_MAX_SOCKETS_PER_IP: "1000000",
       HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",

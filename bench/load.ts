@@ -111,6 +111,9 @@ export async function startServers(
         PAYWAY_API_ORIGIN: `http://127.0.0.1:${paywayPort}`,
         // The payment-link page of the simulators is on loopback, which production's egress policy refuses.
         EGRESS_ALLOW_PRIVATE_URLS: "true",
+        // One bench tenant drives the whole worker: its fair shares of the browser pool are the whole pool.
+        LINK_HELD_PAGES_PER_MERCHANT: "1000",
+        LINK_OPENS_PER_MERCHANT: "1000",
         ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
         ...extraEnv,
         ...serviceEnvOverrides(),

@@ -4,7 +4,8 @@
 // own CDP session (no Page abstraction: the protocol alone, which costs a fraction of the CPU). Each
 // lease gets a browser context of its own (no cookies, storage or renderer shared between payments).
 // The number of leases is capped, and a browser that dies is replaced on the next acquire while
-// every lease it carried is told through its AbortSignal.
+// every lease it carried is told through its AbortSignal. With `shares`, each lease is counted against its owner's
+// fair shares (page-shares.ts): a lease over a share is refused at once (SHARE_FULL), never queued.
 
 import { accessSync, constants } from "node:fs";
 import type { CDPSession, Protocol } from "puppeteer-core";
@@ -18,6 +19,16 @@ import {
   type LaunchedChromium,
   type PageResponse,
 } from "./chromium.js";
+import {
+  PageShares,
+  ShareTicket,
+  type Claim,
+  type PageOwner,
+  type ShareCaps,
+  type ShareRefusal,
+} from "./page-shares.js";
+
+export type { Claim, PageOwner, ShareCaps, ShareRefusal } from "./page-shares.js";
 
 export {
   chooseSandbox,
@@ -57,20 +68,41 @@ export interface BrowserPoolOptions {
   logger?: PoolLogger;
   /** Outbound proxy of every page (LINK_PROXY): `http(s)://[user:pass@]host:port`. */
   proxy?: string | null;
+  /** Fair shares of leases that name their owner (AcquireOptions.share); without it, only maxPages bounds them. */
+  shares?: ShareCaps;
+  /** The clock a held page's `holdUntil` is read against (the service's); default Date.now. */
+  now?: () => number;
 }
 
 export type BrowserPoolErrorCode =
-  "POOL_FULL" | "POOL_CLOSED" | "LAUNCH_FAILED" | "BROWSER_GONE" | "PAGE_CRASHED" | "PAGE_FAILED";
+  | "POOL_FULL"
+  | "POOL_CLOSED"
+  | "LAUNCH_FAILED"
+  | "BROWSER_GONE"
+  | "PAGE_CRASHED"
+  | "PAGE_FAILED"
+  | "SHARE_FULL"
+  | "PAGE_EVICTED";
 
 export class BrowserPoolError extends Error {
   override readonly name = "BrowserPoolError";
+  /** SHARE_FULL: which of the owner's shares is used up. */
+  readonly refusal: ShareRefusal | null;
   constructor(
     readonly code: BrowserPoolErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; refusal?: ShareRefusal },
   ) {
     super(message, options);
+    this.refusal = options?.refusal ?? null;
   }
+}
+
+/** The share refusal behind an error (a BrowserPoolError, or one that carries it as its cause), or null. */
+export function shareRefusalOf(err: unknown): ShareRefusal | null {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++)
+    if (e instanceof BrowserPoolError && e.refusal !== null) return e.refusal;
+  return null;
 }
 
 /** What a lease's owner reads of the page's traffic (XHR/fetch answers of the top-level page). */
@@ -89,6 +121,11 @@ export interface AcquireOptions {
    */
   allowedOrigins?: readonly string[];
   traffic?: TrafficReader;
+  /**
+   * Whose page (counted against its shares, with BrowserPoolOptions.shares): without `holdUntil` an open (a page
+   * driven to its QR); with it, a page held for a payment, kept from others until then (the service's clock, ms).
+   */
+  share?: { owner: PageOwner; holdUntil?: number };
 }
 
 /** A page on loan. `signal` aborts (reason: BrowserPoolError) when the page or its browser dies. */
@@ -103,6 +140,11 @@ export interface PageLease {
   start(): Promise<number>;
   /** Closes the page (and its context, if its own) and frees the slot. Idempotent, never throws. */
   release(): Promise<void>;
+  /**
+   * Keeps an opened page as its owner's held page until `until` (a page monitor takes over the page its generate
+   * opened): null, or the share refusal (the lease is unchanged: its holder releases it). Null without shares.
+   */
+  hold(until: number): ShareRefusal | null;
 }
 
 export interface BrowserPoolStats {
@@ -116,6 +158,9 @@ export interface BrowserPoolStats {
   pid: number | null;
   /** Browser contexts open: one per lease. */
   contexts: number;
+  /** Of the leases that name an owner: held pages, and pages opening. */
+  held: number;
+  opening: number;
 }
 
 interface Waiter {
@@ -161,25 +206,42 @@ export class BrowserPool {
   private launches = 0;
   private readonly waiters: Waiter[] = [];
   private closing: Promise<void> | null = null;
+  private readonly shares: PageShares | null;
 
   constructor(private readonly options: BrowserPoolOptions) {
     if (!Number.isInteger(options.maxPages) || options.maxPages < 1)
       throw new RangeError("maxPages must be a positive integer");
+    this.shares = options.shares ? new PageShares(options.shares, options.now ?? Date.now) : null;
   }
 
-  /** Leases a page held on `url` (see AcquireOptions); rejects with POOL_FULL after `timeoutMs` without a slot. */
+  /**
+   * Leases a page held on `url` (see AcquireOptions); rejects with POOL_FULL after `timeoutMs` without a slot, and at
+   * once with SHARE_FULL when its owner's share is used up.
+   */
   async acquire(opts: AcquireOptions): Promise<PageLease> {
     if (this.closing) throw new BrowserPoolError("POOL_CLOSED", "browser pool is closed");
     const timeoutMs = opts.timeoutMs ?? this.options.acquireTimeoutMs ?? 10_000;
-    await this.takeSlot(timeoutMs);
+    const ticket = this.takeShare(opts.share);
     try {
-      return await this.openLease(opts, timeoutMs);
+      await this.takeSlot(timeoutMs);
     } catch (err) {
+      if (ticket) this.shares?.release(ticket);
+      throw err;
+    }
+    try {
+      return await this.openLease(opts, timeoutMs, ticket);
+    } catch (err) {
+      if (ticket) this.shares?.release(ticket);
       this.freeSlot();
       throw err instanceof BrowserPoolError
         ? err
         : new BrowserPoolError("PAGE_FAILED", `could not open a page: ${message(err)}`, { cause: err });
     }
+  }
+
+  /** Whether a new payment of `owner` could have a page held for it now (PageShares.holdRefusal); null without shares. */
+  holdRefusal(owner: PageOwner, waiting?: readonly Claim[], opensHold?: boolean): ShareRefusal | null {
+    return this.shares?.holdRefusal(owner, waiting, opensHold) ?? null;
   }
 
   stats(): BrowserPoolStats {
@@ -189,7 +251,18 @@ export class BrowserPool {
       launched: this.launches,
       pid: this.live?.pid ?? null,
       contexts: this.live?.contextIds.size ?? 0,
+      ...(this.shares?.counts() ?? { held: 0, opening: 0 }),
     };
+  }
+
+  private takeShare(share: AcquireOptions["share"]): ShareTicket | null {
+    if (!this.shares || share === undefined) return null;
+    const taken = this.shares.take(share.owner, share.holdUntil ?? null);
+    if (taken instanceof ShareTicket) return taken;
+    const what = taken.kind === "open" ? "pages opening" : "held pages";
+    throw new BrowserPoolError("SHARE_FULL", `this ${taken.scope}'s share of ${what} (${taken.cap}) is used up`, {
+      refusal: taken,
+    });
   }
 
   /** Stops the browser and rejects waiters; leases in flight see their signal abort. Idempotent. */
@@ -232,7 +305,7 @@ export class BrowserPool {
     }
   }
 
-  private async openLease(opts: AcquireOptions, timeoutMs: number): Promise<PageLease> {
+  private async openLease(opts: AcquireOptions, timeoutMs: number, ticket: ShareTicket | null): Promise<PageLease> {
     const live = await this.ensureBrowser();
     const context = await this.newContext(live);
     const controller = new AbortController();
@@ -247,6 +320,7 @@ export class BrowserPool {
       await context.dispose();
     };
     const release = (): Promise<void> => {
+      if (ticket) this.shares?.release(ticket);
       released ??= closePage().then(() => this.freeSlot());
       return released;
     };
@@ -291,7 +365,18 @@ export class BrowserPool {
           });
         return started;
       };
-      return { session, signal: controller.signal, start, release };
+      // From now on a page held past its payment's time may be taken for one still within it (PageShares).
+      if (ticket)
+        ticket.evict = () => {
+          this.options.logger?.info(
+            { merchant: ticket.owner.merchant, config: ticket.owner.config },
+            "a page held past its payment's time was closed for a payment still within it",
+          );
+          controller.abort(new BrowserPoolError("PAGE_EVICTED", "the held page was taken for a newer payment"));
+          void release();
+        };
+      const hold = (until: number): ShareRefusal | null => (ticket ? (this.shares?.hold(ticket, until) ?? null) : null);
+      return { session, signal: controller.signal, start, release, hold };
     } catch (err) {
       released = Promise.resolve();
       await closePage();

@@ -71,7 +71,7 @@ export interface LinkModule extends Module {
  */
 export function createLinkModule(deps: LinkModuleDeps, settings: LinkSettings): LinkModule {
   const { config, logger } = deps;
-  const pool = createPool(settings, config, logger);
+  const pool = createPool(settings, config, logger, deps.clock);
   const monitors = new LinkMonitors();
   const configs = new LinkConfigs(deps.orm, deps.admin, config.egress, settings.pageProtocol);
   deps.admin.acceptKeyTarget({
@@ -147,13 +147,14 @@ function pollWatch(
     intervalMs: settings.pollIntervalMs,
     refusals,
     allowedOrigins: settings.allowedOrigins,
-    openPage: (url, api) =>
+    openPage: (url, api, share) =>
       PagePoll.open(pool, {
         url,
         apiOrigin: api,
         allowedOrigins: settings.allowedOrigins,
         egress: config.egress,
         timeoutMs: settings.openTimeoutMs,
+        share,
       }),
   });
 }
@@ -196,7 +197,12 @@ function watchGauges(metrics: Pick<Metrics, "registry">, watch: LinkWatch): void
   );
 }
 
-function createPool(settings: LinkSettings, config: LinkModuleDeps["config"], logger: Logger): BrowserPool {
+function createPool(
+  settings: LinkSettings,
+  config: LinkModuleDeps["config"],
+  logger: Logger,
+  clock: Clock,
+): BrowserPool {
   const sandbox =
     settings.sandbox === "auto"
       ? sandboxForThisMachine()
@@ -204,7 +210,11 @@ function createPool(settings: LinkSettings, config: LinkModuleDeps["config"], lo
   const pool = new BrowserPool({
     executablePath: settings.chromiumPath,
     sandboxArgs: sandbox.args,
-    maxPages: settings.maxMonitors + 20,
+    // Held pages (monitors, pages polled through) take at most LINK_MAX_MONITORS: LINK_OPEN_PAGES are always left
+    // for generates, and each merchant and configuration has its share of both (page-shares.ts).
+    maxPages: settings.maxMonitors + settings.openPages,
+    shares: { held: settings.maxMonitors, ...settings.shares },
+    now: () => clock.now().getTime(),
     // A page whose documents the pool rewrites (the connect-src policy, chromium.ts) counts as a public page
     // for Chromium's local-network checks, which would then refuse a loopback link's own allowlisted loopback
     // origins: only where private addresses are allowed at all (demo, tests) are those checks left off.

@@ -4,7 +4,13 @@
 
 import { ProtocolError, TimeoutError, type CDPSession } from "puppeteer-core";
 import { resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
-import { BrowserPoolError, type BrowserPool, type PageLease } from "./browser.js";
+import {
+  BrowserPoolError,
+  type AcquireOptions,
+  type BrowserPool,
+  type PageLease,
+  type ShareRefusal,
+} from "./browser.js";
 import {
   PageTraffic,
   PageTrafficError,
@@ -60,6 +66,8 @@ export interface LinkSession {
   readonly events: AsyncIterable<LinkEvent>;
   /** Releases the page. Idempotent. */
   close(): Promise<void>;
+  /** Keeps the page as its owner's held page until `until` (PageLease.hold): null, or why not (then close it). */
+  hold(until: number): ShareRefusal | null;
 }
 
 interface CommonOptions {
@@ -83,6 +91,8 @@ interface CommonOptions {
   watch?: WatchOptions;
   /** Told what the page showed that an adapter built on partial knowledge did not expect (logged above). */
   onWarning?: (message: string) => void;
+  /** Whose page, for the pool's fair shares (AcquireOptions.share). */
+  share?: AcquireOptions["share"];
 }
 
 export interface OpenLinkOptions extends CommonOptions {
@@ -192,6 +202,7 @@ async function startSession(
         ...(options.allowedOrigins ?? []),
       ],
       traffic,
+      ...(options.share === undefined ? {} : { share: options.share }),
     });
   } catch (err) {
     await traffic.close();
@@ -213,14 +224,15 @@ async function startSession(
     const refusal = steps.verify(info);
     if (refusal) throw new LinkDriverError("page_error", refusal);
     const base = { qr: info.qr, clientId: info.clientId, ...(info.deeplink ? { deeplink: info.deeplink } : {}) };
-    if (!protocol.pollsWithoutPage) return { ...base, events: traffic.events, close: () => traffic.close() };
+    if (!protocol.pollsWithoutPage)
+      return { ...base, events: traffic.events, close: () => traffic.close(), hold: (until) => lease.hold(until) };
     // The page's work is done once its QR is read: what its status poll needs is taken from it, and it is closed.
     const poll = await pollSessionOf(lease.session, info, traffic, options.url, protocol);
     // Closed behind the answer: the QR need not wait for the page's context to be torn down.
     void traffic.close();
     const ended = new EventChannel<LinkEvent>();
     ended.end();
-    return { ...base, poll, events: ended, close: async () => undefined };
+    return { ...base, poll, events: ended, close: async () => undefined, hold: () => null };
   } catch (err) {
     const error = toDriverError(err, lease.signal);
     await traffic.close();
@@ -266,6 +278,9 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
     );
   }
   if (err instanceof BrowserPoolError) {
+    // Over its owner's share: no page for now, as with a site that does not answer (shareRefusalOf reads the cause).
+    if (err.code === "SHARE_FULL")
+      return new LinkDriverError("browser_error", err.message, { cause: err, unavailable: true });
     return new LinkDriverError(err.code === "POOL_FULL" ? "timeout" : "browser_error", err.message, { cause: err });
   }
   if (err instanceof TimeoutError)

@@ -10,6 +10,8 @@ import type { EgressPolicy } from "../upstreams/egress.js";
 import { LinkDriverError, resumeLinkSession, type LinkEvent, type LinkSession } from "./link-driver.js";
 import type { LinkService } from "./link-service.js";
 import { LINK_LIFETIME_MS } from "./link.types.js";
+import { ownerOf } from "./page-shares.js";
+import type { TxRecord } from "../transactions/record.js";
 
 const RESUME_ATTEMPTS = 3;
 const TICK_MS = 250;
@@ -154,7 +156,7 @@ async function holdPage(w: Watch, transactionId: string): Promise<void> {
 /** The transaction's page opened again by its clientId, or why not (an outage of the site is `unavailable`). */
 async function reopenPage(
   w: Watch,
-  tx: { upstream: Record<string, unknown>; clientId: string | null },
+  tx: Pick<TxRecord, "upstream" | "clientId" | "merchantRef" | "expiresAt">,
 ): Promise<{ session: LinkSession } | { error: string; unavailable: boolean }> {
   const url = (tx.upstream.linkUrl as string | undefined) ?? "";
   try {
@@ -165,6 +167,8 @@ async function reopenPage(
       protocol: w.deps.protocol,
       egress: w.deps.egress,
       allowedOrigins: w.deps.allowedOrigins,
+      // A held page of its merchant's share; over it, waited out as an outage of the page (unavailable).
+      share: { owner: ownerOf(tx), holdUntil: tx.expiresAt.getTime() },
     });
     return { session };
   } catch (err) {

@@ -12,7 +12,7 @@ import type { TxRecord } from "../transactions/record.js";
 import { NUMERIC_TO_CODE } from "../transactions/money.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
-import type { BrowserPool } from "./browser.js";
+import { shareRefusalOf, type BrowserPool, type PageOwner, type ShareRefusal } from "./browser.js";
 import type { LinkPageProtocol, LinkProtocolName } from "./link-protocol.js";
 import { LinkDriverError, openLinkSession, type LinkSession } from "./link-driver.js";
 import type { SecretBox } from "../auth/secret-box.js";
@@ -81,6 +81,13 @@ export class LinkService {
 
     if (!this.pool.executableAvailable())
       throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));
+    // Its page, and the page its payment may need held (a page monitor's, or one polled through after refused
+    // polls), come out of this merchant's and this configuration's shares of the pool: a payment that could not be
+    // followed is refused (429) before anything is opened or stored.
+    const owner: PageOwner = { merchant: key.merchantRef, config: link.id };
+    const protocol = this.opts.protocol(this.configs.protocolOf(link));
+    const full = this.pool.holdRefusal(owner, this.opts.watch?.waitingForPages(), !protocol.pollsWithoutPage);
+    if (full !== null) throw shareRefused(full);
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
@@ -103,7 +110,6 @@ export class LinkService {
       request,
       expiresAt,
     };
-    const protocol = this.opts.protocol(this.configs.protocolOf(link));
     let session: LinkSession;
     try {
       session = await openLinkSession(this.pool, {
@@ -115,11 +121,14 @@ export class LinkService {
         egress: this.opts.egress,
         allowedOrigins: this.opts.allowedOrigins,
         onWarning: (warning) => this.logger.warn({ url: link.url, protocol: protocol.name }, warning),
+        share: { owner },
       });
     } catch (err) {
+      const refusal = shareRefusalOf(err);
+      if (refusal !== null) throw shareRefused(refusal);
       return this.noQr(draft, link.url, err);
     }
-    const tx = await this.record(draft, link.url, protocol, session);
+    const tx = await this.record(draft, { url: link.url, configId: link.id }, protocol, session);
     return {
       ...this.view(tx),
       ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
@@ -146,7 +155,12 @@ export class LinkService {
   }
 
   /** Stores the payment with its QR and hands it to whoever follows it: a page monitor, or this worker's watch. */
-  private async record(draft: Draft, url: string, protocol: LinkPageProtocol, session: LinkSession): Promise<TxRecord> {
+  private async record(
+    draft: Draft,
+    { url, configId }: { url: string; configId: string },
+    protocol: LinkPageProtocol,
+    session: LinkSession,
+  ): Promise<TxRecord> {
     this.opts.refusals.answered();
     const poll = session.poll;
     if (poll?.expireInSec != null && poll.expireInSec !== String(LINK_LIFETIME_MS / 1000))
@@ -164,6 +178,7 @@ export class LinkService {
         clientId: session.clientId,
         upstream: {
           linkUrl: url,
+          linkConfigId: configId,
           protocol: protocol.name,
           ...(session.deeplink === undefined ? {} : { deeplink: session.deeplink }),
           ...(poll === undefined ? {} : { poll: sealPoll(this.opts.box, draft.id, poll) }),
@@ -187,7 +202,16 @@ export class LinkService {
       if (local) this.opts.watch?.adopt(tx, true);
       return tx;
     }
-    this.handOff(tx.id, session);
+    // The page its monitor follows is held from now on; with no room left (a race with another generate of this
+    // merchant) it is closed, and the monitor reopens it once there is.
+    const refusal = session.hold(draft.expiresAt.getTime());
+    if (refusal !== null) {
+      this.logger.warn(
+        { tx: tx.id, scope: refusal.scope },
+        "no held page for this payment yet; its monitor reopens it",
+      );
+      await session.close();
+    } else this.handOff(tx.id, session);
     await this.opts.startMonitor(tx.id);
     return tx;
   }
@@ -236,6 +260,19 @@ export class LinkService {
     if (tx.upstream.scannedAt !== undefined) v.scanned = true;
     return v;
   }
+}
+
+/** A generate over its merchant's or configuration's share of the browser pool: 429 with when to try again. */
+function shareRefused(r: ShareRefusal): AppError {
+  const retryAfter = Math.ceil(r.retryAfterMs / 1000);
+  const whose = r.scope === "configuration" ? "This payment-link configuration" : `This ${r.scope}`;
+  const setting = `LINK_${r.kind === "open" ? "OPENS" : "HELD_PAGES"}_PER_${r.scope === "merchant" ? "MERCHANT" : "CONFIG"}`;
+  const message =
+    r.kind === "open"
+      ? `${whose} already has ${r.cap} payment pages opening on this worker, its share (${setting}); retry in ${retryAfter} s`
+      : `${whose}'s payments already hold ${r.cap} browser pages on this worker, its share (${setting}): ` +
+        `a new payment could not be followed; retry in ${retryAfter} s`;
+  return new AppError("RATE_LIMITED", message, [], { retryAfter });
 }
 
 /** The one sentence an operator needs when the gateway-link area has no browser. */

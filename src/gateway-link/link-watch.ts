@@ -15,6 +15,8 @@ import type { TransactionStore, TransitionRequest } from "../transactions/transi
 import type { LinkPollSession } from "./link-protocol.js";
 import type { LinkRefusals } from "./link-refusals.js";
 import type { PagePoll } from "./page-poll.js";
+import { ownerOf, type Claim, type PageOwner } from "./page-shares.js";
+import { shareRefusalOf } from "./browser.js";
 import { acceptableReceipt } from "./page-traffic.js";
 import { pollOnce, type PollAnswer } from "./poll-client.js";
 import type { UpstreamClient } from "../upstreams/http-client.js";
@@ -36,8 +38,11 @@ export interface LinkWatchDeps {
   maxPolls: number;
   refusals: LinkRefusals;
   allowedOrigins: readonly string[];
-  /** A page of the link held for polling, after the worker's own polls were refused. */
-  openPage(linkUrl: string, apiOrigin: string): Promise<PagePoll>;
+  /**
+   * A page of the link held for polling, after the worker's own polls were refused: its owner's (the pool's fair
+   * shares), kept for this payment until its expiry and then only while no newer payment of that share needs it.
+   */
+  openPage(linkUrl: string, apiOrigin: string, share: { owner: PageOwner; holdUntil: number }): Promise<PagePoll>;
   /** LINK_POLL_INTERVAL_MS; unset: the page's own cadence (3 s). */
   intervalMs?: number;
 }
@@ -53,6 +58,11 @@ interface Entry {
   failures: number;
   viaPage: boolean;
   page: PagePoll | null;
+  /** Whose page it is, for the pool's shares; `noRoom`: told once that its share had no page for it. */
+  owner: PageOwner;
+  noRoom: boolean;
+  /** A page is being opened for it (counted by the pool already). */
+  opening: boolean;
   unknownActions: Set<string>;
   timer: NodeJS.Timeout | null;
   /** When (wall clock) the next poll should go out: its lateness is measured against it. */
@@ -114,6 +124,9 @@ export class LinkWatch {
       failures: 0,
       viaPage: false,
       page: null,
+      owner: ownerOf(tx),
+      noRoom: false,
+      opening: false,
       unknownActions: new Set(),
       timer: null,
       dueAt: 0,
@@ -133,6 +146,22 @@ export class LinkWatch {
       );
       return null;
     }
+  }
+
+  /**
+   * Payments within their time that need a page of their own and have none yet: those polled through a page whose
+   * page is gone or never came, and, once one payment of a configuration is polled through a page (its polls were
+   * refused), every other of that configuration, whose polls will be refused as well.
+   */
+  waitingForPages(): Claim[] {
+    const now = this.deps.clock.now().getTime();
+    const refused = new Set<string>();
+    for (const e of this.entries.values()) if (e.viaPage && !e.late) refused.add(configKey(e.owner));
+    const waiting: Claim[] = [];
+    for (const e of this.entries.values())
+      if (!e.late && e.expiresAt > now && !e.opening && !e.page?.alive && refused.has(configKey(e.owner)))
+        waiting.push({ owner: e.owner, until: e.expiresAt });
+    return waiting;
   }
 
   /** Polls sent, payments held (through a page among them), and the p99 of how late polls went out. */
@@ -232,14 +261,34 @@ export class LinkWatch {
       await entry.page?.close();
       entry.page = null;
       try {
-        entry.page = await this.deps.openPage(entry.linkUrl, entry.session.apiOrigin);
+        const share = { owner: entry.owner, holdUntil: entry.expiresAt };
+        entry.opening = true;
+        entry.page = await this.deps.openPage(entry.linkUrl, entry.session.apiOrigin, share).finally(() => {
+          entry.opening = false;
+        });
+        entry.noRoom = false;
       } catch (err) {
+        if (shareRefusalOf(err) !== null) return this.noRoom(entry, (err as Error).message);
         const status = (err as { httpStatus?: number | null }).httpStatus;
         if (status === 403) return { kind: "refused", detail: `the payment page answered HTTP 403` };
         return { kind: "fault", detail: `no page to poll through: ${(err as Error).message}`, outage: true };
       }
     }
     return entry.page.poll(entry.session, timeoutMs);
+  }
+
+  /**
+   * Its share of the pool has no page for it now (the merchant's other payments hold them, or its own page was taken
+   * for a newer payment once its time was over): tried again at its next poll, like an outage; said once.
+   */
+  private noRoom(entry: Entry, detail: string): PollAnswer {
+    if (!entry.noRoom)
+      this.deps.logger.warn(
+        { tx: entry.id, merchant: entry.owner.merchant, late: entry.late, detail },
+        "no held page for this payment within its share of the worker's pages: it is polled through one when one frees",
+      );
+    entry.noRoom = true;
+    return { kind: "fault", detail: `no page to poll through: ${detail}`, outage: true };
   }
 
   /** Records what a poll said; true when this payment needs no more polls. */
@@ -345,4 +394,8 @@ export class LinkWatch {
     this.lateness[this.latenessNext] = Math.max(0, latenessMs);
     this.latenessNext = (this.latenessNext + 1) % KEPT_SAMPLES;
   }
+}
+
+function configKey(owner: PageOwner): string {
+  return `${owner.merchant}\n${owner.config}`;
 }

@@ -14,7 +14,10 @@ export const LINK_ROUTES: RestRoute[] = [
     shape: compact("generateGatewayLinkQr"),
     doc: {
       summary: "Generate a QR through the key's payment link (expires after exactly 180 s)",
-      description: "The link URL is fixed by the key: a body naming a target URL is refused with 400.",
+      description:
+        "The link URL is fixed by the key: a body naming a target URL is refused with 400. A merchant over its share " +
+        "of the worker's browser pages (LINK_OPENS_PER_MERCHANT, LINK_HELD_PAGES_PER_MERCHANT and per configuration) " +
+        "is answered 429 with retry-after, and nothing is stored.",
       errors: ["UPSTREAM_UNAVAILABLE", "IDEMPOTENCY_CONFLICT"],
       example: { amount: 5000, currency: 116, meta: { orderRef: "L-77" } },
     },

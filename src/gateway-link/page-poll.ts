@@ -3,7 +3,7 @@
 // Costs a browser page per payment, as monitoring did before, so it is used only after a refusal.
 
 import { resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
-import type { BrowserPool, PageLease } from "./browser.js";
+import type { AcquireOptions, BrowserPool, PageLease } from "./browser.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { pollRequest, readAnswer, type PollAnswer } from "./poll-client.js";
 
@@ -13,6 +13,8 @@ export interface PagePollOptions {
   allowedOrigins: readonly string[];
   egress?: EgressPolicy;
   timeoutMs: number;
+  /** Whose held page (the pool's fair shares). */
+  share?: AcquireOptions["share"];
 }
 
 /** Why a page could not be opened for polling; `httpStatus` when the page answered one. */
@@ -36,6 +38,7 @@ export class PagePoll {
       url: opts.url,
       timeoutMs: opts.timeoutMs,
       allowedOrigins: [origin, opts.apiOrigin, ...opts.allowedOrigins],
+      ...(opts.share === undefined ? {} : { share: opts.share }),
     });
     try {
       const status = await lease.start();

@@ -4,7 +4,17 @@ import { PAYWAY_DEFAULT_API_ORIGIN } from "../upstreams/payway.js";
 /** The payment-link area's own settings (README "Configuration"). */
 export interface LinkSettings {
   chromiumPath: string;
+  /** LINK_MAX_MONITORS: page monitors per worker, and pages held at once in all (monitors and pages polled through). */
   maxMonitors: number;
+  /** LINK_OPEN_PAGES: pages of the pool kept for opening (generates), which held pages never take. */
+  openPages: number;
+  /** Fair shares of the pool per merchant and per payment-link configuration (page-shares.ts), per worker. */
+  shares: {
+    heldPerMerchant: number;
+    heldPerConfig: number;
+    opensPerMerchant: number;
+    opensPerConfig: number;
+  };
   openTimeoutMs: number;
   /** The default adapter of a link configuration that names none (link-protocol.ts). */
   pageProtocol: "simulated" | "payway";
@@ -33,9 +43,13 @@ export interface LinkSettings {
  */
 export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">): LinkSettings {
   const { simulators } = config;
+  const maxMonitors = env.int("LINK_MAX_MONITORS", 100, 1, 1000);
+  const openPages = env.int("LINK_OPEN_PAGES", 20, 1, 1000);
   return {
     chromiumPath: env.str("CHROMIUM_PATH") ?? "/usr/bin/chromium",
-    maxMonitors: env.int("LINK_MAX_MONITORS", 100, 1, 1000),
+    maxMonitors,
+    openPages,
+    shares: shareSettings(env, maxMonitors, openPages),
     openTimeoutMs: env.int("LINK_OPEN_TIMEOUT_MS", 20000, 1000, 120000),
     pageProtocol: env.oneOf(
       "LINK_PAGE_PROTOCOL",
@@ -49,5 +63,21 @@ export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">)
     pollIntervalMs: env.int("LINK_POLL_INTERVAL_MS", 3000, 200, 30_000),
     allowedOrigins: env.origins("LINK_ALLOWED_ORIGINS"),
     sandbox: env.oneOf("CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
+  };
+}
+
+/**
+ * By default a merchant may hold a quarter of the worker's held pages and open half of its opening pages at once, and
+ * each of its configurations as much as the merchant (set them lower to keep one configuration from using the
+ * merchant's whole share).
+ */
+function shareSettings(env: EnvReader, maxMonitors: number, openPages: number): LinkSettings["shares"] {
+  const heldPerMerchant = env.int("LINK_HELD_PAGES_PER_MERCHANT", Math.max(1, Math.floor(maxMonitors / 4)), 1, 1000);
+  const opensPerMerchant = env.int("LINK_OPENS_PER_MERCHANT", Math.max(1, Math.floor(openPages / 2)), 1, 1000);
+  return {
+    heldPerMerchant,
+    heldPerConfig: env.int("LINK_HELD_PAGES_PER_CONFIG", heldPerMerchant, 1, 1000),
+    opensPerMerchant,
+    opensPerConfig: env.int("LINK_OPENS_PER_CONFIG", opensPerMerchant, 1, 1000),
   };
 }

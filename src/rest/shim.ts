@@ -151,8 +151,11 @@ export function restRouter(routes: RestRoute[], edge: GraphQLEdge, kinds: KeyKin
         const {
           code = "INTERNAL",
           details = [],
+          retryAfter,
           ...extra
         } = (errors[0].extensions ?? {}) as { code?: string; details?: FieldError[] } & Record<string, unknown>;
+        // An error that says when to try again (seconds): the Retry-After header, as the rate limiter's 429.
+        if (typeof retryAfter === "number") res.setHeader("retry-after", String(retryAfter));
         const message =
           GRAPHQL_WORDS.test(errors[0].message) && details.length > 0 ? invalidMessage(details) : errors[0].message;
         return sendError(res, httpStatusFor(code), code, message, details, extra);

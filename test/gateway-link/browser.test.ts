@@ -82,7 +82,7 @@ describe("BrowserPool", () => {
   it("launches Chromium lazily, once, and gives each lease its own browser context", async () => {
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 2 });
     try {
-      expect(pool.stats()).toEqual({ pages: 0, waiting: 0, launched: 0, pid: null, contexts: 0 });
+      expect(pool.stats()).toEqual({ pages: 0, waiting: 0, launched: 0, pid: null, contexts: 0, held: 0, opening: 0 });
       const [a, b] = await Promise.all([opened(pool, sim.linkUrl()), opened(pool, sim.linkUrl())]);
       expect(pool.stats()).toMatchObject({ pages: 2, launched: 1, pid: expect.any(Number), contexts: 2 });
       await evaluate(a, `localStorage.setItem("who", "a"); document.cookie = "who=a"`);

@@ -77,6 +77,10 @@ export async function startService(env: Record<string, string> = {}): Promise<Fu
     // The link page runs in Chromium on a machine shared with other test runs: give it time (a slow
     // healthy page is not what these suites test; the 502 for a page that never answers is tested elsewhere).
     LINK_OPEN_TIMEOUT_MS: "60000",
+    // One tenant sends every valid generate of these suites, which test input, not the browser pool's fair shares
+    // (test/faults/pool-shares.test.ts does): its shares are the worker's whole pool.
+    LINK_HELD_PAGES_PER_MERCHANT: "1000",
+    LINK_OPENS_PER_MERCHANT: "1000",
     ...env,
   };
   const proc = new ServiceProcess("service", "serve", await freePort(), () => serviceEnv, logDir);
