@@ -222,7 +222,12 @@ function modeGauge(registry: Registry): (mode: CheckMode) => void {
  * What /readyz says of the network: the token refused or about to expire, a 429 pause, every call refused (what,
  * since when, the causes). Informational: issuing QRs still works, so the checks stay green.
  */
-function networkReadiness(token: NetworkToken, refused: Refusal | null, paused: RateLimitPause | null, proxy: string | null) {
+function networkReadiness(
+  token: NetworkToken,
+  refused: Refusal | null,
+  paused: RateLimitPause | null,
+  proxy: string | null,
+) {
   const { warning, expiresAt, refusedSince } = token.status();
   const networkToken = {
     expiresAt: expiresAt?.toISOString() ?? null,

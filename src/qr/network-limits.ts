@@ -47,7 +47,9 @@ export function unauthorized(answer: UpstreamAnswer): boolean {
   if (answer.status === 401) return true;
   try {
     const body = JSON.parse(answer.text) as unknown;
-    return typeof body === "object" && body !== null && (body as { errorCode?: unknown }).errorCode === ERROR_UNAUTHORIZED;
+    return (
+      typeof body === "object" && body !== null && (body as { errorCode?: unknown }).errorCode === ERROR_UNAUTHORIZED
+    );
   } catch {
     return false;
   }

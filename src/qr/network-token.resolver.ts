@@ -11,7 +11,10 @@ export class NetworkTokenStatusGql {
   @Field(() => Date, { nullable: true, description: "The JWT's exp; null if the token carries none" })
   expiresAt!: Date | null;
   @Field(() => Date, { nullable: true }) updatedAt!: Date | null;
-  @Field(() => String, { nullable: true, description: "Set while the network refuses it, and from 14 days before expiry" })
+  @Field(() => String, {
+    nullable: true,
+    description: "Set while the network refuses it, and from 14 days before expiry",
+  })
   warning!: string | null;
 }
 

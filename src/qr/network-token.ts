@@ -63,7 +63,7 @@ export class NetworkToken {
   private renewedFor: string | null = null;
   private lastAheadAttempt = 0;
   private inflight: Promise<boolean> | null = null;
-  private refusal: TokenRefusal | null = null;
+  private refusal: { seen: TokenRefusal; token: string } | null = null;
 
   constructor(
     private readonly deps: {
@@ -92,7 +92,7 @@ export class NetworkToken {
 
   /** The network client's word: the token in use is refused since…, or (null) answered again. */
   refused(refusal: TokenRefusal | null): void {
-    this.refusal = refusal;
+    this.refusal = refusal === null ? null : { seen: refusal, token: this.token };
   }
 
   /** Reads the stored replacement, if any (start-up, and on every invalidation). */
@@ -124,21 +124,21 @@ export class NetworkToken {
 
   status(): TokenStatus {
     const expiresAt = jwtExpiry(this.token);
+    // A refusal is of the token it was seen with: a replaced token has yet to be judged by the network.
+    const refusal = this.refusal !== null && this.refusal.token === this.token ? this.refusal.seen : null;
     let warning: string | null = null;
-    if (this.refusal !== null)
+    const left = expiresAt === null ? null : expiresAt.getTime() - this.deps.now();
+    if (expiresAt !== null && left !== null && left <= 0)
+      warning = `the network API token expired at ${expiresAt.toISOString()}: payments cannot be followed; replace it`;
+    else if (refusal !== null)
       warning =
-        `the network refuses the API token (unauthorized, HTTP ${this.refusal.httpStatus}) since ${this.refusal.since}: ` +
+        `the network refuses the API token (unauthorized, HTTP ${refusal.httpStatus}) since ${refusal.since}: ` +
         "payments cannot be followed and stay pending; replace it (setNetworkToken / npm run admin -- network-token:set)";
-    else if (expiresAt !== null) {
-      const left = expiresAt.getTime() - this.deps.now();
-      if (left <= 0)
-        warning = `the network API token expired at ${expiresAt.toISOString()}: payments cannot be followed; replace it`;
-      else if (left <= WARN_DAYS * DAY_MS)
-        warning =
-          `the network API token expires at ${expiresAt.toISOString()} (in ${Math.ceil(left / DAY_MS)} days): ` +
-          "renew it by e-mail and replace it (setNetworkToken / npm run admin -- network-token:set)";
-    }
-    const refusedSince = this.refusal === null ? null : new Date(this.refusal.since);
+    else if (expiresAt !== null && left !== null && left <= WARN_DAYS * DAY_MS)
+      warning =
+        `the network API token expires at ${expiresAt.toISOString()} (in ${Math.ceil(left / DAY_MS)} days): ` +
+        "renew it by e-mail and replace it (setNetworkToken / npm run admin -- network-token:set)";
+    const refusedSince = refusal === null ? null : new Date(refusal.since);
     return { source: this.source, expiresAt, updatedAt: this.updatedAt, warning, refusedSince };
   }
 

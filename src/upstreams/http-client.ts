@@ -17,13 +17,7 @@ import { AppError } from "../errors.js";
 
 /** Why an upstream call gave no usable answer (`extra.reason` of the error). */
 export type FaultReason =
-  | "TIMEOUT"
-  | "CONNECTION"
-  | "HTTP_STATUS"
-  | "BAD_RESPONSE"
-  | "UNAUTHORIZED"
-  | "RATE_LIMITED"
-  | "UPSTREAM_ERROR";
+  "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UNAUTHORIZED" | "RATE_LIMITED" | "UPSTREAM_ERROR";
 
 /** An answer, whatever its status. */
 export interface UpstreamAnswer {
