@@ -4,7 +4,8 @@ import type { UpstreamAnswer } from "../upstreams/http-client.js";
 /**
  * What the network's own rules ask of its callers, kept apart from the protocol (network-client.ts): a refused
  * token told once when it starts and once when it ends, an HTTP 429 honoured (Retry-After), single-md5 calls paced,
- * and the run of 403s that means every call is refused. Sources: docs/decisions/0186-network-token-and-rate.md.
+ * and the run of 403s that means every call is refused. Sources: docs/decisions/0186-network-token-refusal-and-429.md
+ * (the token, 429) and docs/decisions/0187-single-md5-rate-cap.md (the single-call rate, the list's 50).
  */
 
 /** The network refuses the token in use: since when, and the call that said so. */
@@ -29,7 +30,7 @@ export interface Refusal {
   endpoints: string[];
 }
 
-/** md5s per check_transaction_by_md5_list call: the network takes at most 50 (decision 0186 gives the sources). */
+/** md5s per check_transaction_by_md5_list call: the network takes at most 50 (decision 0187 gives the sources). */
 export const MAX_BATCH_SIZE = 50;
 /** The network's errorCode for an unauthorized call (with HTTP 401): decision 0035. */
 export const ERROR_UNAUTHORIZED = 6;
@@ -74,18 +75,24 @@ export function headerOf(answer: UpstreamAnswer, name: string): string | null {
 }
 
 /**
- * Single-md5 calls at most `perSecond` a second (per client, so per process): each call waits for its slot, slots
- * 1/perSecond apart stretched by a random share up to JITTER (so processes started together drift apart, and the
- * rate stays under the cap). Real time, not the service's clock: a test that moves the clock must not open a burst.
+ * Single-md5 calls at most `perSecond` a second (per client, so per process): callers take turns, and each starts
+ * at least 1/perSecond after the one before actually started, stretched by a random share up to JITTER (so
+ * processes started together drift apart, and the rate stays under the cap). Measured from the previous start, not
+ * from a slot booked in advance: timers that fire late (a busy event loop) cannot release a burst. Real time, not
+ * the service's clock: a test that moves the clock must not open a burst either.
  */
 export function pacer(perSecond: number): () => Promise<void> {
   const gapMs = 1000 / perSecond;
-  let next = 0;
-  return async () => {
-    const now = performance.now();
-    const at = Math.max(now, next);
-    next = at + gapMs * (1 + Math.random() * JITTER);
-    if (at > now) await sleep(at - now, undefined, { ref: false });
+  let last = -Infinity;
+  let queue: Promise<void> = Promise.resolve();
+  return () => {
+    const turn = queue.then(async () => {
+      const wait = last + gapMs * (1 + Math.random() * JITTER) - performance.now();
+      if (wait > 0) await sleep(wait, undefined, { ref: false });
+      last = performance.now();
+    });
+    queue = turn;
+    return turn;
   };
 }
 

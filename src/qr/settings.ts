@@ -33,7 +33,7 @@ export function qrSettings(env: EnvReader, config: Pick<Config, "simulators">): 
   return {
     baseUrl: env.upstreamUrl("NETWORK_API_URL", config.simulators),
     token: env.str("NETWORK_API_TOKEN") ?? (config.simulators ? "sim-network-token" : ""),
-    // The list endpoint takes at most 50 md5s a call (decision 0186): a larger setting is refused, not cut.
+    // The list endpoint takes at most 50 md5s a call (docs/decisions/0187-single-md5-rate-cap.md): more is refused.
     batchSize: env.int("NETWORK_BATCH_SIZE", MAX_BATCH_SIZE, 1, MAX_BATCH_SIZE),
     email: env.str("NETWORK_API_EMAIL"),
     proxy: env.url("NETWORK_API_PROXY", ["http:", "https:"]),
