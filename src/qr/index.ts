@@ -8,7 +8,14 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
 import type { Module, ModuleDefinition } from "../module.js";
 import { Gauge, type Registry } from "prom-client";
-import { createNetworkClient, type CheckMode, type NetworkClient, type Refusal } from "./network-client.js";
+import {
+  createNetworkClient,
+  type CheckMode,
+  type NetworkClient,
+  type RateLimitPause,
+  type Refusal,
+  type TokenRefusal,
+} from "./network-client.js";
 import { NetworkToken } from "./network-token.js";
 import { NetworkTokenResolver } from "./network-token.resolver.js";
 import { CardResolver } from "./card.resolver.js";
@@ -108,6 +115,7 @@ function networkFollower(
   const { config, clock } = deps;
   const showMode = modeGauge(deps.metrics.registry);
   let refused: Refusal | null = null;
+  let paused: RateLimitPause | null = null;
   const token = new NetworkToken({
     db: deps.db,
     box: deps.box,
@@ -137,8 +145,17 @@ function networkFollower(
     batchSize: settings.batchSize,
     listReprobeMs: settings.listReprobeMs,
     singleConcurrency: settings.singleConcurrency,
+    singleRate: settings.singleRate,
     now: () => clock.now().getTime(),
     proxy: settings.proxy,
+    onTokenRefused: tokenRefusalReport(deps, token),
+    onRateLimited(pause) {
+      paused = pause;
+      deps.logger.warn(
+        { upstream: "network", ...pause },
+        `network API: HTTP 429 on ${pause.endpoint}; no call until ${pause.until} (Retry-After ${pause.retryAfter ?? "absent"})`,
+      );
+    },
     onRefused(r) {
       refused = r;
       if (r === null) deps.logger.info({ upstream: "network" }, "network API: calls are answered again");
@@ -149,7 +166,40 @@ function networkFollower(
       deps.logger.warn({ upstream: "network", checkMode: mode, reason }, `network checks: ${mode} mode (${reason})`);
     },
   });
-  return { token, client, readiness: () => networkReadiness(token, refused, client.proxy) };
+  const pausedNow = () => (paused !== null && Date.parse(paused.until) > clock.now().getTime() ? paused : null);
+  return { token, client, readiness: () => networkReadiness(token, refused, pausedNow(), client.proxy) };
+}
+
+/**
+ * A refused token (401 / errorCode 6), as the operator hears of it: one error line when it starts and one when it
+ * ends (per process, not per batch), the gauge network_token_refused, and the token's status (/readyz, dashboard).
+ */
+function tokenRefusalReport(deps: QrModuleDeps, token: NetworkToken): (r: TokenRefusal | null) => void {
+  const gauge = new Gauge({
+    name: "network_token_refused",
+    help: "1 while the network refuses the API token in use (HTTP 401 / errorCode 6): payments cannot be followed",
+    registers: [deps.metrics.registry],
+  });
+  gauge.set(0);
+  let since: TokenRefusal | null = null;
+  return (r) => {
+    token.refused(r);
+    gauge.set(r === null ? 0 : 1);
+    if (r !== null) {
+      since = r;
+      deps.logger.error(
+        { upstream: "network", tokenRefused: true, ...r },
+        `network API: the token is refused (unauthorized, HTTP ${r.httpStatus} on ${r.endpoint}) since ${r.since}; ` +
+          "payments cannot be followed and stay pending: replace the token (setNetworkToken / npm run admin -- network-token:set)",
+      );
+    } else {
+      deps.logger.error(
+        { upstream: "network", tokenRefused: false, since: since?.since ?? null },
+        `network API: the token is accepted again (refused since ${since?.since ?? "?"}); payments are followed again`,
+      );
+      since = null;
+    }
+  };
 }
 
 /** network_md5_check_mode: 1 for the check mode in use; starts at list. */
@@ -168,11 +218,25 @@ function modeGauge(registry: Registry): (mode: CheckMode) => void {
   return showMode;
 }
 
-/** What /readyz says of the network: the token about to expire, every call refused (what, since when, the causes). */
-function networkReadiness(token: NetworkToken, refused: Refusal | null, proxy: string | null) {
-  const { warning, expiresAt } = token.status();
+/**
+ * What /readyz says of the network: the token refused or about to expire, a 429 pause, every call refused (what,
+ * since when, the causes). Informational: issuing QRs still works, so the checks stay green.
+ */
+function networkReadiness(
+  token: NetworkToken,
+  refused: Refusal | null,
+  paused: RateLimitPause | null,
+  proxy: string | null,
+) {
+  const { warning, expiresAt, refusedSince } = token.status();
+  const networkToken = {
+    expiresAt: expiresAt?.toISOString() ?? null,
+    warning,
+    ...(refusedSince === null ? {} : { refusedSince: refusedSince.toISOString() }),
+  };
   return {
-    ...(warning === null ? {} : { networkToken: { expiresAt: expiresAt?.toISOString() ?? null, warning } }),
+    ...(warning === null ? {} : { networkToken }),
+    ...(paused === null ? {} : { networkRateLimited: { until: paused.until, retryAfter: paused.retryAfter } }),
     ...(refused === null
       ? {}
       : {

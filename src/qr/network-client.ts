@@ -6,6 +6,21 @@ import {
   type UpstreamClient,
   type UpstreamName,
 } from "../upstreams/http-client.js";
+import {
+  ERROR_UNAUTHORIZED,
+  MAX_BATCH_SIZE,
+  pacer,
+  refusalWatch,
+  retryAfterMs,
+  headerOf,
+  tokenWatch,
+  unauthorized,
+  type RateLimitPause,
+  type Refusal,
+  type TokenRefusal,
+} from "./network-limits.js";
+
+export type { RateLimitPause, Refusal, TokenRefusal } from "./network-limits.js";
 
 /**
  * Client of the national payment network's open API: "was the QR with this md5 paid?".
@@ -29,8 +44,11 @@ export type NetworkResult =
     }
   | { kind: "failed"; message: string }
   | { kind: "not_found" }
-  /** Only from the list call in single mode: this md5's own check failed (the others may have answered). */
-  | { kind: "fault"; message: string };
+  /**
+   * Only from the list call in single mode: this md5's own check failed (the others may have answered); `reason` is
+   * the fault's (UNAUTHORIZED, RATE_LIMITED, TIMEOUT, …).
+   */
+  | { kind: "fault"; message: string; reason?: string };
 
 /**
  * How the list call checks: `list` (one md5-list call per batch) or `single` (one single-md5 call per md5,
@@ -76,6 +94,8 @@ export interface NetworkClientOptions {
   listReprobeMs?: number;
   /** In single mode, single calls in flight at once (default 4). */
   singleConcurrency?: number;
+  /** Single-md5 calls started per second at most, with jitter (NETWORK_SINGLE_RATE, default 10). */
+  singleRate?: number;
   /** Milliseconds now (the service's clock). */
   now?: () => number;
   /** Told of every change of mode, with the reason. */
@@ -87,43 +107,41 @@ export interface NetworkClientOptions {
    * not only the list endpoint), with what was refused; and told `null` when a call is answered again.
    */
   onRefused?: (refused: Refusal | null) => void;
+  /** Told once when the network starts refusing the token (401 / errorCode 6), and `null` once when it ends. */
+  onTokenRefused?: (refused: TokenRefusal | null) => void;
+  /** Told when a call answers 429: no call is made until the pause is over (they fail at once, RATE_LIMITED). */
+  onRateLimited?: (pause: RateLimitPause) => void;
 }
 
-export interface Refusal {
-  since: string;
-  endpoints: string[];
-}
-
-/** This many 403s in a row, the single-md5 endpoint among them, mean every call is refused. */
-const REFUSED_RUN = 3;
-
-/** The network's own limit for check_transaction_by_md5_list. */
-export const MAX_BATCH_SIZE = 50;
+export { MAX_BATCH_SIZE } from "./network-limits.js";
 
 const SINGLE_PATH = "/v1/check_transaction_by_md5";
 const LIST_PATH = "/v1/check_transaction_by_md5_list";
 const DEEPLINK_PATH = "/v1/generate_deeplink_by_qr";
 const ERROR_NOT_FOUND = 1;
 const ERROR_FAILED = 3;
-const ERROR_UNAUTHORIZED = 6;
 const MD5 = /^[0-9a-f]{32}$/i;
 
 const NETWORK: UpstreamName = { upstream: "network", label: "network API" };
 const { fault, statusFault } = upstreamFaults(NETWORK);
 
 export function createNetworkClient(options: NetworkClientOptions): NetworkClient {
-  const { batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4 } = options;
+  const { batchSize = MAX_BATCH_SIZE, listReprobeMs = 600_000, singleConcurrency = 4, singleRate = 10 } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
     throw new AppError("INTERNAL", `network client: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}`);
   }
   const now = options.now ?? Date.now;
   const http = networkHttp(options);
-  const send = sender(http, options, refusalWatch(options.onRefused, now));
+  const refusals = refusalWatch(options.onRefused, now, SINGLE_PATH);
+  const tokens = tokenWatch(options.onTokenRefused, now);
+  const send = sender(http, options, now, (path, answer) => (refusals(path, answer), tokens(path, answer)));
+  const pace = pacer(singleRate);
   let mode: CheckMode = "list";
   let listRefusedAt = 0;
 
   async function checkOne(md5: string): Promise<NetworkResult> {
     assertMd5s([md5]);
+    await pace();
     const envelope = parseEnvelope(SINGLE_PATH, await send(SINGLE_PATH, { md5: md5.toLowerCase() }));
     if (envelope.responseCode === 0) return paidFrom(SINGLE_PATH, envelope.data);
     return unsuccessful(SINGLE_PATH, envelope);
@@ -224,7 +242,10 @@ async function checkSingly(
       const md5 = batch[next++];
       into.set(
         md5,
-        await checkOne(md5).catch((err: unknown): NetworkResult => ({ kind: "fault", message: String(err) })),
+        await checkOne(md5).catch((err: unknown): NetworkResult => {
+          const reason = err instanceof AppError ? err.extra.reason : undefined;
+          return { kind: "fault", message: String(err), ...(typeof reason === "string" ? { reason } : {}) };
+        }),
       );
     }
   };
@@ -233,57 +254,41 @@ async function checkSingly(
 
 /**
  * A call with the bearer token in use; answered 401 (or errorCode 6), and another token available, once more with
- * that one. Every answer is observed (refusalWatch).
+ * that one. Every answer is observed (refusals of the token, of every call). A 429 pauses every call until its
+ * Retry-After has passed (the service's clock): the 429 and the calls during the pause fail with RATE_LIMITED.
  */
 function sender(
   http: UpstreamClient,
-  options: Pick<NetworkClientOptions, "token" | "onUnauthorized">,
-  observe: (path: string, status: number) => void,
+  options: Pick<NetworkClientOptions, "token" | "onUnauthorized" | "onRateLimited">,
+  now: () => number,
+  observe: (path: string, answer: UpstreamAnswer) => void,
 ): (path: string, body: unknown) => Promise<UpstreamAnswer> {
   const token = typeof options.token === "string" ? () => options.token as string : options.token;
   const post = (path: string, body: unknown, bearer: string) =>
     http.postJson(path, body, { authorization: `Bearer ${bearer}` });
+  let pausedUntil = 0;
   return async (path, body) => {
+    if (now() < pausedUntil) {
+      const until = new Date(pausedUntil).toISOString();
+      throw fault(path, `not called: the network answered HTTP 429, calls wait until ${until}`, "RATE_LIMITED");
+    }
     const used = token();
     let answer = await post(path, body, used);
     if (unauthorized(answer) && options.onUnauthorized !== undefined && (await options.onUnauthorized(used)))
       answer = await post(path, body, token());
-    observe(path, answer.status);
+    observe(path, answer);
+    if (answer.status === 429) {
+      const waitMs = retryAfterMs(answer, now());
+      pausedUntil = now() + waitMs;
+      const until = new Date(pausedUntil).toISOString();
+      options.onRateLimited?.({ until, waitMs, retryAfter: headerOf(answer, "retry-after"), endpoint: path });
+      throw fault(path, `HTTP 429 (too many requests): calls wait until ${until}`, "RATE_LIMITED", {
+        httpStatus: 429,
+        retryAfterMs: waitMs,
+      });
+    }
     return answer;
   };
-}
-
-/** Every answer (not connection faults): a run of 403s across endpoints is "every call refused". */
-function refusalWatch(
-  onRefused: NetworkClientOptions["onRefused"],
-  now: () => number,
-): (path: string, status: number) => void {
-  const run = { count: 0, since: 0, endpoints: new Set<string>(), told: false };
-  return (path, status) => {
-    if (status !== 403) {
-      if (run.told) onRefused?.(null);
-      run.count = 0;
-      run.endpoints.clear();
-      run.told = false;
-      return;
-    }
-    if (run.count++ === 0) run.since = now();
-    run.endpoints.add(path);
-    if (!run.told && run.count >= REFUSED_RUN && run.endpoints.has(SINGLE_PATH)) {
-      run.told = true;
-      onRefused?.({ since: new Date(run.since).toISOString(), endpoints: [...run.endpoints].sort() });
-    }
-  };
-}
-
-function unauthorized(answer: UpstreamAnswer): boolean {
-  if (answer.status === 401) return true;
-  try {
-    const body = JSON.parse(answer.text) as unknown;
-    return isRecord(body) && body.errorCode === ERROR_UNAUTHORIZED;
-  } catch {
-    return false;
-  }
 }
 
 // --- Answers ------------------------------------------------------------------------------

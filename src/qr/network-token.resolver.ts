@@ -11,10 +11,19 @@ export class NetworkTokenStatusGql {
   @Field(() => Date, { nullable: true, description: "The JWT's exp; null if the token carries none" })
   expiresAt!: Date | null;
   @Field(() => Date, { nullable: true }) updatedAt!: Date | null;
-  @Field(() => String, { nullable: true, description: "Set from 14 days before expiry" }) warning!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "Set while the network refuses it, and from 14 days before expiry",
+  })
+  warning!: string | null;
 }
 
-const toGql = (s: TokenStatus): NetworkTokenStatusGql => ({ ...s });
+const toGql = ({ source, expiresAt, updatedAt, warning }: TokenStatus): NetworkTokenStatusGql => ({
+  source,
+  expiresAt,
+  updatedAt,
+  warning,
+});
 
 /** Operator API (ADMIN_TOKEN): the network token's expiry, and its replacement without a restart. */
 @Resolver()

@@ -9,6 +9,7 @@ import {
 } from "../cache/invalidation.js";
 import { AppError } from "../errors.js";
 import type { SecretBox } from "../auth/secret-box.js";
+import type { TokenRefusal } from "./network-limits.js";
 
 /**
  * The national network's bearer token through its lifecycle (issue 20,
@@ -25,8 +26,10 @@ export interface TokenStatus {
   /** The JWT's `exp`; null when the token is not a JWT or carries none. */
   expiresAt: Date | null;
   updatedAt: Date | null;
-  /** Set when the token expires within WARN_DAYS (or has expired). */
+  /** Set while the network refuses the token, or when it expires within WARN_DAYS (or has expired). */
   warning: string | null;
+  /** Since when the network refuses the token in use (401 / errorCode 6), as this process saw it; null if it does not. */
+  refusedSince: Date | null;
 }
 
 /** Renews by e-mail: POST /v1/renew_token {email} → the new token, or null. */
@@ -60,6 +63,7 @@ export class NetworkToken {
   private renewedFor: string | null = null;
   private lastAheadAttempt = 0;
   private inflight: Promise<boolean> | null = null;
+  private refusal: { seen: TokenRefusal; token: string } | null = null;
 
   constructor(
     private readonly deps: {
@@ -84,6 +88,11 @@ export class NetworkToken {
 
   current(): string {
     return this.token;
+  }
+
+  /** The network client's word: the token in use is refused since…, or (null) answered again. */
+  refused(refusal: TokenRefusal | null): void {
+    this.refusal = refusal === null ? null : { seen: refusal, token: this.token };
   }
 
   /** Reads the stored replacement, if any (start-up, and on every invalidation). */
@@ -115,17 +124,22 @@ export class NetworkToken {
 
   status(): TokenStatus {
     const expiresAt = jwtExpiry(this.token);
+    // A refusal is of the token it was seen with: a replaced token has yet to be judged by the network.
+    const refusal = this.refusal !== null && this.refusal.token === this.token ? this.refusal.seen : null;
     let warning: string | null = null;
-    if (expiresAt !== null) {
-      const left = expiresAt.getTime() - this.deps.now();
-      if (left <= 0)
-        warning = `the network API token expired at ${expiresAt.toISOString()}: payments cannot be followed; replace it`;
-      else if (left <= WARN_DAYS * DAY_MS)
-        warning =
-          `the network API token expires at ${expiresAt.toISOString()} (in ${Math.ceil(left / DAY_MS)} days): ` +
-          "renew it by e-mail and replace it (setNetworkToken / npm run admin -- network-token:set)";
-    }
-    return { source: this.source, expiresAt, updatedAt: this.updatedAt, warning };
+    const left = expiresAt === null ? null : expiresAt.getTime() - this.deps.now();
+    if (expiresAt !== null && left !== null && left <= 0)
+      warning = `the network API token expired at ${expiresAt.toISOString()}: payments cannot be followed; replace it`;
+    else if (refusal !== null)
+      warning =
+        `the network refuses the API token (unauthorized, HTTP ${refusal.httpStatus}) since ${refusal.since}: ` +
+        "payments cannot be followed and stay pending; replace it (setNetworkToken / npm run admin -- network-token:set)";
+    else if (expiresAt !== null && left !== null && left <= WARN_DAYS * DAY_MS)
+      warning =
+        `the network API token expires at ${expiresAt.toISOString()} (in ${Math.ceil(left / DAY_MS)} days): ` +
+        "renew it by e-mail and replace it (setNetworkToken / npm run admin -- network-token:set)";
+    const refusedSince = refusal === null ? null : new Date(refusal.since);
+    return { source: this.source, expiresAt, updatedAt: this.updatedAt, warning, refusedSince };
   }
 
   /** Stores a replacement (encrypted) and makes every process use it at once. */

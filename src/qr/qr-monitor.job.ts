@@ -1,6 +1,22 @@
 import type { JobSpec } from "../jobs/scheduler.js";
 import { monitorJob, type CheckOutcome, type MonitorDeps, type MonitorPort } from "../transactions/monitor.js";
-import type { NetworkClient } from "./network-client.js";
+import { AppError } from "../errors.js";
+import type { NetworkClient, NetworkResult } from "./network-client.js";
+
+/** Faults the area reports once itself (a refused token, a 429 pause): no monitor warning per batch for them. */
+const TOLD_ONCE = new Set(["UNAUTHORIZED", "RATE_LIMITED"]);
+
+/** The whole batch's fault, quiet when it is one of those; any other error is thrown on (the loop's own warning). */
+async function listed(client: NetworkClient, txs: { md5: string | null }[]): Promise<Map<string, NetworkResult>> {
+  const md5s = txs.map((t) => t.md5 as string);
+  try {
+    return await client.checkByMd5List(md5s);
+  } catch (err) {
+    const reason = err instanceof AppError ? err.extra.reason : undefined;
+    if (typeof reason !== "string" || !TOLD_ONCE.has(reason)) throw err;
+    return new Map(md5s.map((m) => [m, { kind: "fault", message: (err as Error).message, reason }]));
+  }
+}
 
 /**
  * The national network as the monitor loop sees it: one bulk call (its md5-list API, batched by the
@@ -10,7 +26,7 @@ import type { NetworkClient } from "./network-client.js";
 export function networkMonitorPort(client: NetworkClient): MonitorPort {
   return {
     async check(txs) {
-      const results = await client.checkByMd5List(txs.map((t) => t.md5 as string));
+      const results = await listed(client, txs);
       const out = new Map<string, CheckOutcome>();
       for (const tx of txs) {
         const r = results.get(tx.md5 as string);
@@ -36,7 +52,7 @@ export function networkMonitorPort(client: NetworkClient): MonitorPort {
             change: { to: "SUCCESS", event: "payment.completed", upstream: { payment }, ...(late ? { late } : {}) },
           });
         } else if (r?.kind === "fault") {
-          out.set(tx.id, { kind: "fault", error: r.message });
+          out.set(tx.id, { kind: "fault", error: r.message, quiet: TOLD_ONCE.has(r.reason ?? "") });
         } else if (r?.kind === "failed") {
           out.set(tx.id, {
             kind: "transition",

@@ -13,8 +13,11 @@ export type CheckOutcome =
   | { kind: "transition"; change: Omit<TransitionRequest, "id"> }
   /** The upstream answered: nothing new (`recheckMs`: look again after this long instead of the interval). */
   | { kind: "unchanged"; recheckMs?: number }
-  /** The upstream could not answer for it: back off; a fault never ends a transaction. */
-  | { kind: "fault"; error: string };
+  /**
+   * The upstream could not answer for it: back off; a fault never ends a transaction. `quiet`: the area already told
+   * the operator once (a refused token, a 429 pause), so no warning line per batch for it.
+   */
+  | { kind: "fault"; error: string; quiet?: boolean };
 
 /**
  * An area's upstream as the monitor loop sees it: asked about live (unexpired) transactions, in one call
@@ -148,13 +151,17 @@ class MonitorLoop {
     const backoff = new Map<number, string[]>();
     const later = new Map<number, string[]>();
     let lastError = "";
+    let loud = 0;
     const changes: (() => Promise<unknown>)[] = [];
     for (const tx of live) {
       const o: CheckOutcome = outcomes.get(tx.id) ?? { kind: "unchanged" };
       if (o.kind === "fault") {
         const wait = faultBackoffMs(spec.recheckMs, tx.checkFailures + 1);
         backoff.set(wait, [...(backoff.get(wait) ?? []), tx.id]);
-        lastError = o.error;
+        if (!o.quiet) {
+          lastError = o.error;
+          loud++;
+        }
         continue;
       }
       if (o.kind === "unchanged" && o.recheckMs !== undefined && tx.expiresAt.getTime() > claimedAt.getTime()) {
@@ -172,10 +179,9 @@ class MonitorLoop {
     const now = clock.now();
     const grace = { now, graceMs };
     for (const [wait, ids] of backoff) await scheduleNext(db, ids, new Date(now.getTime() + wait), true, grace);
-    if (backoff.size > 0) {
-      const count = [...backoff.values()].reduce((n, ids) => n + ids.length, 0);
+    if (loud > 0) {
       logger.warn(
-        { monitor: spec.name, err: lastError, count, backoffMs: Math.max(...backoff.keys()) },
+        { monitor: spec.name, err: lastError, count: loud, backoffMs: Math.max(...backoff.keys()) },
         `${spec.name}: upstream check failed; backing off`,
       );
     }

@@ -16,12 +16,15 @@ import { AppError } from "../errors.js";
  */
 
 /** Why an upstream call gave no usable answer (`extra.reason` of the error). */
-export type FaultReason = "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UNAUTHORIZED" | "UPSTREAM_ERROR";
+export type FaultReason =
+  "TIMEOUT" | "CONNECTION" | "HTTP_STATUS" | "BAD_RESPONSE" | "UNAUTHORIZED" | "RATE_LIMITED" | "UPSTREAM_ERROR";
 
 /** An answer, whatever its status. */
 export interface UpstreamAnswer {
   status: number;
   text: string;
+  /** The answer's headers, names in lower case (a 429's Retry-After is read from them). */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /** One exchange: the answer, or why there was none (the text after "<label> <path>: " in the error). */
@@ -125,7 +128,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         dispatcher,
         signal: AbortSignal.timeout(timeoutMs),
       });
-      return { ok: true, status: res.statusCode, text: await res.body.text() };
+      return { ok: true, status: res.statusCode, text: await res.body.text(), headers: res.headers };
     } catch (err) {
       return transportFault(err, timeoutMs);
     }
@@ -134,7 +137,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   async function post(req: UpstreamRequest): Promise<UpstreamAnswer> {
     const answer = await exchange(req);
     if (!answer.ok) throw faults.fault(req.path, answer.what, answer.reason);
-    return { status: answer.status, text: answer.text };
+    return { status: answer.status, text: answer.text, headers: answer.headers };
   }
 
   return {

@@ -299,3 +299,94 @@ describe("every call refused with 403 (geo-restriction)", () => {
     expect(told).toEqual([expect.anything(), null]);
   });
 });
+
+describe("the network's own limits: a refused token, 429 and Retry-After, paced single calls", () => {
+  let net: NetworkHarness;
+  let now = NOW.getTime();
+  const told: unknown[] = [];
+  const pauses: { waitMs: number; retryAfter: string | null }[] = [];
+  let client: NetworkClient;
+  beforeAll(async () => {
+    net = await startNetworkSimulator(TOKEN, () => new Date(now));
+    client = createNetworkClient({
+      baseUrl: net.apiBase,
+      token: TOKEN,
+      timeoutMs: 2000,
+      now: () => now,
+      onTokenRefused: (r) => told.push(r),
+      onRateLimited: (p) => pauses.push(p),
+    });
+  });
+  afterAll(() => net.close());
+  const limits = (body: Record<string, unknown>) => postJson(`${net.base}/sim/network/limits`, body);
+  /** What a failed test leaves to undo, so the next one starts clean. */
+  let afterDone: () => Promise<unknown> = async () => undefined;
+  afterEach(async () => {
+    await afterDone();
+    afterDone = async () => undefined;
+  });
+
+  it("tells a refused token once when it starts and once when it ends, however many calls are refused between", async () => {
+    afterDone = () => limits({ refuseTokens: false });
+    await limits({ refuseTokens: true });
+    for (let i = 0; i < 6; i++) {
+      const err = await failure(client.checkByMd5List([md5(), md5()]));
+      expect(err.extra.reason).toBe("UNAUTHORIZED");
+    }
+    expect(told).toEqual([
+      { since: NOW.toISOString(), endpoint: "/v1/check_transaction_by_md5_list", httpStatus: 401 },
+    ]);
+    await limits({ refuseTokens: false });
+    await client.checkByMd5List([md5()]);
+    await client.checkByMd5List([md5()]);
+    expect(told).toEqual([expect.objectContaining({ httpStatus: 401 }), null]);
+  });
+
+  it("honours a 429: no call until Retry-After has passed (seconds, an HTTP date, absent, absurd)", async () => {
+    const reached = () => net.sim.state.calls.rateLimited + net.sim.state.calls.md5List;
+    afterDone = () => limits({ perSecond: null, retryAfterAs: "seconds" });
+    for (const [limit, waitMs] of [
+      [{ retryAfterS: 30, retryAfterAs: "seconds" }, 30_000],
+      [{ retryAfterS: 45, retryAfterAs: "date" }, 45_000],
+      [{ retryAfterAs: "none" }, 60_000],
+      [{ retryAfterS: 86_400, retryAfterAs: "seconds" }, 600_000],
+    ] as const) {
+      await limits({ perSecond: 0, ...limit });
+      const first = await failure(client.checkByMd5List([md5()]));
+      expect(first.extra).toMatchObject({ reason: "RATE_LIMITED", httpStatus: 429 });
+      // An HTTP date has whole seconds: the pause ends at that second, less than a second early at most.
+      const paused = pauses.at(-1)?.waitMs as number;
+      expect(first.extra.retryAfterMs).toBe(paused);
+      expect(paused).toBeGreaterThan(waitMs - 1000);
+      expect(paused).toBeLessThanOrEqual(waitMs);
+      const before = reached();
+      now += paused - 1000;
+      // Still paused: refused here, without a call the network would count against us.
+      expect((await failure(client.checkByMd5List([md5()]))).extra.reason).toBe("RATE_LIMITED");
+      expect((await failure(client.checkByMd5(md5()))).message).toMatch(/calls wait until/);
+      expect(reached()).toBe(before);
+      await limits({ perSecond: null });
+      now += 1000;
+      await expect(client.checkByMd5(md5())).resolves.toEqual({ kind: "not_found" });
+    }
+    expect(pauses).toHaveLength(4);
+  });
+
+  it("starts single-md5 calls at most NETWORK_SINGLE_RATE a second, with jitter", async () => {
+    const paced = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000, singleRate: 20 });
+    afterDone = () => Promise.all([paced.close(), postJson(`${net.base}/sim/network/fault`, { mode: "ok" })]);
+    await postJson(`${net.base}/sim/network/fault`, { mode: "md5list-forbidden" });
+    const from = net.sim.state.md5CallTimes.length;
+    const results = await paced.checkByMd5List(Array.from({ length: 41 }, () => md5()));
+    expect([...results.values()].every((r) => r.kind === "not_found")).toBe(true);
+    const times = net.sim.state.md5CallTimes.slice(from);
+    expect(times).toHaveLength(41);
+    // In any second, at most 20 calls started (a cap: 41 calls take at least two seconds).
+    const busiest = Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 1000).length));
+    expect(busiest).toBeLessThanOrEqual(20);
+    expect((times.at(-1) as number) - times[0]).toBeGreaterThanOrEqual(2000 - 50);
+    // Jitter: the gaps are not all alike (processes started together drift apart).
+    const gaps = times.slice(1).map((t, i) => Math.round(t - times[i]));
+    expect(new Set(gaps).size).toBeGreaterThan(3);
+  });
+});

@@ -123,7 +123,47 @@ describe("network simulator speaks the network's protocol", () => {
       md5List: before.md5List + 1,
       md5ListRefused: 0,
       deeplink: 0,
+      rateLimited: 0,
+      unauthorized: before.unauthorized + 1,
     });
+  });
+
+  it("refuses every token while told to, as it refuses an expired one (401, errorCode 6), and accepts them after", async () => {
+    const limits = await postJson(`${net.base}/sim/network/limits`, { refuseTokens: true });
+    expect(limits.json).toMatchObject({ refuseTokens: true, perSecond: null });
+    for (const url of [single, list]) {
+      const reply = await postJson(url, url === single ? { md5: md5() } : [md5()], AUTH);
+      expect(reply.status).toBe(401);
+      expect(reply.json).toEqual({ responseCode: 1, responseMessage: "Unauthorized", errorCode: 6, data: null });
+    }
+    await postJson(`${net.base}/sim/network/limits`, { refuseTokens: false });
+    expect((await postJson(single, { md5: md5() }, AUTH)).status).toBe(200);
+  });
+
+  it("answers 429 with Retry-After past its per-second limit (seconds, an HTTP date, or none)", async () => {
+    const call = () =>
+      fetch(single, {
+        method: "POST",
+        headers: { ...AUTH, "content-type": "application/json" },
+        body: JSON.stringify({ md5: md5() }),
+      });
+    try {
+      await postJson(`${net.base}/sim/network/limits`, { perSecond: 2, retryAfterS: 7 });
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await call());
+      expect(statuses.map((r) => r.status)).toEqual([200, 200, 429, 429]);
+      expect(statuses[2].headers.get("retry-after")).toBe("7");
+      await postJson(`${net.base}/sim/network/limits`, { perSecond: 0, retryAfterAs: "date" });
+      const dated = await call();
+      expect(dated.status).toBe(429);
+      expect(Date.parse(dated.headers.get("retry-after") ?? "")).toBe(NOW.getTime() + 7000);
+      await postJson(`${net.base}/sim/network/limits`, { retryAfterAs: "none" });
+      expect((await call()).headers.get("retry-after")).toBeNull();
+      const bad = await postJson(`${net.base}/sim/network/limits`, { perSecond: -1, retryAfterAs: "later" });
+      expect(bad.status).toBe(400);
+    } finally {
+      await postJson(`${net.base}/sim/network/limits`, { perSecond: null, retryAfterAs: "seconds", retryAfterS: 5 });
+    }
   });
 
   it("injects faults into the API but not into the controls", async () => {

@@ -11,6 +11,7 @@ import {
   sleep,
   faultControl,
 } from "../http.js";
+import { defaultLimits, limitsControl, rateLimiter, tokenRefuser, type NetworkLimits } from "./limits.js";
 
 /**
  * The national network's md5 API as a local server: same paths, Bearer auth, and response
@@ -69,8 +70,21 @@ export interface NetworkSimTransaction {
 export interface NetworkSimulatorState {
   transactions: Map<string, NetworkSimTransaction>;
   fault: { mode: NetworkFaultMode; slowMs: number; variant: "text" | "json" };
-  /** Requests that passed auth, per endpoint, and the size of every valid bulk request. */
-  calls: { md5: number; md5List: number; md5ListRefused: number; deeplink: number };
+  /**
+   * Requests that passed auth, per endpoint, and the size of every valid bulk request; `rateLimited` and
+   * `unauthorized`: calls answered 429 (POST /sim/network/limits) and 401.
+   */
+  calls: {
+    md5: number;
+    md5List: number;
+    md5ListRefused: number;
+    deeplink: number;
+    rateLimited: number;
+    unauthorized: number;
+  };
+  /** Start times (ms since the simulator was made, real time) of the single-md5 calls that passed auth. */
+  md5CallTimes: number[];
+  limits: NetworkLimits;
   listBatchSizes: number[];
   /** Tokens the network accepts (until the `exp` of those that are JWTs); renew_token adds one. */
   tokens: Set<string>;
@@ -99,7 +113,9 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
   const state: NetworkSimulatorState = {
     transactions: new Map(),
     fault: { mode: "ok", slowMs: 1000, variant: "text" },
-    calls: { md5: 0, md5List: 0, md5ListRefused: 0, deeplink: 0 },
+    calls: { md5: 0, md5List: 0, md5ListRefused: 0, deeplink: 0, rateLimited: 0, unauthorized: 0 },
+    md5CallTimes: [],
+    limits: defaultLimits(),
     listBatchSizes: [],
     inFlight: 0,
     maxInFlight: 0,
@@ -107,6 +123,7 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
     renewals: { calls: 0, works: true },
   };
   const email = options.email ?? "renewals@merchant.example";
+  const started = performance.now();
 
   const api = express.Router();
   api.use((_req, res, next) => {
@@ -116,6 +133,7 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
   });
   api.use(express.json({ limit: "64kb" }));
   api.use((req, res, next) => applyFault(state, res, next));
+  api.use(rateLimiter(state, clock));
   // The token is renewed by e-mail, without a bearer token (the expired one is what is being replaced).
   api.post("/v1/renew_token", (req, res) => {
     state.renewals.calls++;
@@ -127,12 +145,16 @@ export function createNetworkSimulator(options: NetworkSimulatorOptions): Networ
     state.tokens.add(token);
     envelope(res, 200, 0, "Token has been issued", null, { token });
   });
-  api.use((req, res, next) =>
-    acceptedToken(req, state.tokens, clock) ? next() : envelope(res, 401, 1, "Unauthorized", 6, null),
-  );
+  api.use(tokenRefuser(state));
+  api.use((req, res, next) => {
+    if (acceptedToken(req, state.tokens, clock)) return next();
+    state.calls.unauthorized++;
+    envelope(res, 401, 1, "Unauthorized", 6, null);
+  });
 
   api.post("/v1/check_transaction_by_md5", (req, res) => {
     state.calls.md5++;
+    state.md5CallTimes.push(performance.now() - started);
     const md5 = typeof req.body?.md5 === "string" ? req.body.md5.toLowerCase() : "";
     if (!md5) return envelope(res, 400, 1, "Missing required fields.", 5, null);
     const tx = recorded(state, md5, clock);
@@ -200,6 +222,7 @@ function createControls(
   });
 
   controls.post("/sim/network/fault", faultControl(NETWORK_FAULT_MODES, state));
+  controls.post("/sim/network/limits", limitsControl(state));
 
   // A token the network accepts, valid for `expiresInMs` (what an operator gets by e-mail); `renewalWorks`
   // makes renew_token fail like the real one sometimes does.
