@@ -165,6 +165,7 @@ async function reopenPage(
       protocol: w.deps.protocol,
       egress: w.deps.egress,
       allowedOrigins: w.deps.allowedOrigins,
+      onWarning: (warning) => w.deps.logger.warn({ url }, warning),
     });
     return { session };
   } catch (err) {

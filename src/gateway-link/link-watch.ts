@@ -15,7 +15,7 @@ import type { TransactionStore, TransitionRequest } from "../transactions/transi
 import type { LinkPollSession } from "./link-protocol.js";
 import type { LinkRefusals } from "./link-refusals.js";
 import type { PagePoll } from "./page-poll.js";
-import { acceptableReceipt } from "./page-traffic.js";
+import { acceptableReceipt, droppedReceipt } from "./page-traffic.js";
 import { pollOnce, type PollAnswer } from "./poll-client.js";
 import type { UpstreamClient } from "../upstreams/http-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
@@ -35,7 +35,6 @@ export interface LinkWatchDeps {
   /** LINK_MAX_POLLS: payments one worker follows at once. */
   maxPolls: number;
   refusals: LinkRefusals;
-  allowedOrigins: readonly string[];
   /** A page of the link held for polling, after the worker's own polls were refused. */
   openPage(linkUrl: string, apiOrigin: string): Promise<PagePoll>;
   /** LINK_POLL_INTERVAL_MS; unset: the page's own cadence (3 s). */
@@ -297,11 +296,13 @@ export class LinkWatch {
   }
 
   private async approved(entry: Entry, s: PaywayStatus): Promise<boolean> {
-    const { store, clock, logger, allowedOrigins } = this.deps;
+    const { store, clock, logger } = this.deps;
+    // PayWay's receipt is on its API's origin; a receipt anywhere else is dropped, the approval still recorded.
     const receiptUrl =
       s.receiptUrl === null
         ? null
-        : acceptableReceipt(s.receiptUrl, new URL(entry.linkUrl).origin, [entry.session.apiOrigin, ...allowedOrigins]);
+        : acceptableReceipt(s.receiptUrl, new URL(entry.linkUrl).origin, [entry.session.apiOrigin]);
+    if (s.receiptUrl !== null && receiptUrl === null) logger.warn({ tx: entry.id }, droppedReceipt(s.receiptUrl));
     const change: TransitionRequest = {
       id: entry.id,
       to: "SUCCESS",
