@@ -27,9 +27,10 @@ export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
   "--no-first-run",
   "--disable-dev-shm-usage",
   "--disable-quic",
-  // WebRTC's sockets never pass the Fetch domain nor the connect-src policy (interceptRequests): without this a
-  // page's RTCPeerConnection sends UDP (STUN, TURN) to any address and port, loopback included. This policy allows
-  // no UDP that does not go through a proxy (Chromium has no UDP proxy), so none. TURN over TCP is not covered.
+  // WebRTC's sockets pass neither the Fetch domain nor the connect-src policy (interceptRequests): a page's
+  // RTCPeerConnection would send UDP (STUN, TURN) to any address and port, loopback included. This policy allows
+  // no UDP that does not go through a proxy. Hidden targets do not apply it (their renderers miss the profile's
+  // WebRTC preferences: measured), so every link page also runs without RTCPeerConnection (withoutWebRtc()).
   "--webrtc-ip-handling-policy=disable_non_proxied_udp",
   // Chromium 156 preloads a WebUI omnibox popup (a ~48 MB renderer) for every browser context;
   // a monitor never types in an omnibox. The spare renderer Chromium keeps ready is started for one
@@ -213,6 +214,7 @@ export async function interceptRequests(
   page?: { frameId: string; hooks: PageHooks },
   proxyAuth?: ProxyCredentials,
 ): Promise<void> {
+  await withoutWebRtc(cdp);
   const blocked = new Set<string>(types);
   const csp = allowedOrigins === undefined ? null : connectPolicy(allowedOrigins);
   const mainDocument = (event: Protocol.Fetch.RequestPausedEvent): boolean =>
@@ -281,6 +283,16 @@ export async function interceptRequests(
       .finally(() => void child.send("Runtime.runIfWaitingForDebugger").catch(() => undefined));
   });
   await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
+}
+
+/**
+ * Removes RTCPeerConnection from every document of a target before its scripts run (each frame's window, an
+ * about:blank iframe's too, read at once by its parent), so no page script can open a WebRTC socket, UDP or TCP.
+ * A worker target has no Page domain and no RTCPeerConnection: nothing to do there.
+ */
+async function withoutWebRtc(cdp: CDPSession): Promise<void> {
+  const source = "delete window.RTCPeerConnection; delete window.webkitRTCPeerConnection;";
+  await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source, runImmediately: true }).catch(() => undefined);
 }
 
 export interface ProxyCredentials {

@@ -96,7 +96,10 @@ export function hostileScript(): string {
 `;
 }
 
-/** The page opens a WebRTC connection whose ICE asks a STUN server at 127.0.0.1:`udpPort` (UDP) as it loads. */
+/**
+ * The page opens a WebRTC connection whose ICE asks a STUN server at 127.0.0.1:`udpPort` (UDP) as it loads;
+ * `window.__webrtc` says how that went ("opened", or "refused: <error>").
+ */
 export function webrtcScript(udpPort: number): string {
   return String.raw`
 (function () {
@@ -104,8 +107,10 @@ export function webrtcScript(udpPort: number): string {
     var pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:${udpPort}" }] });
     pc.createDataChannel("probe");
     pc.createOffer().then(function (offer) { return pc.setLocalDescription(offer); });
-    window.__probe = pc;
-  } catch (e) {}
+    window.__webrtc = "opened";
+  } catch (e) {
+    window.__webrtc = "refused: " + e.name;
+  }
 })();
 `;
 }
