@@ -186,10 +186,10 @@ describe("the hostile page: no SUCCESS without the upstream's word", () => {
     try {
       const m = await peakGrowth(
         () => pool().stats().pid,
-        () => sleep(5_000),
+        () => sleep(15_000),
       );
       const status = (await check(b.transactionId)).status;
-      figures.oversizePollAnswer = { seconds: 5, pollEveryMs: 1000, nodeMbPeak: m.nodeMb, status };
+      figures.oversizePollAnswer = { seconds: 15, pollEveryMs: 1000, nodeMbPeak: m.nodeMb, status };
       expect(status).toBe("PENDING");
       expect(m.nodeMb).toBeLessThan(100);
     } finally {
