@@ -12,8 +12,8 @@ import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } fro
 import { FULL } from "../support/db.js";
 import { sleep, waitFor } from "../support/wait.js";
 
-/** How long the forged approvals are held against the payments: 20 s compressed, 150 s (most of the 180) full. */
-const HOLD_MS = FULL ? 150_000 : 20_000;
+/** How long the forged approvals are held against the payments: 20 s compressed, 140 s (most of the 180) full. */
+const HOLD_MS = FULL ? 140_000 : 20_000;
 const PAYMENTS = 6;
 const MB = 1024 * 1024;
 
