@@ -40,7 +40,8 @@ const COMMANDS: Record<string, Command> = {
   "link-config:create": {
     doc: "--merchantId --name --url --currency 116|840 [--protocol payway|simulated --expectedPayee name@bank]",
     query:
-      "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id name url currency protocol expectedPayee } }",
+      "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) " +
+      "{ id name url currency protocol expectedPayee } }",
     input: true,
   },
   "link-config:update": {

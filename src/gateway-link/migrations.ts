@@ -13,8 +13,9 @@ class LinkKeyTarget extends Migration {
 }
 
 /**
- * The account every QR of a link must pay (KHQR tag 29/30 sub 00), and who set it: the operator, or the link's first
- * QR (trust on first use, docs/decisions/0171). Rows made before have neither: their next QR records it.
+ * The account every QR of a link must pay (KHQR tag 29/30 sub 00), and who set it: the operator, or the link's
+ * first QR (trust on first use, docs/decisions/0171-link-configuration-expected-payee.md). Rows made before have
+ * neither: their next QR records it.
  */
 class LinkExpectedPayee extends Migration {
   override name = "gateway-link-0002-expected-payee";

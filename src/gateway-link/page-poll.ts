@@ -2,7 +2,8 @@
 // for that payment, and each poll sent by the browser on that page's behalf (its cookies, its Origin and
 // Referer, its network stack's fingerprint). Costs a browser page per payment, so it is used only after a refusal.
 //
-// The page's own scripts are someone else's code: none of them may take part in a poll (docs/decisions/0170).
+// The page's own scripts are someone else's code: none of them may take part in a poll
+// (docs/decisions/0170-a-link-page-cannot-vouch-for-itself.md).
 // The request is sent from an isolated world of the page (Page.createIsolatedWorld: the page's document, its own
 // JavaScript globals, which the page's scripts can neither see nor replace), and its answer is not taken from
 // JavaScript at all: it is read at the Fetch domain's response stage, as the network delivered it (capped,

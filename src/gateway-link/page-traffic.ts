@@ -282,7 +282,7 @@ function errorText(body: unknown, raw: string | null): string {
  * an absolute https: URL on the link's own origin or its API's (`allowedOrigins`: PayWay's, whose
  * download-receipt is there); http: only when the link itself is http:, i.e. the demo's simulator. Anything
  * else (javascript:, data:, another site, a CDN the page may load from) is dropped, and the payment is still
- * approved (docs/decisions/0170).
+ * approved (docs/decisions/0170-a-link-page-cannot-vouch-for-itself.md).
  */
 export function acceptableReceipt(
   raw: string,

@@ -6,7 +6,8 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
 /**
  * ok; forbidden: Cloudflare's 403 page on the page and the API, for one caller address or all (a datacenter or
  * foreign address refused); slow: the API answers after slowMs; status: list-payment-options answers a status
- * code other than "00"; bot-check: a status poll without the header only a browser's fetch sends (Sec-Fetch-Site) is refused.
+ * code other than "00"; bot-check: a status poll without the header only a browser's fetch sends (Sec-Fetch-Site)
+ * is refused.
  * Our own hostile-test modes (no public source: what a compromised or malicious page or API could do):
  * hostile: the page's script replaces fetch, XMLHttpRequest, Response's readers and JSON.parse so that every status
  * poll made through them reads "approved", while the API refuses polls as bot-check does (so a worker falls back
@@ -87,7 +88,10 @@ export function callerAddress(req: Request): string {
   return (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
 }
 
-/** `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?, udpPort?}`. */
+/**
+ * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
+ * udpPort?}`.
+ */
 export function twinFaultControl(state: TwinState): RequestHandler {
   return (req, res) => {
     const details: FieldError[] = [];
