@@ -1,6 +1,7 @@
 // Whom a link's QR pays, and whether that is the account its configuration expects
-// (docs/decisions/0171-link-configuration-expected-payee.md). The page decides what the QR says; a page that swaps the payee would have every shopper pay someone else, with
-// the amount and currency right. The payee is KHQR tag 29/30 sub 00, read only from a QR that decodes whole.
+// (docs/decisions/0171-link-configuration-expected-payee.md). The page decides what the QR says; a page that swaps
+// the payee would have every shopper pay someone else, with the amount and currency right. The payee is KHQR tag
+// 29/30 sub 00, read only from a QR that decodes whole.
 
 import { decodeKhqr } from "../khqr/index.js";
 
