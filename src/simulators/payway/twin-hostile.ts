@@ -5,7 +5,7 @@ import type { Response } from "express";
 import { decodeKhqr, encodeKhqr } from "../../khqr/index.js";
 import { PAYWAY_PATHS } from "../../upstreams/payway.js";
 
-/** The QR `qr` would be, payable to `payee` instead (the same amount, currency, names and times); as is if unreadable. */
+/** The QR `qr` would be, payable to `payee` instead (same amount, currency, names and times); as is if unreadable. */
 export function payableTo(qr: string, payee: string): string {
   const decoded = decodeKhqr(qr);
   if (decoded.status.code !== 0) return qr;
