@@ -11,7 +11,8 @@ export const ANSWER_MAX_BYTES = 64 * 1024;
 /** A document or worker script of a link page, read to add the connect-src policy (chromium.ts). */
 export const DOCUMENT_MAX_BYTES = 4 * 1024 * 1024;
 
-const CHUNK_BYTES = 16 * 1024;
+/** At most this much per IO.read (Chromium gives what it has): one or two reads for an API answer. */
+const CHUNK_BYTES = 64 * 1024;
 
 export type CappedBody = { ok: true; body: Buffer } | { ok: false; read: number };
 

@@ -362,8 +362,13 @@ async function readAnswer(
       finish: () => fulfillWith(cdp, event, body).catch(() => refuseRequest(cdp, event.requestId)),
     };
   } catch {
-    // The body could not be taken (the request went away): nothing to hand back.
-    return { response: { url, status, errorText: null, body: null, request }, finish: go };
+    // The body could not be read (a redirect has none; or the request went away): let it go on, or fail it when
+    // its body was taken already and it cannot.
+    const onward = () =>
+      cdp
+        .send("Fetch.continueRequest", { requestId: event.requestId })
+        .catch(() => refuseRequest(cdp, event.requestId));
+    return { response: { url, status, errorText: null, body: null, request }, finish: onward };
   }
 }
 

@@ -72,6 +72,9 @@ class PollAnswers implements TrafficReader {
 }
 
 export class PagePoll {
+  /** The isolated world polls are sent from (its execution context id), once made. */
+  private world: number | null = null;
+
   private constructor(
     private readonly lease: PageLease,
     private readonly answers: PollAnswers,
@@ -139,20 +142,14 @@ export class PagePoll {
   }
 
   /**
-   * Sends the poll from a fresh isolated world of the page's main frame (a navigation may have replaced the last
-   * one's document); what that world's fetch says is only how it ended, never the answer. Resolves when the fetch
-   * has settled: "" when it got an answer, else the error it met.
+   * Sends the poll from the page's isolated world (made once, and again when a navigation destroyed it: each one is
+   * a JavaScript context of its own in the page's renderer); what that world's fetch says is only how it ended, never
+   * the answer. Resolves when the fetch has settled: "" when it got an answer, else the error it met.
    */
   private async send(
     req: { url: string; headers: Record<string, string>; body: string },
     timeoutMs: number,
   ): Promise<string | null> {
-    const session = this.lease.session;
-    const { frameTree } = await session.send("Page.getFrameTree");
-    const { executionContextId } = await session.send("Page.createIsolatedWorld", {
-      frameId: frameTree.frame.id,
-      worldName: "payment-poll",
-    });
     // Only what a page's script may set: the browser adds Origin, Referer, its cookies and its own user agent.
     const headers = {
       "content-type": req.headers["content-type"],
@@ -170,13 +167,35 @@ export class PagePoll {
         return String(e);
       }
     })()`;
-    const { result } = await session.send("Runtime.evaluate", {
-      expression,
-      contextId: executionContextId,
-      awaitPromise: true,
-      returnByValue: true,
+    const evaluate = async (contextId: number) =>
+      (
+        await this.lease.session.send("Runtime.evaluate", {
+          expression,
+          contextId,
+          awaitPromise: true,
+          returnByValue: true,
+        })
+      ).result.value;
+    let value: unknown;
+    try {
+      value = await evaluate((this.world ??= await this.isolatedWorld()));
+    } catch (err) {
+      if (!/Cannot find context/i.test((err as Error).message)) throw err;
+      // The page navigated since: its document, and our world in it, are new.
+      value = await evaluate((this.world = await this.isolatedWorld()));
+    }
+    return typeof value === "string" ? value : null;
+  }
+
+  /** A JavaScript world of our own in the page's main frame: the page's document, none of its scripts. */
+  private async isolatedWorld(): Promise<number> {
+    const session = this.lease.session;
+    const { frameTree } = await session.send("Page.getFrameTree");
+    const { executionContextId } = await session.send("Page.createIsolatedWorld", {
+      frameId: frameTree.frame.id,
+      worldName: "payment-poll",
     });
-    return typeof result.value === "string" ? result.value : null;
+    return executionContextId;
   }
 
   close(): Promise<void> {
