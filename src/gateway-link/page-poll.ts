@@ -56,7 +56,7 @@ class PollAnswers implements TrafficReader {
     take(response);
   }
 
-  /** The answer to the request with this body, or null when none came by the time `settled` ends + a grace. */
+  /** The answer to the request with this body, or null once cancel() is called first (the poll's time is over). */
   expect(body: string): { answer: Promise<PageResponse | null>; cancel: () => void } {
     let resolve!: (r: PageResponse | null) => void;
     const answer = new Promise<PageResponse | null>((r) => (resolve = r));
