@@ -38,13 +38,23 @@ const COMMANDS: Record<string, Command> = {
     query: "query { gatewayConfigs { id merchantId name upstreamMerchantId } }",
   },
   "link-config:create": {
-    doc: "--merchantId --name --url --currency 116|840 [--protocol payway|simulated]",
-    query: "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id name url currency protocol } }",
+    doc: "--merchantId --name --url --currency 116|840 [--protocol payway|simulated --expectedPayee name@bank]",
+    query:
+      "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) " +
+      "{ id name url currency protocol expectedPayee } }",
     input: true,
   },
+  "link-config:update": {
+    doc: '--id [--name --url --currency --protocol --expectedPayee name@bank ("" clears: the next QR records it)]',
+    query:
+      "mutation($id: ID!, $input: LinkConfigInput!) { updateLinkConfig(id: $id, input: $input) " +
+      "{ id name url currency protocol expectedPayee expectedPayeeSource } }",
+    input: true,
+    args: ["id"],
+  },
   "link-configs": {
-    doc: "list payment-link configurations",
-    query: "query { linkConfigs { id merchantId name url currency protocol } }",
+    doc: "list payment-link configurations (expectedPayee: the account every QR must pay, and who set it)",
+    query: "query { linkConfigs { id merchantId name url currency protocol expectedPayee expectedPayeeSource } }",
   },
   "key:create": {
     doc: "--merchantId --kind qr|gateway|gateway_link [--label --gatewayConfigId --linkConfigId]",
@@ -115,6 +125,12 @@ async function commandVariables(
   stdin: NodeJS.ReadableStream & { isTTY?: boolean },
 ): Promise<Record<string, unknown>> {
   const flags = parseFlags(args);
+  if (cmd.secret === undefined && cmd.input && cmd.args !== undefined) {
+    // Named arguments beside the input (updateLinkConfig's id): taken out of the flags.
+    const named = Object.fromEntries(cmd.args.map((a) => [a, flags[a]]));
+    for (const a of cmd.args) delete flags[a];
+    return { ...named, input: flags };
+  }
   if (cmd.secret === undefined) return cmd.input ? { input: flags } : flags;
   const { file, [cmd.secret]: given, ...rest } = flags;
   if (given !== undefined)

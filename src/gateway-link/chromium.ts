@@ -8,6 +8,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type CDPSession, type Protocol } from "puppeteer-core";
+import {
+  ANSWER_MAX_BYTES,
+  decodedHeaders,
+  DOCUMENT_MAX_BYTES,
+  fulfillWith,
+  readCappedBody,
+  refuseRequest,
+  sizeName,
+} from "./answer-body.js";
 
 /** Always passed. The sandbox flag is not among them: see chooseSandbox(). */
 export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
@@ -18,6 +27,11 @@ export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
   "--no-first-run",
   "--disable-dev-shm-usage",
   "--disable-quic",
+  // WebRTC's sockets pass neither the Fetch domain nor the connect-src policy (interceptRequests): a page's
+  // RTCPeerConnection would send UDP (STUN, TURN) to any address and port, loopback included. This policy allows
+  // no UDP that does not go through a proxy. Hidden targets do not apply it (their renderers miss the profile's
+  // WebRTC preferences: measured), so every link page also runs without RTCPeerConnection (withoutWebRtc()).
+  "--webrtc-ip-handling-policy=disable_non_proxied_udp",
   // Chromium 156 preloads a WebUI omnibox popup (a ~48 MB renderer) for every browser context;
   // a monitor never types in an omnibox. The spare renderer Chromium keeps ready is started for one
   // browser context and wasted when the next page is in another (each payment's is its own): ~30 ms
@@ -200,6 +214,7 @@ export async function interceptRequests(
   page?: { frameId: string; hooks: PageHooks },
   proxyAuth?: ProxyCredentials,
 ): Promise<void> {
+  await withoutWebRtc(cdp);
   const blocked = new Set<string>(types);
   const csp = allowedOrigins === undefined ? null : connectPolicy(allowedOrigins);
   const mainDocument = (event: Protocol.Fetch.RequestPausedEvent): boolean =>
@@ -222,9 +237,10 @@ export async function interceptRequests(
         event.request.method !== "OPTIONS" &&
         page.hooks.wants(event.request.url)
       ) {
-        void readAnswer(cdp, event).then((answer) => {
-          go(requestId);
-          page.hooks.onResponse(answer);
+        // The owner hears the answer before the page does (a poll of page-poll.ts waits on it after its fetch).
+        void readAnswer(cdp, event).then(({ response, finish }) => {
+          page.hooks.onResponse(response);
+          void finish();
         });
       } else {
         go(requestId);
@@ -269,6 +285,16 @@ export async function interceptRequests(
   await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
 }
 
+/**
+ * Removes RTCPeerConnection from every document of a target before its scripts run (each frame's window, an
+ * about:blank iframe's too, read at once by its parent), so no page script can open a WebRTC socket, UDP or TCP.
+ * A worker target has no Page domain and no RTCPeerConnection: nothing to do there.
+ */
+async function withoutWebRtc(cdp: CDPSession): Promise<void> {
+  const source = "delete window.RTCPeerConnection; delete window.webkitRTCPeerConnection;";
+  await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source, runImmediately: true }).catch(() => undefined);
+}
+
 export interface ProxyCredentials {
   username: string;
   password: string;
@@ -299,18 +325,50 @@ export function proxyArgs(proxyUrl: string): { args: string[]; credentials: Prox
   return { args: [`--proxy-server=${u.protocol}//${u.host}`, "--proxy-bypass-list=<-loopback>"], credentials };
 }
 
-async function readAnswer(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent): Promise<PageResponse> {
+/**
+ * A held XHR/fetch answer, read up to ANSWER_MAX_BYTES (answer-body.ts), and how to let the page have it: the body
+ * read is handed back to the page; an answer over the cap is failed (the page sees a network error) and reported
+ * with no body and `errorText` naming the cap.
+ */
+async function readAnswer(
+  cdp: CDPSession,
+  event: Protocol.Fetch.RequestPausedEvent,
+): Promise<{ response: PageResponse; finish: () => Promise<unknown> }> {
   const url = event.request.url;
   const request: PageRequest = { postData: event.request.postData ?? null, headers: event.request.headers };
+  const go = () => cdp.send("Fetch.continueRequest", { requestId: event.requestId }).catch(() => undefined);
   if (event.responseErrorReason !== undefined)
-    return { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null, request };
+    return {
+      response: { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null, request },
+      finish: go,
+    };
   const status = event.responseStatusCode ?? null;
   try {
-    const { body, base64Encoded } = await cdp.send("Fetch.getResponseBody", { requestId: event.requestId });
-    const text = base64Encoded ? Buffer.from(body, "base64").toString("utf8") : body;
-    return { url, status, errorText: null, body: text, request };
+    const read = await readCappedBody(cdp, event.requestId, ANSWER_MAX_BYTES);
+    if (!read.ok)
+      return {
+        response: {
+          url,
+          status,
+          errorText: `the answer is larger than ${sizeName(ANSWER_MAX_BYTES)} (refused unread)`,
+          body: null,
+          request,
+        },
+        finish: () => refuseRequest(cdp, event.requestId),
+      };
+    const body = read.body;
+    return {
+      response: { url, status, errorText: null, body: body.toString("utf8"), request },
+      finish: () => fulfillWith(cdp, event, body).catch(() => refuseRequest(cdp, event.requestId)),
+    };
   } catch {
-    return { url, status, errorText: null, body: null, request };
+    // The body could not be read (a redirect has none; or the request went away): let it go on, or fail it when
+    // its body was taken already and it cannot.
+    const onward = () =>
+      cdp
+        .send("Fetch.continueRequest", { requestId: event.requestId })
+        .catch(() => refuseRequest(cdp, event.requestId));
+    return { response: { url, status, errorText: null, body: null, request }, finish: onward };
   }
 }
 
@@ -336,21 +394,16 @@ async function addPolicy(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEve
       await cdp.send("Fetch.continueRequest", { requestId: event.requestId });
       return;
     }
-    const { body, base64Encoded } = await cdp.send("Fetch.getResponseBody", { requestId: event.requestId });
+    // Read as a stream up to a cap: a document larger than any payment page is failed unread.
+    const read = await readCappedBody(cdp, event.requestId, DOCUMENT_MAX_BYTES);
+    if (!read.ok) throw new Error(`document larger than ${sizeName(DOCUMENT_MAX_BYTES)}`);
     // The body comes back decoded: its length and encoding headers no longer apply.
-    const headers = (event.responseHeaders ?? []).filter(
-      (h) => !/^(content-length|content-encoding|transfer-encoding)$/i.test(h.name),
-    );
+    const headers = decodedHeaders(event);
     headers.push({ name: "Content-Security-Policy", value: csp });
-    await cdp.send("Fetch.fulfillRequest", {
-      requestId: event.requestId,
-      responseCode: status,
-      responseHeaders: headers,
-      body: base64Encoded ? body : Buffer.from(body).toString("base64"),
-    });
+    await fulfillWith(cdp, event, read.body, headers);
   } catch {
     // Without the policy the document does not load (fail closed).
-    await cdp.send("Fetch.failRequest", { requestId: event.requestId, errorReason: "BlockedByClient" }).catch(() => {});
+    await refuseRequest(cdp, event.requestId);
   }
 }
 

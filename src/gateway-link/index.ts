@@ -146,7 +146,6 @@ function pollWatch(
     maxPolls: settings.maxPolls,
     intervalMs: settings.pollIntervalMs,
     refusals,
-    allowedOrigins: settings.allowedOrigins,
     openPage: (url, api, share) =>
       PagePoll.open(pool, {
         url,

@@ -18,6 +18,18 @@ export class LinkConfigGql {
     description: "The adapter this configuration names itself; null when LINK_PAGE_PROTOCOL decides",
   })
   protocolSetting!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The KHQR account (name@bank) every QR of this link must pay; a QR payable to another is refused. " +
+      "Null: the link's next QR records its payee",
+  })
+  expectedPayee!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "Who set expectedPayee: operator, or first-qr (recorded from the link's first QR: check it)",
+  })
+  expectedPayeeSource!: string | null;
   @Field() createdAt!: Date;
 }
 
@@ -38,6 +50,11 @@ export class LinkConfigInputGql {
   @Field(() => Int, { nullable: true }) currency?: number;
   @Field(() => String, { nullable: true, description: "simulated or payway; null: LINK_PAGE_PROTOCOL" })
   protocol?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "The KHQR account (name@bank) every QR must pay; null or empty: the link's next QR records it",
+  })
+  expectedPayee?: string | null;
 }
 
 const toLinkGql = (configs: LinkConfigs, l: LinkConfig): LinkConfigGql => ({
@@ -48,6 +65,8 @@ const toLinkGql = (configs: LinkConfigs, l: LinkConfig): LinkConfigGql => ({
   currency: l.currency,
   protocol: configs.protocolOf(l),
   protocolSetting: l.protocol ?? null,
+  expectedPayee: l.expectedPayee ?? null,
+  expectedPayeeSource: l.expectedPayeeSource ?? null,
   createdAt: l.createdAt,
 });
 
@@ -85,6 +104,7 @@ export class LinkConfigResolver {
         url: input.url ?? "",
         currency: input.currency ?? 0,
         protocol: input.protocol,
+        expectedPayee: input.expectedPayee,
       }),
     );
   }

@@ -4,7 +4,8 @@ import type { Orm } from "../db/orm.js";
 import type { AdminService } from "../admin/admin-service.js";
 import { Checker } from "../validation/checker.js";
 import { checkTargetUrl, resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
-import { LinkConfig } from "./link-config.entity.js";
+import { KHQR_MAX } from "../khqr/index.js";
+import { LinkConfig, type PayeeSource } from "./link-config.entity.js";
 import { LINK_PROTOCOL_NAMES, type LinkProtocolName } from "./link-protocol.js";
 
 /** The payment-link pages (URL + currency) a gateway-link key can be bound to (operator only). */
@@ -44,6 +45,17 @@ export class LinkConfigs {
     return false;
   }
 
+  /** An expected payee as the operator gives it: a KHQR account id (`name@bank`, ≤ 32); "" or null clears it. */
+  private checkPayee(c: Checker, payee: string | null | undefined): { payee: string | null } | undefined {
+    if (payee === undefined) return undefined;
+    const v = c.text("expectedPayee", payee, {
+      max: KHQR_MAX.ACCOUNT_ID,
+      pattern: /^[^\s@]+@[^\s@]+$/,
+      patternMessage: "must be a KHQR account id, name@bank",
+    });
+    return { payee: v };
+  }
+
   private em(): EntityManager {
     return this.orm.em.fork();
   }
@@ -54,8 +66,10 @@ export class LinkConfigs {
     url: string;
     currency: number;
     protocol?: string | null;
+    expectedPayee?: string | null;
   }): Promise<LinkConfig> {
     const c = new Checker();
+    const payee = this.checkPayee(c, input.expectedPayee)?.payee ?? null;
     c.text("name", input.name, { required: true, max: 100 });
     const url = c.text("url", input.url, { required: true, max: 2000 });
     if (url !== null) await this.checkUrl(c, url);
@@ -69,6 +83,8 @@ export class LinkConfigs {
       url: input.url,
       currency: input.currency as 116 | 840,
       protocol: input.protocol ?? null,
+      expectedPayee: payee,
+      expectedPayeeSource: payee === null ? null : ("operator" as PayeeSource),
     });
     await this.em().persist(l).flush();
     return l;
@@ -76,7 +92,7 @@ export class LinkConfigs {
 
   async update(
     id: string,
-    input: { name?: string; url?: string; currency?: number; protocol?: string | null },
+    input: { name?: string; url?: string; currency?: number; protocol?: string | null; expectedPayee?: string | null },
   ): Promise<LinkConfig> {
     const em = this.em();
     const l = await em.findOne(LinkConfig, { id });
@@ -93,6 +109,12 @@ export class LinkConfigs {
     }
     this.checkProtocol(c, input.protocol);
     if (input.protocol !== undefined) l.protocol = input.protocol;
+    // The operator's word replaces whatever was recorded; cleared, the link's next QR records it again.
+    const payee = this.checkPayee(c, input.expectedPayee);
+    if (payee !== undefined) {
+      l.expectedPayee = payee.payee;
+      l.expectedPayeeSource = payee.payee === null ? null : "operator";
+    }
     c.done("Invalid payment-link configuration");
     await em.flush();
     return l;
@@ -104,6 +126,21 @@ export class LinkConfigs {
 
   async get(id: string): Promise<LinkConfig | null> {
     return this.em().findOne(LinkConfig, { id });
+  }
+
+  /**
+   * The payee a configuration expects, recording `payee` if it expects none yet (the link's first QR, trust on first
+   * use): one conditional update, so two first QRs at once cannot both record theirs. `recorded`: this call did.
+   */
+  async recordPayee(id: string, payee: string): Promise<{ expected: string | null; recorded: boolean }> {
+    const em = this.em();
+    const changed = await em.nativeUpdate(
+      LinkConfig,
+      { id, expectedPayee: null },
+      { expectedPayee: payee, expectedPayeeSource: "first-qr", updatedAt: new Date() },
+    );
+    if (changed > 0) return { expected: payee, recorded: true };
+    return { expected: (await em.findOne(LinkConfig, { id }))?.expectedPayee ?? null, recorded: false };
   }
 
   /** Whether a configuration of this merchant exists (a gateway-link key is bound to one). */

@@ -84,12 +84,15 @@ interface CommonOptions {
   egress?: EgressPolicy;
   /**
    * Origins (scheme://host:port) the page may load from besides its own (LINK_ALLOWED_ORIGINS): a payment
-   * page's CDN, say. Every other request of the page is failed inside Chromium, and a receipt URL is kept
-   * only on the page's origin or one of these.
+   * page's CDN, say. Every other request of the page is failed inside Chromium. (A receipt URL is kept only on
+   * the page's origin or its API's: page-traffic.ts.)
    */
   allowedOrigins?: readonly string[];
   watch?: WatchOptions;
-  /** Told what the page showed that an adapter built on partial knowledge did not expect (logged above). */
+  /**
+   * Told what the page showed that an adapter built on partial knowledge did not expect, and of a receipt URL
+   * dropped for its origin (logged above).
+   */
   onWarning?: (message: string) => void;
   /** Whose page, for the pool's fair shares (AcquireOptions.share). */
   share?: AcquireOptions["share"];
@@ -190,7 +193,7 @@ async function startSession(
   const deadline = Date.now() + options.timeoutMs;
   const remainingMs = () => Math.max(1, deadline - Date.now());
 
-  const traffic = new PageTraffic(protocol, origin, options.watch ?? {}, options.allowedOrigins ?? []);
+  const traffic = new PageTraffic(protocol, origin, options.watch ?? {}, options.onWarning);
   let lease: PageLease;
   try {
     lease = await pool.acquire({

@@ -169,6 +169,7 @@ async function reopenPage(
       allowedOrigins: w.deps.allowedOrigins,
       // A held page of its merchant's share; over it, waited out as an outage of the page (unavailable).
       share: { owner: ownerOf(tx), holdUntil: tx.expiresAt.getTime() },
+      onWarning: (warning) => w.deps.logger.warn({ url }, warning),
     });
     return { session };
   } catch (err) {

@@ -19,6 +19,8 @@ import type { SecretBox } from "../auth/secret-box.js";
 import type { LinkRefusals } from "./link-refusals.js";
 import type { LinkWatch } from "./link-watch.js";
 import { POLL_LEASE_MS, sealPoll } from "./poll-store.js";
+import type { LinkConfig } from "./link-config.entity.js";
+import { payeeRefusal, qrPayee } from "./payee.js";
 
 type Draft = NewTransaction & { status: "PENDING" };
 
@@ -43,7 +45,7 @@ export class LinkService {
 
   constructor(
     private readonly store: TransactionStore,
-    private readonly configs: Pick<LinkConfigs, "get" | "protocolOf">,
+    private readonly configs: Pick<LinkConfigs, "get" | "protocolOf" | "recordPayee">,
     private readonly auth: Pick<Authenticator, "issueClientToken">,
     private readonly pool: BrowserPool,
     private readonly clock: Clock,
@@ -128,11 +130,34 @@ export class LinkService {
       if (refusal !== null) throw shareRefused(refusal);
       return this.noQr(draft, link.url, err);
     }
+    const refusal = await this.payeeRefusal(link, session.qr);
+    if (refusal !== null) {
+      await session.close();
+      this.logger.warn({ url: link.url, linkConfig: link.id }, refusal);
+      return this.failed(draft, capitalised(refusal), refusal);
+    }
     const tx = await this.record(draft, { url: link.url, configId: link.id }, protocol, session);
     return {
       ...this.view(tx),
       ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
     };
+  }
+
+  /**
+   * Whether the QR pays the configuration's payee (payee.ts): a refusal's reason, or null. A configuration that
+   * expects none yet records this QR's (trust on first use), which the operator sees and can change.
+   */
+  private async payeeRefusal(link: LinkConfig, qr: string): Promise<string | null> {
+    const payee = qrPayee(qr);
+    if (link.expectedPayee !== null || payee === null) return payeeRefusal(payee, link.expectedPayee);
+    const { expected, recorded } = await this.configs.recordPayee(link.id, payee);
+    if (recorded)
+      this.logger.warn(
+        { linkConfig: link.id, url: link.url, payee },
+        "payment-link configuration: its first QR's payee is recorded as the payee every QR must pay; " +
+          "check it (link configurations, expectedPayee)",
+      );
+    return payeeRefusal(payee, expected);
   }
 
   /** The page produced no QR: the attempt is a FAILED transaction naming why, so the merchant sees it (502). */
@@ -281,4 +306,8 @@ export function chromiumMissing(path: string): string {
     `The gateway-link area needs Chromium and there is no executable at ${path}: install it (Debian: ` +
     `apt-get install chromium) or set CHROMIUM_PATH`
   );
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

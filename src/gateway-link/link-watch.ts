@@ -17,7 +17,7 @@ import type { LinkRefusals } from "./link-refusals.js";
 import type { PagePoll } from "./page-poll.js";
 import { ownerOf, type Claim, type PageOwner } from "./page-shares.js";
 import { shareRefusalOf } from "./browser.js";
-import { acceptableReceipt } from "./page-traffic.js";
+import { acceptableReceipt, droppedReceipt } from "./page-traffic.js";
 import { pollOnce, type PollAnswer } from "./poll-client.js";
 import type { UpstreamClient } from "../upstreams/http-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
@@ -37,7 +37,6 @@ export interface LinkWatchDeps {
   /** LINK_MAX_POLLS: payments one worker follows at once. */
   maxPolls: number;
   refusals: LinkRefusals;
-  allowedOrigins: readonly string[];
   /**
    * A page of the link held for polling, after the worker's own polls were refused: its owner's (the pool's fair
    * shares), kept for this payment until its expiry and then only while no newer payment of that share needs it.
@@ -346,11 +345,13 @@ export class LinkWatch {
   }
 
   private async approved(entry: Entry, s: PaywayStatus): Promise<boolean> {
-    const { store, clock, logger, allowedOrigins } = this.deps;
+    const { store, clock, logger } = this.deps;
+    // PayWay's receipt is on its API's origin; a receipt anywhere else is dropped, the approval still recorded.
     const receiptUrl =
       s.receiptUrl === null
         ? null
-        : acceptableReceipt(s.receiptUrl, new URL(entry.linkUrl).origin, [entry.session.apiOrigin, ...allowedOrigins]);
+        : acceptableReceipt(s.receiptUrl, new URL(entry.linkUrl).origin, [entry.session.apiOrigin]);
+    if (s.receiptUrl !== null && receiptUrl === null) logger.warn({ tx: entry.id }, droppedReceipt(s.receiptUrl));
     const change: TransitionRequest = {
       id: entry.id,
       to: "SUCCESS",

@@ -12,5 +12,25 @@ class LinkKeyTarget extends Migration {
   }
 }
 
+/**
+ * The account every QR of a link must pay (KHQR tag 29/30 sub 00), and who set it: the operator, or the link's
+ * first QR (trust on first use, docs/decisions/0171-link-configuration-expected-payee.md). Rows made before have
+ * neither: their next QR records it.
+ */
+class LinkExpectedPayee extends Migration {
+  override name = "gateway-link-0002-expected-payee";
+
+  up(): void {
+    this.addSql(`alter table link_config add column if not exists expected_payee text`);
+    this.addSql(
+      `alter table link_config add column if not exists expected_payee_source text ` +
+        `check (expected_payee_source in ('operator','first-qr'))`,
+    );
+  }
+}
+
 /** The payment-link area's own migrations, run after the central ones (module.ts). */
-export const LINK_MIGRATIONS: MigrationSpec[] = [{ name: "gateway-link-0001-key-target", class: LinkKeyTarget }];
+export const LINK_MIGRATIONS: MigrationSpec[] = [
+  { name: "gateway-link-0001-key-target", class: LinkKeyTarget },
+  { name: "gateway-link-0002-expected-payee", class: LinkExpectedPayee },
+];

@@ -76,6 +76,8 @@ export class PageTraffic implements TrafficReader {
   private readonly maxFailures: number;
   private readonly stallMs: number;
   private lease: PageLease | null = null;
+  private readonly receiptOrigins: readonly string[];
+  private receiptDropped = false;
   /** The page's request whose answer gave the session (its headers are what a poll without the page repeats). */
   sessionRequest: (PageRequest & { url: string }) | null = null;
 
@@ -84,11 +86,11 @@ export class PageTraffic implements TrafficReader {
     private readonly protocol: LinkPageProtocol,
     private readonly origin: string,
     watch: WatchOptions,
-    /** Further origins a receipt URL may be on (LINK_ALLOWED_ORIGINS). */
-    private receiptOrigins: readonly string[] = [],
+    /** Told of a receipt URL that was dropped (not on the page's or its API's origin). */
+    private readonly onWarning: (message: string) => void = () => undefined,
   ) {
-    // A page whose API is elsewhere gives its receipts there too.
-    if (protocol.apiOrigin !== undefined) this.receiptOrigins = [...receiptOrigins, protocol.apiOrigin];
+    // A page whose API is elsewhere gives its receipts there (PayWay's download-receipt is on its API's origin).
+    this.receiptOrigins = protocol.apiOrigin === undefined ? [] : [protocol.apiOrigin];
     this.maxFailures = watch.maxConsecutiveFailures ?? 5;
     this.stallMs = watch.stallMs ?? 15_000;
     this.session = new Promise((resolve, reject) => {
@@ -155,6 +157,9 @@ export class PageTraffic implements TrafficReader {
 
   private handle(call: LinkCall, httpStatus: number, response: PageResponse): void {
     if (this.finished) return;
+    // An answer over the cap (answer-body.ts) was refused unread: unusable, like one that is not JSON.
+    if (response.body === null && response.errorText !== null)
+      return this.callFailed(call, `${call}: ${response.errorText}`, true);
     const text = response.body;
     let body: unknown;
     try {
@@ -207,6 +212,10 @@ export class PageTraffic implements TrafficReader {
   private report(action: LinkAction, reported?: string): void {
     const receiptUrl =
       reported === undefined ? undefined : (acceptableReceipt(reported, this.origin, this.receiptOrigins) ?? undefined);
+    if (reported !== undefined && receiptUrl === undefined && !this.receiptDropped) {
+      this.receiptDropped = true; // once: the page repeats it in every poll after the approval
+      this.onWarning(droppedReceipt(reported));
+    }
     if (action === this.lastAction) {
       // Approved without a receipt: the receipt arrives in a later poll, which ends the session.
       if (action === "approved" && receiptUrl) {
@@ -270,9 +279,10 @@ function errorText(body: unknown, raw: string | null): string {
 
 /**
  * A receipt URL read from a third-party page is stored, sent to merchants and rendered: it is kept only as
- * an absolute https: URL on the link's own origin or an allowlisted one (LINK_ALLOWED_ORIGINS); http: only
- * when the link itself is http:, i.e. the demo's simulator. Anything else (javascript:, data:, another site)
- * is dropped: the payment is still approved.
+ * an absolute https: URL on the link's own origin or its API's (`allowedOrigins`: PayWay's, whose
+ * download-receipt is there); http: only when the link itself is http:, i.e. the demo's simulator. Anything
+ * else (javascript:, data:, another site, a CDN the page may load from) is dropped, and the payment is still
+ * approved (docs/decisions/0170-a-link-page-cannot-vouch-for-itself.md).
  */
 export function acceptableReceipt(
   raw: string,
@@ -288,4 +298,10 @@ export function acceptableReceipt(
   const link = new URL(linkOrigin);
   if (u.protocol !== "https:" && !(u.protocol === "http:" && link.protocol === "http:")) return null;
   return u.origin === link.origin || allowedOrigins.includes(u.origin) ? u.toString() : null;
+}
+
+/** The warning logged for a receipt URL that was dropped (the URL cut short: it is someone else's text). */
+export function droppedReceipt(raw: string): string {
+  const shown = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
+  return `receipt URL dropped (not on the payment page's or its API's origin): ${JSON.stringify(shown)}`;
 }

@@ -4,6 +4,7 @@
 
 import { createUpstreamClient, type UpstreamClient } from "../upstreams/http-client.js";
 import { isRecord, PAYWAY_OK, PAYWAY_PATHS, statusPollBody } from "../upstreams/payway.js";
+import { ANSWER_MAX_BYTES } from "./answer-body.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { readPaywayStatus, type PaywayStatus } from "./payway-protocol.js";
 
@@ -47,6 +48,8 @@ export function pollClient(proxyUrl: string | null, timeoutMs: number): Upstream
     proxy: proxyUrl,
     connections: 32,
     keepAliveTimeoutMs: 10_000,
+    // A status answer is a few hundred bytes: one of 150 MB is refused at the cap, not read whole.
+    maxBytes: ANSWER_MAX_BYTES,
   });
 }
 

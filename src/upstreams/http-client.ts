@@ -28,7 +28,10 @@ export interface UpstreamAnswer {
 }
 
 /** One exchange: the answer, or why there was none (the text after "<label> <path>: " in the error). */
-export type Exchange = ({ ok: true } & UpstreamAnswer) | { ok: false; reason: "TIMEOUT" | "CONNECTION"; what: string };
+export type Exchange =
+  | ({ ok: true } & UpstreamAnswer)
+  /** BAD_RESPONSE: an answer larger than `maxBytes`, refused unread. */
+  | { ok: false; reason: "TIMEOUT" | "CONNECTION" | "BAD_RESPONSE"; what: string };
 
 export interface UpstreamRequest {
   /** The endpoint: appended to the client's base URL, and named in faults. */
@@ -89,6 +92,8 @@ export interface UpstreamClientOptions extends UpstreamName {
   http2?: boolean;
   /** The User-Agent header of every call (a call's own headers may replace it); none by default. */
   userAgent?: string;
+  /** An answer's body larger than this is refused without being read further (default: no bound). */
+  maxBytes?: number;
 }
 
 export interface UpstreamClient extends UpstreamFaults {
@@ -128,7 +133,12 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         dispatcher,
         signal: AbortSignal.timeout(timeoutMs),
       });
-      return { ok: true, status: res.statusCode, text: await res.body.text(), headers: res.headers };
+      if (options.maxBytes === undefined)
+        return { ok: true, status: res.statusCode, text: await res.body.text(), headers: res.headers };
+      const text = await cappedText(res.body, options.maxBytes);
+      if (text === null)
+        return { ok: false, reason: "BAD_RESPONSE", what: `an answer larger than ${options.maxBytes} bytes (refused)` };
+      return { ok: true, status: res.statusCode, text, headers: res.headers };
     } catch (err) {
       return transportFault(err, timeoutMs);
     }
@@ -148,6 +158,21 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     proxy: options.proxy === null ? null : shownProxy(options.proxy),
     close: () => dispatcher.close(),
   };
+}
+
+/** The body as text, or null once it is past `maxBytes` (the rest is not read: the connection is dropped). */
+async function cappedText(body: Dispatcher.ResponseData["body"], maxBytes: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let read = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    read += chunk.length;
+    if (read > maxBytes) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**

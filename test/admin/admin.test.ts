@@ -111,12 +111,48 @@ describe("admin API", () => {
     } finally {
       console.log = orig;
     }
-    expect(JSON.parse(lines.join("\n")).createLinkConfig).toEqual({
+    const created = JSON.parse(lines.join("\n")).createLinkConfig as { id: string };
+    expect(created).toEqual({
       id: expect.stringMatching(/^lnk_/),
       name: "cli",
       url: "https://pay.example/x",
       currency: 840,
       protocol: "simulated",
+      expectedPayee: null,
     });
+    // The payee every QR of the link must pay: set and listed by the operator's CLI, a bad one refused.
+    const run = async (argv: string[]): Promise<{ code: number; out: string }> => {
+      const out: string[] = [];
+      console.log = (s: string) => void out.push(s);
+      try {
+        return { code: await runAdminCli(argv, { PQR_URL: t.url, ADMIN_TOKEN }), out: out.join("\n") };
+      } finally {
+        console.log = orig;
+      }
+    };
+    const updated = await run(["link-config:update", "--id", created.id, "--expectedPayee", "shop@abaa"]);
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.out).updateLinkConfig).toMatchObject({
+      id: created.id,
+      name: "cli",
+      expectedPayee: "shop@abaa",
+      expectedPayeeSource: "operator",
+    });
+    const listed = JSON.parse((await run(["link-configs"])).out) as { linkConfigs: { id: string }[] };
+    expect(listed.linkConfigs.find((l) => l.id === created.id)).toMatchObject({
+      expectedPayee: "shop@abaa",
+      expectedPayeeSource: "operator",
+    });
+    const errors: string[] = [];
+    const origError = console.error;
+    console.error = (s: string) => void errors.push(s);
+    try {
+      expect((await run(["link-config:update", "--id", created.id, "--expectedPayee", "no-bank"])).code).toBe(1);
+    } finally {
+      console.error = origError;
+    }
+    expect(errors.join("\n")).toMatch(/Invalid payment-link configuration/);
+    const cleared = await run(["link-config:update", "--id", created.id, "--expectedPayee", ""]);
+    expect(JSON.parse(cleared.out).updateLinkConfig).toMatchObject({ expectedPayee: null, expectedPayeeSource: null });
   });
 });

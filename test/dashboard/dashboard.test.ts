@@ -222,6 +222,29 @@ describe("dashboard in real headless Chromium", () => {
     await page.bringToFront();
   });
 
+  it("shows the link's payee, recorded from its first QR for the operator to check, and lets the operator set it", async () => {
+    await open("#/configs");
+    const row = "pqr-configs .link tbody tr:last-child";
+    const payee = `${row} td[data-label="Payee"]`;
+    await waitForText(page, payee, "(from its first QR: check it)");
+    const recorded = /^(\S+@\S+) \(from its first QR/.exec(await textOf(page, payee))?.[1] ?? "";
+    expect(recorded).toMatch(/^[^@\s]+@[^@\s]+$/);
+    await click(`${row} button`);
+    const edit = await form("Edit Dash link");
+    expect(await edit.$eval('[name="expectedPayee"]', (e) => (e as HTMLInputElement).value)).toBe(recorded);
+    await fillForm(edit, { expectedPayee: "dash_shop@devb" });
+    await click('form[aria-label="Edit Dash link"] button[type=submit]');
+    await waitForText(page, payee, "dash_shop@devb");
+    expect(await textOf(page, payee)).toBe("dash_shop@devb");
+    const { linkConfigs } = await t.admin<{
+      linkConfigs: { name: string; expectedPayee: string | null; expectedPayeeSource: string | null }[];
+    }>("{ linkConfigs { name expectedPayee expectedPayeeSource } }");
+    expect(linkConfigs.find((l) => l.name === "Dash link")).toMatchObject({
+      expectedPayee: "dash_shop@devb",
+      expectedPayeeSource: "operator",
+    });
+  });
+
   it("webhooks: delivery log with status and latency, redeliver, rotate secret, disable and enable", async () => {
     await open("#/webhooks");
     await click("pqr-webhooks .row-actions button:nth-child(3)");

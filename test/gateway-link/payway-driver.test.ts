@@ -1,11 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { createSocket } from "node:dgram";
 import { BrowserPool } from "../../src/gateway-link/browser.js";
 import { LinkDriverError, openLinkSession } from "../../src/gateway-link/link-driver.js";
 import { paywayLinkProtocol } from "../../src/gateway-link/payway-protocol.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
 import { CHROMIUM_PATH } from "../support/link-sim.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
-import { waitFor } from "../support/wait.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 // The `payway` adapter in real Chromium against the PayWay twin (page and API on two origins): the amount typed
 // where the page asks, Continue pressed, the QR and what a poll needs read from list-payment-options' answer.
@@ -108,6 +109,49 @@ describe("payway adapter against the PayWay twin", () => {
       expect(err).toMatchObject({ httpStatus: 403, message: "the payment page answered HTTP 403" });
     } finally {
       await twin.post("/sim/payway/fault", { mode: "ok" });
+    }
+  });
+
+  it("an answer larger than 64 KB (a 150 MB list-payment-options) is refused unread, with bounded memory", async () => {
+    await twin.post("/sim/payway/fault", { mode: "oversize", call: "list-payment-options", bytes: 150 * 1024 * 1024 });
+    try {
+      const before = process.memoryUsage().rss;
+      const started = Date.now();
+      const err = await open(usdLink, "2.00", 840).catch((e: unknown) => e);
+      const grewMb = (process.memoryUsage().rss - before) / 1e6;
+      expect(err).toBeInstanceOf(LinkDriverError);
+      expect((err as Error).message).toBe("request_qr: the answer is larger than 64 KB (refused unread)");
+      // Read whole it cost this process hundreds of MB (the body, then its base64 and text copies).
+      expect(grewMb).toBeLessThan(64);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+    }
+    // The twin's next answer is read as usual.
+    expect((await open(usdLink, "2.00", 840)).qr).toMatch(/^000201/);
+  });
+
+  it("a page's WebRTC sends nothing over UDP: a STUN server on a loopback port hears no packet", async () => {
+    const udp = createSocket("udp4");
+    const packets: string[] = [];
+    udp.on("message", (_msg, from) => packets.push(`${from.address}:${from.port}`));
+    await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
+    await twin.post("/sim/payway/fault", { mode: "webrtc", udpPort: udp.address().port });
+    const lease = await pool.acquire({ url: usdLink, allowedOrigins: [twin.pageOrigin, twin.apiOrigin] });
+    try {
+      expect(await lease.start()).toBe(200);
+      // The page tried (its script ran); ICE gathering asks the STUN server within milliseconds when it can.
+      const { result } = await lease.session.send("Runtime.evaluate", {
+        expression: "window.__webrtc",
+        returnByValue: true,
+      });
+      expect(result.value).toMatch(/^(opened|refused: .+)$/);
+      await sleep(2_000);
+      expect(packets).toEqual([]);
+    } finally {
+      await lease.release();
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+      udp.close();
     }
   });
 });

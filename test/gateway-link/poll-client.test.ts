@@ -1,8 +1,11 @@
 import { describe, it, expect } from "@jest/globals";
-import { pollRequest, readAnswer } from "../../src/gateway-link/poll-client.js";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pollClient, pollOnce, pollRequest, readAnswer } from "../../src/gateway-link/poll-client.js";
 import { statusHash } from "../../src/upstreams/payway.js";
 
-// What one check-payment-status answer means for a payment followed without its page (pure: no network).
+// What one check-payment-status answer means for a payment followed without its page (pure: no network), and
+// how much of one is read (a real server).
 
 const session = {
   apiOrigin: "https://pwapp.example",
@@ -64,5 +67,40 @@ describe("check-payment-status, sent and read", () => {
       detail: 'check-payment-status answered status 11 "Invalid token"',
       outage: false,
     });
+  });
+
+  it("an answer of 150 MB is refused at 64 KB, unread: a fault (outage), the process's memory barely moves", async () => {
+    let written = 0;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      const pump = (): void => {
+        while (written < 150 * 1024 * 1024 && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = pollClient(null, 10_000);
+    try {
+      const before = process.memoryUsage().rss;
+      const apiOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const answer = await pollOnce(client, { ...session, apiOrigin }, 10_000);
+      expect(answer).toEqual({
+        kind: "fault",
+        detail: "check-payment-status: an answer larger than 65536 bytes (refused)",
+        outage: true,
+      });
+      expect((process.memoryUsage().rss - before) / 1e6).toBeLessThan(64);
+      // The server was stopped long before the end: only what the sockets' buffers held was sent.
+      expect(written).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

@@ -3,6 +3,10 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { PAYWAY_PATHS } from "../../src/upstreams/payway.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
 import { statusOf } from "../support/http.js";
+import { decodeKhqr } from "../../src/khqr/index.js";
+import { qrPayee } from "../../src/gateway-link/payee.js";
+import { payableTo } from "../../src/simulators/payway/twin-hostile.js";
+import { simulatedQr } from "../../src/simulators/upstream-qr.js";
 
 // The twin's page and API spoken to over plain HTTP, the way a scraper without a browser would: what it serves
 // and what it refuses. (The page's own script is driven in Chromium by test/gateway-link/payway-*.test.ts.)
@@ -227,6 +231,54 @@ describe("the PayWay twin over plain HTTP", () => {
     } finally {
       await twin.post("/sim/payway/fault", { mode: "ok" });
     }
+  });
+
+  it("hostile-test modes: a page that forges, an oversized answer, a receipt elsewhere, WebRTC, another payee", async () => {
+    try {
+      await twin.post("/sim/payway/fault", { mode: "hostile" });
+      const hostile = await visit();
+      expect(hostile.html).toContain("window.fetch = function");
+      expect(hostile.html).toContain("JSON.parse = function");
+      // The API refuses polls as bot-check does, so a worker has to poll through a page.
+      const c = await newClient();
+      expect((await poll(c.v, c.answer.client_id, c.answer.token)).status).toBe(403);
+
+      await twin.post("/sim/payway/fault", { mode: "webrtc", udpPort: 40123 });
+      expect((await visit()).html).toContain("stun:127.0.0.1:40123");
+
+      await twin.post("/sim/payway/fault", { mode: "oversize", call: "list-payment-options", bytes: 200_000 });
+      const v = await visit();
+      const big = await fetch(twin.apiOrigin + PAYWAY_PATHS.listPaymentOptions, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: v.origin, referer: v.referer, cookie: v.cookies },
+        body: JSON.stringify(listBody(v, "2.00")),
+      });
+      expect(big.headers.get("content-length")).toBeNull();
+      const text = await big.text();
+      expect(text.length).toBe(200_000);
+      expect(text.startsWith('{"status":{"code":"00"')).toBe(true);
+
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+      const d = await newClient();
+      await twin.post("/sim/link/approve", { clientId: d.answer.client_id });
+      await twin.post("/sim/payway/fault", { mode: "foreign-receipt", receiptOrigin: "https://cdn.example.com" });
+      await poll(d.v, d.answer.client_id, d.answer.token, "first12345");
+      const approved = (await poll(d.v, d.answer.client_id, d.answer.token, "second1234")).json as {
+        data: { action: string; download_receipt: string };
+      };
+      expect(approved.data.action).toBe("approved");
+      expect(approved.data.download_receipt).toMatch(/^https:\/\/cdn\.example\.com\/api\/payment-gateway\//);
+
+      for (const bad of [{ receiptOrigin: "https://x.example/path" }, { call: "nope" }, { udpPort: 0 }, { bytes: -1 }])
+        expect((await twin.post("/sim/payway/fault", { mode: "oversize", ...bad })).status).toBe(400);
+    } finally {
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+    }
+    // payee: the QR the twin would issue, payable to another account; all else the same.
+    const qr = simulatedQr("twin_shop@abaa", "Twin Shop")("12.50", 840);
+    const swapped = payableTo(qr, "attacker@aclb");
+    expect(qrPayee(swapped)).toBe("attacker@aclb");
+    expect(decodeKhqr(swapped).data).toMatchObject({ transactionAmount: "12.50", transactionCurrency: "840" });
   });
 
   it("an unknown link is a 404 page", async () => {

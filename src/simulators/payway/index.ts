@@ -11,6 +11,7 @@ import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
 import { twinApiRouter } from "./twin-api.js";
 import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
 import { cloudflareBlockPage, renderTwinNotice, renderTwinPage } from "./twin-page.js";
+import { hostileScript, webrtcScript } from "./twin-hostile.js";
 import { TwinStore, type ControlOutcome, type TwinClient, type TwinCurrency, type TwinLink } from "./twin-store.js";
 
 export type { TwinFaultMode } from "./twin-fault.js";
@@ -73,12 +74,20 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
           apiOrigin: options.apiOrigin(),
           pollMs: options.pollIntervalMs ?? 3000,
           routePath: `${pagePath}/${code}`,
+          prelude: prelude(state),
         }),
       );
   });
   const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr });
   const controls = twinControls(store, state, options.passUnknownClients ?? false);
   return { page, api, controls, state, store, linkPath: (code) => `${pagePath}/${code}` };
+}
+
+/** The page's extra script in a hostile-test mode. */
+function prelude(state: TwinState): string | undefined {
+  if (state.fault.mode === "hostile") return hostileScript();
+  if (state.fault.mode === "webrtc") return webrtcScript(state.fault.udpPort);
+  return undefined;
 }
 
 const LINK_CODE_RE = /^ABAPAY[A-Za-z0-9]{1,40}$/;

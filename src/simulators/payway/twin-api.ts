@@ -17,7 +17,8 @@ import {
 import { sleep } from "../http.js";
 import { cloudflareBlockPage, renderTwinNotice } from "./twin-page.js";
 import type { TwinClient, TwinStore } from "./twin-store.js";
-import { callerAddress, type TwinState } from "./twin-fault.js";
+import { callerAddress, type TwinCall, type TwinState } from "./twin-fault.js";
+import { payableTo, sendOversize } from "./twin-hostile.js";
 
 const AMOUNT_RE = /^\d{1,12}(?:\.\d{1,2})?$/;
 
@@ -38,15 +39,19 @@ export function twinApiRouter(opts: TwinApiOptions): express.Router {
     if (state.fault.mode !== "slow" || req.method === "OPTIONS") return next();
     void sleep(state.fault.slowMs).then(() => next());
   });
+  const oversize = (call: TwinCall) => state.fault.mode === "oversize" && state.fault.call === call;
   router.post(PAYWAY_PATHS.listPaymentOptions, json, (req, res) => {
     if (!fromThePage(store, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
+    if (oversize("list-payment-options")) return sendOversize(res, state.fault.bytes);
     listPaymentOptions(opts, req, res);
   });
   router.post(PAYWAY_PATHS.checkPaymentStatus, json, (req, res) => {
     if (!fromThePage(store, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
     // Bot management that tells a browser's fetch (it sends Sec-Fetch-Site; Node's fetch does not) from a script's.
-    if (state.fault.mode === "bot-check" && req.get("sec-fetch-site") === undefined)
+    const botCheck = state.fault.mode === "bot-check" || state.fault.mode === "hostile";
+    if (botCheck && req.get("sec-fetch-site") === undefined)
       return void res.status(403).type("html").send(cloudflareBlockPage());
+    if (oversize("check-payment-status")) return sendOversize(res, state.fault.bytes);
     checkPaymentStatus(opts, req, res);
   });
   router.get(PAYWAY_PATHS.downloadReceipt, (req, res) => {
@@ -94,7 +99,8 @@ function listPaymentOptions(opts: TwinApiOptions, req: Request, res: Response): 
   const { minAmount, maxAmount, currency } = visit.link;
   if (Number(amount) < Number(minAmount) || Number(amount) > Number(maxAmount))
     return void res.json({ status: tranStatus("02", `Amount must be between ${minAmount} and ${maxAmount}`) });
-  const qr = opts.makeQr(amount, currency === "USD" ? 840 : 116);
+  const issued = opts.makeQr(amount, currency === "USD" ? 840 : 116);
+  const qr = state.fault.mode === "payee" ? payableTo(issued, state.fault.payee) : issued;
   const client = store.createClient(visit, amount, qr);
   res.json({
     step: "abapay_khqr_request_qr",
@@ -109,7 +115,7 @@ function listPaymentOptions(opts: TwinApiOptions, req: Request, res: Response): 
 }
 
 function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): void {
-  const { store, clock } = opts;
+  const { store, clock, state } = opts;
   const body = isRecord(req.body) ? req.body : {};
   const text = (k: string) => (typeof body[k] === "string" ? body[k] : "");
   const clientId = text("client_id");
@@ -127,7 +133,8 @@ function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): 
     return refuse(res, 403, "403", "Invalid Data");
   store.notePoll(client, deviceId);
   if (client.broken) return refuse(res, 500, "500", "Internal Server Error");
-  res.json({ status: tranStatus(PAYWAY_OK, "Success"), data: pollData(client, store, originOf(req), clock()) });
+  const receiptOrigin = state.fault.mode === "foreign-receipt" ? state.fault.receiptOrigin : originOf(req);
+  res.json({ status: tranStatus(PAYWAY_OK, "Success"), data: pollData(client, store, receiptOrigin, clock()) });
 }
 
 function pollData(client: TwinClient, store: TwinStore, origin: string, now: number) {

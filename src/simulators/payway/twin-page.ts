@@ -11,6 +11,8 @@ export interface TwinPageConfig {
   apiOrigin: string;
   pollMs: number;
   routePath: string;
+  /** Scripts of a hostile-test mode (twin-hostile.ts), run before the page's own. */
+  prelude?: string;
 }
 
 /** JSON as Nuxt serialises page state into a script: '/' as \u002F, and nothing that could end the script. */
@@ -152,7 +154,7 @@ export function renderTwinPage(cfg: TwinPageConfig): string {
 <button type="button" id="pw-continue" class="pw-btn">Continue</button>
 <pre id="pw-qr" hidden></pre><p id="pw-status" data-action=""></p>
 </main></div></div>
-<script type="application/json" id="pw-config">${settings}</script>
+<script type="application/json" id="pw-config">${settings}</script>${cfg.prelude ? `\n<script>${cfg.prelude}</script>` : ""}
 <script>window.__NUXT__=${nuxtJson(nuxtState(cfg))};</script>
 <script>${PAGE_SCRIPT}</script>
 </body></html>`;

@@ -4,9 +4,10 @@ import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, merchantOptions } from "../form.js";
 
 const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId createdAt } linkConfigs {
-  id merchantId name url currency protocol protocolSetting createdAt } linkPageProtocols { names defaultName } }`;
+  id merchantId name url currency protocol protocolSetting expectedPayee expectedPayeeSource createdAt }
+  linkPageProtocols { names defaultName } }`;
 const GW = "id merchantId name upstreamMerchantId createdAt";
-const LINK = "id merchantId name url currency protocol protocolSetting createdAt";
+const LINK = "id merchantId name url currency protocol protocolSetting expectedPayee expectedPayeeSource createdAt";
 
 class ConfigsPage extends HTMLElement {
   async connectedCallback() {
@@ -161,6 +162,7 @@ class ConfigsPage extends HTMLElement {
             label: "Page adapter",
             cell: (l) => (l.protocolSetting === null ? `${l.protocol} (service default)` : l.protocol),
           },
+          { label: "Payee", cell: (l) => payeeCell(l) },
           { label: "Created", cell: (l) => timeEl(l.createdAt) },
           {
             label: "Actions",
@@ -221,10 +223,26 @@ class ConfigsPage extends HTMLElement {
             "How the page is driven: payway for a real ABA PayWay link (https://link.payway.com.kh/…), " +
             "simulated for the service's own simulated page",
         },
+        {
+          name: "expectedPayee",
+          label: "Payee account",
+          value: editing?.expectedPayee ?? "",
+          help:
+            "The KHQR account (name@bank) every QR of this link must pay; a QR payable to another is refused. " +
+            "Empty: the link's next QR records its payee, shown here to be checked",
+        },
       ].filter(Boolean),
       onCancel: editing ? () => this.renderLink() : null,
       onSubmit: async (v) => {
-        const input = { ...v, currency: Number(v.currency), protocol: v.protocol === "" ? null : v.protocol };
+        const payee = v.expectedPayee.trim();
+        const input = {
+          ...v,
+          currency: Number(v.currency),
+          protocol: v.protocol === "" ? null : v.protocol,
+          expectedPayee: payee === "" ? null : payee,
+        };
+        // Unchanged, it is not sent: a payee recorded from the first QR stays marked as such.
+        if (editing && payee === (editing.expectedPayee ?? "")) delete input.expectedPayee;
         if (editing) {
           const { updateLinkConfig } = await gql(
             `mutation($id: ID!, $input: LinkConfigInput!) { updateLinkConfig(id: $id, input: $input) { ${LINK} } }`,
@@ -246,6 +264,14 @@ class ConfigsPage extends HTMLElement {
     fill(section.querySelector(".form-slot"), form);
     if (editing) form.querySelector("input")?.focus();
   }
+}
+
+/** The payee a link expects, and whether the operator set it or its first QR did (to be checked). */
+function payeeCell(l) {
+  if (l.expectedPayee === null) return "(recorded from the next QR)";
+  return l.expectedPayeeSource === "first-qr"
+    ? h("span", {}, h("code", {}, l.expectedPayee), " (from its first QR: check it)")
+    : h("code", {}, l.expectedPayee);
 }
 
 customElements.define("pqr-configs", ConfigsPage);
