@@ -13,6 +13,8 @@ import { WebhookReceiver } from "../support/webhook-receiver.js";
 import { subscribe } from "../support/ws.js";
 import { waitFor } from "../support/wait.js";
 import { demoModule } from "../../src/demo/index.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 
 // Issue 36, item 2: the network's "found" answer is checked against the QR. A transfer of 1.00 on a 1.50 QR, a KHR
 // transfer on a USD QR, a transfer to another receiving account: none is ever SUCCESS. The payment is held
@@ -116,9 +118,18 @@ describe("generic QR: a paid answer that is not what the QR asked is held, never
         ["payment.created", "PENDING"],
         ["payment.mismatched", "PENDING"],
       ]);
-      // The webhook carries what arrived, as the OpenAPI webhooks section says.
+      // The webhook carries what arrived, as the OpenAPI document's webhooks section describes it.
       const body = JSON.parse(receiver.received.find((r) => r.headers["x-event-id"] === delivery.eventId)!.body);
       expect(body.data.transaction.mismatch).toMatchObject({ fields: ["amount"], arrived: { amount: "1.00" } });
+      const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as {
+        webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object }> } } }>;
+      };
+      const ajv = new Ajv2020({ strict: false });
+      (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+      const validate = ajv.compile(
+        doc.webhooks["payment.mismatched"].post.requestBody.content["application/json"].schema,
+      );
+      expect({ ok: validate(body), errors: validate.errors }).toEqual({ ok: true, errors: null });
       await waitFor(() => sub.events.some((e) => e.transactionUpdated.type === "payment.mismatched"), 10_000);
       const live = sub.events.find((e) => e.transactionUpdated.type === "payment.mismatched")!;
       expect(live.transactionUpdated.transaction).toEqual({ status: "PENDING", mismatch: { fields: ["amount"] } });
