@@ -1,8 +1,28 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startDemoService, type DemoService } from "./support/demo-service.js";
 import { readmeBlocks, runShell } from "./support/readme.js";
+import { EVENT_TYPES } from "../src/transactions/transaction-event.entity.js";
+
+describe("the README's webhook event table", () => {
+  it("has one row per event kind the service sends, each saying what it means in every area", () => {
+    const readme = readFileSync("README.md", "utf8");
+    const table = readme.slice(readme.indexOf("| event | generic QR | hosted gateway | gateway link |"));
+    const rows = table
+      .split("\n")
+      .slice(2)
+      .filter((l, i, all) => all.slice(0, i + 1).every((r) => r.startsWith("|")));
+    expect(rows.map((r) => /^\| `([a-z.]+)` \|/.exec(r)?.[1]).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const row of rows)
+      expect(
+        row
+          .split("|")
+          .slice(2, 5)
+          .every((cell) => cell.trim() !== ""),
+      ).toBe(true);
+  });
+});
 
 /**
  * The README's code, run as written against a started demo (`node dist/src/main.js serve`, nothing configured but

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { hostname, userInfo } from "node:os";
 
 interface Command {
   doc: string;
@@ -11,7 +12,22 @@ interface Command {
    * command line, which any user of the machine can read (/proc/<pid>/cmdline, ps).
    */
   secret?: string;
+  /** The variables from the flags, where they are not the flags as given (e.g. a word the operator types → an enum). */
+  variables?: (flags: Record<string, unknown>) => Record<string, unknown>;
 }
+
+/** Who resolves a held payment from the CLI: recorded with the resolution (docs/decisions/0183-held-payments.md). */
+function cliOperator(): string {
+  try {
+    return `cli (${userInfo().username}@${hostname()})`;
+  } catch {
+    return "cli";
+  }
+}
+
+const HELD_FIELDS =
+  "id area status amount currency merchantId createdAt mismatch { fields expected { amount currency account } " +
+  "arrived { amount currency account } reference source detectedAt late }";
 
 /** `npm run admin -- <command> [--field value ...]`: operator commands over the admin GraphQL API of a running service. */
 const COMMANDS: Record<string, Command> = {
@@ -80,6 +96,23 @@ const COMMANDS: Record<string, Command> = {
     query: "mutation($token: String!) { setNetworkToken(token: $token) { source expiresAt updatedAt warning } }",
     secret: "token",
   },
+  mismatches: {
+    doc: "list held payments: money arrived that is not what was asked (resolve each with mismatch:resolve)",
+    query: `query { transactions(first: 100, filter: { mismatched: true }) { edges { node { ${HELD_FIELDS} } } } }`,
+  },
+  "mismatch:resolve": {
+    doc: "--transactionId --action accept|fail [--note TEXT] [--by NAME]  accept a held payment as paid (SUCCESS) or mark it failed",
+    query:
+      "mutation($input: ResolveMismatchInput!) { resolveMismatch(input: $input) { id status " +
+      "mismatch { resolution { action by at note } } } }",
+    variables: ({ action, by, ...rest }) => ({
+      input: {
+        ...rest,
+        action: action === "accept" ? "ACCEPT_AS_PAID" : action === "fail" ? "MARK_FAILED" : action,
+        by: by ?? cliOperator(),
+      },
+    }),
+  },
   webhooks: {
     doc: "list webhook endpoints",
     query: "query { webhookEndpoints { id apiKeyId url events enabled disabledReason } }",
@@ -125,6 +158,7 @@ async function commandVariables(
   stdin: NodeJS.ReadableStream & { isTTY?: boolean },
 ): Promise<Record<string, unknown>> {
   const flags = parseFlags(args);
+  if (cmd.variables !== undefined) return cmd.variables(flags);
   if (cmd.secret === undefined && cmd.input && cmd.args !== undefined) {
     // Named arguments beside the input (updateLinkConfig's id): taken out of the flags.
     const named = Object.fromEntries(cmd.args.map((a) => [a, flags[a]]));

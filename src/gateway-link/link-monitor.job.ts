@@ -12,6 +12,7 @@ import type { LinkService } from "./link-service.js";
 import { LINK_LIFETIME_MS } from "./link.types.js";
 import { ownerOf } from "./page-shares.js";
 import type { TxRecord } from "../transactions/record.js";
+import { recordApproval } from "./approval-check.js";
 
 const RESUME_ATTEMPTS = 3;
 const TICK_MS = 250;
@@ -241,13 +242,15 @@ async function recordEvent(
   if (e.type === "scanned") {
     await store.transition({ id: txId, event: "payment.scanned", upstream: { scannedAt: clock.now().toISOString() } });
   } else if (e.type === "approved") {
-    const done = await store.transition({
+    // SUCCESS only when what was paid is what was asked; else held (approval-check.ts) and the watch ends.
+    const change = {
       id: txId,
-      to: "SUCCESS",
-      event: "payment.completed",
+      to: "SUCCESS" as const,
+      event: "payment.completed" as const,
       receiptUrl: e.receiptUrl ?? null,
       upstream: { approvedAt: clock.now().toISOString() },
-    });
+    };
+    const done = await recordApproval(store, change, e.paid, clock.now());
     if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null)
       return { kind: "done" };
     return "awaiting_receipt";

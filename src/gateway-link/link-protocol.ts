@@ -58,6 +58,13 @@ export interface LinkRefusal {
 export interface LinkStatus {
   action: LinkAction;
   receiptUrl?: string;
+  /** What the payer paid, where the page states it with the approval (its receipt's figures): checked against the request. */
+  paid?: LinkPaid;
+}
+
+export interface LinkPaid {
+  amount: string;
+  currency: "USD" | "KHR";
 }
 
 export type LinkCall = "request_qr" | "resume" | "status";
@@ -120,6 +127,9 @@ export const simulatedLinkProtocol: LinkPageProtocol = {
     if (!isRecord(body) || typeof body.action !== "string" || !ACTIONS.has(body.action)) return null;
     const status: LinkStatus = { action: body.action as LinkAction };
     if (nonEmpty(body.receiptUrl)) status.receiptUrl = body.receiptUrl;
+    // The simulated page states what was paid with its approval (docs/link-simulator.md, "Page API").
+    if (nonEmpty(body.paidAmount) && (body.paidCurrency === "USD" || body.paidCurrency === "KHR"))
+      status.paid = { amount: body.paidAmount, currency: body.paidCurrency };
     return status;
   },
   resumeUrl(linkUrl, clientId) {

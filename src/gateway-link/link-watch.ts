@@ -22,6 +22,7 @@ import { pollOnce, type PollAnswer } from "./poll-client.js";
 import type { UpstreamClient } from "../upstreams/http-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
 import type { PaywayStatus } from "./payway-protocol.js";
+import { recordApproval } from "./approval-check.js";
 
 export interface LinkWatchDeps {
   store: TransactionStore;
@@ -359,9 +360,11 @@ export class LinkWatch {
       receiptUrl,
       upstream: { approvedAt: clock.now().toISOString() },
     };
-    let r = await store.transition(entry.late ? { ...change, late: true } : change);
+    // SUCCESS only when the QR paid is what was asked; else held (approval-check.ts). PayWay states no paid figures.
+    const now = clock.now();
+    let r = await recordApproval(store, entry.late ? { ...change, late: true } : change, undefined, now);
     // Declared expired meanwhile (a read, the sweep): the approval is a late payment.
-    if (!r.won && r.tx.status === "EXPIRED") r = await store.transition({ ...change, late: true });
+    if (!r.won && r.tx.status === "EXPIRED") r = await recordApproval(store, { ...change, late: true }, undefined, now);
     if (r.won && r.tx.upstream.late === true)
       logger.warn(
         { tx: entry.id, expiredAt: new Date(entry.expiresAt).toISOString() },

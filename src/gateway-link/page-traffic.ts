@@ -17,13 +17,15 @@ import {
   type LinkAction,
   type LinkCall,
   type LinkPageProtocol,
+  type LinkPaid,
   type LinkSessionInfo,
 } from "./link-protocol.js";
 
 export type LinkEvent =
   | { type: "request_qr" }
   | { type: "scanned" }
-  | { type: "approved"; receiptUrl?: string }
+  /** `paid`: what the page says was paid, when it says (checked against the request before SUCCESS). */
+  | { type: "approved"; receiptUrl?: string; paid?: LinkPaid }
   /** The receipt of an approval that came without one (the page keeps polling until it has it). */
   | { type: "receipt"; receiptUrl: string }
   | {
@@ -180,7 +182,7 @@ export class PageTraffic implements TrafficReader {
       this.failures = 0;
       this.runUnavailable = true;
       this.armStall();
-      return this.report(status.action, status.receiptUrl);
+      return this.report(status.action, status.receiptUrl, status.paid);
     }
     if (this.established) return; // a second session answer (e.g. a reload) changes nothing
     const info = this.protocol.parseSession(body, response.request);
@@ -209,7 +211,7 @@ export class PageTraffic implements TrafficReader {
     else if (this.failures === 1) this.events.push({ type: "error", message: reason, fatal: false });
   }
 
-  private report(action: LinkAction, reported?: string): void {
+  private report(action: LinkAction, reported?: string, paid?: LinkPaid): void {
     const receiptUrl =
       reported === undefined ? undefined : (acceptableReceipt(reported, this.origin, this.receiptOrigins) ?? undefined);
     if (reported !== undefined && receiptUrl === undefined && !this.receiptDropped) {
@@ -227,7 +229,7 @@ export class PageTraffic implements TrafficReader {
     }
     this.lastAction = action;
     if (action === "approved") {
-      this.events.push(receiptUrl ? { type: "approved", receiptUrl } : { type: "approved" });
+      this.events.push({ type: "approved", ...(receiptUrl ? { receiptUrl } : {}), ...(paid ? { paid } : {}) });
       if (receiptUrl) {
         this.finish();
         void this.lease?.release();

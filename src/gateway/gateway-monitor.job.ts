@@ -6,6 +6,7 @@ import type { GatewayClient } from "./upstream-client.js";
 import type { GatewayConfigs } from "./gateway-configs.js";
 import type { TransitionRequest } from "../transactions/transition.js";
 import { AppError } from "../errors.js";
+import { approvalMismatch } from "./paid-check.js";
 
 /**
  * The upstream payment status → our status (docs/decisions/0018-gateway-status-mapping.md).
@@ -149,6 +150,11 @@ export function gatewayMonitorPort(
               gatewayStatus: { code: r.statusCode, message: r.message },
               paymentStatus: r.paymentStatus,
             };
+            // An approval completes the payment only when it is the order's amount and currency (paid-check.ts).
+            const source = `gateway ${old ? "transaction-detail" : "check-transaction-2"}`;
+            const mismatch = mapped?.to === "SUCCESS" ? approvalMismatch(tx, r.raw, source, new Date(now())) : null;
+            if (mismatch !== null)
+              return [tx.id, { kind: "transition", change: { event: "payment.mismatched", mismatch, upstream } }];
             if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
             if (nonFinalChanged(tx.upstream.paymentStatus, r.paymentStatus))
               return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];

@@ -14,11 +14,35 @@ function amountOf(payload: unknown): string {
   return tx?.amount !== undefined && tx.currency !== undefined ? ` ${String(tx.amount)} ${String(tx.currency)}` : "";
 }
 
+/** What a mismatched payment's line says arrived and was asked (the snapshot's `mismatch`). */
+function mismatchOf(payload: unknown): string {
+  type Facts = { amount?: unknown; currency?: unknown; account?: unknown } | undefined;
+  const m = (
+    payload as {
+      transaction?: { mismatch?: { fields?: unknown; expected?: Facts; arrived?: Facts; source?: unknown } };
+    } | null
+  )?.transaction?.mismatch;
+  if (m === undefined) return "";
+  const facts = (f: Facts) =>
+    `${String(f?.amount ?? "?")} ${String(f?.currency ?? "?")}${f?.account ? ` to ${String(f.account)}` : ""}`;
+  const fields = Array.isArray(m.fields) ? m.fields.join(", ") : "?";
+  return `: ${fields} differ — ${facts(m.arrived)} arrived, ${facts(m.expected)} asked (${String(m.source ?? "?")})`;
+}
+
 /**
  * One line per committed state change, in the process that committed it: what a person watching the demo (or an
- * operator's log search) wants to see — the transaction, its status, the event, the amount.
+ * operator's log search) wants to see — the transaction, its status, the event, the amount. A payment that is not
+ * what was asked is the one error line (held for an operator: docs/decisions/0183-held-payments.md).
  */
 export function logStateChange(logger: Logger, e: StateChange): void {
+  if (e.type === "payment.mismatched") {
+    logger.error(
+      { activity: { transactionId: e.transactionId, area: e.area, event: e.type, status: e.status } },
+      `payment ${e.transactionId} HELD, not what was asked (${e.area})${mismatchOf(e.payload)}; ` +
+        "an operator must accept it as paid or mark it failed (dashboard, resolveMismatch, npm run admin -- mismatch:resolve)",
+    );
+    return;
+  }
   logger.info(
     { activity: { transactionId: e.transactionId, area: e.area, event: e.type, status: e.status } },
     `payment ${e.transactionId} ${e.status} (${e.type}, ${e.area}${amountOf(e.payload)})`,

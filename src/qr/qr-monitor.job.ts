@@ -2,6 +2,7 @@ import type { JobSpec } from "../jobs/scheduler.js";
 import { monitorJob, type CheckOutcome, type MonitorDeps, type MonitorPort } from "../transactions/monitor.js";
 import { AppError } from "../errors.js";
 import type { NetworkClient, NetworkResult } from "./network-client.js";
+import { paidOutcome } from "./paid-check.js";
 
 /** Faults the area reports once itself (a refused token, a 429 pause): no monitor warning per batch for them. */
 const TOLD_ONCE = new Set(["UNAUTHORIZED", "RATE_LIMITED"]);
@@ -20,10 +21,11 @@ async function listed(client: NetworkClient, txs: { md5: string | null }[]): Pro
 
 /**
  * The national network as the monitor loop sees it: one bulk call (its md5-list API, batched by the
- * client) for a claimed batch. Paid → SUCCESS (keeping the payer hash/account/time), failed → FAILED;
+ * client) for a claimed batch. Paid → SUCCESS (keeping the payer hash/account/time) when it is what the QR asked, else
+ * held (payment.mismatched, paid-check.ts); failed → FAILED;
  * not found → unchanged (which, at or after the expiry, the loop turns into EXPIRED).
  */
-export function networkMonitorPort(client: NetworkClient): MonitorPort {
+export function networkMonitorPort(client: NetworkClient, now: () => Date = () => new Date()): MonitorPort {
   return {
     async check(txs) {
       const results = await listed(client, txs);
@@ -31,26 +33,8 @@ export function networkMonitorPort(client: NetworkClient): MonitorPort {
       for (const tx of txs) {
         const r = results.get(tx.md5 as string);
         if (r?.kind === "paid") {
-          const payment = {
-            hash: r.hash,
-            fromAccountId: r.fromAccountId,
-            toAccountId: r.toAccountId,
-            amount: r.amount,
-            currency: r.currency,
-            acknowledgedDateMs: r.acknowledgedDateMs,
-            createdDateMs: r.createdDateMs,
-            ...(r.externalRef === null ? {} : { externalRef: r.externalRef }),
-          };
-          // Paid before expiry is paid (docs/decisions/0107-late-payments.md): on time when the payer sent the
-          // money at or before the expiry, whenever the network acknowledged it. Sent after the expiry, or found
-          // after the transaction was declared expired, it is a late payment: recorded all the same, flagged for
-          // reconciliation.
-          const sent = r.createdDateMs ?? r.acknowledgedDateMs;
-          const late = tx.status === "EXPIRED" || (sent !== null && sent > tx.expiresAt.getTime());
-          out.set(tx.id, {
-            kind: "transition",
-            change: { to: "SUCCESS", event: "payment.completed", upstream: { payment }, ...(late ? { late } : {}) },
-          });
+          // Completed only when it is what the QR asked (paid-check.ts); else held as payment.mismatched.
+          out.set(tx.id, paidOutcome(tx, r, now()));
         } else if (r?.kind === "fault") {
           out.set(tx.id, { kind: "fault", error: r.message, quiet: TOLD_ONCE.has(r.reason ?? "") });
         } else if (r?.kind === "failed") {
@@ -73,6 +57,6 @@ export function qrMonitorJob(deps: MonitorDeps & { intervalMs: number }, client:
     recheckMs: deps.intervalMs,
     batch: 500,
     rounds: 20,
-    port: networkMonitorPort(client),
+    port: networkMonitorPort(client, () => deps.clock.now()),
   });
 }

@@ -1,6 +1,7 @@
 import type { Db } from "../db/sql.js";
 import { rowToTx, type TxRecord } from "./record.js";
 import type { Area } from "./transaction.entity.js";
+import { heldSql } from "./mismatch.js";
 
 /** `expires_at`, or for a transaction already past it, its end of grace (an area with an expiry policy). */
 const CAP = `case when expires_at > ?::timestamptz then expires_at else expires_at + ?::float8 * interval '1 millisecond' end`;
@@ -27,7 +28,7 @@ export async function claimDue(
   const rows = await db.query(
     `with due as (
        select id, next_check_at as was from "transaction"
-       where area = ? and status in ('PENDING','CHECKOUT') and next_check_at <= ?
+       where area = ? and status in ('PENDING','CHECKOUT') and next_check_at <= ? and not ${heldSql()}
        order by next_check_at limit ? for update skip locked),
      claimed as (update "transaction" t set next_check_at = ${lease} from due where t.id = due.id
        returning t.*, due.was)
@@ -65,7 +66,7 @@ export async function claimLate(db: Db, area: Area, now: Date, leaseUntil: Date,
   const rows = await db.query(
     `with due as (
        select id from "transaction"
-       where area = ? and status = 'EXPIRED' and next_check_at is not null and next_check_at <= ?
+       where area = ? and status = 'EXPIRED' and next_check_at is not null and next_check_at <= ? and not ${heldSql()}
        order by next_check_at limit ? for update skip locked)
      update "transaction" t set next_check_at = ? from due where t.id = due.id
      returning t.*`,

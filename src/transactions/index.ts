@@ -6,6 +6,8 @@ import { Transaction } from "./transaction.entity.js";
 import { TransactionEvent } from "./transaction-event.entity.js";
 import { TransactionsResolver } from "./transactions.resolver.js";
 import { OverviewResolver } from "./overview.resolver.js";
+import { MismatchResolutions, MismatchResolver } from "./mismatch.resolver.js";
+import type { Clock } from "../clock.js";
 
 /**
  * The transaction tables and their read side over GraphQL. The write model (TransactionStore, the one
@@ -16,11 +18,16 @@ export interface TransactionsModuleDeps {
   store: TransactionStore;
   query: TransactionQuery;
   idempotency: Idempotency;
+  clock: Clock;
 }
 
 export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
   return {
-    resolvers: [new TransactionsResolver(deps.query, deps.store), new OverviewResolver(deps.query)],
+    resolvers: [
+      new TransactionsResolver(deps.query, deps.store),
+      new OverviewResolver(deps.query),
+      new MismatchResolver(new MismatchResolutions(deps.store, deps.clock)),
+    ],
     // Idempotency-Key claims are kept for their 24 h window only.
     jobs: [
       {
@@ -36,6 +43,6 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
 export const transactionsModule: ModuleDefinition<TransactionsModuleDeps> = {
   name: "transactions",
   entities: [Transaction, TransactionEvent],
-  resolvers: [TransactionsResolver, OverviewResolver],
+  resolvers: [TransactionsResolver, OverviewResolver, MismatchResolver],
   create: createTransactionsModule,
 };

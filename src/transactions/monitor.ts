@@ -191,7 +191,8 @@ class MonitorLoop {
 
   /**
    * The late watch: expired transactions are checked every `lateCheckMs` until `lateWatchMs` after their
-   * expiry. A payment found then is recorded (EXPIRED → SUCCESS, `payment.completed` with `late: true`);
+   * expiry. A payment found then is recorded (EXPIRED → SUCCESS, `payment.completed` with `late: true`; one that is
+   * not what was asked is held instead, still EXPIRED, as `payment.mismatched`);
    * anything else only moves the next check (a fault is logged and waits one interval too).
    */
   private async lateWatch(port: MonitorPort, policy: ExpiryPolicy): Promise<void> {
@@ -208,9 +209,11 @@ class MonitorLoop {
       const faulty: string[] = [];
       for (const tx of claimed) {
         const o = outcomes.get(tx.id) ?? { kind: "unchanged" };
-        if (o.kind === "transition" && o.change.to === "SUCCESS") {
+        // A late payment, or a late one that is not what was asked (held for an operator, 0183).
+        const held = o.kind === "transition" && o.change.event === "payment.mismatched";
+        if (o.kind === "transition" && (o.change.to === "SUCCESS" || held)) {
           const { won } = await store.transition({ id: tx.id, ...o.change, late: true });
-          if (won)
+          if (won && !held)
             logger.warn(
               { monitor: spec.name, transactionId: tx.id, expiredAt: tx.expiresAt.toISOString() },
               `${spec.name}: late payment recorded (paid, but seen after the transaction expired): reconcile it`,

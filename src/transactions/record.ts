@@ -1,6 +1,7 @@
 import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Area, Json, TxStatus } from "./transaction.entity.js";
 import { moneyText } from "./money.js";
+import { mismatchOf, mismatchView } from "./mismatch.js";
 
 /** A transaction row as plain data (what services pass around). */
 export interface TxRecord {
@@ -75,6 +76,8 @@ export function snapshot(tx: TxRecord): Json {
   if (tx.upstream.gatewayStatus !== undefined) out.gatewayStatus = tx.upstream.gatewayStatus;
   if (tx.upstream.payment !== undefined) out.payment = paymentView(tx.upstream.payment);
   if (tx.upstream.late === true) out.late = true;
+  const mismatch = mismatchOf(tx);
+  if (mismatch !== null) out.mismatch = mismatchView(mismatch);
   return out;
 }
 

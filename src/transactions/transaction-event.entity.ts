@@ -7,6 +7,7 @@ export type EventType =
   | "payment.completed"
   | "payment.failed"
   | "payment.expired"
+  | "payment.mismatched"
   | "transaction.updated";
 export const EVENT_TYPES: readonly EventType[] = [
   "payment.created",
@@ -14,6 +15,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   "payment.completed",
   "payment.failed",
   "payment.expired",
+  "payment.mismatched",
   "transaction.updated",
 ];
 
@@ -25,6 +27,10 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
     "The payment succeeded (SUCCESS); a gateway-link one carries receiptUrl when the gateway gave one",
   "payment.failed": "The payment failed (FAILED)",
   "payment.expired": "The QR expired unpaid (EXPIRED)",
+  "payment.mismatched":
+    "A payment arrived that is not what was asked (another amount, currency or receiving account): held, never " +
+    "SUCCESS, its status kept and its mismatch saying what arrived, until an operator accepts it as paid " +
+    "(payment.completed) or marks it failed (payment.failed)",
   "transaction.updated": "A change that is not a new status (e.g. a receipt arriving after an approval)",
 };
 

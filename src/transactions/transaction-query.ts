@@ -8,6 +8,7 @@ import type { Area, TxStatus } from "./transaction.entity.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
 import { dueSql, LATE_SQL } from "./read-status.js";
+import { heldSql } from "./mismatch.js";
 import { overviewFigures, type OverviewArgs, type OverviewFigures } from "./overview.js";
 
 export interface TransactionFilter {
@@ -19,6 +20,8 @@ export interface TransactionFilter {
   search?: string;
   /** Only late payments (true) or only the others (false). */
   latePayment?: boolean;
+  /** Only held payments (a mismatch no operator resolved yet: 0183), or only the others. */
+  mismatched?: boolean;
   /** One merchant's (the operator's reads; a key's scope is its own merchant already). */
   merchantId?: string;
 }
@@ -247,6 +250,8 @@ export class TransactionQuery {
     if (f.createdTo instanceof Date) add("created_at < ?", f.createdTo);
     if (f.latePayment === true) add(`status = 'SUCCESS' and ${LATE_SQL}`);
     else if (f.latePayment === false) add(`not (${LATE_SQL})`);
+    if (f.mismatched === true) add(heldSql());
+    else if (f.mismatched === false) add(`not ${heldSql()}`);
     const s = f.search?.trim();
     if (s) {
       if (s.length > 100)

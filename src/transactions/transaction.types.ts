@@ -24,6 +24,47 @@ export class GatewayStatusGql {
   @Field() message!: string;
 }
 
+@ObjectType("PaymentFacts", {
+  description: "An amount, its currency and, where the area sees one, the receiving account",
+})
+export class PaymentFactsGql {
+  @Field(() => String, { nullable: true, description: "Exact, with the currency's decimals; null when not stated" })
+  amount!: string | null;
+  @Field(() => String, { nullable: true }) currency!: string | null;
+  @Field(() => String, { nullable: true, description: "The receiving account (generic QR: the network's toAccountId)" })
+  account!: string | null;
+}
+
+@ObjectType("MismatchResolution", { description: "An operator's decision on a held payment" })
+export class MismatchResolutionGql {
+  @Field({ description: "accepted (→ SUCCESS) or failed (→ FAILED)" }) action!: string;
+  @Field({
+    description: "Who resolved it, as the operator's client said (dashboard, cli, admin API), with the admin token",
+  })
+  by!: string;
+  @Field({ description: "When (ISO 8601)" }) at!: string;
+  @Field(() => String, { nullable: true }) note!: string | null;
+}
+
+@ObjectType("Mismatch", {
+  description:
+    "A payment that arrived but is not what was asked: held (never SUCCESS) until an operator resolves it " +
+    "(resolveMismatch: accept as paid, or mark failed)",
+})
+export class MismatchGql {
+  @Field(() => [String], { description: "What differs: amount, currency, account" }) fields!: string[];
+  @Field(() => PaymentFactsGql, { description: "What the transaction asked (the QR issued for it)" })
+  expected!: PaymentFactsGql;
+  @Field(() => PaymentFactsGql, { description: "What the upstream reported was paid" }) arrived!: PaymentFactsGql;
+  @Field(() => String, { nullable: true, description: "The upstream's reference of the payment (network hash, apv)" })
+  reference!: string | null;
+  @Field({ description: "The answer that reported it" }) source!: string;
+  @Field({ description: "When the service saw it (ISO 8601)" }) detectedAt!: string;
+  @Field({ description: "Sent after the expiry, or seen after the transaction had expired" }) late!: boolean;
+  @Field(() => MismatchResolutionGql, { nullable: true, description: "Null while the payment is held" })
+  resolution!: MismatchResolutionGql | null;
+}
+
 @ObjectType("TransactionSnapshot", {
   description: "A transaction as events, webhooks and subscriptions show it (all areas)",
 })
@@ -48,6 +89,11 @@ export class TransactionSnapshotGql {
     description: "True on a late payment: paid, but sent after the expiry or seen after the transaction expired",
   })
   late?: boolean;
+  @Field(() => MismatchGql, {
+    nullable: true,
+    description: "A payment that is not what was asked (payment.mismatched and every later event of the transaction)",
+  })
+  mismatch?: MismatchGql;
   @Field() expiredAt!: string;
   @Field() createdAt!: string;
   @Field() updatedAt!: string;

@@ -1,6 +1,7 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { AREA_ENUM, type AreaGql, GatewayStatusGql, TxStatusGql } from "./transaction.types.js";
+import { AREA_ENUM, type AreaGql, GatewayStatusGql, MismatchGql, TxStatusGql } from "./transaction.types.js";
+import { mismatchOf, mismatchView } from "./mismatch.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
 import { MONEY_DESCRIPTION, moneyText } from "./money.js";
@@ -32,6 +33,13 @@ export class TransactionGql {
       "A late payment to reconcile: paid, but sent after the expiry or seen only after the transaction had expired",
   })
   latePayment!: boolean;
+  @Field(() => MismatchGql, {
+    nullable: true,
+    description:
+      "A payment that arrived but is not what was asked: held while `resolution` is null (its status stays what it " +
+      "was, past expiry too), then what the operator decided",
+  })
+  mismatch!: MismatchGql | null;
   @Field(() => GraphQLJSONObject) meta!: Record<string, unknown>;
   @Field({
     description:
@@ -62,6 +70,7 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
     deeplink: typeof tx.upstream.deeplink === "string" ? tx.upstream.deeplink : null,
     gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null,
     latePayment: tx.upstream.late === true,
+    mismatch: toMismatchGql(tx),
     meta: tx.meta,
     metaJson: stringifyExact(tx.meta),
     expiredAt: tx.expiresAt,
@@ -69,6 +78,11 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
     updatedAt: tx.updatedAt,
     completedAt: tx.completedAt,
   };
+}
+
+function toMismatchGql(tx: TxRecord): MismatchGql | null {
+  const m = mismatchOf(tx);
+  return m === null ? null : (mismatchView(m) as unknown as MismatchGql);
 }
 
 @ObjectType("TransactionEdge")
@@ -105,4 +119,9 @@ export class TransactionFilterGql {
   search?: string;
   @Field(() => Boolean, { nullable: true, description: "Only late payments (true) or only the others (false)" })
   latePayment?: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: "Only held payments, waiting for an operator (true), or only the others (false)",
+  })
+  mismatched?: boolean;
 }

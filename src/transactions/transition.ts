@@ -15,6 +15,7 @@ import {
   type OutboxFanout,
 } from "./outbox-sql.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
+import { heldSql, isHeld, type MismatchRecord, type MismatchResolution } from "./mismatch.js";
 import { AppError } from "../errors.js";
 import { stringifyExact } from "../exact-json.js";
 
@@ -61,6 +62,18 @@ export interface TransitionRequest {
   late?: boolean;
   /** With a terminal change: when the late watch looks at the transaction again (default: never). */
   nextCheckAt?: Date | null;
+  /**
+   * A payment that arrived but is not what was asked (docs/decisions/0183-held-payments.md): event
+   * `payment.mismatched`, no `to` (the status is kept), the record stored as `upstream.mismatch`, and no more checks
+   * (next_check_at null). From then on the transaction is held: nothing changes it but an operator's `resolution`.
+   * With `late`, also from EXPIRED (a late payment that differs).
+   */
+  mismatch?: MismatchRecord;
+  /**
+   * An operator's resolution of a held transaction, the only change it takes (SUCCESS as payment.completed or FAILED
+   * as payment.failed): stored as `upstream.mismatch.resolution`. Refused for a transaction that is not held.
+   */
+  resolution?: MismatchResolution;
 }
 
 /** How an area's transactions expire (only the generic QR area has one; the others expire at `expiresAt`). */
@@ -120,7 +133,19 @@ const TRANSITION_BATCH = { lanes: 2, maxBatch: 32 };
 interface PendingTransition {
   id: string;
   /** One element of each of TRANSITION_MANY_SQL's arrays, after the id. */
-  columns: [string | null, string, string | null, string | null, Date, boolean, Date | null, boolean, boolean];
+  columns: [
+    string | null,
+    string,
+    string | null,
+    string | null,
+    Date,
+    boolean,
+    Date | null,
+    boolean,
+    boolean,
+    boolean,
+    boolean,
+  ];
   eventId: string;
   event: EventType;
   now: Date;
@@ -137,25 +162,32 @@ interface PendingCreate {
  * Any number of transitions of distinct transactions in one statement (the same text whatever the batch size,
  * prepared once per connection). Rows are locked in id order first, so two groups in two processes that share
  * transactions wait for each other instead of deadlocking. Each item changes its row only from a non-terminal
- * state (or its one allowed exception); a row that does not qualify is not returned.
+ * state (or its one allowed exception); a row that does not qualify is not returned. A held row (a payment that
+ * differs from what was asked, not resolved yet) takes nothing but a resolution, and a resolution nothing else;
+ * a hold stops the checks (next_check_at null).
  */
 const TRANSITION_MANY_SQL = `with input as (
     select * from unnest(?::text[], ?::text[], ?::jsonb[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[],
-      ?::timestamptz[], ?::boolean[], ?::boolean[])
-      as i(id, status, upstream, receipt_url, client_id, now, terminal, next_check_at, late_receipt, late_payment)),
+      ?::timestamptz[], ?::boolean[], ?::boolean[], ?::boolean[], ?::boolean[])
+      as i(id, status, upstream, receipt_url, client_id, now, terminal, next_check_at, late_receipt, late_payment, hold,
+        resolve)),
   locked as (select t.id from "transaction" t join input i on i.id = t.id order by t.id for update of t)
   update "transaction" t set
     status = coalesce(i.status, t.status),
-    upstream = t.upstream || i.upstream,
+    upstream = case when i.resolve
+      then jsonb_set(t.upstream || (i.upstream - 'resolution'), '{mismatch,resolution}', i.upstream -> 'resolution')
+      else t.upstream || i.upstream end,
     receipt_url = coalesce(i.receipt_url, t.receipt_url),
     client_id = coalesce(i.client_id, t.client_id),
     updated_at = i.now,
     completed_at = case when i.terminal then i.now else t.completed_at end,
-    next_check_at = case when i.terminal then i.next_check_at else t.next_check_at end,
+    next_check_at = case when i.terminal or i.hold then i.next_check_at else t.next_check_at end,
     version = t.version + 1
   from input i join locked l on l.id = i.id
-  where t.id = i.id and (t.status in ${NON_TERMINAL_SQL} or (i.late_receipt and t.status = 'SUCCESS' and t.receipt_url is null)
-    or (i.late_payment and t.status = 'EXPIRED'))
+  where t.id = i.id and case when i.resolve then ${heldSql("t")} and t.status in ('PENDING','CHECKOUT','EXPIRED')
+    else not ${heldSql("t")} and (t.status in ${NON_TERMINAL_SQL}
+      or (i.late_receipt and t.status = 'SUCCESS' and t.receipt_url is null)
+      or (i.late_payment and t.status = 'EXPIRED')) end
   returning ${TX_COLUMNS.split(",")
     .map((c) => `t.${c.trim()}`)
     .join(", ")}`;
@@ -359,7 +391,12 @@ export class TransactionStore {
     const lateReceipt =
       req.to === undefined && req.event === "transaction.updated" && typeof req.receiptUrl === "string";
     const latePayment = req.late === true && req.to === "SUCCESS" && req.event === "payment.completed";
-    const upstream = latePayment ? { ...(req.upstream ?? {}), late: true } : (req.upstream ?? {});
+    const hold = req.mismatch !== undefined && req.to === undefined && req.event === "payment.mismatched";
+    const resolve = req.resolution !== undefined && terminal;
+    const lateHold = hold && req.late === true;
+    const upstream: Json = latePayment ? { ...(req.upstream ?? {}), late: true } : { ...(req.upstream ?? {}) };
+    if (hold) upstream.mismatch = { ...req.mismatch, ...(lateHold ? { late: true } : {}) };
+    if (resolve) upstream.resolution = req.resolution;
     const eventId = newId("evt");
     const columns: PendingTransition["columns"] = [
       req.to ?? null,
@@ -370,7 +407,9 @@ export class TransactionStore {
       terminal,
       terminal ? (req.nextCheckAt ?? null) : null,
       lateReceipt,
-      latePayment,
+      latePayment || lateHold,
+      hold,
+      resolve,
     ];
     const result = await this.committing(eventId, () =>
       this.transitions.add({ id: req.id, columns, eventId, event: req.event, now }),
@@ -423,7 +462,9 @@ export class TransactionStore {
    */
   async expireIfDue(tx: TxRecord): Promise<TxRecord> {
     const now = this.clock.now();
-    if (TERMINAL.includes(tx.status) || tx.expiresAt.getTime() + this.graceMs(tx.area) > now.getTime()) return tx;
+    // A held payment (money arrived, not what was asked) waits for an operator, past its expiry too (0183).
+    if (TERMINAL.includes(tx.status) || isHeld(tx) || tx.expiresAt.getTime() + this.graceMs(tx.area) > now.getTime())
+      return tx;
     const nextCheckAt = this.lateWatchNext(tx.area, now);
     return (await this.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired", nextCheckAt })).tx;
   }

@@ -272,6 +272,34 @@ describe("gateway simulator controls", () => {
     );
   });
 
+  it("an approval can be of another amount or currency than the order's: payment_amount, payment_currency say so", async () => {
+    const body = order({ amount: 10.5 });
+    await generate(body);
+    const bad = await postJson(`${gw.base}/sim/gateway/pay`, {
+      tranId: body.tran_id,
+      outcome: "APPROVED",
+      amount: "ten",
+      currency: "EUR",
+    });
+    expect((bad.json as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toEqual([
+      "amount",
+      "currency",
+    ]);
+    await postJson(`${gw.base}/sim/gateway/pay`, {
+      tranId: body.tran_id,
+      outcome: "APPROVED",
+      amount: "43050",
+      currency: "KHR",
+    });
+    const found = await postJson(`${gw.apiBase}${CHECK}`, signedCheck(body.tran_id as string));
+    expect((found.json as { data: Record<string, unknown> }).data).toMatchObject({
+      payment_status: "APPROVED",
+      total_amount: 10.5,
+      payment_amount: 43050,
+      payment_currency: "KHR",
+    });
+  });
+
   it("asks for merchantId when two merchants share a tranId", async () => {
     await postJson(`${gw.base}/sim/gateway/merchants`, { merchantId: "second", apiKey: "k2" });
     const body = order();

@@ -93,6 +93,19 @@ describe("payment-link simulator: HTTP protocol", () => {
     });
   });
 
+  it("an approval states what was paid: the QR's figures, or the amount and currency a test gives", async () => {
+    const status = async (clientId: string) =>
+      (await sim.post("/sim/link/api/status", { clientId, requestId: rid() })).body as Record<string, unknown>;
+    const same = await requestQr("12.50", "USD");
+    expect(await status(same.clientId)).not.toHaveProperty("paidAmount");
+    await sim.post("/sim/link/approve", { clientId: same.clientId });
+    expect(await status(same.clientId)).toMatchObject({ paidAmount: "12.50", paidCurrency: "USD" });
+    const other = await requestQr("5000", "KHR");
+    expect((await sim.post("/sim/link/approve", { clientId: other.clientId, currency: "EUR" })).status).toBe(400);
+    await sim.post("/sim/link/approve", { clientId: other.clientId, amount: "4000", currency: "USD" });
+    expect(await status(other.clientId)).toMatchObject({ action: "approved", paidAmount: "4000", paidCurrency: "USD" });
+  });
+
   it("answers 500 on the page's API for a broken client", async () => {
     const { clientId } = await requestQr();
     expect((await sim.post("/sim/link/break", { clientId })).body).toMatchObject({ broken: true });

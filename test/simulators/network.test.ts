@@ -76,6 +76,29 @@ describe("network simulator speaks the network's protocol", () => {
     });
   });
 
+  it("pays another amount, currency or receiving account than the QR's when the body says so (the other facts stay the QR's)", async () => {
+    // The answer's data fields as the Bakong Open API Documentation (v1.0.2, §5.3) lists them.
+    const qr = { toAccountId: "shop@devb", amount: "1.50", currency: "USD" };
+    const cases: [Record<string, string>, Record<string, unknown>][] = [
+      [{ amount: "1.00" }, { toAccountId: "shop@devb", amount: 1, currency: "USD" }],
+      [
+        { amount: "6150", currency: "KHR" },
+        { toAccountId: "shop@devb", amount: 6150, currency: "KHR" },
+      ],
+      [{ toAccountId: "someone_else@abaa" }, { toAccountId: "someone_else@abaa", amount: 1.5, currency: "USD" }],
+    ];
+    for (const [override, answered] of cases) {
+      const m = md5();
+      net.facts.set(m, qr);
+      expect((await postJson(`${net.base}/sim/network/pay`, { md5: m, ...override })).status).toBe(200);
+      const reply = await postJson(single, { md5: m }, AUTH);
+      expect((reply.json as { data: Record<string, unknown> }).data).toMatchObject({
+        ...answered,
+        hash: expect.any(String),
+      });
+    }
+  });
+
   it("answers a failed md5 with errorCode 3", async () => {
     const m = md5();
     await postJson(`${net.base}/sim/network/fail`, { md5: m });

@@ -53,6 +53,9 @@ export interface GatewaySimTransaction {
   createdAt: Date;
   expiresAt: Date;
   callbackUrl: string | null;
+  /** What the payer paid, when a test made it differ from the order (`/sim/gateway/pay` amount, currency). */
+  paidAmount?: string;
+  paidCurrency?: "USD" | "KHR";
 }
 
 export interface GatewaySimulatorState {
@@ -208,6 +211,8 @@ function createControls(
     const tranId = requireString(body, "tranId", details);
     const outcome = requireOneOf(body, "outcome", ["APPROVED", "DECLINED"] as const, details);
     const merchantId = optionalString(body, "merchantId", details);
+    // The payer paid another amount or currency than the order's (the answer's payment_amount/payment_currency).
+    const paid = paidOverride(body, details);
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid pay request", details);
 
     const matches = [...state.transactions.values()].filter(
@@ -226,6 +231,8 @@ function createControls(
       );
     }
     tx.status = outcome;
+    if (paid.amount !== undefined) tx.paidAmount = paid.amount;
+    if (paid.currency !== undefined) tx.paidCurrency = paid.currency;
     if (outcome === "APPROVED") {
       tx.apv = String(randomInt(100000, 1000000));
       if (tx.callbackUrl) void pushback(tx.callbackUrl, tx);
@@ -250,6 +257,20 @@ function createControls(
 
   controls.use("/sim/gateway", controlBodyErrors);
   return controls;
+}
+
+/** `/sim/gateway/pay`'s optional `amount` (decimal text) and `currency` (USD, KHR): what the payer paid instead. */
+function paidOverride(
+  body: Record<string, unknown>,
+  details: FieldError[],
+): { amount?: string; currency?: "USD" | "KHR" } {
+  const amount = optionalString(body, "amount", details);
+  const currency = optionalString(body, "currency", details);
+  if (amount !== undefined && !/^\d+(\.\d{1,2})?$/.test(amount))
+    details.push({ field: "amount", message: 'must be a decimal string such as "10.50"' });
+  if (currency !== undefined && currency !== "USD" && currency !== "KHR")
+    details.push({ field: "currency", message: "must be USD or KHR" });
+  return { amount, currency: currency as "USD" | "KHR" | undefined };
 }
 
 /**
@@ -277,8 +298,8 @@ function paymentData(tx: GatewaySimTransaction): Record<string, unknown> {
     original_amount: amount,
     refund_amount: 0,
     discount_amount: 0,
-    payment_amount: tx.status === "APPROVED" ? amount : 0,
-    payment_currency: tx.currency,
+    payment_amount: tx.status === "APPROVED" ? Number(tx.paidAmount ?? tx.amount) : 0,
+    payment_currency: tx.paidCurrency ?? tx.currency,
     apv: tx.apv,
     payment_status: tx.status,
     transaction_date: new Date(tx.createdAt.getTime() + PHNOM_PENH_OFFSET_MS)

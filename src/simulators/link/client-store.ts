@@ -19,6 +19,8 @@ export interface LinkClient {
   scannedAt?: number;
   approvedAt?: number;
   receiptUrl?: string;
+  /** What the payer paid (its receipt's figures), when a test made it differ from the QR's amount and currency. */
+  paid?: { amount?: string; currency?: LinkCurrency };
   /** Status polls answered or refused for this client, all time. */
   polls: number;
   lastPollAt?: number;
@@ -100,12 +102,16 @@ export class LinkClientStore {
    * With `receiptLater`, the page reports approved without a receipt until `issueReceipt` (a gateway that
    * makes receipts asynchronously).
    */
-  approve(clientId: string, opts: { receiptLater?: boolean; receiptUrl?: string } = {}): ControlResult {
+  approve(
+    clientId: string,
+    opts: { receiptLater?: boolean; receiptUrl?: string; paid?: LinkClient["paid"] } = {},
+  ): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
     if (client.action !== "approved") {
       client.action = "approved";
       client.approvedAt = this.clock();
+      if (opts.paid !== undefined) client.paid = opts.paid;
       // A page may report any receipt URL (tests drive a hostile one); the service decides what it keeps.
       if (opts.receiptUrl !== undefined) client.receiptUrl = opts.receiptUrl;
       if (!opts.receiptLater) this.setReceipt(client);

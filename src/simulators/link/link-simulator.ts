@@ -119,6 +119,7 @@ function pageRouter(ctx: SimContext): express.Router {
       action: client.action,
       requestId,
       ...(client.receiptUrl ? { receiptUrl: client.receiptUrl } : {}),
+      ...paidView(client),
     });
   });
 
@@ -203,15 +204,31 @@ function controlRouter(ctx: SimContext): express.Router {
     json,
     control((id) => store.scan(id)),
   );
-  controls.post(`${BASE}/approve`, json, (req, res) =>
-    control((id) => {
-      const body = req.body as { receipt?: unknown; receiptUrl?: unknown } | undefined;
-      return store.approve(id, {
+  controls.post(`${BASE}/approve`, json, (req, res) => {
+    const body = req.body as
+      { receipt?: unknown; receiptUrl?: unknown; amount?: unknown; currency?: unknown } | undefined;
+    // The payer paid another amount or currency than the QR's: the approval says so (paidAmount, paidCurrency).
+    const problems: Detail[] = [];
+    if (body?.amount !== undefined && (typeof body.amount !== "string" || !AMOUNT_RE.test(body.amount)))
+      problems.push({ field: "amount", message: "a decimal string with at most 2 decimals" });
+    if (
+      body?.currency !== undefined &&
+      (typeof body.currency !== "string" || !Object.hasOwn(CURRENCIES, body.currency))
+    )
+      problems.push({ field: "currency", message: "KHR or USD" });
+    if (problems.length > 0) return badInput(res, problems);
+    const paid = {
+      ...(typeof body?.amount === "string" ? { amount: body.amount } : {}),
+      ...(typeof body?.currency === "string" ? { currency: CURRENCIES[body.currency].code } : {}),
+    };
+    control((id) =>
+      store.approve(id, {
         receiptLater: body?.receipt === "later",
         ...(typeof body?.receiptUrl === "string" ? { receiptUrl: body.receiptUrl } : {}),
-      });
-    })(req, res),
-  );
+        ...(Object.keys(paid).length > 0 ? { paid } : {}),
+      }),
+    )(req, res);
+  });
   controls.post(
     `${BASE}/receipt`,
     json,
@@ -273,6 +290,13 @@ async function applyFault(
 interface Detail {
   field: string;
   message: string;
+}
+
+/** An approved payment's figures as the page states them (its receipt's): what was paid, by default the QR's. */
+function paidView(client: LinkClient): { paidAmount?: string; paidCurrency?: string } {
+  if (client.action !== "approved") return {};
+  const currency = client.paid?.currency ?? client.currency;
+  return { paidAmount: client.paid?.amount ?? client.amount, paidCurrency: currency === 116 ? "KHR" : "USD" };
 }
 
 function sessionView(client: LinkClient) {

@@ -1,15 +1,20 @@
 // One transaction: its facts, the QR as an image, the event timeline, webhook deliveries and, in demo
 // mode, buttons that play the payer through the simulators. Follows `transactionUpdated` while open.
 import { dashboardConfig, gql, sim, subscribe } from "../api.js";
-import { announce, AREA_LABELS, fill, fmtAmount, h, statusBadge, timeEl } from "../dom.js";
+import { announce, AREA_LABELS, confirmButton, fill, fmtAmount, h, statusBadge, timeEl } from "../dom.js";
 import { DELIVERY_FIELDS, deliveriesTable } from "../deliveries.js";
 
 const QUERY = `query($id: ID!) { transaction(id: $id) {
   id area status amount currency merchantId apiKeyId orderId md5 clientId qr receiptUrl gatewayStatus { code message } meta metaJson
   expiredAt createdAt updatedAt completedAt qrImage events { id type createdAt transaction { status } }
+    mismatch { fields expected { amount currency account } arrived { amount currency account } reference source detectedAt
+      late resolution { action by at note } }
     webhookDeliveries(first: 50) { ${DELIVERY_FIELDS} } } }`;
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
 const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
+const RESOLVE = `mutation($input: ResolveMismatchInput!) { resolveMismatch(input: $input) { id status } }`;
+const facts = (f) =>
+  `${f.amount === null ? "?" : fmtAmount(f.amount, f.currency)}${f.account ? ` to ${f.account}` : ""}`;
 
 /**
  * What the simulators can do to a transaction of its area (README "Simulator controls"): config.json's `controls`,
@@ -81,6 +86,7 @@ class TransactionDetail extends HTMLElement {
       value === null || value === undefined || value === "" ? null : [h("dt", {}, label), h("dd", {}, value)];
     fill(
       this.body,
+      this.heldPayment(tx),
       h(
         "div",
         { class: "detail-grid" },
@@ -160,8 +166,75 @@ class TransactionDetail extends HTMLElement {
     );
   }
 
+  /**
+   * A payment that is not what was asked (docs/decisions/0183-held-payments.md): what was asked and what arrived, and
+   * the operator's two ways out — accept it as paid (SUCCESS) or mark it failed (FAILED) — each confirmed by a second
+   * press; once resolved, who resolved it and when.
+   */
+  heldPayment(tx) {
+    const m = tx.mismatch;
+    if (!m) return null;
+    const row = (label, ...value) => [h("dt", {}, label), h("dd", {}, ...value)];
+    const resolved = m.resolution;
+    return h(
+      "section",
+      { class: "held-payment", "aria-labelledby": "held-h", role: resolved ? null : "alert" },
+      h("h2", { id: "held-h" }, resolved ? "Payment that was not what was asked" : "Held: not what was asked"),
+      h(
+        "dl",
+        {},
+        row("Differs", m.fields.join(", ")),
+        row("Asked", facts(m.expected)),
+        row("Arrived", facts(m.arrived)),
+        row("Reported by", m.source),
+        m.reference ? row("Reference", h("code", { class: "wrap" }, m.reference)) : null,
+        row("Seen", timeEl(m.detectedAt)),
+        m.late ? row("Late", "sent after the expiry, or seen after it") : null,
+        resolved
+          ? row(
+              "Resolved",
+              `${resolved.action === "accepted" ? "accepted as paid" : "marked failed"} by ${resolved.by}, `,
+              timeEl(resolved.at),
+              resolved.note ? ` — ${resolved.note}` : "",
+            )
+          : null,
+      ),
+      // Kept across refreshes (each event re-renders the page): a note being typed, a button armed for its second press.
+      resolved ? null : (this.resolveEl ??= this.resolveControls(tx)),
+    );
+  }
+
+  resolveControls(tx) {
+    const note = h("input", { id: "held-note", name: "note", maxlength: "500", autocomplete: "off" });
+    const resolve = async (action) => {
+      try {
+        await gql(RESOLVE, {
+          input: { transactionId: tx.id, action, by: "dashboard", note: note.value.trim() || null },
+        });
+        announce(action === "ACCEPT_AS_PAID" ? "Accepted as paid." : "Marked failed.");
+        await this.reload();
+      } catch (err) {
+        announce(err.message, "error");
+      }
+    };
+    const accept = confirmButton("Accept as paid", "Confirm: accept as paid", () => resolve("ACCEPT_AS_PAID"));
+    accept.classList.replace("danger", "primary");
+    accept.dataset.resolve = "accept";
+    const fail = confirmButton("Mark failed", "Confirm: mark failed", () => resolve("MARK_FAILED"));
+    fail.dataset.resolve = "fail";
+    return h(
+      "div",
+      { class: "resolve" },
+      h("p", { class: "help" }, "No monitor completes or expires it: decide, and the integrator gets the event."),
+      h("div", { class: "field" }, h("label", { for: "held-note" }, "Note (kept with the decision)"), note),
+      h("div", { class: "actions" }, accept, fail),
+    );
+  }
+
   controls(tx) {
-    if (!this.config.simulators || TERMINAL.includes(tx.status)) return null;
+    // A held payment is the operator's to decide, not the payer's to play again.
+    const held = tx.mismatch && !tx.mismatch.resolution;
+    if (!this.config.simulators || TERMINAL.includes(tx.status) || held) return null;
     const actions = controlsFor(this.config, tx);
     return h(
       "section",

@@ -4,12 +4,16 @@ import { gql, onConnection, subscribe } from "../api.js";
 import { AREA_LABELS, fill, fmtAmount, h, shortId, statusBadge, timeEl } from "../dom.js";
 import { field, values } from "../form.js";
 
-const NODE = "id area status latePayment amount currency orderId md5 clientId createdAt updatedAt";
+const NODE =
+  "id area status latePayment amount currency orderId md5 clientId createdAt updatedAt mismatch { resolution { action } }";
 const PAGE = `query($first: Int!, $after: String, $filter: TransactionFilter) {
   transactions(first: $first, after: $after, filter: $filter) { edges { node { ${NODE} } } pageInfo { hasNextPage endCursor } } }`;
 const LIVE = `subscription { transactionUpdates { id type transaction { transactionId area status late amount currency
-  orderId md5 clientId createdAt updatedAt } } }`;
+  orderId md5 clientId createdAt updatedAt mismatch { resolution { action } } } } }`;
 const STATUSES = ["PENDING", "CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"];
+/** The status filter's extra choice: payments held because what arrived is not what was asked (any status). */
+const HELD = "HELD";
+const isHeld = (mismatch) => Boolean(mismatch) && !mismatch.resolution;
 const PAGE_SIZE = 25;
 
 const fromSnapshot = (s) => ({
@@ -17,6 +21,7 @@ const fromSnapshot = (s) => ({
   area: s.area,
   status: s.status,
   latePayment: s.late === true,
+  held: isHeld(s.mismatch),
   amount: s.amount,
   currency: s.currency,
   orderId: s.orderId ?? null,
@@ -90,7 +95,11 @@ class TransactionsPage extends HTMLElement {
       field({
         name: "status",
         label: "Status",
-        options: [{ value: "", label: "Any status" }, ...STATUSES.map((s) => ({ value: s, label: s }))],
+        options: [
+          { value: "", label: "Any status" },
+          ...STATUSES.map((s) => ({ value: s, label: s })),
+          { value: HELD, label: "Held payments" },
+        ],
       }),
       field({ name: "from", label: "From", type: "date" }),
       field({ name: "to", label: "To", type: "date" }),
@@ -147,7 +156,8 @@ class TransactionsPage extends HTMLElement {
     };
     this.filter = {
       area: v.area || undefined,
-      status: v.status || undefined,
+      status: v.status && v.status !== HELD ? v.status : undefined,
+      mismatched: v.status === HELD ? true : undefined,
       search: v.search.trim() || undefined,
       createdFrom: v.from ? day(v.from) : undefined,
       createdTo: v.to ? day(v.to, 1) : undefined,
@@ -166,7 +176,7 @@ class TransactionsPage extends HTMLElement {
         filter: this.filter,
       });
       if (ticket !== this.ticket) return;
-      const nodes = transactions.edges.map((e) => e.node);
+      const nodes = transactions.edges.map((e) => ({ ...e.node, held: isHeld(e.node.mismatch) }));
       this.rows = more ? [...this.rows, ...nodes.filter((n) => !this.rows.some((r) => r.id === n.id))] : nodes;
       this.endCursor = transactions.pageInfo.endCursor;
       this.hasNextPage = transactions.pageInfo.hasNextPage;
@@ -186,6 +196,7 @@ class TransactionsPage extends HTMLElement {
     const f = this.filter;
     if (f.area && r.area !== f.area) return false;
     if (f.status && r.status !== f.status) return false;
+    if (f.mismatched && !r.held) return false;
     if (f.createdFrom && Date.parse(r.createdAt) < Date.parse(f.createdFrom)) return false;
     if (f.createdTo && Date.parse(r.createdAt) >= Date.parse(f.createdTo)) return false;
     if (f.search && ![r.id, r.orderId, r.md5].some((v) => v && v.startsWith(f.search))) return false;
@@ -232,7 +243,7 @@ class TransactionsPage extends HTMLElement {
     }
     let prev = null;
     for (const r of this.rows) {
-      const sig = `${r.status}|${r.updatedAt}`;
+      const sig = `${r.status}|${r.updatedAt}|${r.held}`;
       let tr = this.trs.get(r.id);
       if (!tr || tr.dataset.sig !== sig) {
         const fresh = this.rowElement(r, sig);
@@ -263,6 +274,16 @@ class TransactionsPage extends HTMLElement {
               "span",
               { class: "badge late", title: "Paid after the expiry or seen after it: reconcile" },
               "late payment",
+            )
+          : "",
+        r.held
+          ? h(
+              "span",
+              {
+                class: "badge held",
+                title: "Money arrived that is not what was asked: open it to accept it as paid or mark it failed",
+              },
+              "held: not what was asked",
             )
           : "",
       ),
