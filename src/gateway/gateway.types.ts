@@ -30,7 +30,10 @@ export const LIFETIME_DEFAULT = 6;
 function GatewayText(rule: TextRule, required = false): PropertyDecorator {
   return (target, property) => {
     Text({ max: rule.max, required, pattern: rule.pattern, patternMessage: rule.message })(target, property);
-    Bounds({ maxLength: rule.max, pattern: rule.pattern.source })(target, property);
+    Bounds({ ...(required ? { minLength: 1 } : {}), maxLength: rule.max, pattern: rule.pattern.source })(
+      target,
+      property,
+    );
   };
 }
 

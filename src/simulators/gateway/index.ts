@@ -53,6 +53,8 @@ export interface GatewaySimTransaction {
   createdAt: Date;
   expiresAt: Date;
   callbackUrl: string | null;
+  /** The qr_image_template it was generated with (the image is not drawn with it). */
+  qrImageTemplate: string;
 }
 
 export interface GatewaySimulatorState {
@@ -181,6 +183,7 @@ async function generateQr(
     createdAt,
     expiresAt: new Date(createdAt.getTime() + order.lifetimeMinutes * 60_000),
     callbackUrl: order.callbackUrl,
+    qrImageTemplate: order.qrImageTemplate,
   });
   res.json({
     status: { code: "0", message: "Success.", trace_id: randomUUID() },

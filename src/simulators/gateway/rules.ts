@@ -28,6 +28,7 @@ export interface GenerateOrder {
   currency: "USD" | "KHR";
   lifetimeMinutes: number;
   callbackUrl: string | null;
+  qrImageTemplate: string;
 }
 
 /** [QR] qr_image_template: required, one of the page's templates ([SBX] §7a: each works, others HTTP 400). */
@@ -127,6 +128,7 @@ export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrd
     currency,
     lifetimeMinutes: lifetime as number,
     callbackUrl: absent(body.callback_url) ? null : decodedUrl(body.callback_url),
+    qrImageTemplate: body.qr_image_template as string,
   };
 }
 
