@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import express from "express";
 import pg from "pg";
 import { createGatewayClient, type GatewayCredentials } from "../src/gateway/upstream-client.js";
+import { DEFAULT_QR_IMAGE_TEMPLATE } from "../src/gateway/gateway-rules.js";
 import { BASELINE_APP_NAME } from "./db-probe.js";
 
 const pool = new pg.Pool({
@@ -57,6 +58,7 @@ if (gatewayUrl) {
         amount: order.amount.toFixed(2),
         currency: order.currency,
         lifetimeMinutes: order.lifetime,
+        qrImageTemplate: DEFAULT_QR_IMAGE_TEMPLATE,
       });
       const { rows } = await pool.query<{ id: string }>(`insert into bench_baseline (body) values ($1) returning id`, [
         JSON.stringify({ order, qr: qr.qrString }),

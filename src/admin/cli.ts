@@ -44,14 +44,27 @@ const COMMANDS: Record<string, Command> = {
     input: true,
   },
   "gateway-config:create": {
-    doc: "--merchantId --name --upstreamMerchantId --apiSecret",
+    doc: "--merchantId --name --upstreamMerchantId --apiSecret [--qrImageTemplate template3_color]",
     query:
-      "mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id name upstreamMerchantId } }",
+      "mutation($input: GatewayConfigInput!) { createGatewayConfig(input: $input) { id name upstreamMerchantId " +
+      "qrImageTemplate } }",
     input: true,
+  },
+  "gateway-config:update": {
+    doc: "--id [--name --upstreamMerchantId --qrImageTemplate]",
+    query:
+      "mutation($id: ID!, $input: GatewayConfigInput!) { updateGatewayConfig(id: $id, input: $input) { id name " +
+      "upstreamMerchantId qrImageTemplate } }",
+    input: true,
+    args: ["id"],
   },
   "gateway-configs": {
     doc: "list hosted-gateway configurations",
-    query: "query { gatewayConfigs { id merchantId name upstreamMerchantId } }",
+    query: "query { gatewayConfigs { id merchantId name upstreamMerchantId qrImageTemplate } }",
+  },
+  "gateway-qr-templates": {
+    doc: "the QR image templates the gateway documents (a configuration's qrImageTemplate), and the default",
+    query: "query { gatewayQrImageTemplates { names defaultName } }",
   },
   "link-config:create": {
     doc: "--merchantId --name --url --currency 116|840 [--protocol payway|simulated --expectedPayee name@bank]",
@@ -159,13 +172,13 @@ async function commandVariables(
 ): Promise<Record<string, unknown>> {
   const flags = parseFlags(args);
   if (cmd.variables !== undefined) return cmd.variables(flags);
-  if (cmd.secret === undefined && cmd.input && cmd.args !== undefined) {
-    // Named arguments beside the input (updateLinkConfig's id): taken out of the flags.
-    const named = Object.fromEntries(cmd.args.map((a) => [a, flags[a]]));
-    for (const a of cmd.args) delete flags[a];
-    return { ...named, input: flags };
+  if (cmd.secret === undefined) {
+    if (!cmd.input) return flags;
+    // `args` are the operation's own arguments (an update's id); every other flag is a field of its input.
+    const own = new Set(cmd.args ?? []);
+    const input = Object.fromEntries(Object.entries(flags).filter(([k]) => !own.has(k)));
+    return { ...Object.fromEntries(Object.entries(flags).filter(([k]) => own.has(k))), input };
   }
-  if (cmd.secret === undefined) return cmd.input ? { input: flags } : flags;
   const { file, [cmd.secret]: given, ...rest } = flags;
   if (given !== undefined)
     throw new Error(

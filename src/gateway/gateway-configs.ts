@@ -9,6 +9,7 @@ import { withInvalidation, type Invalidations } from "../cache/invalidation.js";
 import { HOT_READ_TTL_MS, type AdminService } from "../admin/admin-service.js";
 import { Checker } from "../validation/checker.js";
 import { GatewayConfig } from "./gateway-config.entity.js";
+import { DEFAULT_QR_IMAGE_TEMPLATE, isQrImageTemplate, QR_IMAGE_TEMPLATE_MESSAGE } from "./gateway-rules.js";
 
 /** Where a configuration's gateway API secret is stored, sealed to its row. */
 export const GATEWAY_SECRET: SealedColumn = {
@@ -20,6 +21,16 @@ export const GATEWAY_SECRET: SealedColumn = {
 export interface GatewayCredentials {
   merchantId: string;
   apiKey: string;
+  /** The configuration's qr_image_template (a generate may name another). */
+  qrImageTemplate: string;
+}
+
+/** The configuration's template, when given: one of the QR API's (gateway-rules.ts). */
+function checkTemplate(c: Checker, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (isQrImageTemplate(value)) return value;
+  c.fail("qrImageTemplate", QR_IMAGE_TEMPLATE_MESSAGE);
+  return null;
 }
 
 /** The merchants' accounts at the hosted gateway (operator only), and their credentials for the client. */
@@ -60,17 +71,20 @@ export class GatewayConfigs {
     name: string;
     upstreamMerchantId: string;
     apiSecret: string;
+    qrImageTemplate?: string | null;
   }): Promise<GatewayConfig> {
     const c = new Checker();
     c.text("name", input.name, { required: true, max: 100 });
     c.text("upstreamMerchantId", input.upstreamMerchantId, { required: true, max: 30 });
     c.text("apiSecret", input.apiSecret, { required: true, max: 200 });
+    const template = checkTemplate(c, input.qrImageTemplate);
     c.done("Invalid gateway configuration");
     await this.merchants.mustHaveMerchant(input.merchantId);
     const g = Object.assign(new GatewayConfig(), {
       merchantRef: input.merchantId,
       name: input.name,
       upstreamMerchantId: input.upstreamMerchantId,
+      qrImageTemplate: template ?? DEFAULT_QR_IMAGE_TEMPLATE,
     });
     g.apiSecretEnc = this.box.seal(input.apiSecret, "gateway-api-secret", g.id);
     await this.em().persist(g).flush();
@@ -79,7 +93,7 @@ export class GatewayConfigs {
 
   async update(
     id: string,
-    input: { name?: string; upstreamMerchantId?: string; apiSecret?: string },
+    input: { name?: string; upstreamMerchantId?: string; apiSecret?: string; qrImageTemplate?: string | null },
   ): Promise<GatewayConfig> {
     return withInvalidation(this.em(), this.invalidations, { kind: "gateway_config", id }, async (em) => {
       const g = await em.findOne(GatewayConfig, { id });
@@ -92,6 +106,9 @@ export class GatewayConfigs {
       }
       const secret =
         input.apiSecret !== undefined ? c.text("apiSecret", input.apiSecret, { required: true, max: 200 }) : null;
+      // null puts the default back: a configuration always sends a template.
+      if (input.qrImageTemplate !== undefined)
+        g.qrImageTemplate = checkTemplate(c, input.qrImageTemplate) ?? DEFAULT_QR_IMAGE_TEMPLATE;
       c.done("Invalid gateway configuration");
       if (secret !== null) g.apiSecretEnc = this.box.seal(secret, "gateway-api-secret", g.id);
       return g;
@@ -127,7 +144,7 @@ export class GatewayConfigs {
     if (g === null) return null;
     const opened = this.box.open(g.apiSecretEnc, "gateway-api-secret", g.id);
     if (opened.upgraded !== null) await rewriteSealed(this.db, GATEWAY_SECRET, g.id, g.apiSecretEnc, opened.upgraded);
-    return { merchantId: g.upstreamMerchantId, apiKey: opened.plain };
+    return { merchantId: g.upstreamMerchantId, apiKey: opened.plain, qrImageTemplate: g.qrImageTemplate };
   }
 
   /** The credentials for a generate call: the hot path, so read through a short cache (NOTIFY-invalidated on update). */

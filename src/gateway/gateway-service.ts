@@ -5,13 +5,13 @@ import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 import type { Authenticator } from "../auth/keys.js";
-import type { GatewayConfigs } from "./gateway-configs.js";
+import type { GatewayConfigs, GatewayCredentials } from "./gateway-configs.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { twoDecimals } from "../transactions/money.js";
 import { decimalInput } from "../validation/check.js";
 import { gatewayItems, LIFETIME_DEFAULT, type GenerateGatewayQrInput } from "./gateway.types.js";
-import type { GatewayClient, GatewayCredentials } from "./upstream-client.js";
+import type { GatewayClient } from "./upstream-client.js";
 import { GATEWAY_KEY } from "./area.js";
 
 /** Hosted gateway area: a dynamic QR from the gateway's signed QR API, stored and followed to the end. */
@@ -58,6 +58,8 @@ export class GatewayService {
     // Merchant-wide, so it covers this key's own orders too (the unique index backs it at insert).
     if (await this.orderIdTaken(key.merchantRef, v.orderId)) throw duplicate();
     const now = this.clock.now();
+    // The QR API requires a template: the request's, else the configuration's.
+    v.qrImageTemplate ??= creds.qrImageTemplate;
     const up = await this.askGateway(key, creds, v);
     const qrImage =
       up.qrImage ?? (await QRCode.toDataURL(up.qrString, { errorCorrectionLevel: "M", margin: 1, width: 256 }));
@@ -123,7 +125,7 @@ export class GatewayService {
         phone: v.phone,
         items: v.items,
         lifetimeMinutes: v.lifetime,
-        qrImageTemplate: v.qrImageTemplate,
+        qrImageTemplate: v.qrImageTemplate ?? creds.qrImageTemplate,
         callbackUrl: this.pushbackUrl(key.targetRef as string) ?? undefined,
       })
       .catch((err: unknown) => {

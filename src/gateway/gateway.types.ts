@@ -1,15 +1,41 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { ExactAmount, FieldRule, JsonObject, Nested, Text, WholeNumber } from "../validation/rules.js";
+import { Bounds, ExactAmount, FieldRule, JsonObject, Nested, Text, WholeNumber } from "../validation/rules.js";
 import { ReturnUrlField } from "../validation/return-url.js";
 import { storableText, UNSTORABLE } from "../validation/storable.js";
 import { GatewayStatusGql } from "../transactions/transaction.types.js";
+import {
+  EMAIL,
+  isQrImageTemplate,
+  itemsProblem,
+  ITEMS_MAX,
+  LIFETIME_MAX,
+  LIFETIME_MESSAGE,
+  LIFETIME_MIN,
+  NAME,
+  PHONE,
+  QR_IMAGE_TEMPLATE_MESSAGE,
+  QR_IMAGE_TEMPLATES,
+  TRAN_ID,
+  type TextRule,
+} from "./gateway-rules.js";
 
-export const LIFETIME_MIN = 3;
-export const LIFETIME_MAX = 172_800;
+export { LIFETIME_MAX, LIFETIME_MIN } from "./gateway-rules.js";
 export const LIFETIME_DEFAULT = 6;
-/** The gateway takes the items as base64 JSON of at most this many characters. */
-const ITEMS_ENCODED_MAX = 500;
+
+/**
+ * A customer or order field the gateway's pages constrain (gateway-rules.ts): the same rule checks the value and
+ * writes the contract's maxLength and pattern.
+ */
+function GatewayText(rule: TextRule, required = false): PropertyDecorator {
+  return (target, property) => {
+    Text({ max: rule.max, required, pattern: rule.pattern, patternMessage: rule.message })(target, property);
+    Bounds({ ...(required ? { minLength: 1 } : {}), maxLength: rule.max, pattern: rule.pattern.source })(
+      target,
+      property,
+    );
+  };
+}
 
 const upper = (c: unknown) => (typeof c === "string" ? c.toUpperCase() : null);
 
@@ -45,14 +71,10 @@ export function gatewayItems(items: readonly GatewayItemInput[]): { name: string
 
 @InputType("GatewayQrDataInput")
 export class GatewayQrDataInput {
-  @Field({ description: "Unique per merchant, at most 20 characters; sent upstream as tran_id" })
-  @Text({
-    max: 20,
-    required: true,
-    pattern: /^[A-Za-z0-9._-]+$/,
-    patternMessage: "may contain only letters, digits, '.', '_' and '-'",
-    storable: false,
+  @Field({
+    description: "Unique per merchant: 1 to 20 letters A-Z/a-z, digits and '-'; sent upstream as tran_id",
   })
+  @GatewayText(TRAN_ID, true)
   orderId!: string;
 
   @Field({ description: "USD or KHR" })
@@ -72,32 +94,49 @@ export class GatewayQrDataInput {
   })
   amount!: number;
 
-  @Field({ nullable: true }) @Text({ max: 20 }) firstName?: string;
-  @Field({ nullable: true }) @Text({ max: 20 }) lastName?: string;
-  @Field({ nullable: true }) @Text({ max: 50, pattern: /^[^@\s]+@[^@\s]+\.[^@\s]+$/ }) email?: string;
-  @Field({ nullable: true }) @Text({ max: 20, pattern: /^\+?[0-9 ()-]{6,20}$/ }) phone?: string;
-  @Field({ nullable: true }) @Text({ max: 20, pattern: /^[A-Za-z0-9_-]+$/ }) qrImageTemplate?: string;
+  @Field({ nullable: true, description: "Letters (any script) and single spaces, at most 20" })
+  @GatewayText(NAME)
+  firstName?: string;
 
-  @Field(() => [GatewayItemInput], { nullable: true })
+  @Field({ nullable: true, description: "Letters (any script) and single spaces, at most 20" })
+  @GatewayText(NAME)
+  lastName?: string;
+
+  @Field({ nullable: true, description: "At most 50 characters" }) @GatewayText(EMAIL) email?: string;
+
+  @Field({ nullable: true, description: "8 to 20 digits, optionally after one '+'" })
+  @GatewayText(PHONE)
+  phone?: string;
+
+  @Field({
+    nullable: true,
+    description: "One of the gateway's QR image templates; default: the gateway configuration's",
+  })
+  @FieldRule<GatewayQrDataInput>("qrImageTemplate", (v) =>
+    v === undefined || v === null || isQrImageTemplate(v) ? null : QR_IMAGE_TEMPLATE_MESSAGE,
+  )
+  @Bounds({ enum: [...QR_IMAGE_TEMPLATES] })
+  qrImageTemplate?: string;
+
+  @Field(() => [GatewayItemInput], {
+    nullable: true,
+    description: "At most 10, and at most 500 characters as the gateway receives them (base64 of the JSON list)",
+  })
   @Nested()
   @FieldRule<GatewayQrDataInput>("gatewayItems", (v) => {
     if (v === undefined || v === null) return null;
     if (!Array.isArray(v)) return "must be an array";
-    if (v.length > 10) return "must have at most 10 items";
-    const encoded = Buffer.from(JSON.stringify(gatewayItems(v as GatewayItemInput[]))).toString("base64");
-    return encoded.length > ITEMS_ENCODED_MAX
-      ? `are too long for the gateway (${ITEMS_ENCODED_MAX} characters encoded)`
-      : null;
+    return itemsProblem(gatewayItems(v as GatewayItemInput[]));
   })
+  @Bounds({ maxItems: ITEMS_MAX })
   items?: GatewayItemInput[];
 
-  @Field(() => Int, { nullable: true, description: "Minutes, 3 to 172800; default 6" })
-  @WholeNumber(
-    LIFETIME_MIN,
-    LIFETIME_MAX,
-    `must be a whole number of minutes from ${LIFETIME_MIN} to ${LIFETIME_MAX}`,
-    true,
-  )
+  @Field(() => Int, {
+    nullable: true,
+    description: `Minutes, ${LIFETIME_MIN} to ${LIFETIME_MAX} (the gateway's 30 days); default ${LIFETIME_DEFAULT}`,
+  })
+  @WholeNumber(LIFETIME_MIN, LIFETIME_MAX, LIFETIME_MESSAGE, true)
+  @Bounds({ minimum: LIFETIME_MIN, maximum: LIFETIME_MAX })
   lifetime?: number;
 }
 

@@ -1,6 +1,7 @@
 import { AppError, type FieldError } from "../errors.js";
 import { createUpstreamClient, upstreamFaults, type UpstreamName } from "../upstreams/http-client.js";
 import { checkTransactionHash, generateQrHash, type GenerateQrHashInput } from "../upstreams/gateway-hash.js";
+import { encodeItems, generateProblems, wireAmount } from "./gateway-rules.js";
 
 /**
  * Client of the card/QR gateway's QR API: generate-qr and check-transaction-2, both JSON POSTs
@@ -30,8 +31,10 @@ export interface GatewayGenerateRequest {
   email?: string;
   phone?: string;
   items?: GatewayItem[];
+  /** 3 to 43,200 (gateway-rules.ts). */
   lifetimeMinutes: number;
-  qrImageTemplate?: string;
+  /** Required by the QR API: one of its templates (gateway-rules.ts; the configuration's by default). */
+  qrImageTemplate: string;
   callbackUrl?: string;
 }
 
@@ -122,7 +125,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   return {
     async generateQr(cred, req) {
       const fields = generateFields(cred, req, formatReqTime(clock()));
-      const body: Record<string, unknown> = { ...fields, amount: Number(fields.amount), lifetime: req.lifetimeMinutes };
+      // The amount travels as the very text it is hashed with ("10.50", "4000"); lifetime is the page's integer.
+      const body: Record<string, unknown> = { ...fields, lifetime: req.lifetimeMinutes };
       body.hash = generateQrHash(cred.apiKey, fields);
       const answer = await send(GENERATE_PATH, body);
       const status = gatewayStatus(GENERATE_PATH, answer);
@@ -194,46 +198,34 @@ export function formatReqTime(date: Date): string {
   return date.toISOString().replace(/[-:T]/g, "").slice(0, 14);
 }
 
-/**
- * The amount as the gateway reads it back from the JSON number we send (trailing zeros gone:
- * "10.50" → "10.5"); the hash must be computed over that same text.
- */
-export function canonicalAmount(amount: string): string | null {
-  if (!/^\d{1,13}(\.\d{1,2})?$/.test(amount)) return null;
-  const text = String(Number(amount));
-  return /e/i.test(text) ? null : text;
-}
-
 // --- Requests -----------------------------------------------------------------------------
 
+/**
+ * The request's fields as they travel and are hashed. Everything the QR API's pages forbid is refused here, before
+ * any call (gateway-rules.ts names each rule's source): the gateway would refuse it after a round trip.
+ */
 function generateFields(
   cred: GatewayCredentials,
   req: GatewayGenerateRequest,
   reqTime: string,
 ): GenerateQrHashInput & { amount: string } {
-  const details = [...checkTranId(req.tranId)];
-  const amount = canonicalAmount(req.amount);
-  if (amount === null) details.push({ field: "amount", message: "must be a decimal with at most 2 fraction digits" });
+  const details = generateProblems(req);
+  const amount = req.currency === "USD" || req.currency === "KHR" ? wireAmount(req.amount, req.currency) : null;
   if (req.currency !== "USD" && req.currency !== "KHR")
     details.push({ field: "currency", message: "must be USD or KHR" });
-  if (!Number.isInteger(req.lifetimeMinutes) || req.lifetimeMinutes < 1) {
-    details.push({ field: "lifetimeMinutes", message: "must be a positive whole number of minutes" });
-  }
+  else if (amount === null) details.push({ field: "amount", message: AMOUNT_RULE[req.currency] });
   for (const [i, item] of (req.items ?? []).entries()) {
     const ok = typeof item.name === "string" && Number.isFinite(item.quantity) && Number.isFinite(item.price);
     if (!ok) details.push({ field: `items[${i}]`, message: "needs name (string), quantity and price (numbers)" });
   }
   assertValid(details);
 
-  const items = req.items?.length
-    ? base64(JSON.stringify(req.items.map(({ name, quantity, price }) => ({ name, quantity, price }))))
-    : undefined;
   const fields: GenerateQrHashInput & { amount: string } = {
     req_time: reqTime,
     merchant_id: cred.merchantId,
     tran_id: req.tranId,
     amount: amount as string,
-    items,
+    items: req.items?.length ? encodeItems(req.items) : undefined,
     first_name: req.firstName || undefined,
     last_name: req.lastName || undefined,
     email: req.email || undefined,
@@ -243,12 +235,19 @@ function generateFields(
     callback_url: req.callbackUrl ? base64(req.callbackUrl) : undefined,
     currency: req.currency,
     lifetime: String(req.lifetimeMinutes),
-    qr_image_template: req.qrImageTemplate || undefined,
+    qr_image_template: req.qrImageTemplate,
   };
   for (const key of Object.keys(fields) as (keyof typeof fields)[]) if (fields[key] === undefined) delete fields[key];
   return fields;
 }
 
+/** [QR] amount: KHR whole and at least 100 (status 47), USD at least 0.01 with at most two decimals. */
+const AMOUNT_RULE = {
+  KHR: "must be whole riels, at least 100 KHR (the gateway's minimum)",
+  USD: "must be at least 0.01 USD with at most 2 decimals",
+};
+
+/** check-transaction: any id the gateway may have issued (orders made before the stricter generate rule included). */
 function checkTranId(tranId: string): FieldError[] {
   return typeof tranId === "string" && tranId.length >= 1 && tranId.length <= 20
     ? []

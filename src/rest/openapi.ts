@@ -78,6 +78,17 @@ function nullable(s: JsonSchema): JsonSchema {
   return { anyOf: [s, { type: "null" }] };
 }
 
+/**
+ * Bounds on a field's schema. maxLength, pattern and minimum hold only for a value of their type, so a nullable
+ * field ({type: [t, "null"]}) still takes null; an enum must list null itself.
+ */
+function withBounds(s: JsonSchema, bounds: JsonSchema): JsonSchema {
+  if (Object.keys(bounds).length === 0) return s;
+  const takesNull = Array.isArray(s.type) && s.type.includes("null");
+  const allowed = Array.isArray(bounds.enum) && takesNull ? { enum: [...(bounds.enum as unknown[]), null] } : {};
+  return { ...s, ...bounds, ...allowed };
+}
+
 function withDescription(s: JsonSchema, description: string | null | undefined): JsonSchema {
   return description ? { ...s, description } : s;
 }
@@ -92,7 +103,9 @@ export function inputSchema(t: GraphQLInputType): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const f of Object.values(obj.getFields())) {
-    properties[f.name] = withDescription(inputSchema(f.type), f.description);
+    // Bounds (validation/rules.ts) the field's rule checks: length, pattern, range, the allowed values.
+    const bounds = (f.extensions as { jsonSchema?: JsonSchema } | undefined)?.jsonSchema ?? {};
+    properties[f.name] = withDescription(withBounds(inputSchema(f.type), bounds), f.description);
     if (f.type instanceof GraphQLNonNull) required.push(f.name);
   }
   return withDescription({ type: "object", properties, ...(required.length ? { required } : {}) }, obj.description);

@@ -1,4 +1,5 @@
 import { registerDecorator, ValidateNested } from "class-validator";
+import { Extensions } from "type-graphql";
 import { exactDecimal } from "./decimal.js";
 import { storableJson, storableText, UNSTORABLE } from "./storable.js";
 
@@ -122,4 +123,13 @@ export function JsonObject<T extends object>(): PropertyDecorator {
 /** An input object inside this one (its own rules apply; details are named by path, `qrData.orderId`). */
 export function Nested(): PropertyDecorator {
   return ValidateNested({ each: true });
+}
+
+/**
+ * JSON Schema keywords (maxLength, pattern, enum, minimum…) the REST contract shows for a field: the OpenAPI
+ * document (src/rest/openapi.ts) adds them to the field's schema. Write them from the same constants as the
+ * field's rule, so that the contract says what the code checks.
+ */
+export function Bounds(schema: Record<string, unknown>): PropertyDecorator {
+  return Extensions({ jsonSchema: schema }) as PropertyDecorator;
 }

@@ -161,6 +161,46 @@ describe("dashboard in real headless Chromium", () => {
     await screenshot(page, "keys-desktop");
   });
 
+  it("creates a hosted-gateway configuration with a QR image template from the gateway's list, and changes it", async () => {
+    await open("#/configs");
+    const f = await form("New gateway configuration");
+    const select = '[name="qrImageTemplate"]';
+    // The QR API requires a template: the form offers the page's ten, the default chosen.
+    expect(await f.$$eval(`${select} option`, (os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual([
+      "template1",
+      "template1_color",
+      "template2",
+      "template2_color",
+      "template3_color",
+      "template4",
+      "template4_color",
+      "template5",
+      "template5_color",
+      "template6_color",
+    ]);
+    expect(await f.$eval(select, (e) => (e as HTMLSelectElement).value)).toBe("template3_color");
+    await fillForm(f, {
+      name: "Dash gateway",
+      upstreamMerchantId: "dash_gw",
+      apiSecret: "dash-gw-secret-0123456789",
+      qrImageTemplate: "template2_color",
+    });
+    await click('form[aria-label="New gateway configuration"] button[type=submit]');
+    await waitForText(page, "pqr-configs .gateway table", "template2_color");
+    const row = "pqr-configs .gateway tbody tr:last-child";
+    await click(`${row} button`);
+    const edit = 'form[aria-label="Edit Dash gateway"]';
+    await page.waitForSelector(edit);
+    expect(await page.$eval(`${edit} ${select}`, (e) => (e as HTMLSelectElement).value)).toBe("template2_color");
+    await page.select(`${edit} ${select}`, "template5");
+    await click(`${edit} button[type=submit]`);
+    await waitForText(page, row, "template5");
+    const { gatewayConfigs } = await t.admin<{ gatewayConfigs: { name: string; qrImageTemplate: string }[] }>(
+      "{ gatewayConfigs { name qrImageTemplate } }",
+    );
+    expect(gatewayConfigs.find((g) => g.name === "Dash gateway")).toMatchObject({ qrImageTemplate: "template5" });
+  });
+
   it("adds a webhook endpoint (the built-in inbox) to the key", async () => {
     await open("#/webhooks");
     await fillForm(await form("Add an endpoint"), { url: `${t.url}/sim/inbox` });

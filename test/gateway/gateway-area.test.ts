@@ -166,26 +166,86 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     expect(rows).toHaveLength(1);
   });
 
-  it("the contract's amount, lifetime and field rules → 400 naming the field", async () => {
-    const cases: [Record<string, unknown>, string][] = [
-      [{ amount: 0.001 }, "qrData.amount"],
-      [{ amount: 0 }, "qrData.amount"],
-      [{ amount: 99, currency: "KHR" }, "qrData.amount"],
-      [{ currency: "EUR" }, "qrData.currency"],
-      [{ lifetime: 2 }, "qrData.lifetime"],
-      [{ lifetime: 172801 }, "qrData.lifetime"],
-      [{ orderId: "x".repeat(21) }, "qrData.orderId"],
-      [{ email: "not-an-email" }, "qrData.email"],
-      [{ firstName: "x".repeat(21) }, "qrData.firstName"],
-      [{ items: [{ name: "a", quantity: 0, price: 1 }] }, "qrData.items.0.quantity"],
+  it("the contract's amount, lifetime and field rules → 400 naming the field and the rule; the gateway sees none", async () => {
+    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const calls = sim.state.calls.generate;
+    const khmerItems = [{ name: "ក".repeat(120), quantity: 1, price: 1 }];
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ amount: 0.001 }, "qrData.amount", /decimal/],
+      [{ amount: 0 }, "qrData.amount", /greater than 0/],
+      [{ amount: 99, currency: "KHR" }, "qrData.amount", /100 KHR/],
+      [{ currency: "EUR" }, "qrData.currency", /USD or KHR/],
+      [{ lifetime: 2 }, "qrData.lifetime", /3 to 43200/],
+      [{ lifetime: 43_201 }, "qrData.lifetime", /3 to 43200 \(the gateway's QR API allows 3 minutes to 30 days\)/],
+      [{ lifetime: 172_800 }, "qrData.lifetime", /3 to 43200/],
+      [{ orderId: "x".repeat(21) }, "qrData.orderId", /at most 20/],
+      [{ orderId: `o_${n}` }, "qrData.orderId", /letters A-Z and a-z, digits and '-'/],
+      [{ orderId: `o.${n}` }, "qrData.orderId", /letters A-Z and a-z, digits and '-'/],
+      [{ email: "not-an-email" }, "qrData.email", /code 19/],
+      [{ firstName: "x".repeat(21) }, "qrData.firstName", /at most 20/],
+      [{ firstName: "R2D2" }, "qrData.firstName", /codes 16 and 17/],
+      [{ lastName: "Sok!" }, "qrData.lastName", /codes 16 and 17/],
+      [{ phone: "+855 12 345 678" }, "qrData.phone", /code 18/],
+      [{ qrImageTemplate: "qr_template1" }, "qrData.qrImageTemplate", /template3_color/],
+      [{ items: [{ name: "a", quantity: 0, price: 1 }] }, "qrData.items.0.quantity", /whole number/],
+      [{ items: khmerItems }, "qrData.items", /at most 500/],
     ];
-    for (const [qrData, field] of cases) {
+    for (const [qrData, field, rule] of cases) {
       const res = await gen(qrData);
-      expect(res.status).toBe(400);
-      expect((res.body as { error: { details: { field: string }[] } }).error.details.map((d) => d.field)).toContain(
-        field,
-      );
+      expect({ qrData, status: res.status }).toEqual({ qrData, status: 400 });
+      const error = (res.body as { error: { code: string; details: { field: string; message: string }[] } }).error;
+      expect(error.code).toBe("BAD_USER_INPUT");
+      expect(error.details).toContainEqual({ field, message: expect.stringMatching(rule) });
     }
+    expect(sim.state.calls.generate).toBe(calls);
+  });
+
+  it("KHR and USD, with and without items in Khmer: generated at the strict simulator and checked to SUCCESS", async () => {
+    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const items = [
+      { name: "កាហ្វេទឹកដោះគោ", quantity: 2, price: 2.5 },
+      { name: "នំបញ្ចុក", quantity: 1, price: 5 },
+    ];
+    for (const [currency, amount, withItems] of [
+      ["USD", 10.5, false],
+      ["USD", 10.5, true],
+      ["KHR", 42_000, false],
+      ["KHR", 42_000, true],
+    ] as const) {
+      const res = await gen({ currency, amount, firstName: "សុខា", ...(withItems ? { items } : {}) });
+      expect({ currency, withItems, status: res.status }).toEqual({ currency, withItems, status: 200 });
+      const b = res.body as GwQr;
+      const upstream = sim.state.transactions.get(`gw_merchant_1/${b.orderId}`);
+      expect(upstream).toMatchObject({ currency, amount: String(amount), qrImageTemplate: "template3_color" });
+      await post(`${t.url}/sim/gateway/pay`, { tranId: b.orderId, outcome: "APPROVED" });
+      await waitFor(async () => ((await status({ orderId: b.orderId })).body as GwStatus).status === "SUCCESS", 10_000);
+    }
+  });
+
+  it("sends the configuration's QR image template, the one it is changed to, or the request's own", async () => {
+    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const sent = async (qrData: Record<string, unknown> = {}) => {
+      const b = (await gen(qrData)).body as GwQr;
+      return sim.state.transactions.get(`gw_merchant_1/${b.orderId}`)?.qrImageTemplate;
+    };
+    expect(await sent()).toBe("template3_color");
+    const update = `mutation($id: ID!, $t: String) { updateGatewayConfig(id: $id, input: { qrImageTemplate: $t }) {
+      qrImageTemplate } }`;
+    const changed = await t.admin<{ updateGatewayConfig: { qrImageTemplate: string } }>(update, {
+      id: tenant.gatewayConfigId,
+      t: "template5_color",
+    });
+    expect(changed.updateGatewayConfig.qrImageTemplate).toBe("template5_color");
+    try {
+      expect(await sent()).toBe("template5_color");
+      expect(await sent({ qrImageTemplate: "template1" })).toBe("template1");
+      await expect(t.admin(update, { id: tenant.gatewayConfigId, t: "template7" })).rejects.toThrow(
+        /must be one of the gateway's QR image templates/,
+      );
+    } finally {
+      await t.admin(update, { id: tenant.gatewayConfigId, t: null });
+    }
+    expect(await sent()).toBe("template3_color");
   });
 
   it("check-status: both or neither id → 400; another key's transaction → 404", async () => {

@@ -30,8 +30,21 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
 }
 
 function request(overrides: Partial<GatewayGenerateRequest> = {}): GatewayGenerateRequest {
-  return { tranId: tranId(), amount: "10.50", currency: "USD", lifetimeMinutes: 6, ...overrides };
+  return {
+    tranId: tranId(),
+    amount: "10.50",
+    currency: "USD",
+    lifetimeMinutes: 6,
+    qrImageTemplate: "template3_color",
+    ...overrides,
+  };
 }
+
+/** Items whose names are Khmer script (each letter 3 bytes of UTF-8, 4 characters of base64). */
+const KHMER_ITEMS = [
+  { name: "កាហ្វេទឹកដោះគោ", quantity: 2, price: 2.5 },
+  { name: "នំបញ្ចុក", quantity: 1, price: 5.5 },
+];
 
 describe("gateway QR client against the simulator", () => {
   let gw: GatewayHarness;
@@ -80,7 +93,7 @@ describe("gateway QR client against the simulator", () => {
     expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
   });
 
-  it("sends the gateway's fields: UTC req_time, base64 items and callback, numbers, and a hash over them", async () => {
+  it("sends the gateway's fields: UTC req_time, base64 items and callback, the amount as hashed, and a hash over them", async () => {
     const req = request({
       firstName: "Dara",
       email: "dara@example.com",
@@ -97,7 +110,7 @@ describe("gateway QR client against the simulator", () => {
       req_time: "20250213065545",
       merchant_id: "ec000002",
       tran_id: req.tranId,
-      amount: 10.5,
+      amount: "10.50",
       items: itemsB64,
       first_name: "Dara",
       email: "dara@example.com",
@@ -109,7 +122,7 @@ describe("gateway QR client against the simulator", () => {
       qr_image_template: "template1",
       hash: expect.any(String),
     });
-    const message = `20250213065545ec000002${req.tranId}10.5${itemsB64}Daradara@example.compurchaseabapay_khqr${callbackB64}USD6template1`;
+    const message = `20250213065545ec000002${req.tranId}10.50${itemsB64}Daradara@example.compurchaseabapay_khqr${callbackB64}USD6template1`;
     expect(sent.hash).toBe(createHmac("sha512", CRED.apiKey).update(message).digest("base64"));
   });
 
@@ -133,29 +146,74 @@ describe("gateway QR client against the simulator", () => {
     expect(err.extra).toMatchObject({ gatewayStatus: { code: "403", message: "Duplicated Transaction ID" } });
   });
 
-  it("is rejected with code 47 for less than 100 KHR, and accepts 100 KHR", async () => {
-    const err = await failure(client.generateQr(CRED, request({ amount: "99", currency: "KHR" })));
-    expect(err.extra).toMatchObject({ gatewayStatus: { code: "47" } });
-    await expect(client.generateQr(CRED, request({ amount: "100", currency: "KHR" }))).resolves.toMatchObject({
-      amount: 100,
-      currency: "KHR",
-    });
+  it("accepts 100 KHR, sent and hashed as whole riels", async () => {
+    const req = request({ amount: "100", currency: "KHR", lifetimeMinutes: 43_200 });
+    await expect(client.generateQr(CRED, req)).resolves.toMatchObject({ amount: 100, currency: "KHR" });
+    const sent = gw.received.at(-1) as Record<string, unknown>;
+    expect([sent.amount, sent.lifetime, sent.qr_image_template]).toEqual(["100", 43_200, "template3_color"]);
+    const message = `20250213065545ec000002${req.tranId}100purchaseabapay_khqrKHR43200template3_color`;
+    expect(sent.hash).toBe(createHmac("sha512", CRED.apiKey).update(message).digest("base64"));
   });
 
-  it("is rejected with code 19 for an invalid e-mail", async () => {
-    const err = await failure(client.generateQr(CRED, request({ email: "not-an-email" })));
-    expect(err.extra).toMatchObject({ gatewayStatus: { code: "19", message: "Invalid Email." } });
+  it("refuses what the QR API's pages forbid before calling the gateway, naming the field and the rule", async () => {
+    const cases: [Partial<GatewayGenerateRequest>, string, RegExp][] = [
+      [{ amount: "1.234" }, "amount", /at most 2 decimals/],
+      [{ amount: "99", currency: "KHR" }, "amount", /at least 100 KHR/],
+      [{ amount: "100.5", currency: "KHR" }, "amount", /whole riels/],
+      [{ tranId: "X".repeat(21) }, "tranId", /at most 20/],
+      [{ tranId: "order_1" }, "tranId", /letters A-Z and a-z, digits and '-'/],
+      [{ tranId: "order.1" }, "tranId", /letters A-Z and a-z, digits and '-'/],
+      [{ firstName: "R2D2" }, "firstName", /codes 16 and 17/],
+      [{ lastName: "O'Brien" }, "lastName", /codes 16 and 17/],
+      [{ firstName: "x".repeat(21) }, "firstName", /at most 20/],
+      [{ email: "not-an-email" }, "email", /code 19/],
+      [{ email: `${"a".repeat(45)}@b.com` }, "email", /at most 50/],
+      [{ phone: "012 345 678" }, "phone", /code 18/],
+      [{ phone: "1234567" }, "phone", /8 to 20 digits/],
+      [{ lifetimeMinutes: 2 }, "lifetimeMinutes", /3 to 43200/],
+      [{ lifetimeMinutes: 43_201 }, "lifetimeMinutes", /3 to 43200/],
+      [{ qrImageTemplate: "" }, "qrImageTemplate", /template3_color/],
+      [{ qrImageTemplate: "qr_template1" }, "qrImageTemplate", /template3_color/],
+      [{ items: Array.from({ length: 11 }, () => ({ name: "a", quantity: 1, price: 1 })) }, "items", /at most 10/],
+      [{ items: [{ name: "ក".repeat(120), quantity: 1, price: 1 }] }, "items", /at most 500/],
+    ];
+    const before = { bodies: gw.received.length, calls: gw.sim.state.calls.generate };
+    for (const [overrides, field, rule] of cases) {
+      const err = await failure(client.generateQr(CRED, request(overrides)));
+      expect({ field, code: err.code }).toEqual({ field, code: "BAD_USER_INPUT" });
+      expect(err.details).toEqual([{ field, message: expect.stringMatching(rule) }]);
+    }
+    // The simulator (strict, like the gateway) never saw any of them.
+    expect({ bodies: gw.received.length, calls: gw.sim.state.calls.generate }).toEqual(before);
   });
 
-  it("refuses requests it cannot sign faithfully, before calling the gateway", async () => {
-    const before = gw.received.length;
-    const amount = await failure(client.generateQr(CRED, request({ amount: "1.234" })));
-    expect(amount.code).toBe("BAD_USER_INPUT");
-    expect(amount.details).toEqual([{ field: "amount", message: "must be a decimal with at most 2 fraction digits" }]);
-    const id = await failure(client.generateQr(CRED, request({ tranId: "X".repeat(21) })));
-    expect(id.details[0].field).toBe("tranId");
-    expect(gw.received.length).toBe(before);
-  });
+  // The amount as the service holds it (shortest exact decimal) and as it travels and is hashed.
+  const matrix: ["USD" | "KHR", string, string, boolean][] = [
+    ["USD", "3.1", "3.10", false],
+    ["USD", "3.1", "3.10", true],
+    ["KHR", "12000", "12000", false],
+    ["KHR", "12000", "12000", true],
+  ];
+  it.each(matrix)(
+    "generates and checks %s %s, sent as %s (Khmer items: %s), against the strict simulator",
+    async (currency, amount, wire, khmer) => {
+      const items = khmer ? KHMER_ITEMS : undefined;
+      const req = request({ currency, amount, items, firstName: "សុខា", lastName: "Chan" });
+      const qr = await client.generateQr(CRED, req);
+      expect(qr).toMatchObject({ currency, status: { code: "0" } });
+      const sent = gw.received.at(-1) as Record<string, unknown>;
+      expect(sent.amount).toBe(wire);
+      if (items) {
+        const decoded = JSON.parse(Buffer.from(sent.items as string, "base64").toString("utf8")) as unknown;
+        expect(decoded).toEqual(items);
+        expect((sent.items as string).length).toBeLessThanOrEqual(500);
+      } else expect(sent).not.toHaveProperty("items");
+      await expect(client.checkTransaction(CRED, req.tranId)).resolves.toMatchObject({
+        paymentStatus: "PENDING",
+        statusCode: "00",
+      });
+    },
+  );
 
   it("follows a transaction from PENDING to APPROVED", async () => {
     const req = request();

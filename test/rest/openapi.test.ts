@@ -69,7 +69,19 @@ describe("OpenAPI document of the REST shim", () => {
     const gw = doc.paths["/gateway/generate-qr"].post.requestBody.content["application/json"].schema;
     expect(gw.required).toEqual(["qrData"]);
     expect(gw.properties.qrData.required).toEqual(["orderId", "currency", "amount"]);
-    expect(gw.properties.qrData.properties.lifetime.description).toMatch(/3 to 172800/);
+    // The gateway's documented bounds (src/gateway/gateway-rules.ts), as the code checks them.
+    const qrData = gw.properties.qrData.properties;
+    expect(qrData.lifetime).toMatchObject({ type: "integer", minimum: 3, maximum: 43200 });
+    expect(qrData.lifetime.description).toMatch(/3 to 43200/);
+    expect(qrData.orderId).toMatchObject({ minLength: 1, maxLength: 20, pattern: "^[A-Za-z0-9-]+$" });
+    for (const name of ["firstName", "lastName"]) expect(qrData[name]).toMatchObject({ maxLength: 20 });
+    expect(new RegExp(qrData.firstName.pattern, "u").test("សុខា Chan")).toBe(true);
+    expect(new RegExp(qrData.firstName.pattern, "u").test("R2D2")).toBe(false);
+    expect(qrData.email).toMatchObject({ maxLength: 50 });
+    expect(qrData.phone).toMatchObject({ maxLength: 20, pattern: "^\\+?[0-9]{8,20}$" });
+    expect(qrData.qrImageTemplate.enum).toHaveLength(10);
+    expect(qrData.qrImageTemplate.enum).toContain("template3_color");
+    expect(qrData.items).toMatchObject({ maxItems: 10 });
   });
 
   it("has a webhooks section: every event type, its payload and the x-timestamp / x-signature headers", () => {

@@ -10,6 +10,19 @@ import {
 } from "../support/upstream-servers.js";
 
 const MERCHANT = "sim-merchant";
+/** The ten templates the QR API page lists (its qr_image_template field). */
+const gwTemplates = [
+  "template1",
+  "template1_color",
+  "template2",
+  "template2_color",
+  "template3_color",
+  "template4",
+  "template4_color",
+  "template5",
+  "template5_color",
+  "template6_color",
+];
 const KEY = "sim-key-0123456789";
 const GENERATE = "/api/payment-gateway/v1/payments/generate-qr";
 const CHECK = "/api/payment-gateway/v1/payments/check-transaction-2";
@@ -35,9 +48,9 @@ const ORDER = [
   "qr_image_template",
 ];
 
-/** The test's own signer: String() of each value in the gateway's order, absent as "". */
+/** The test's own signer: String() of each value in the gateway's order, absent or null as "" (PHP's `.`). */
 function signed(fields: Record<string, unknown>, key = KEY): Record<string, unknown> {
-  const message = ORDER.map((f) => (fields[f] === undefined ? "" : String(fields[f]))).join("");
+  const message = ORDER.map((f) => (fields[f] === undefined || fields[f] === null ? "" : String(fields[f]))).join("");
   return { ...fields, hash: createHmac("sha512", key).update(message).digest("base64") };
 }
 
@@ -59,6 +72,7 @@ function order(overrides: Record<string, unknown> = {}): Record<string, unknown>
     payment_option: "abapay_khqr",
     currency: "USD",
     lifetime: 10,
+    qr_image_template: "template3_color",
     ...overrides,
   };
 }
@@ -106,15 +120,20 @@ describe("gateway simulator speaks the gateway's protocol", () => {
     expect(await code(signed(order({ merchant_id: "ghost" })))).toEqual([403, "96"]);
   });
 
-  it("applies the gateway's parameter rules", async () => {
+  it("applies the QR API page's parameter rules (docs/gateway-simulator.md)", async () => {
+    const without = (field: string) => Object.fromEntries(Object.entries(order()).filter(([k]) => k !== field));
     expect(await code(signed(order({ currency: "EUR" })))).toEqual([400, "12"]);
     expect(await code(signed(order({ currency: "KHR", amount: 99.5 })))).toEqual([400, "47"]);
     expect(await code(signed(order({ amount: 0.001 })))).toEqual([400, "48"]);
     expect(await code(signed(order({ lifetime: 2 })))).toEqual([400, "48"]);
-    expect(await code(signed(order({ lifetime: 172_801 })))).toEqual([400, "48"]);
+    expect(await code(signed(order({ lifetime: 43_201 })))).toEqual([400, "48"]);
     expect(await code(signed(order({ req_time: "2025-01-01" })))).toEqual([400, "48"]);
     expect(await code(signed(order({ tran_id: "x".repeat(21) })))).toEqual([400, "48"]);
+    expect(await code(signed(order({ tran_id: "order_1" })))).toEqual([400, "48"]);
+    expect(await code(signed(order({ tran_id: "order.1" })))).toEqual([400, "48"]);
     expect(await code(signed(order({ qr_image_template: "qr_template1" })))).toEqual([400, "48"]);
+    for (const required of ["qr_image_template", "lifetime", "currency", "payment_option", "tran_id", "amount"])
+      expect([required, await code(signed(without(required)))]).toEqual([required, [400, "48"]]);
     expect(await code(signed(order({ items: "bm90IGpzb24=" })))).toEqual([400, "48"]);
     const eleven = Buffer.from(
       JSON.stringify(Array.from({ length: 11 }, () => ({ name: "a", quantity: 1, price: 1 }))),
@@ -123,23 +142,52 @@ describe("gateway simulator speaks the gateway's protocol", () => {
     expect(await code(signed(order({ callback_url: Buffer.from("ftp://x").toString("base64") })))).toEqual([400, "48"]);
     expect(await code(signed(order({ payment_option: "wechat" })))).toEqual([400, "23"]);
     expect(await code(signed(order({ first_name: "R2D2" })))).toEqual([400, "16"]);
+    expect(await code(signed(order({ first_name: "Jean-Luc" })))).toEqual([400, "16"]);
     expect(await code(signed(order({ last_name: "x".repeat(21) })))).toEqual([400, "17"]);
+    expect(await code(signed(order({ last_name: "O'Brien" })))).toEqual([400, "17"]);
     expect(await code(signed(order({ phone: "call me" })))).toEqual([400, "18"]);
+    expect(await code(signed(order({ phone: "012 345 678" })))).toEqual([400, "18"]);
     expect(await code(signed(order({ email: "nope" })))).toEqual([400, "19"]);
+    expect(await code(signed(order({ email: `${"a".repeat(45)}@b.com` })))).toEqual([400, "19"]);
   });
 
-  it("accepts Khmer names and a full set of optional fields", async () => {
-    const items = Buffer.from(JSON.stringify([{ name: "កាហ្វេ", quantity: "1", price: "2.50" }])).toString("base64");
+  it("accepts Khmer names, Khmer items up to 500 characters encoded, the longest lifetime, every template", async () => {
+    const encode = (items: unknown) => Buffer.from(JSON.stringify(items)).toString("base64");
+    const items = encode([{ name: "កាហ្វេ", quantity: "1", price: "2.50" }]);
     const body = order({
       first_name: "សុខា",
       last_name: "Chan",
       email: "a@b.kh",
-      phone: "+855 12 345 678",
+      phone: "+85512345678",
       items,
       purchase_type: "purchase",
       qr_image_template: "template6_color",
+      lifetime: 43_200,
     });
     expect(await code(signed(body))).toEqual([200, "0"]);
+    // 500 characters of base64 is the page's limit: a Khmer name that lands exactly on it passes, one letter more not.
+    let name = "ក";
+    while (encode([{ name: name + "ក", quantity: 1, price: 1 }]).length <= 500) name += "ក";
+    expect(encode([{ name, quantity: 1, price: 1 }]).length).toBeGreaterThan(490);
+    expect(await code(signed(order({ items: encode([{ name, quantity: 1, price: 1 }]) })))).toEqual([200, "0"]);
+    const over = encode([{ name: name + "ក", quantity: 1, price: 1 }]);
+    expect(over.length).toBeGreaterThan(500);
+    expect(await code(signed(order({ items: over })))).toEqual([400, "48"]);
+    for (const template of gwTemplates)
+      expect([template, await code(signed(order({ qr_image_template: template })))]).toEqual([template, [200, "0"]]);
+  });
+
+  it("takes optional fields sent as null or empty, as the page's example and public clients send them", async () => {
+    const body = order({ items: null, callback_url: null, return_deeplink: null, first_name: "", phone: "" });
+    expect(await code(signed(body))).toEqual([200, "0"]);
+  });
+
+  it("reads the amount as sent: text is hashed as text ('10.50'), a number as its JSON value", async () => {
+    expect(await code(signed(order({ amount: "10.50" })))).toEqual([200, "0"]);
+    expect(await code(signed(order({ currency: "KHR", amount: "4000" })))).toEqual([200, "0"]);
+    // Hashed as "10.50" but sent as the number 10.5: the gateway reads "10.5", so the hash is wrong.
+    const mismatched = { ...signed(order({ amount: "10.50" })), amount: 10.5 };
+    expect(await code(mismatched)).toEqual([403, "1"]);
   });
 
   it("refuses a tran_id used before by the same merchant with code 403", async () => {

@@ -56,6 +56,8 @@ export interface GatewaySimTransaction {
   /** What the payer paid, when a test made it differ from the order (`/sim/gateway/pay` amount, currency). */
   paidAmount?: string;
   paidCurrency?: "USD" | "KHR";
+  /** The qr_image_template it was generated with (the image is not drawn with it). */
+  qrImageTemplate: string;
 }
 
 export interface GatewaySimulatorState {
@@ -184,6 +186,7 @@ async function generateQr(
     createdAt,
     expiresAt: new Date(createdAt.getTime() + order.lifetimeMinutes * 60_000),
     callbackUrl: order.callbackUrl,
+    qrImageTemplate: order.qrImageTemplate,
   });
   res.json({
     status: { code: "0", message: "Success.", trace_id: randomUUID() },

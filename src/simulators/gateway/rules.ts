@@ -7,8 +7,11 @@ import {
 } from "../../upstreams/gateway-hash.js";
 
 /**
- * The gateway's request rules as the simulator enforces them: which status code a request earns
- * and with which HTTP status. Codes and messages are the gateway's published ones.
+ * The gateway's request rules as the simulator enforces them: which status code a request earns and with which
+ * HTTP status. Codes and messages are the gateway's published ones. Each rule is written from the public pages
+ * (not from the service's client, which must meet them) and listed with its source in docs/gateway-simulator.md:
+ * [QR] the "QR API" page (https://developer.payway.com.kh/qr-api-14530840e0), [PUR] the older "Purchase API" page,
+ * [SBX] a public SDK's sandbox probes (Ruzaid-aman/ABA-Payway-SDK-unofficial docs/SANDBOX-FINDINGS.md).
  */
 
 export interface Refusal {
@@ -25,8 +28,10 @@ export interface GenerateOrder {
   currency: "USD" | "KHR";
   lifetimeMinutes: number;
   callbackUrl: string | null;
+  qrImageTemplate: string;
 }
 
+/** [QR] qr_image_template: required, one of the page's templates ([SBX] §7a: each works, others HTTP 400). */
 export const QR_TEMPLATES = [
   "template1",
   "template1_color",
@@ -40,8 +45,15 @@ export const QR_TEMPLATES = [
   "template6_color",
 ];
 
-export const MAX_LIFETIME_MINUTES = 172_800;
+/** [QR] lifetime: required, minutes, 3 to 43,200 (30 days). */
+export const MAX_LIFETIME_MINUTES = 43_200;
 const MIN_LIFETIME_MINUTES = 3;
+/** [QR] tran_id ≤ 20; [SBX] §7a: only letters, digits and '-'. */
+const TRAN_ID = /^[A-Za-z0-9-]{1,20}$/;
+/** [QR] first_name/last_name ≤ 20, codes 16/17 "must not contain numbers or special characters"; [PUR] Khmer shown. */
+const NAME = /^[\p{L}\p{M}]+(?: [\p{L}\p{M}]+)*$/u;
+/** [QR] phone ≤ 20, code 18; [PUR] phone 8 to 20 characters. Digits, one leading '+' at most. */
+const PHONE = /^\+?[0-9]{8,20}$/;
 
 const WRONG_HASH: Refusal = { http: 403, code: "1", message: "Wrong Hash." };
 const BAD_PARAMS: Refusal = {
@@ -70,28 +82,33 @@ export function verifyCheckHash(body: Record<string, unknown>, apiKey: string): 
   return typeof body.hash === "string" && hashesEqual(expected, body.hash) ? null : WRONG_HASH;
 }
 
+/** An optional field left out: absent, null (as in the page's example) or "" (hashed as "" all the same). */
+const absent = (v: unknown) => v === undefined || v === null || v === "";
+
 /** Everything after the signature: parameters, customer fields, currency, option, amount. */
 export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrder | Refusal {
   const amount = amountText(body.amount);
   const lifetime = wholeNumber(body.lifetime);
   const paramsOk =
     /^\d{14}$/.test(hashText(body.req_time)) &&
-    isText(body.tran_id, 20) &&
+    typeof body.tran_id === "string" &&
+    TRAN_ID.test(body.tran_id) &&
     amount !== null &&
     typeof body.payment_option === "string" &&
+    typeof body.currency === "string" &&
     lifetime !== null &&
     lifetime >= MIN_LIFETIME_MINUTES &&
     lifetime <= MAX_LIFETIME_MINUTES &&
-    (body.qr_image_template === undefined || QR_TEMPLATES.includes(hashText(body.qr_image_template))) &&
-    (body.purchase_type === undefined || ["purchase", "pre-auth"].includes(hashText(body.purchase_type))) &&
-    (body.items === undefined || itemsOk(body.items)) &&
-    (body.callback_url === undefined || decodedUrl(body.callback_url) !== null);
+    QR_TEMPLATES.includes(hashText(body.qr_image_template)) &&
+    (absent(body.purchase_type) || ["purchase", "pre-auth"].includes(hashText(body.purchase_type))) &&
+    (absent(body.items) || itemsOk(body.items)) &&
+    (absent(body.callback_url) || decodedUrl(body.callback_url) !== null);
   if (!paramsOk) return BAD_PARAMS;
 
   const customer = customerRefusal(body);
   if (customer) return customer;
 
-  const currency = typeof body.currency === "string" ? body.currency.toUpperCase() : "";
+  const currency = (body.currency as string).toUpperCase();
   if (currency !== "USD" && currency !== "KHR")
     return { http: 400, code: "12", message: "Payment currency is not allowed." };
   if (body.payment_option !== "abapay_khqr") {
@@ -110,38 +127,37 @@ export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrd
     amount: amount as string,
     currency,
     lifetimeMinutes: lifetime as number,
-    callbackUrl: body.callback_url === undefined ? null : decodedUrl(body.callback_url),
+    callbackUrl: absent(body.callback_url) ? null : decodedUrl(body.callback_url),
+    qrImageTemplate: body.qr_image_template as string,
   };
 }
 
+const isName = (v: unknown) => typeof v === "string" && v.length <= 20 && NAME.test(v);
+
 function customerRefusal(body: Record<string, unknown>): Refusal | null {
-  const name = /^[\p{L}\p{M} .'-]{1,20}$/u;
-  if (body.first_name !== undefined && !name.test(hashText(body.first_name))) {
+  if (!absent(body.first_name) && !isName(body.first_name)) {
     return {
       http: 400,
       code: "16",
       message: "Invalid First Name. It must not contain numbers or special characters or not more than 100 characters.",
     };
   }
-  if (body.last_name !== undefined && !name.test(hashText(body.last_name))) {
+  if (!absent(body.last_name) && !isName(body.last_name)) {
     return {
       http: 400,
       code: "17",
       message: "Invalid Last Name. It must not contain numbers or special characters or not more than 100 characters.",
     };
   }
-  if (body.phone !== undefined && !/^\+?[0-9 ]{6,20}$/.test(hashText(body.phone))) {
+  if (!absent(body.phone) && !(typeof body.phone === "string" && PHONE.test(body.phone))) {
     return { http: 400, code: "18", message: "Invalid Phone Number." };
   }
   const email = hashText(body.email);
-  if (body.email !== undefined && (email.length > 50 || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email))) {
+  // [QR] email ≤ 50, code 19.
+  if (!absent(body.email) && (email.length > 50 || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email))) {
     return { http: 400, code: "19", message: "Invalid Email." };
   }
   return null;
-}
-
-function isText(value: unknown, max: number): value is string {
-  return typeof value === "string" && value.length >= 1 && value.length <= max;
 }
 
 /** JSON number (or numeric text) → the decimal text the gateway works with. */
@@ -157,7 +173,7 @@ function wholeNumber(value: unknown): number | null {
   return typeof n === "number" && Number.isInteger(n) ? n : null;
 }
 
-/** items: base64 of a JSON array of at most 10 {name, quantity, price}, at most 500 characters. */
+/** [QR] items: base64 of a JSON array of at most 10 {name, quantity, price}, at most 500 characters. */
 function itemsOk(value: unknown): boolean {
   if (typeof value !== "string" || value.length > 500) return false;
   try {

@@ -231,7 +231,13 @@ interface BodyModel {
 
 const usd = fc.integer({ min: 1, max: 9_999_999 }).map((c) => c / 100);
 const hex32 = fc.stringMatching(/^[0-9a-f]{32}$/);
-const orderId = fc.stringMatching(/^[A-Za-z0-9._-]{10,20}$/);
+/** The gateway's tran_id: at most 20 letters, digits and '-' (src/gateway/gateway-rules.ts). */
+const orderId = fc.stringMatching(/^[A-Za-z0-9-]{10,20}$/);
+/** A payer's name as the gateway takes it: letters (Latin or Khmer) in words, at most 20 characters. */
+const payerName = fc
+  .array(fc.constantFrom("Sok", "Dara", "Chan", "សុខា", "ច័ន្ទ", "Mary", "Ann"), { minLength: 1, maxLength: 3 })
+  .map((words) => words.join(" ").slice(0, 20).trim())
+  .filter((s) => /^[\p{L}\p{M}]+(?: [\p{L}\p{M}]+)*$/u.test(s));
 
 function models(a: Known, b: Known): Record<string, BodyModel> {
   const both = <T>(xs: T[], ys: T[]) => fc.constantFrom(...xs, ...ys);
@@ -270,10 +276,10 @@ function models(a: Known, b: Known): Record<string, BodyModel> {
             orderId,
             amount: usd,
             currency: fc.constantFrom("USD", "usd"),
-            firstName: safeText(1, 20),
-            lastName: safeText(1, 20),
+            firstName: payerName,
+            lastName: payerName,
             email: fc.constantFrom("a@b.co", "sok@example.com"),
-            phone: fc.stringMatching(/^\+?[0-9]{6,15}$/),
+            phone: fc.stringMatching(/^\+?[0-9]{8,15}$/),
             items: fc.array(
               fc.record({
                 name: safeText(1, 20),
@@ -282,8 +288,8 @@ function models(a: Known, b: Known): Record<string, BodyModel> {
               }),
               { maxLength: 3 },
             ),
-            lifetime: fc.integer({ min: 3, max: 172_800 }),
-            qrImageTemplate: fc.constantFrom("template1", "template2_color"),
+            lifetime: fc.integer({ min: 3, max: 43_200 }),
+            qrImageTemplate: fc.constantFrom("template1", "template2_color", "template6_color"),
           },
           { requiredKeys: ["orderId", "amount", "currency"] },
         ),
@@ -292,7 +298,7 @@ function models(a: Known, b: Known): Record<string, BodyModel> {
             orderId,
             amount: fc.integer({ min: 100, max: 100_000_000 }),
             currency: fc.constantFrom("KHR", "khr"),
-            lifetime: fc.integer({ min: 3, max: 172_800 }),
+            lifetime: fc.integer({ min: 3, max: 43_200 }),
           },
           { requiredKeys: ["orderId", "amount", "currency"] },
         ),

@@ -3,10 +3,10 @@ import { dashboardConfig, gql, sim } from "../api.js";
 import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, merchantOptions } from "../form.js";
 
-const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId createdAt } linkConfigs {
-  id merchantId name url currency protocol protocolSetting expectedPayee expectedPayeeSource createdAt }
-  linkPageProtocols { names defaultName } }`;
-const GW = "id merchantId name upstreamMerchantId createdAt";
+const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId qrImageTemplate createdAt }
+  gatewayQrImageTemplates { names defaultName } linkConfigs { id merchantId name url currency protocol protocolSetting
+  expectedPayee expectedPayeeSource createdAt } linkPageProtocols { names defaultName } }`;
+const GW = "id merchantId name upstreamMerchantId qrImageTemplate createdAt";
 const LINK = "id merchantId name url currency protocol protocolSetting expectedPayee expectedPayeeSource createdAt";
 
 class ConfigsPage extends HTMLElement {
@@ -60,6 +60,7 @@ class ConfigsPage extends HTMLElement {
           { label: "Name", cell: (g) => g.name },
           { label: "Merchant", cell: (g) => this.merchantName(g.merchantId) },
           { label: "Gateway merchant ID", cell: (g) => h("code", {}, g.upstreamMerchantId) },
+          { label: "QR image template", cell: (g) => h("code", {}, g.qrImageTemplate) },
           { label: "Created", cell: (g) => timeEl(g.createdAt) },
           {
             label: "Actions",
@@ -103,6 +104,14 @@ class ConfigsPage extends HTMLElement {
           help: "The merchant ID the gateway issued (at most 30 characters)",
         },
         {
+          name: "qrImageTemplate",
+          label: "QR image template",
+          value: editing?.qrImageTemplate ?? this.gatewayQrImageTemplates.defaultName,
+          required: true,
+          options: this.gatewayQrImageTemplates.names.map((n) => ({ value: n, label: n })),
+          help: "The gateway draws its QR image with this template (its QR API requires one)",
+        },
+        {
           name: "apiSecret",
           label: "Gateway API key",
           type: "password",
@@ -119,6 +128,7 @@ class ConfigsPage extends HTMLElement {
           const input = {
             name: v.name,
             upstreamMerchantId: v.upstreamMerchantId,
+            qrImageTemplate: v.qrImageTemplate,
             ...(v.apiSecret ? { apiSecret: v.apiSecret } : {}),
           };
           const { updateGatewayConfig } = await gql(
