@@ -32,6 +32,7 @@ import { graphqlBodyErrors } from "./graphql/http-errors.js";
 import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRouter } from "./rest/shim.js";
 import { RateLimiter, rateLimitMiddleware } from "./rest/rate-limit.js";
 import { capConnections, descriptorWarning, httpServerOptions } from "./rest/connection-caps.js";
+import { boundSlowReaders } from "./rest/slow-readers.js";
 import { BearerThrottle } from "./auth/bearer-throttle.js";
 import { credentialsFromHeaders } from "./auth/credentials.js";
 import { answerClientError } from "./rest/client-error.js";
@@ -404,6 +405,7 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
   server.on("clientError", answerClientError);
   const now = () => core.clock.now().getTime();
   capConnections(server, config.http, logger, "public", now);
+  boundSlowReaders(server, config.http, logger, "public");
   const fdWarning = descriptorWarning(config.http, config.adminListener === null ? 1 : 2);
   if (fdWarning !== null) logger.warn(fdWarning);
   await listen(server, config.port, config.host);
@@ -630,6 +632,7 @@ async function closeHttpEdge(http: Http, config: Config, logger: Logger): Promis
     adminApp.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
     adminServer.on("clientError", answerClientError);
     capConnections(adminServer, config.http, logger, "operator", http.now);
+    boundSlowReaders(adminServer, config.http, logger, "operator");
     await listen(adminServer, config.adminListener!.port, config.adminListener!.host);
   }
   app.use(bodyErrors);

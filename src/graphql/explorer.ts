@@ -4,6 +4,7 @@ import { introspectionFromSchema, type GraphQLSchema } from "graphql";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { serveAssets } from "../cache/static-assets.js";
 import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
 
 /**
@@ -118,12 +119,13 @@ export function explorerRouter(opts: { demoFile: string | null; schema: GraphQLS
     res.type("application/json").send(schemaJson);
   });
   r.get("/graphiql/explorer.css", (_req, res) => void res.type("text/css").send(CSS));
-  r.get("/graphiql/vendor/:file", (req, res, next) => {
-    const file = VENDOR[req.params.file];
-    if (file === undefined) return next();
-    res.setHeader("cache-control", "public, max-age=3600");
-    res.sendFile(file);
-  });
+  r.use(
+    "/graphiql/vendor",
+    serveAssets(
+      (path) => (Object.hasOwn(VENDOR, path.slice(1)) ? VENDOR[path.slice(1)] : null),
+      "public, max-age=3600",
+    ),
+  );
   return r;
 }
 

@@ -1,7 +1,8 @@
 import express, { type Router } from "express";
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { DemoDocs } from "./demo-examples.js";
+import { serveAssets } from "../cache/static-assets.js";
 
 /**
  * `/openapi.json` and the reference page `/docs`, rendered by swagger-ui-dist served from node_modules: no CDN,
@@ -79,11 +80,12 @@ export function docsRouter(document: () => Record<string, unknown>, demo: DemoDo
     res.type("html").send(PAGE.replace("{{config}}", () => config));
   });
   r.get("/docs/docs.js", (_req, res) => void res.type("application/javascript").send(INIT));
-  const vendor = express.static(swaggerDir(), { index: false, fallthrough: false, maxAge: "1h" });
-  r.use("/docs/vendor", (req, res, next) => {
-    // Only the renderer's bundle, stylesheet and icon.
-    if (!/^\/(swagger-ui-bundle\.js|swagger-ui\.css|favicon-32x32\.png)$/.test(req.path)) return next();
-    vendor(req, res, next);
-  });
+  // Only the renderer's bundle, stylesheet and icon, compressed and kept in memory.
+  const dir = swaggerDir();
+  const vendor = /^\/(swagger-ui-bundle\.js|swagger-ui\.css|favicon-32x32\.png)$/;
+  r.use(
+    "/docs/vendor",
+    serveAssets((path) => (vendor.test(path) ? join(dir, path) : null), "public, max-age=3600"),
+  );
   return r;
 }
