@@ -87,7 +87,7 @@ export function assetOf(path: string): Promise<Asset> {
 
 /**
  * The form a client's Accept-Encoding asks for (RFC 9110, 12.5.3): the highest q-value among those we have, the
- * smaller form on a tie; identity unless the client refuses it — and even then, when it accepts nothing we have.
+ * smaller form on a tie; identity when it accepts no other — even when it refuses identity too.
  * No header: identity, as every client understands it.
  */
 export function chooseForm(acceptEncoding: string | undefined, forms: Form[]): Form {
@@ -102,7 +102,9 @@ export function chooseForm(acceptEncoding: string | undefined, forms: Form[]): F
     q.set(name === "x-gzip" ? "gzip" : name, Number.isFinite(value) ? value : 0);
   }
   const star = q.get("*");
-  const qOf = (f: Form) => q.get(f.coding) ?? (f.coding === "identity" ? (star === 0 ? 0 : 1) : (star ?? 0));
+  // Identity is acceptable unless refused, but only as the fallback: a client that lists gzip at q=0.8 wants it.
+  const qOf = (f: Form) =>
+    q.get(f.coding) ?? (f.coding === "identity" ? (star === 0 ? 0 : Number.MIN_VALUE) : (star ?? 0));
   // Smallest first: on a tie the smaller form wins.
   let best = identity;
   let bestQ = 0;
