@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
+import type { Socket } from "node:net";
 import type { Request, RequestHandler, Response } from "express";
 
 /**
@@ -86,6 +87,19 @@ export function assetOf(path: string): Promise<Asset> {
 }
 
 /**
+ * A document made in memory once (the OpenAPI document, the explorer's schema), served like a file: built and
+ * compressed on first use, per router (each app has its own).
+ */
+export function generatedAsset(make: () => string, ext: string): () => Promise<Asset> {
+  let asset: Promise<Asset> | null = null;
+  const type = TYPES[ext] ?? "application/octet-stream";
+  return () =>
+    (asset ??= Promise.resolve()
+      .then(() => formsOf(Buffer.from(make(), "utf8"), type))
+      .then((forms) => ({ type, forms })));
+}
+
+/**
  * The form a client's Accept-Encoding asks for (RFC 9110, 12.5.3): the highest q-value among those we have, the
  * smaller form on a tie; identity when it accepts no other — even when it refuses identity too.
  * No header: identity, as every client understands it.
@@ -123,14 +137,62 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
 }
 
+/** An uncompressed answer this large counts against its client address (compressible files only). */
+const LARGE_BYTES = 256 * 1024;
+/**
+ * Connections per client address that may hold a large uncompressed answer at once. A client that refuses every
+ * compression is the one way left to make each connection hold the whole file (swagger-ui's 1.7 MB) in the
+ * system's buffers; browsers never ask for it.
+ */
+export const UNCOMPRESSED_PER_ADDRESS = 8;
+const uncompressed = new Map<string, number>();
+const counted = new WeakSet<Socket>();
+
+/**
+ * Counts a large uncompressed answer against its address until its connection closes, or answers 429 when the
+ * address already has its share.
+ */
+function admitUncompressed(req: Request, res: Response, asset: Asset, form: Form): boolean {
+  const socket = req.socket;
+  if (req.method === "HEAD" || form.body.length < LARGE_BYTES || asset.forms.length === 1 || counted.has(socket))
+    return true;
+  const key = socket.remoteAddress ?? "";
+  const n = uncompressed.get(key) ?? 0;
+  if (n >= UNCOMPRESSED_PER_ADDRESS) {
+    res.vary("accept-encoding");
+    res.setHeader("retry-after", "10");
+    res.setHeader("cache-control", "no-store");
+    res.status(429).json({
+      error: {
+        code: "RATE_LIMITED",
+        message:
+          `Too many uncompressed downloads of large files from this address at once (${UNCOMPRESSED_PER_ADDRESS}): ` +
+          "accept br or gzip (Accept-Encoding), or retry later",
+        details: [],
+      },
+    });
+    return false;
+  }
+  uncompressed.set(key, n + 1);
+  counted.add(socket);
+  socket.once("close", () => {
+    const left = (uncompressed.get(key) ?? 1) - 1;
+    if (left <= 0) uncompressed.delete(key);
+    else uncompressed.set(key, left);
+  });
+  return true;
+}
+
 /** Answers a GET or HEAD with an asset: the chosen form, its tag, a 304 when the client has it already. */
 export function sendAsset(req: Request, res: Response, asset: Asset, cacheControl: string): void {
   const form = chooseForm(req.headers["accept-encoding"], asset.forms);
+  const fresh = matches(req.headers["if-none-match"], form.etag);
+  if (!fresh && form.coding === "identity" && !admitUncompressed(req, res, asset, form)) return;
   res.setHeader("content-type", asset.type);
   res.setHeader("cache-control", cacheControl);
   if (asset.forms.length > 1) res.vary("accept-encoding");
   res.setHeader("etag", form.etag);
-  if (matches(req.headers["if-none-match"], form.etag)) return void res.status(304).end();
+  if (fresh) return void res.status(304).end();
   if (form.coding !== "identity") res.setHeader("content-encoding", form.coding);
   res.setHeader("content-length", form.body.length);
   res.status(200);

@@ -4,8 +4,10 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import net from "node:net";
 import { startTestApp, type TestApp } from "../support/app.js";
-import { chooseForm, inFolder, type Coding } from "../../src/cache/static-assets.js";
+import { waitFor } from "../support/wait.js";
+import { chooseForm, inFolder, UNCOMPRESSED_PER_ADDRESS, type Coding } from "../../src/cache/static-assets.js";
 
 // Static bundles were sent as they are on disk (swagger-ui's 1.7 MB for every /docs), so a client that never read
 // one held that much of the host's TCP memory. Now the smallest form a client accepts, from memory, with an ETag.
@@ -121,6 +123,58 @@ describe("static assets: compressed, kept in memory, revalidated by ETag", () =>
     expect(index.body.toString("utf8")).toContain("<pqr-app>");
     const indexAgain = await raw(`${t.url}/dashboard/`, { "if-none-match": String(index.headers.etag) });
     expect(indexAgain.status).toBe(304);
+  });
+
+  it("the OpenAPI document and the explorer's schema are compressed too", async () => {
+    for (const path of ["/openapi.json", "/graphiql/schema.json"]) {
+      const r = await raw(`${t.url}${path}`, { "accept-encoding": BROWSER });
+      expect([path, r.status, r.headers["content-encoding"]]).toEqual([path, 200, "br"]);
+      expect(JSON.parse(decode(r).toString("utf8"))).toBeInstanceOf(Object);
+      expect(r.body.length).toBeLessThan(60_000);
+    }
+  });
+
+  it("an address holds a few large uncompressed answers at once; over that, 429 until one of its connections closes", async () => {
+    const u = new URL(t.url);
+    const ask = (localAddress: string) =>
+      new Promise<{ socket: net.Socket; head: Promise<string> }>((resolve) => {
+        const socket = net.connect({ port: Number(u.port), host: u.hostname, localAddress });
+        socket.on("error", () => undefined);
+        let text = "";
+        const head = new Promise<string>((done) =>
+          socket.on("data", (c: Buffer) => {
+            text += c.toString("latin1");
+            if (text.includes("\r\n\r\n")) done(text.slice(0, text.indexOf("\r\n")));
+          }),
+        );
+        socket.once("connect", () => {
+          socket.write(
+            `GET /docs/vendor/swagger-ui-bundle.js HTTP/1.1\r\nhost: x\r\naccept-encoding: identity\r\n\r\n`,
+          );
+          resolve({ socket, head });
+        });
+      });
+    const held = [];
+    try {
+      for (let i = 0; i < UNCOMPRESSED_PER_ADDRESS; i++) held.push(await ask("127.0.0.7"));
+      for (const h of held) expect(await h.head).toMatch(/ 200 /);
+      const over = await ask("127.0.0.7");
+      held.push(over);
+      expect(await over.head).toMatch(/ 429 /);
+      const compressed = await raw(`${t.url}/docs/vendor/swagger-ui-bundle.js`, { "accept-encoding": "gzip" });
+      expect(compressed.status).toBe(200);
+      const other = await ask("127.0.0.8");
+      held.push(other);
+      expect(await other.head).toMatch(/ 200 /);
+      held[0].socket.destroy();
+      await waitFor(async () => {
+        const again = await ask("127.0.0.7");
+        held.push(again);
+        return / 200 /.test(await again.head);
+      }, 5000);
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
   });
 
   it("/dashboard goes to /dashboard/; names outside the served sets are 404", async () => {
