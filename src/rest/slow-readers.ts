@@ -16,7 +16,7 @@ import { addressKey, RefusalLog } from "./connection-caps.js";
  *   would leave an orphaned socket that the system keeps sending for minutes (about 6 measured here), its buffers
  *   counted against the host's TCP memory and against no cap of ours; a reset frees them at once.
  * - **Age.** A connection older than `connectionMaxAgeMs` takes no further request: the answer in progress says
- *   `connection: close`, so kept-alive and pipelined connections are renewed.
+ *   `connection: close`, so kept-alive and pipelined connections are renewed; one between answers is closed.
  *
  * Websockets are left alone from their upgrade on: they have their own rules (src/graphql/sockets.ts).
  */
@@ -39,6 +39,9 @@ function takenBy(socket: Socket): number {
  * listener too, which has no websocket server.
  */
 const upgraded = (socket: Socket): boolean => (socket as unknown as { parser?: unknown }).parser == null;
+
+/** No answer in progress on this connection (Node's own mark of the answer that has the socket). */
+const idle = (socket: Socket): boolean => (socket as unknown as { _httpMessage?: unknown })._httpMessage == null;
 
 interface Watched {
   socket: Socket;
@@ -157,6 +160,9 @@ export function boundSlowReaders(server: Server, limits: HttpLimits, logger: Log
       }
       if (socket.writableLength === 0) {
         w.window = null;
+        // Past its age and between answers: closed now. A client that keeps sending blank lines keeps Node's
+        // keep-alive timer from ever running out, and its connection would otherwise never end.
+        if (limits.connectionMaxAgeMs > 0 && t - w.born >= limits.connectionMaxAgeMs && idle(socket)) socket.destroy();
         continue;
       }
       const taken = takenBy(socket);

@@ -153,6 +153,28 @@ describe("slow readers: the send rate, closing, and the age of a connection", ()
     expect(after).toMatch(/connection: close/i);
   });
 
+  it("a connection kept busy with blank lines between requests is closed once past its age", async () => {
+    const u = new URL(t.url);
+    const s = net.connect({ port: Number(u.port), host: u.hostname });
+    sockets.push(s);
+    let text = "";
+    let endedAt = 0;
+    s.on("data", (c: Buffer) => (text += c.toString("latin1")));
+    s.on("end", () => (endedAt = performance.now()));
+    s.on("error", () => undefined);
+    await new Promise((r) => s.once("connect", r));
+    const opened = performance.now();
+    s.write(get("/healthz"));
+    // Each blank line is traffic: Node's keep-alive timer starts over, and never runs out.
+    while (endedAt === 0 && performance.now() - opened < MAX_AGE_MS + 8000) {
+      s.write("\r\n");
+      await sleep(300);
+    }
+    expect(text).toMatch(/^HTTP\/1\.1 200/);
+    expect(endedAt - opened).toBeGreaterThanOrEqual(MAX_AGE_MS - 50);
+    expect(endedAt - opened).toBeLessThan(MAX_AGE_MS + 3000);
+  });
+
   it("a websocket subscription stays open, idle, through several send timeouts and keep-alive timeouts", async () => {
     const g = (
       await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 120000 }, AUTH.qr(tenant.keys.qr))
