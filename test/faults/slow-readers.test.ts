@@ -10,7 +10,8 @@ import { AUTH } from "../support/app.js";
  * the host's TCP memory went past the system's pressure threshold) against `npm start`'s default (embedded
  * database, demo tenant, default caps and timers) as a child process: READERS connections from 127.0.0.1, each
  * asking for the bundle and never reading a byte, opened at RATE a second; one the service drops is opened again
- * (an attacker keeps its share). Meanwhile 127.0.0.2 asks /healthz and generates a QR every 200 ms, 10 s before
+ * (an attacker keeps its share), at the same pace (as the connection flood is paced: a burst of connects
+ * overflows the accept queue, whatever the service does). Meanwhile 127.0.0.2 asks /healthz and generates a QR every 200 ms, 10 s before
  * and throughout. The host's TCP memory (/proc/net/sockstat, pages of 4 KiB) is sampled every 500 ms and compared
  * with the pressure threshold (the middle value of /proc/sys/net/ipv4/tcp_mem). Figures: docs/faults.md.
  *
@@ -31,7 +32,8 @@ const PAGE = 4096;
 /**
  * The readers (CommonJS for `node -e`): each connects, sends its request and pauses, never reading. A paused
  * socket does not notice a reset, so the system's table (/proc/net/tcp) is swept every 500 ms: a reader whose
- * connection has left it, or is no longer established, is counted as dropped and opened again 250 ms later.
+ * connection has left it, or is no longer established, is counted as dropped and opened again, at the same pace
+ * as the first ones.
  * Reports JSON every second, and a final line once the duration has passed (then every socket is destroyed).
  */
 const READER = `
@@ -50,7 +52,7 @@ function drop(sock, what) {
   live.delete(sock.port);
   s[what]++;
   sock.destroy();
-  setTimeout(one, 250);
+  pending++;
 }
 function one() {
   if (over()) return;
@@ -76,15 +78,16 @@ const sweep = setInterval(() => {
   }
   for (const [localPort, sock] of live) if (!established.has(localPort)) drop(sock, "dropped");
 }, 500);
-let begun = 0;
-const ramp = setInterval(() => {
-  for (let k = 0; k < perTick && begun < count; k++, begun++) one();
-  if (begun >= count) clearInterval(ramp);
+// Opened at a steady pace, at first and again once dropped: a burst of connects overflows the system's accept
+// queue (511), and dropped handshakes come back on TCP's retransmission timers whatever the service does.
+let pending = count;
+const pace = setInterval(() => {
+  for (let k = 0; k < perTick && pending > 0; k++, pending--) one();
 }, 10);
 const tick = setInterval(() => {
   process.stdout.write(JSON.stringify({ ...s, live: live.size }) + "\\n");
   if (over()) {
-    clearInterval(tick); clearInterval(sweep); clearInterval(ramp);
+    clearInterval(tick); clearInterval(sweep); clearInterval(pace);
     for (const sock of live.values()) { sock.gone = true; sock.destroy(); }
     process.stdout.write(JSON.stringify({ ...s, live: live.size, final: true }) + "\\n");
     setTimeout(() => process.exit(0), 200);
@@ -127,10 +130,11 @@ const tcpMemory = () => Number(/TCP:.* mem (\d+)/.exec(readFileSync("/proc/net/s
 /** The system's thresholds (low, pressure, high), in bytes. */
 const tcpThresholds = () => readFileSync("/proc/sys/net/ipv4/tcp_mem", "utf8").trim().split(/\s+/).map(Number);
 
-/** CPU time a process has used (utime + stime from /proc/<pid>/stat, in clock ticks of 10 ms), in ms. */
-function cpuMsOf(pid: number): number {
+/** CPU time a process has used, in its own code and in the system's (utime, stime of /proc/<pid>/stat), in ms. */
+function cpuMsOf(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  // Clock ticks of 10 ms.
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)] ?? NaN;
@@ -198,6 +202,9 @@ describe(`${READERS} slow readers of ${PATH} from one address against the defaul
     const sample = () => memory.push(tcpMemory());
     const sampler = setInterval(sample, 500);
     try {
+      const pid = svc.service.pid as number;
+      const cpuBaseline = cpuMsOf(pid);
+      const baselineStarted = Date.now();
       const baselineUntil = Date.now() + 10_000;
       const before = await probeUntil(
         () => Date.now() > baselineUntil,
@@ -205,8 +212,11 @@ describe(`${READERS} slow readers of ${PATH} from one address against the defaul
       );
       const memoryBefore = [...memory];
       memory.length = 0;
-      const pid = svc.service.pid as number;
       const cpuBefore = cpuMsOf(pid);
+      const cpuPerSecondBefore = Math.round(
+        (cpuBefore.user + cpuBefore.system - cpuBaseline.user - cpuBaseline.system) /
+          ((Date.now() - baselineStarted) / 1000),
+      );
       const started = Date.now();
       const r = readers(Number(new URL(svc.url).port));
       let ended = 0;
@@ -225,7 +235,13 @@ describe(`${READERS} slow readers of ${PATH} from one address against the defaul
         encoding: ENCODING,
         seconds: Math.round((ended - started) / 1000),
         readerConnections: final,
-        serviceCpuMs: cpuMsOf(pid) - cpuBefore,
+        serviceCpuMs: { user: cpuMsOf(pid).user - cpuBefore.user, system: cpuMsOf(pid).system - cpuBefore.system },
+        serviceCpuMsPerSecond: {
+          before: cpuPerSecondBefore,
+          during: Math.round(
+            (cpuMsOf(pid).user + cpuMsOf(pid).system - cpuBefore.user - cpuBefore.system) / ((ended - started) / 1000),
+          ),
+        },
         hostTcpMemoryMB: {
           pressureThreshold: mb(pressure),
           highThreshold: mb(highPages * PAGE),
