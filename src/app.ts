@@ -33,7 +33,8 @@ import { graphqlBodyErrors } from "./graphql/http-errors.js";
 import { bodyErrors, internalErrorHandler, jsonParser, notFoundHandler, restRouter } from "./rest/shim.js";
 import { RateLimiter, rateLimitMiddleware } from "./rest/rate-limit.js";
 import { capConnections, descriptorWarning, httpServerOptions } from "./rest/connection-caps.js";
-import { BearerThrottle } from "./auth/bearer-throttle.js";
+import { boundSlowReaders } from "./rest/slow-readers.js";
+import { BearerThrottle, throttleKey } from "./auth/bearer-throttle.js";
 import { clientAddress } from "./auth/client-address.js";
 import { scrapeRoute } from "./ops/scrape.js";
 import { credentialsFromHeaders } from "./auth/credentials.js";
@@ -429,6 +430,7 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
   const now = () => core.clock.now().getTime();
   const addressOf = (req: IncomingMessage) => clientAddress(req, config.trustedProxies);
   capConnections(server, config.http, logger, "public", now, config.trustedProxies);
+  boundSlowReaders(server, config.http, logger, "public");
   const fdWarning = descriptorWarning(config.http, config.adminListener === null ? 1 : 2);
   if (fdWarning !== null) logger.warn(fdWarning);
   await listen(server, config.port, config.host);
@@ -436,6 +438,12 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
   const baseUrl = config.publicBaseUrl ?? `http://127.0.0.1:${port}`;
 
   app.use(requestIds);
+  // The budget key of who the request is from (TRUSTED_PROXIES applied, IPv6 per /64), for budgets kept by the
+  // handlers themselves (static-assets.ts).
+  app.use((req, res, next) => {
+    res.locals.addressBudget = throttleKey(addressOf(req));
+    next();
+  });
   // Request lines are for debugging (LOG_REQUESTS=1 or LOG_LEVEL debug): state changes and webhook attempts have
   // lines of their own. Not mounted otherwise: pino-http serialises every request up front, whatever the level
   // (about 8% of a generate request's CPU).
@@ -647,6 +655,7 @@ async function closeHttpEdge(http: Http, config: Config, logger: Logger): Promis
     adminApp.use(internalErrorHandler((err) => logger.error({ err }, "unhandled request error")));
     adminServer.on("clientError", answerClientError);
     capConnections(adminServer, config.http, logger, "operator", http.now, config.trustedProxies);
+    boundSlowReaders(adminServer, config.http, logger, "operator");
     await listen(adminServer, config.adminListener!.port, config.adminListener!.host);
   }
   app.use(bodyErrors);

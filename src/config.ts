@@ -87,6 +87,17 @@ export interface HttpLimits {
   requestTimeoutMs: number;
   /** An idle kept-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
+  /**
+   * While answer bytes wait for a client, it must take minSendRate bytes a second over each window of this
+   * length, or the connection is reset (docs/decisions/0174-slow-readers-bounded.md).
+   */
+  sendTimeoutMs: number;
+  /** A connection the server closes is half-closed, and reset if the client has not closed its side within this. */
+  lingerMs: number;
+  /** Bytes a second a client must take while answer bytes wait for it (0: any progress at all). */
+  minSendRate: number;
+  /** A connection older than this takes no further request: the answer in progress ends it (0: no cap). */
+  connectionMaxAgeMs: number;
   /** The process's open-files limit as read at start, or null when it could not be read. */
   openFilesLimit: number | null;
 }
@@ -136,6 +147,10 @@ function httpLimits(env: Env, openFiles: number | null): HttpLimits {
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5000, 100, 600_000),
+    sendTimeoutMs: int(env, "HTTP_SEND_TIMEOUT_MS", 10_000, 500, 600_000),
+    minSendRate: int(env, "HTTP_MIN_SEND_RATE", 1024, 0, 1_000_000_000),
+    lingerMs: int(env, "HTTP_LINGER_MS", 30_000, 100, 600_000),
+    connectionMaxAgeMs: int(env, "HTTP_CONNECTION_MAX_AGE_MS", 120_000, 0, 86_400_000),
     openFilesLimit: openFiles,
   };
 }

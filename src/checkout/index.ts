@@ -10,6 +10,7 @@ import type { TransactionQuery } from "../transactions/transaction-query.js";
 import { AppError } from "../errors.js";
 import { credentialsFromHeaders } from "../auth/credentials.js";
 import { CheckoutViews } from "./checkout-view.js";
+import { inFolder, serveAssets } from "../cache/static-assets.js";
 
 /**
  * The hosted checkout page (`/pay/<id>#token=<clientToken>`, the `checkoutUrl` of every generate answer) and
@@ -80,12 +81,15 @@ export function createCheckoutModule(deps: CheckoutModuleDeps): Module & { views
           fail(res, err);
         }
       });
-      const vendor = express.static(graphqlWs, { index: false, fallthrough: false });
-      r.use("/checkout/vendor/graphql-ws", (req, res, next) => {
-        if (!/^\/(client|common-[\w-]+)\.js$/.test(req.path)) return next();
-        res.setHeader("cache-control", "public, max-age=3600");
-        vendor(req, res, next);
-      });
+      // Compressed and kept in memory (src/cache/static-assets.ts).
+      const vendor = inFolder(graphqlWs);
+      r.use(
+        "/checkout/vendor/graphql-ws",
+        serveAssets(
+          (path) => (/^\/(client|common-[\w-]+)\.js$/.test(path) ? vendor(path) : null),
+          "public, max-age=3600",
+        ),
+      );
       // checkout.css asks for them with the package's version in the query (?v=5.3.0): a new version is a new URL.
       // (Set here: the app's default for every answer is no-store, and express.static keeps a header already set.)
       const fonts = express.static(fontDir(), { index: false, fallthrough: false });
@@ -94,7 +98,8 @@ export function createCheckoutModule(deps: CheckoutModuleDeps): Module & { views
         res.setHeader("cache-control", "public, max-age=31536000, immutable");
         fonts(req, res, next);
       });
-      r.use("/checkout", express.static(assets, { index: false, maxAge: 0 }));
+      // Our own files: revalidated on every load (their ETag answers 304).
+      r.use("/checkout", serveAssets(inFolder(assets), "no-cache"));
       r.get("/pay/:id", (_req, res) => {
         res.setHeader("content-security-policy", CSP);
         res.setHeader("referrer-policy", "no-referrer");

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { inFolder, serveAssets } from "../cache/static-assets.js";
 
 export interface DashboardOptions {
   /** Whether the /sim/* controls exist (demo mode and tests): the dashboard shows its pay/approve/… buttons only then. */
@@ -51,6 +52,8 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
+const VENDOR_CACHE = "public, max-age=3600";
+
 /** The web dashboard at /dashboard: static assets, the vendored graphql-ws client and Chart.js, the runtime config. */
 export function dashboardRouter(opts: DashboardOptions): Router {
   const r = express.Router();
@@ -71,18 +74,26 @@ export function dashboardRouter(opts: DashboardOptions): Router {
       controls: opts.controls,
     });
   });
-  const vendor = express.static(graphqlWsDir(), { index: false, fallthrough: false, maxAge: "1h" });
-  r.use("/vendor/graphql-ws", (req, res, next) => {
-    // Only the client and its one shared chunk.
-    if (!/^\/(client|common-[\w-]+)\.js$/.test(req.path)) return next();
-    vendor(req, res, next);
+  // Compressed and kept in memory (src/cache/static-assets.ts); vendored scripts for an hour, the dashboard's own
+  // files revalidated on every load (their ETag answers 304).
+  const graphqlWs = inFolder(graphqlWsDir());
+  // Only the client and its one shared chunk.
+  r.use(
+    "/vendor/graphql-ws",
+    serveAssets((path) => (/^\/(client|common-[\w-]+)\.js$/.test(path) ? graphqlWs(path) : null), VENDOR_CACHE),
+  );
+  // Only the one-file build the overview page loads.
+  const charts = join(chartJsDir(), "chart.umd.min.js");
+  r.use(
+    "/vendor/chart.js",
+    serveAssets((path) => (path === "/chart.umd.min.js" ? charts : null), VENDOR_CACHE),
+  );
+  // /dashboard itself goes to /dashboard/, so the page's relative URLs resolve under it.
+  r.get("/", (req, res, next) => {
+    const [path, query] = req.originalUrl.split(/\?(.*)/s);
+    if (path.endsWith("/")) return next();
+    res.redirect(301, `${path}/${query === undefined ? "" : `?${query}`}`);
   });
-  const charts = express.static(chartJsDir(), { index: false, fallthrough: false, maxAge: "1h" });
-  r.use("/vendor/chart.js", (req, res, next) => {
-    // Only the one-file build the overview page loads.
-    if (req.path !== "/chart.umd.min.js") return next();
-    charts(req, res, next);
-  });
-  r.use(express.static(publicDir(), { index: "index.html", maxAge: 0 }));
+  r.use(serveAssets(inFolder(publicDir(), "index.html"), "no-cache"));
   return r;
 }

@@ -4,6 +4,7 @@ import { introspectionFromSchema, type GraphQLSchema } from "graphql";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { generatedAsset, sendAsset, serveAssets } from "../cache/static-assets.js";
 import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
 
 /**
@@ -112,18 +113,18 @@ export function explorerRouter(opts: { demoFile: string | null; schema: GraphQLS
   r.get("/graphiql/explorer.js", (_req, res) => void res.type("application/javascript").send(INIT));
   // The schema for the editors and the docs pane, so GraphiQL needs no introspection with the editor's headers
   // (a clientToken in them may not introspect).
-  let schemaJson: string | null = null;
-  r.get("/graphiql/schema.json", (_req, res) => {
-    schemaJson ??= JSON.stringify(introspectionFromSchema(opts.schema));
-    res.type("application/json").send(schemaJson);
+  const schemaJson = generatedAsset(() => JSON.stringify(introspectionFromSchema(opts.schema)), ".json");
+  r.get("/graphiql/schema.json", (req, res, next) => {
+    schemaJson().then((asset) => sendAsset(req, res, asset, "no-cache"), next);
   });
   r.get("/graphiql/explorer.css", (_req, res) => void res.type("text/css").send(CSS));
-  r.get("/graphiql/vendor/:file", (req, res, next) => {
-    const file = VENDOR[req.params.file];
-    if (file === undefined) return next();
-    res.setHeader("cache-control", "public, max-age=3600");
-    res.sendFile(file);
-  });
+  r.use(
+    "/graphiql/vendor",
+    serveAssets(
+      (path) => (Object.hasOwn(VENDOR, path.slice(1)) ? VENDOR[path.slice(1)] : null),
+      "public, max-age=3600",
+    ),
+  );
   return r;
 }
 
