@@ -266,29 +266,34 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw.replace(/\/+$/, "");
 }
 
-/** A comma-separated list of origins (`https://cdn.example.com`): scheme, host and port only, no path. */
-function origins(env: Env, name: string): string[] {
+/** A comma-separated setting, its items trimmed, empty ones skipped, each read by `item` (which throws ConfigError). */
+function commaList<T>(env: Env, name: string, item: (text: string) => T): T[] {
   const raw = str(env, name);
   if (raw === null) return [];
   return raw
     .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "")
-    .map((item) => {
-      let parsed: URL;
-      try {
-        parsed = new URL(item);
-      } catch {
-        throw new ConfigError(`${name} must be a comma-separated list of origins, got "${item}"`);
-      }
-      if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
-        throw new ConfigError(`${name}: an origin must use https: or http:, got "${item}"`);
-      if (parsed.origin !== item.replace(/\/$/, "") || parsed.username !== "" || parsed.password !== "")
-        throw new ConfigError(
-          `${name}: "${item}" is not an origin (scheme://host[:port], no path): use ${parsed.origin}`,
-        );
-      return parsed.origin;
-    });
+    .map((text) => text.trim())
+    .filter((text) => text !== "")
+    .map(item);
+}
+
+/** A comma-separated list of origins (`https://cdn.example.com`): scheme, host and port only, no path. */
+function origins(env: Env, name: string): string[] {
+  return commaList(env, name, (item) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(item);
+    } catch {
+      throw new ConfigError(`${name} must be a comma-separated list of origins, got "${item}"`);
+    }
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+      throw new ConfigError(`${name}: an origin must use https: or http:, got "${item}"`);
+    if (parsed.origin !== item.replace(/\/$/, "") || parsed.username !== "" || parsed.password !== "")
+      throw new ConfigError(
+        `${name}: "${item}" is not an origin (scheme://host[:port], no path): use ${parsed.origin}`,
+      );
+    return parsed.origin;
+  });
 }
 
 /** One origin (scheme://host[:port]). */
@@ -318,25 +323,19 @@ export function parseCidr(range: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
 
 /** A comma-separated list of addresses and CIDR ranges (`10.0.0.0/8, 2001:db8::/32, 172.30.0.2`), as ranges. */
 function addressRanges(env: Env, name: string): string[] {
-  const raw = str(env, name);
-  if (raw === null) return [];
-  return raw
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "")
-    .map((item) => {
-      const [text, bits, extra] = item.split("/");
-      const address = strictAddress(text as string);
-      const max = address?.kind() === "ipv4" ? 32 : 128;
-      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
-      // A mapped IPv4 range (::ffff:10.0.0.0/104) is read as IPv4 above; its prefix would not be: refused.
-      const mappedRange = bits !== undefined && address?.kind() === "ipv4" && !IPV4.test(text as string);
-      if (address === null || extra !== undefined || !(prefix <= max) || mappedRange)
-        throw new ConfigError(
-          `${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${item}"`,
-        );
-      return `${address.toString()}/${prefix}`;
-    });
+  return commaList(env, name, (item) => {
+    const [text, bits, extra] = item.split("/");
+    const address = strictAddress(text as string);
+    const max = address?.kind() === "ipv4" ? 32 : 128;
+    const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+    // A mapped IPv4 range (::ffff:10.0.0.0/104) is read as IPv4 above; its prefix would not be: refused.
+    const mappedRange = bits !== undefined && address?.kind() === "ipv4" && !IPV4.test(text as string);
+    if (address === null || extra !== undefined || !(prefix <= max) || mappedRange)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got "${item}"`,
+      );
+    return `${address.toString()}/${prefix}`;
+  });
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], dflt: T): T {
