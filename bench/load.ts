@@ -100,7 +100,7 @@ export async function startServers(
         DATA_DIR: dataDir,
         LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? "silent",
         ADMIN_TOKEN,
-        SECRET_KEY: "bench-secret-key-0123456789-0123456789",
+        SECRET_KEY: "bench-secret-key-Wf3Kp9Xt6Bq2Mz7Lc4Nv8Rh5J",
         SIMULATORS: "false",
         DEMO: "false",
         RATE_LIMIT_PER_MINUTE: "0",

@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import ipaddr from "ipaddr.js";
-// Types only (erased): the packages themselves are loaded on first use, in production (estimateStrength).
+// Types only (erased): the packages themselves are loaded on first use, in production (zxcvbnPackages).
 import type * as ZxcvbnCore from "@zxcvbn-ts/core";
-import type { ZxcvbnFactory, ZxcvbnResult } from "@zxcvbn-ts/core";
+import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 import type * as ZxcvbnCommon from "@zxcvbn-ts/language-common";
 import type * as ZxcvbnEn from "@zxcvbn-ts/language-en";
 
@@ -156,77 +156,210 @@ function httpLimits(env: Env, openFiles: number | null): HttpLimits {
 }
 
 /**
- * The one rule for ADMIN_TOKEN (docs/decisions/0141-one-admin-token-rule.md): at least 32 characters in every
- * mode; in production also zxcvbn's strength estimate at its best score (4) and at least 10^38 guesses.
- * Random tokens of 32 bytes (43–44 characters of base64) score 41–44; everything composed by hand that was
- * tried scored at most 35.5.
+ * The one rule for secret settings — ADMIN_TOKEN, METRICS_TOKEN, SECRET_KEY
+ * (docs/decisions/0176-secret-strength-by-alphabet-and-known-values.md): at least 32 characters in every mode; in
+ * production also not a well-known value, and a strength estimate of more than 128 bits (so 16 random bytes, at
+ * 128 exactly, are refused every time rather than now and then).
  */
-export const ADMIN_TOKEN_RULE = { minLength: 32, minScore: 4, minGuessesLog10: 38 } as const;
+export const SECRET_RULE = { minLength: 32, minBits: 128 } as const;
 
-/** Why an admin token breaks the rule, or null. The strength estimate runs in production only. */
-export function weakAdminToken(token: string, production: boolean): string | null {
-  const { minLength, minScore, minGuessesLog10 } = ADMIN_TOKEN_RULE;
-  if (token.length < minLength) return `it has ${token.length} characters, at least ${minLength} are required`;
-  if (!production) return null;
-  const estimate = estimateStrength(token);
-  if (estimate.score >= minScore && estimate.guessesLog10 >= minGuessesLog10) return null;
-  const why = estimate.feedback.warning?.replace(/\.$/, "");
+/** Why a secret setting's value breaks the rule, or null. Only the length is checked outside production. */
+export function weakSecret(value: string, production: boolean): string | null {
+  const { minLength } = SECRET_RULE;
+  if (value.length < minLength) return `it has ${value.length} characters, at least ${minLength} are required`;
+  return production ? weakInProduction(value, 1) : null;
+}
+
+/** The production checks: well-known bytes behind a hex or base64 value, what such a value decodes to, the estimate. */
+function weakInProduction(value: string, depth: number): string | null {
+  for (const bytes of decodings(value)) {
+    const known = knownBytes(bytes);
+    if (known !== null) return `it is ${known}`;
+    const text = bytes.toString("utf8");
+    // A printable decoding is a value written by hand and then encoded: it is judged as itself.
+    const inner = depth > 0 && /^[\x20-\x7e]+$/.test(text) ? weakInProduction(text, depth - 1) : null;
+    if (inner !== null) return `it decodes to text that is too weak itself: ${inner}`;
+  }
+  // The separators of hex written in groups (a UUID, a MAC-like form) carry nothing secret.
+  const { bits, warning } = strength(/^[0-9a-f]+([-:][0-9a-f]+)+$/i.test(value) ? value.replace(/[-:]/g, "") : value);
+  if (bits > SECRET_RULE.minBits) return null;
   return (
-    `its strength estimate is 10^${Math.floor(estimate.guessesLog10)} guesses, at least 10^${minGuessesLog10} ` +
-    `are required${why ? `: ${why}` : ""}`
+    `its strength estimate is ${Math.floor(bits)} bits, more than ${SECRET_RULE.minBits} are required` +
+    (warning ? `: ${warning.replace(/\.$/, "")}` : "")
   );
+}
+
+/** The bytes a value may stand for: hex (separators allowed, as in a UUID), base64 or base64url. */
+function decodings(value: string): Buffer[] {
+  const out: Buffer[] = [];
+  const hex = value.replace(/[-: ]/g, "");
+  if (/^([0-9a-f]{2})+$/i.test(hex)) out.push(Buffer.from(hex, "hex"));
+  const b64 = value.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
+  if (/^[A-Za-z0-9+/]+$/.test(b64) && b64.length % 4 !== 1) {
+    const bytes = Buffer.from(b64, "base64");
+    if (bytes.toString("base64").replace(/=+$/, "") === b64) out.push(bytes);
+  }
+  return out;
+}
+
+/** What well-known value `bytes` are (a digest of a common word, one byte repeated, a run), or null. */
+function knownBytes(bytes: Buffer): string | null {
+  if (bytes.length < 8) return null;
+  if (bytes.every((b) => b === bytes[0])) return `the byte 0x${bytes.subarray(0, 1).toString("hex")} repeated`;
+  const step = ((bytes[1] as number) - (bytes[0] as number) + 256) % 256;
+  if (
+    (step === 1 || step === 255) &&
+    bytes.every((b, i) => i === 0 || (b - (bytes[i - 1] as number) + 256) % 256 === step)
+  )
+    return "a run of consecutive bytes";
+  return knownDigests().get(bytes.toString("hex")) ?? null;
+}
+
+/** Words whose digests people paste as secrets, besides the most common passwords of zxcvbn's list. */
+const KNOWN_WORDS = [
+  ...["", "password", "admin", "secret", "changeme", "change-me", "change_me", "token", "test", "root"],
+  ...["default", "example", "secret_key", "secret-key", "secretkey", "admin_token", "admin-token", "admintoken"],
+  ...["metrics_token", "api_key", "apikey", "mysecret", "supersecret", "payment_qr", "postgres", "null", "x"],
+];
+const KNOWN_DIGESTS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512"];
+
+let digests: Map<string, string> | null = null;
+
+/**
+ * Hex digest → what it is: every digest above of the known words and of zxcvbn's first 1,000 common passwords,
+ * as typed and with the newline `echo` adds. Built on first use, in production only.
+ */
+function knownDigests(): Map<string, string> {
+  if (digests !== null) return digests;
+  digests = new Map();
+  const common = (zxcvbnPackages().common.dictionary["passwords-common"] ?? []).slice(0, 1000).map(String);
+  for (const word of new Set([...KNOWN_WORDS, ...common]))
+    for (const text of [word, `${word}\n`])
+      for (const algorithm of KNOWN_DIGESTS)
+        digests.set(
+          createHash(algorithm).update(text).digest("hex"),
+          `the ${algorithm.toUpperCase().replace("SHA", "SHA-")} of ${JSON.stringify(text)}`,
+        );
+  return digests;
+}
+
+/** The three packages of the estimate, loaded on first use (createRequire: loadConfig stays synchronous). */
+function zxcvbnPackages(): { core: typeof ZxcvbnCore; common: typeof ZxcvbnCommon; en: typeof ZxcvbnEn } {
+  const require = createRequire(import.meta.url);
+  return {
+    core: require("@zxcvbn-ts/core") as typeof ZxcvbnCore,
+    common: require("@zxcvbn-ts/language-common") as typeof ZxcvbnCommon,
+    en: require("@zxcvbn-ts/language-en") as typeof ZxcvbnEn,
+  };
 }
 
 let estimator: ZxcvbnFactory | null = null;
 
 /**
- * zxcvbn with the common and English dictionaries, loaded on first use: only a production start pays for
- * them (docs/decisions/0141-one-admin-token-rule.md has the figures). The l33t matcher is capped at 10
- * substitutions: at its default (100) one check of a random 43-character token took 2.2 s instead of 0.3 s,
- * with the same estimates for every token measured.
+ * The strength estimate in bits: zxcvbn (common and English dictionaries) reads the value as its cheapest sequence of
+ * patterns — words, names, keyboard walks, repeats, sequences, dates — and stretches of no pattern, and the bits are
+ * the sum over that sequence. zxcvbn's own total also multiplies by the number of orders of the sequence and adds a
+ * term growing with its length, which priced 8 random words (103 bits) at 141–153; the sum measured 101–113.
+ * Loaded on first use: only a production start pays for the dictionaries (docs/decisions/0141-one-admin-token-rule.md
+ * has the figures). The l33t matcher is capped at 10 substitutions: at its default (100) one check of a random
+ * 43-character token took 2.2 s instead of 0.3 s, with the same estimates for every token measured.
  */
-function estimateStrength(token: string): ZxcvbnResult {
+function strength(value: string): { bits: number; warning: string | null } {
   if (estimator === null) {
-    const require = createRequire(import.meta.url);
-    const core = require("@zxcvbn-ts/core") as typeof ZxcvbnCore;
-    const common = require("@zxcvbn-ts/language-common") as typeof ZxcvbnCommon;
-    const en = require("@zxcvbn-ts/language-en") as typeof ZxcvbnEn;
+    const { core, common, en } = zxcvbnPackages();
     estimator = new core.ZxcvbnFactory({
       dictionary: { ...common.dictionary, ...en.dictionary },
       graphs: common.adjacencyGraphs,
       translations: en.translations,
       l33tMaxSubstitutions: 10,
     });
+    pricedByAlphabet(estimator);
   }
-  return estimator.check(token);
+  const result = estimator.check(value);
+  const log10 = result.sequence.reduce((sum, match) => sum + match.guessesLog10, 0);
+  return { bits: log10 / Math.log10(2), warning: result.feedback.warning };
 }
 
-/** The one advice every ADMIN_TOKEN refusal ends with: how to make a good token, and one to copy. */
-function adminTokenAdvice(production: boolean): string {
-  let token = randomBytes(32).toString("base64url");
-  // The token offered must pass the rule itself; a random one fails about never, but then another is drawn.
-  for (let i = 0; i < 3 && weakAdminToken(token, production) !== null; i++)
-    token = randomBytes(32).toString("base64url");
-  return (
-    "use 32 random bytes (`openssl rand -base64 32`, or " +
-    `\`node -e "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"\`), e.g. ADMIN_TOKEN=${token}`
-  );
+/** The part of zxcvbn-ts's scoring (4.2, `Scoring` in dist/scoring/index.mjs) this file adjusts. */
+interface Scoring {
+  password: string;
+  makeBruteforceMatch(i: number, j: number): { token: string };
+  mostGuessableMatchSequence(password: string, matches: unknown[], excludeAdditive?: boolean): unknown;
 }
+
+/**
+ * zxcvbn prices a character it matches no pattern to at 10 guesses, whatever the alphabet: 34 random
+ * alphanumerics (202 bits) scored 10^34. Its search for the cheapest reading of a value builds such stretches in
+ * one method; given a price there (log2 of the value's alphabet a character; a match carrying `guesses` is taken
+ * as priced), the search weighs words, walks and repeats against stretches at their real cost, and reads a phrase
+ * as words even where its words are short. The search also runs without its length term (`excludeAdditive`),
+ * which at that price made every sequence of many short words cost more than it is worth.
+ */
+function pricedByAlphabet(factory: ZxcvbnFactory): void {
+  const scoring = (factory as unknown as { scoring?: Scoring }).scoring;
+  const make = scoring?.makeBruteforceMatch;
+  const search = scoring?.mostGuessableMatchSequence;
+  if (scoring === undefined || typeof make !== "function" || typeof search !== "function")
+    throw new Error("@zxcvbn-ts/core's Scoring changed: config.ts prices unmatched stretches through it");
+  let priced = { value: "", log10: 1 };
+  scoring.makeBruteforceMatch = function (this: Scoring, i: number, j: number) {
+    const match = make.call(this, i, j);
+    if (priced.value !== this.password)
+      priced = { value: this.password, log10: Math.log10(alphabetSize(this.password)) };
+    const guessesLog10 = Math.max(1, match.token.length * priced.log10);
+    return { ...match, guesses: 10 ** guessesLog10, guessesLog10 };
+  };
+  scoring.mostGuessableMatchSequence = function (this: Scoring, password: string, matches: unknown[]) {
+    return search.call(this, password, matches, true);
+  };
+}
+
+/**
+ * How many characters a value's characters are drawn from, at least: 10 for digits, 16 for hex (one case), else 26
+ * for each case of letters used, 10 for digits, and one for each other character it holds.
+ */
+export function alphabetSize(value: string): number {
+  if (/^[0-9]+$/.test(value)) return 10;
+  if (/^[0-9a-f]+$/.test(value) || /^[0-9A-F]+$/.test(value)) return 16;
+  const others = new Set(value.replace(/[A-Za-z0-9]/g, "")).size;
+  return (/[a-z]/.test(value) ? 26 : 0) + (/[A-Z]/.test(value) ? 26 : 0) + (/[0-9]/.test(value) ? 10 : 0) + others;
+}
+
+/** The one advice every refusal of a secret setting ends with: how to make a good one (none is printed). */
+const SECRET_ADVICE =
+  "use 32 random bytes (`openssl rand -base64 32`, or " +
+  "`node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64url'))\"`)";
 
 type Env = Record<string, string | undefined>;
 
-/** ADMIN_TOKEN under the one rule, or null (development: generated later); a ConfigError says why not. */
-function checkedAdminToken(env: Env, production: boolean): string | null {
+/**
+ * A secret setting under the one rule, or null when unset (a ConfigError says why not). `required`: unset is
+ * refused too (ADMIN_TOKEN and SECRET_KEY in production).
+ */
+function checkedSecret(env: Env, name: string, production: boolean, required: boolean): string | null {
+  const value = str(env, name);
+  if (value === null) {
+    if (required) throw new ConfigError(`${name} is required when NODE_ENV=production; ${SECRET_ADVICE}`);
+    return null;
+  }
+  const weak = weakSecret(value, production);
+  if (weak !== null) throw new ConfigError(`${name} is too weak (${weak}); ${SECRET_ADVICE}`);
+  return value;
+}
+
+/** ADMIN_TOKEN, METRICS_TOKEN and SECRET_KEY under the one rule (development: the first and last generated later). */
+function checkedSecrets(env: Env, production: boolean) {
   try {
-    const adminToken = str(env, "ADMIN_TOKEN");
-    if (production && adminToken === null)
-      throw new ConfigError(`ADMIN_TOKEN is required when NODE_ENV=production; ${adminTokenAdvice(production)}`);
-    const weak = adminToken === null ? null : weakAdminToken(adminToken, production);
-    if (weak !== null) throw new ConfigError(`ADMIN_TOKEN is too weak (${weak}); ${adminTokenAdvice(production)}`);
-    return adminToken;
+    return {
+      adminToken: checkedSecret(env, "ADMIN_TOKEN", production, production),
+      secretKey: checkedSecret(env, "SECRET_KEY", production, production),
+      metricsToken: checkedSecret(env, "METRICS_TOKEN", production, false),
+    };
   } finally {
-    // The estimator's ranked dictionaries (about 15 MB of heap) are not kept for the life of the process.
+    // The estimator's ranked dictionaries (about 15 MB of heap) and the digests are not kept for the life of
+    // the process.
     estimator = null;
+    digests = null;
   }
 }
 
@@ -410,10 +543,7 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
     throw new ConfigError(
       "SIMULATORS must be off when NODE_ENV=production (the /sim/* routes would let anyone mark payments paid)",
     );
-  const adminToken = checkedAdminToken(env, production);
-  const secretKey = str(env, "SECRET_KEY");
-  if (secretKey !== null && secretKey.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters");
-  if (production && secretKey === null) throw new ConfigError("SECRET_KEY is required when NODE_ENV=production");
+  const { adminToken, secretKey, metricsToken } = checkedSecrets(env, production);
   if (production && str(env, "DATABASE_URL") === null && !bool(env, "EMBEDDED_IN_PRODUCTION", false))
     throw new ConfigError(
       "DATABASE_URL is required when NODE_ENV=production (the embedded database is one process's, on this disk); " +
@@ -456,7 +586,7 @@ export function loadConfig(env: Env = process.env, openFiles: number | null = op
       str(env, "ADMIN_PORT") === null
         ? null
         : { port: int(env, "ADMIN_PORT", 0, 0, 65535), host: str(env, "ADMIN_HOST") ?? "127.0.0.1" },
-    metricsToken: str(env, "METRICS_TOKEN"),
+    metricsToken,
     adminThrottle: { maxFailures: int(env, "BEARER_FAILURES_PER_MINUTE", 10, 1, 100_000), windowMs: 60_000 },
     trustedProxies: addressRanges(env, "TRUSTED_PROXIES"),
     ws: {

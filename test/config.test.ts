@@ -26,7 +26,7 @@ const DEV: Record<string, string> = { NODE_ENV: "test" };
 const PROD: Record<string, string> = {
   NODE_ENV: "production",
   ADMIN_TOKEN,
-  SECRET_KEY: "config-test-secret-key-0123456789-0123456789",
+  SECRET_KEY: "config-test-secret-key-Vb7Qx2Nm9Kc4Tw6Jh3Zr8Lp5",
   DATABASE_URL: "postgresql://pqr@127.0.0.1:9/pqr",
   NETWORK_API_URL: "https://network.example",
   GATEWAY_API_URL: "https://gateway.example",

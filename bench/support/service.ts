@@ -8,7 +8,7 @@ import { sleep, wallNow } from "./timing.js";
 export const PROJECT_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 // Random enough for production mode's admin-token rule (src/config.ts), as every bench service runs in it.
 export const ADMIN_TOKEN = "bench-admin-Qm7TcW2xHq9LrZ4vKp8sYd3NfB6jUe1G";
-export const SECRET_KEY = "bench-secret-key-0123456789-0123456789";
+export const SECRET_KEY = "bench-secret-key-Wf3Kp9Xt6Bq2Mz7Lc4Nv8Rh5J";
 
 /** A port that was free a moment ago (the service is given it explicitly, so /readyz can be polled from spawn). */
 export function freePort(): Promise<number> {

@@ -7,11 +7,13 @@ import {
   GSS_REQUEST,
   PROTOCOL_3,
   SSL_REQUEST,
+  COPY_REFUSED,
+  CopyWatch,
+  MAX_PASSWORD,
   changesSettings,
   cstr,
   errorResponse,
   frame,
-  isCopy,
   passwordOf,
   passwordRequest,
   readMessage,
@@ -20,6 +22,7 @@ import {
   startupPacket,
   startupParams,
   statementText,
+  withCopyFail,
   type Read,
 } from "./embedded-wire.js";
 
@@ -43,9 +46,10 @@ import {
  * - a session setting changed by one connection (SET, RESET, set_config) lasts until the session is free
  *   again (the end of that unit or transaction), then RESET ALL: it never reaches another connection;
  * - it listens on a Unix socket only (the caller puts it in an owner-only directory) and asks every
- *   connection for the per-start secret; bad lengths, unsupported messages (COPY, function calls) and a
+ *   connection for the per-start secret; bad lengths, unsupported messages (COPY data, function calls) and a
  *   wrong secret are answered with an error and a closed connection
- *   (docs/decisions/0085-sealed-embedded-database.md).
+ *   (docs/decisions/0085-sealed-embedded-database.md), and so is a statement the engine answers by entering
+ *   COPY (docs/decisions/0177-copy-refused-by-the-engine-protocol.md).
  */
 export interface EmbeddedServerOptions {
   idleInTransactionMs?: number;
@@ -75,7 +79,13 @@ interface Unit {
 type Phase = "startup" | "password" | "ready";
 
 class Connection {
-  buffer: Buffer = Buffer.alloc(0);
+  /**
+   * Bytes received and not yet read, kept as the chunks they came in until `need` bytes are there: a message
+   * arriving in thousands of chunks is joined once, not once per chunk.
+   */
+  chunks: Buffer[] = [];
+  buffered = 0;
+  need = 0;
   phase: Phase = "startup";
   closed = false;
   /** The start-up packet to hand to the engine once the secret is given. */
@@ -167,15 +177,29 @@ export class EmbeddedServer {
   }
 
   private receive(conn: Connection, chunk: Buffer): void {
-    conn.buffer = conn.buffer.length === 0 ? chunk : Buffer.concat([conn.buffer, chunk]);
+    if (conn.closed) return; // refused: what still arrives is not kept
+    conn.chunks.push(chunk);
+    conn.buffered += chunk.length;
+    if (conn.buffered < conn.need) return;
+    let buffer = conn.chunks.length === 1 ? (conn.chunks[0] as Buffer) : Buffer.concat(conn.chunks, conn.buffered);
+    conn.chunks = [];
+    conn.buffered = 0;
+    conn.need = 0;
     while (!conn.closed && !conn.socket.destroyed) {
       const read =
         conn.phase === "startup"
-          ? readStartup(conn.buffer)
-          : readMessage(conn.buffer, conn.phase === "password" ? PASSWORD_ONLY : undefined);
-      if (read.kind === "more") return;
+          ? readStartup(buffer)
+          : conn.phase === "password"
+            ? readMessage(buffer, PASSWORD_ONLY, MAX_PASSWORD)
+            : readMessage(buffer);
+      if (read.kind === "more") {
+        if (buffer.length > 0) conn.chunks = [buffer];
+        conn.buffered = buffer.length;
+        conn.need = read.need;
+        return;
+      }
       if (read.kind === "bad") return this.refuse(conn, read.code, read.message);
-      conn.buffer = read.rest;
+      buffer = read.rest;
       if (read.kind === "startup") this.onStartup(conn, read);
       else if (conn.phase === "password") this.onPassword(conn, read.msg);
       else this.onMessage(conn, read.type, read.msg);
@@ -218,10 +242,8 @@ export class EmbeddedServer {
       return;
     }
     const text = statementText(type, raw);
-    if (text !== null && isCopy(text))
-      return this.refuse(conn, "0A000", "COPY is not supported by the embedded database");
     if (text !== null && changesSettings(text)) conn.pendingSettings = true;
-    conn.pending.push(this.rename(conn, type, raw));
+    conn.pending.push(withCopyFail(type, this.rename(conn, type, raw)));
     if (UNIT_END.has(type)) {
       this.enqueue({ conn, messages: conn.pending, open: type === "H", settings: conn.pendingSettings });
       conn.pending = [];
@@ -232,9 +254,12 @@ export class EmbeddedServer {
   /** A protocol error: PostgreSQL's FATAL answer, then the connection ends (what it queued is dropped). */
   private refuse(conn: Connection, code: string, message: string): void {
     this.opts.onWarning?.("embedded database: refused a client message", { code, message });
-    conn.buffer = Buffer.alloc(0);
+    conn.chunks = [];
+    conn.buffered = 0;
     conn.pending = [];
-    if (!conn.socket.destroyed) conn.socket.end(errorResponse("FATAL", code, message));
+    // Closed both ways once the answer is written: a client still sending (a message refused from its length
+    // alone) is not read on.
+    if (!conn.socket.destroyed) conn.socket.end(errorResponse("FATAL", code, message)).destroySoon();
     this.close(conn);
   }
 
@@ -300,13 +325,17 @@ export class EmbeddedServer {
     const { conn } = unit;
     this.current = conn;
     const started = Date.now();
+    // The rest of the unit still runs after a copy response (the engine must reach its Sync); the client gets
+    // none of it, and the connection is refused below.
+    const copy = new CopyWatch();
     try {
       await this.db.runExclusive(async () => {
         for (let i = 0; i < unit.messages.length; i++) {
           await this.db.execProtocolRawStream(unit.messages[i] as Buffer, {
             syncToFs: i === unit.messages.length - 1,
             onRawData: (data) => {
-              if (conn !== null && !conn.closed && data.length > 0) conn.socket.write(Buffer.from(data));
+              const passed = copy.pass(data);
+              if (conn !== null && !conn.closed && passed.length > 0) conn.socket.write(Buffer.from(passed));
             },
           });
         }
@@ -328,6 +357,7 @@ export class EmbeddedServer {
     this.ownerIdleSince = Date.now();
     // The connection went away while its unit ran: close() left the release to us.
     if (holds && conn.closed) await this.release(conn);
+    else if (copy.seen && conn !== null) this.refuse(conn, "0A000", COPY_REFUSED);
   }
 
   /** The one shared session back to its defaults, so a setting never outlives the unit or transaction that made it. */

@@ -9,6 +9,12 @@ import { EmbeddedServer } from "../../src/db/embedded-server.js";
 import { pgFrame, pgPassword, pgStartup } from "../support/pg-wire.js";
 import { waitFor, within } from "../support/wait.js";
 
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n, 0);
+  return b;
+};
+
 /**
  * The embedded database's wire front: one PGlite session, many client connections, and each connection
  * must behave as if it had a server session of its own.
@@ -140,6 +146,12 @@ describe("embedded database server", () => {
     await a.query("commit");
     await b.query("insert into t values (12, 'after a transaction that set it')");
     expect((await b.query("select count(*)::int as n from t where id in (10, 11, 12)")).rows[0].n).toBe(3);
+    // Behind comments as the engine reads them: nested, and a line comment ended by CR.
+    await a.query("/* /* */ */ set default_transaction_read_only = on");
+    await b.query("insert into t values (14, 'after a nested comment')");
+    await a.query("-- x\rset default_transaction_read_only = on");
+    await b.query("insert into t values (15, 'after a CR')");
+    expect((await b.query("select count(*)::int as n from t where id in (14, 15)")).rows[0].n).toBe(2);
   });
 
   it("drops start-up options: `-c default_transaction_read_only=on` in a connection's options changes nothing", async () => {
@@ -194,6 +206,14 @@ describe("embedded database server", () => {
     ["a start-up packet of length 0", Buffer.from("0000000004d2162f", "hex"), false, "08P01"],
     ["a message whose length is -1", Buffer.from("53ffffffff", "hex"), true, "08P01"],
     ["a message whose length is 2 GiB", Buffer.from("517fffffff", "hex"), true, "08P01"],
+    [
+      // Refused from its header alone, before anyone has authenticated: nothing of it is buffered or waited for.
+      "a password message whose length says 31 MB",
+      Buffer.concat([pgStartup(), Buffer.from("70", "hex"), int32(31 * 1024 * 1024), Buffer.alloc(64 * 1024)]),
+      false,
+      "08P01",
+    ],
+    ["a password message of 2 KB", Buffer.concat([pgStartup(), pgPassword("x".repeat(2048))]), false, "08P01"],
     ["a function call (F)", pgFrame("F", Buffer.alloc(8)), true, "0A000"],
     ["COPY data (d) out of the blue", pgFrame("d", Buffer.from("1\n")), true, "0A000"],
     ["COPY … FROM STDIN", pgFrame("Q", Buffer.from("copy t from stdin\0")), true, "0A000"],

@@ -32,7 +32,7 @@ describe("process shutdown", () => {
         LOG_LEVEL: "warn",
         DATA_DIR: dataDir,
         ADMIN_TOKEN,
-        SECRET_KEY: "test-secret-key-0123456789-0123456789",
+        SECRET_KEY: "test-secret-key-Hq4Zt8Wn2Xc6Lv9Rb3Mj7Pk5Ds1F",
         SIMULATORS: "false",
         NETWORK_API_URL: "http://127.0.0.1:9/network",
         GATEWAY_API_URL: "http://127.0.0.1:9/gateway",

@@ -300,6 +300,7 @@ describe(`GraphQL fuzz (seed ${SEED})`, () => {
     // Production mode: simulators off, upstream URLs that are never called by these documents.
     prod = await startService({
       NODE_ENV: "production",
+      SECRET_KEY: "prod-secret-key-Hq4Zt8Wn2Xc6Lv9Rb3Mj7Pk5Ds1F", // production's rule refuses the tests' usual one
       SIMULATORS: "false",
       NETWORK_API_URL: "http://127.0.0.1:9/network",
       GATEWAY_API_URL: "http://127.0.0.1:9/gateway",

@@ -415,6 +415,7 @@ describe("smaller items: crafted cursors, suggestions in production, HTTP status
     await generate(t, a.keys.qr);
     prod = await startTestApp({
       NODE_ENV: "production",
+      SECRET_KEY: "prod-secret-key-Hq4Zt8Wn2Xc6Lv9Rb3Mj7Pk5Ds1F", // production's rule refuses the tests' usual one
       SIMULATORS: "false",
       NETWORK_API_URL: "http://127.0.0.1:9",
       GATEWAY_API_URL: "http://127.0.0.1:9",
