@@ -97,7 +97,12 @@ describe("link driver against the simulated payment-link page", () => {
     await waitFor(async () => (await client(session.clientId)).polls >= polled + 3, 10_000, 50, "3 more polls");
     expect((await sim.post("/sim/link/approve", { clientId: session.clientId })).status).toBe(200);
     const approved = await nextMatching(events, (e) => e.type === "approved", seen);
-    expect(approved).toEqual({ type: "approved", receiptUrl: `${sim.baseUrl}/sim/link/receipt/${session.clientId}` });
+    // The page states what was paid (checked against what was asked before a payment is SUCCESS).
+    expect(approved).toEqual({
+      type: "approved",
+      receiptUrl: `${sim.baseUrl}/sim/link/receipt/${session.clientId}`,
+      paid: { amount: "4.00", currency: "USD" },
+    });
     expect(await rest(events)).toEqual([]);
     expect(seen.map((e) => e.type)).toEqual(["request_qr", "scanned", "approved"]);
     await session.close();
@@ -197,9 +202,10 @@ describe("link driver against the simulated payment-link page", () => {
     expect(resumed.qr).toBe(qr);
     expect((await events.next()).value).toEqual({ type: "scanned" });
     await sim.post("/sim/link/approve", { clientId });
-    expect(await nextMatching(events, (e) => e.type === "approved")).toEqual({
+    expect(await nextMatching(events, (e) => e.type === "approved")).toMatchObject({
       type: "approved",
       receiptUrl: `${sim.baseUrl}/sim/link/receipt/${clientId}`,
+      paid: { currency: "USD" },
     });
     await resumed.close();
   });
