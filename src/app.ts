@@ -228,11 +228,18 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const r = await ready();
     res.status(r.ok ? 200 : 503).json(r);
   });
-  const edge = await mountModules(http, core, defs, modules, role);
-  await closeHttpEdge(http, config, logger);
-
-  for (const m of modules) await m.start?.();
-  await scheduler?.start();
+  let edge: GraphQLEdge | null = null;
+  try {
+    edge = await mountModules(http, core, defs, modules, role);
+    await closeHttpEdge(http, config, logger);
+    for (const m of modules) await m.start?.();
+    await scheduler?.start();
+  } catch (err) {
+    // A start that fails half-way leaves nothing open: listeners, database and the DATA_DIR lock are given back,
+    // so the same process may start again (a test, an embedder).
+    await abandonStart(http, edge, storage);
+    throw err;
+  }
 
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= stopApp(http, edge, storage, modules));
@@ -440,10 +447,11 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
   app.use(requestIds);
   // The budget key of who the request is from (TRUSTED_PROXIES applied, IPv6 per /64), for budgets kept by the
   // handlers themselves (static-assets.ts).
-  app.use((req, res, next) => {
+  const addressBudget: express.RequestHandler = (req, res, next) => {
     res.locals.addressBudget = throttleKey(addressOf(req));
     next();
-  });
+  };
+  app.use(addressBudget);
   // Request lines are for debugging (LOG_REQUESTS=1 or LOG_LEVEL debug): state changes and webhook attempts have
   // lines of their own. Not mounted otherwise: pino-http serialises every request up front, whatever the level
   // (about 8% of a generate request's CPU).
@@ -485,6 +493,7 @@ async function openHttp(config: Config, core: Omit<Core, "baseUrl">): Promise<Ht
     adminApp.disable("x-powered-by");
     adminApp.set("etag", false);
     adminApp.use(metrics.middleware());
+    adminApp.use(addressBudget);
     adminApp.use(bearerThrottle);
     adminApp.get("/healthz", (_req, res) => void res.json({ ok: true }));
   }
@@ -678,10 +687,24 @@ async function stopApp(http: Http, edge: GraphQLEdge | null, storage: Storage, m
   await storage.jobs.pause();
   for (const m of modules) await m.handOver?.();
   await storage.jobs.stop();
-  for (const m of [...modules].reverse()) await m.stop?.();
-  await storage.orm.close();
-  await storage.embedded?.stop();
-  storage.lock?.release();
+  try {
+    for (const m of [...modules].reverse()) await m.stop?.();
+    await storage.orm.close();
+    await storage.embedded?.stop();
+  } finally {
+    storage.lock?.release();
+  }
+}
+
+/** A start that failed after the listeners opened: they close, then the storage (its lock last, storage.close). */
+async function abandonStart(http: Http, edge: GraphQLEdge | null, storage: Storage): Promise<void> {
+  await edge?.dispose().catch(() => undefined);
+  for (const server of [http.server, http.adminServer])
+    if (server?.listening) {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  await storage.close();
 }
 
 /** The paths express routes to GET /metrics (case-insensitive, trailing slash allowed): the scrape judges their tokens. */

@@ -130,7 +130,11 @@ export class LinkService {
       if (refusal !== null) throw shareRefused(refusal);
       return this.noQr(draft, link.url, err);
     }
-    const refusal = await this.payeeRefusal(link, session.qr);
+    // Nothing may leave the page open: a failed payee check (the database) closes it as a refusal does.
+    const refusal = await this.payeeRefusal(link, session.qr).catch(async (err: unknown) => {
+      await session.close();
+      throw err;
+    });
     if (refusal !== null) {
       await session.close();
       this.logger.warn({ url: link.url, linkConfig: link.id }, refusal);

@@ -13,8 +13,14 @@ export function qrPayee(qr: string): string | null {
 
 /** Why a QR is refused for its payee, or null when it pays `expected` (null expected: nothing to compare yet). */
 export function payeeRefusal(payee: string | null, expected: string | null): string | null {
-  if (expected === null || payee === expected) return null;
+  // Account ids compared as the network compares them (mismatch checks too): without case, trimmed.
+  if (expected === null || (payee !== null && samePayee(payee, expected))) return null;
   return payee === null
     ? `the payment page issued a QR whose payee cannot be read; this configuration's payee is ${expected}`
     : `the payment page issued a QR payable to ${payee}; this configuration's payee is ${expected}`;
+}
+
+/** One account id (`name@bank`) written two ways: the same account when equal without case or surrounding space. */
+export function samePayee(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
 }

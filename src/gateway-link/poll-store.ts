@@ -5,6 +5,7 @@
 import type { SecretBox } from "../auth/secret-box.js";
 import type { Db } from "../db/sql.js";
 import { rowToTx, type TxRecord } from "../transactions/record.js";
+import { heldSql } from "../transactions/mismatch.js";
 import type { LinkPollSession } from "./link-protocol.js";
 
 /** What goes into `upstream.poll`: the public parts in clear, the token and the cookies sealed to the row. */
@@ -94,5 +95,9 @@ export async function renewLeases(db: Db, ids: string[], until: Date): Promise<v
 
 /** When an expired payment's late watch looks again (null: the watch is over, or never was). */
 export async function setLateWatch(db: Db, id: string, at: Date | null): Promise<void> {
-  await db.query(`update "transaction" set next_check_at = ? where id = ? and status = 'EXPIRED'`, [at, id]);
+  // A held payment (an operator decides it) is never watched again, whatever raced with its hold.
+  await db.query(
+    `update "transaction" set next_check_at = ? where id = ? and status = 'EXPIRED' and not ${heldSql()}`,
+    [at, id],
+  );
 }

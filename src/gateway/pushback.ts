@@ -5,6 +5,7 @@ import type { Logger } from "../logger.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
 import { addressKey } from "../rest/connection-caps.js";
 import { sendError } from "../rest/shim.js";
+import { heldSql } from "../transactions/mismatch.js";
 import type { GatewayConfigs } from "./gateway-configs.js";
 
 /** Where the gateway's pushbacks arrive: `${PUSHBACK_PATH}/<gateway configuration id>`. */
@@ -75,7 +76,7 @@ export function pushbackRouter(deps: PushbackDeps): RequestHandler[] {
         `update "transaction" t set next_check_at = ?
          from gateway_config c, api_key k
          where c.id = ? and k.target_ref = c.id and t.api_key_ref = k.id
-           and t.area = 'gateway' and t.status = 'CHECKOUT' and t.order_id = ?
+           and t.area = 'gateway' and t.status = 'CHECKOUT' and t.order_id = ? and not ${heldSql("t")}
          returning t.id`,
         [clock.now(), configId, tranId],
       );

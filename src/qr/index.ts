@@ -74,7 +74,7 @@ export function createQrModule(deps: QrModuleDeps, settings: QrSettings): QrModu
       new CardResolver(deps.query),
     ],
     jobs: [
-      qrMonitorJob({ ...deps, intervalMs: settings.monitorIntervalMs }, client),
+      qrMonitorJob({ ...deps, intervalMs: settings.monitorIntervalMs, singleRate: settings.singleRate }, client),
       // Ahead of expiry, with NETWORK_API_EMAIL: at most one renewal attempt a day (network-token.ts).
       { name: "network.token-renewal", every: "1 hour", lockLifetimeMs: 60_000, run: () => token.renewAhead() },
     ],

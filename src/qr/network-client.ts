@@ -141,6 +141,8 @@ export function createNetworkClient(options: NetworkClientOptions): NetworkClien
 
   async function checkOne(md5: string): Promise<NetworkResult> {
     assertMd5s([md5]);
+    // During a 429 pause nothing is called: fail at once rather than after waiting a pacing slot first.
+    send.notPaused(SINGLE_PATH);
     await pace();
     const envelope = parseEnvelope(SINGLE_PATH, await send(SINGLE_PATH, { md5: md5.toLowerCase() }));
     if (envelope.responseCode === 0) return paidFrom(SINGLE_PATH, envelope.data);
@@ -262,16 +264,19 @@ function sender(
   options: Pick<NetworkClientOptions, "token" | "onUnauthorized" | "onRateLimited">,
   now: () => number,
   observe: (path: string, answer: UpstreamAnswer) => void,
-): (path: string, body: unknown) => Promise<UpstreamAnswer> {
+): Sender {
   const token = typeof options.token === "string" ? () => options.token as string : options.token;
   const post = (path: string, body: unknown, bearer: string) =>
     http.postJson(path, body, { authorization: `Bearer ${bearer}` });
   let pausedUntil = 0;
-  return async (path, body) => {
+  const notPaused = (path: string) => {
     if (now() < pausedUntil) {
       const until = new Date(pausedUntil).toISOString();
       throw fault(path, `not called: the network answered HTTP 429, calls wait until ${until}`, "RATE_LIMITED");
     }
+  };
+  const send = async (path: string, body: unknown): Promise<UpstreamAnswer> => {
+    notPaused(path);
     const used = token();
     let answer = await post(path, body, used);
     if (unauthorized(answer) && options.onUnauthorized !== undefined && (await options.onUnauthorized(used)))
@@ -289,7 +294,11 @@ function sender(
     }
     return answer;
   };
+  return Object.assign(send, { notPaused });
 }
+
+/** A call to the network, and the check that no call is made during a 429 pause. */
+type Sender = ((path: string, body: unknown) => Promise<UpstreamAnswer>) & { notPaused(path: string): void };
 
 // --- Answers ------------------------------------------------------------------------------
 

@@ -25,8 +25,16 @@ async function listed(client: NetworkClient, txs: { md5: string | null }[]): Pro
  * held (payment.mismatched, paid-check.ts); failed → FAILED;
  * not found → unchanged (which, at or after the expiry, the loop turns into EXPIRED).
  */
-export function networkMonitorPort(client: NetworkClient, now: () => Date = () => new Date()): MonitorPort {
+export function networkMonitorPort(
+  client: NetworkClient,
+  now: () => Date = () => new Date(),
+  singleRate = Infinity,
+): MonitorPort {
   return {
+    // In single mode each md5 is a paced call (NETWORK_SINGLE_RATE a second): a round claims what that rate
+    // checks within the claim's lease, so another worker never claims md5s still waiting their turn here.
+    batchLimit: (leaseMs) =>
+      client.mode() === "single" ? Math.max(1, Math.floor((singleRate * leaseMs) / 1000)) : Infinity,
     async check(txs) {
       const results = await listed(client, txs);
       const out = new Map<string, CheckOutcome>();
@@ -50,13 +58,16 @@ export function networkMonitorPort(client: NetworkClient, now: () => Date = () =
 }
 
 /** Follows PENDING generic QR transactions until paid, failed or expired (transactions/monitor.ts). */
-export function qrMonitorJob(deps: MonitorDeps & { intervalMs: number }, client: NetworkClient): JobSpec {
+export function qrMonitorJob(
+  deps: MonitorDeps & { intervalMs: number; singleRate: number },
+  client: NetworkClient,
+): JobSpec {
   return monitorJob(deps, {
     name: "qr.monitor",
     area: "qr",
     recheckMs: deps.intervalMs,
     batch: 500,
     rounds: 20,
-    port: networkMonitorPort(client, () => deps.clock.now()),
+    port: networkMonitorPort(client, () => deps.clock.now(), deps.singleRate),
   });
 }

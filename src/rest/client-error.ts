@@ -38,11 +38,14 @@ const LINGER_MS = 2_000;
  */
 function lingerThenClose(socket: Socket): void {
   let read = 0;
-  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  // A reset, said as one: a plain destroy() here would be turned into one more lingering half-close by the
+  // slow-reader watch (slow-readers.ts), which reads on without these bounds.
+  const cutNow = () => void (socket.destroyed ? undefined : socket.resetAndDestroy());
+  const cut = setTimeout(cutNow, LINGER_MS);
   cut.unref();
   socket.on("data", (chunk: Buffer) => {
     read += chunk.length;
-    if (read > LINGER_BYTES) socket.destroy();
+    if (read > LINGER_BYTES) cutNow();
   });
   socket.once("close", () => clearTimeout(cut));
   socket.resume();

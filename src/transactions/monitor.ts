@@ -26,6 +26,11 @@ export type CheckOutcome =
  */
 export interface MonitorPort {
   check(txs: TxRecord[]): Promise<Map<string, CheckOutcome>>;
+  /**
+   * How many transactions this port can check within `leaseMs` now, when it is fewer than a batch (a paced
+   * upstream): a round claims no more, so no claim's lease runs out while its checks still wait their turn.
+   */
+  batchLimit?(leaseMs: number): number;
 }
 
 export interface MonitorSpec {
@@ -108,7 +113,8 @@ class MonitorLoop {
     const graceMs = policy?.graceMs ?? 0;
     for (let round = 0; round < (spec.rounds ?? 1); round++) {
       const now = clock.now();
-      const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + this.leaseMs), spec.batch, {
+      const batch = Math.max(1, Math.min(spec.batch, spec.port?.batchLimit?.(this.leaseMs) ?? spec.batch));
+      const claimed = await claimDue(db, spec.area, now, new Date(now.getTime() + this.leaseMs), batch, {
         nextCheck: true,
         graceMs,
       });
@@ -120,7 +126,7 @@ class MonitorLoop {
         else live.push(tx);
       }
       if (live.length > 0 && spec.port !== null) await this.record(live, await this.ask(spec.port, live), now, graceMs);
-      if (claimed.length < spec.batch) break;
+      if (claimed.length < batch) break;
     }
     if (policy !== null && policy.lateWatchMs > 0 && spec.port !== null) await this.lateWatch(spec.port, policy);
   }
@@ -201,7 +207,8 @@ class MonitorLoop {
     for (let round = 0; round < (spec.rounds ?? 1); round++) {
       const now = clock.now();
       const next = new Date(now.getTime() + policy.lateCheckMs);
-      const claimed = await claimLate(db, spec.area, now, next, spec.batch);
+      const batch = Math.max(1, Math.min(spec.batch, port.batchLimit?.(policy.lateCheckMs) ?? spec.batch));
+      const claimed = await claimLate(db, spec.area, now, next, batch);
       if (claimed.length === 0) return;
       const outcomes = await this.ask(port, claimed);
       const again: string[] = [];
@@ -236,7 +243,7 @@ class MonitorLoop {
         next,
         true,
       );
-      if (claimed.length < spec.batch) return;
+      if (claimed.length < batch) return;
     }
   }
 }

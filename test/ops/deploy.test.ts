@@ -12,7 +12,7 @@ const COMPOSE_FILES = ["docker-compose.yml", "Dockerfile", "deploy"];
 const SETTINGS = {
   PUBLIC_BASE_URL: "https://pay.example.com",
   ADMIN_TOKEN: "t3L3QrdOh4-gKyrmM36WoFRbB8iNxJ7XgIWrRxLLnrI",
-  SECRET_KEY: "deploy-test-secret-key-0123456789-0123456789",
+  SECRET_KEY: "4bsL2glC4EA9y_f2ZE2M6zDReNiDkMmimpt6AARRsJw",
   NETWORK_API_URL: "https://network.invalid",
   GATEWAY_API_URL: "https://gateway.invalid",
 };

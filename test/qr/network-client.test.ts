@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { AppError } from "../../src/errors.js";
 import { createNetworkClient, type NetworkClient } from "../../src/qr/network-client.js";
+import { networkMonitorPort } from "../../src/qr/qr-monitor.job.js";
 import { closedPort, postJson, startNetworkSimulator, type NetworkHarness } from "../support/upstream-servers.js";
 
 const TOKEN = "sit-token-7f3a";
@@ -370,6 +371,19 @@ describe("the network's own limits: a refused token, 429 and Retry-After, paced 
       await expect(client.checkByMd5(md5())).resolves.toEqual({ kind: "not_found" });
     }
     expect(pauses).toHaveLength(4);
+  });
+
+  it("in single mode a monitor round claims only what the rate checks within the claim's lease", async () => {
+    const paced = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000, singleRate: 20 });
+    afterDone = () => Promise.all([paced.close(), postJson(`${net.base}/sim/network/fault`, { mode: "ok" })]);
+    const port = networkMonitorPort(paced, () => new Date(), 20);
+    // The list endpoint answers: a round is the monitor's whole batch.
+    expect(port.batchLimit?.(2750)).toBe(Infinity);
+    await postJson(`${net.base}/sim/network/fault`, { mode: "md5list-forbidden" });
+    await paced.checkByMd5List([md5()]);
+    expect(paced.mode()).toBe("single");
+    // 20 calls a second for 2.75 s: 55 md5s, so none is still waiting its turn when another worker may claim it.
+    expect(port.batchLimit?.(2750)).toBe(55);
   });
 
   it("starts single-md5 calls at most NETWORK_SINGLE_RATE a second, with jitter", async () => {
