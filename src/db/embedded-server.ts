@@ -350,7 +350,7 @@ export class EmbeddedServer {
     if (tookMs > this.slowUnitMs)
       this.opts.onWarning?.("embedded database: a statement held the engine (it cannot be interrupted)", { tookMs });
     if (unit.settings === true) this.dirty = true;
-    this.midExtended = unit.open;
+    this.midExtended = stillMidExtended(this.midExtended && this.owner === conn && conn !== null, unit);
     const holds = conn !== null && (this.midExtended || this.db.isInTransaction());
     if (holds && this.owner !== conn) this.ownerSince = started;
     this.owner = holds ? conn : null;
@@ -431,6 +431,26 @@ export class EmbeddedServer {
     this.owner = null;
     void this.drain();
   }
+}
+
+/** Extended-protocol messages: after one, the engine owes a Sync (and skips everything but Sync after an error). */
+const EXTENDED = new Set(["P", "B", "D", "E", "C", "H"].map((t) => t.charCodeAt(0)));
+const SYNC = "S".charCodeAt(0);
+
+/**
+ * Whether the engine is still in an extended-protocol sequence after `unit`, given whether it was before. Only a
+ * Sync ends one: a simple Query in between does not (after an error the engine ignores it, as it ignores
+ * everything up to the Sync), so a connection that sent Parse … Flush, then a Query, still holds the session and
+ * its release sends the Sync the engine waits for.
+ */
+function stillMidExtended(before: boolean, unit: Unit): boolean {
+  let mid = before;
+  for (const msg of unit.messages) {
+    const type = msg[0] as number;
+    if (type === SYNC) mid = false;
+    else if (EXTENDED.has(type)) mid = true;
+  }
+  return mid || unit.open;
 }
 
 function named(conn: Connection, name: string): string {

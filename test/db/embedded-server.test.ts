@@ -236,6 +236,32 @@ describe("embedded database server", () => {
     },
   );
 
+  it("a connection that leaves a failed extended sequence open (Parse … Flush, then a Query) and goes away leaves the engine clean for the next", async () => {
+    const sock = connectSocket(join(dir, ".s.PGSQL.5432"));
+    const chunks: Buffer[] = [];
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    await new Promise<void>((resolve) => sock.once("connect", () => resolve()));
+    sock.write(Buffer.concat([pgStartup(), pgPassword("s3cret")]));
+    await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from("Z\0\0\0\x05I", "latin1")), 5_000, 10);
+    // A statement the engine cannot parse, sent up to a Flush (no Sync): the engine now skips to the next Sync,
+    // and a simple Query after it is skipped too (found by the wire fuzz, seed 859413220).
+    sock.write(
+      Buffer.concat([
+        pgFrame("P", Buffer.from("\0selec 1\0\0\0")),
+        pgFrame("B", Buffer.from("\0\0\0\0\0\0\0\0")),
+        pgFrame("E", Buffer.from("\0\0\0\0\0")),
+        pgFrame("H", Buffer.alloc(0)),
+        pgFrame("Q", Buffer.from("select 1\0")),
+      ]),
+    );
+    await waitFor(async () => Buffer.concat(chunks).includes(Buffer.from("42601")), 5_000, 10);
+    await new Promise((r) => setTimeout(r, 200));
+    sock.destroy();
+    const other = await connect();
+    const answer = await within(other.query("select 43 as n"), 10_000, null);
+    expect(answer?.rows[0]?.n).toBe(43);
+  });
+
   it("waits for the rest of a truncated message, and forgets it when its connection goes", async () => {
     const open = server.stats().connections;
     const whole = pgFrame("Q", Buffer.from("select 7\0"));
