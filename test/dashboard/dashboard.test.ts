@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import type { Browser, BrowserContext, ConsoleMessage, HTTPRequest, Page } from "puppeteer-core";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
@@ -440,7 +440,11 @@ describe("dashboard in real headless Chromium", () => {
       const file = await waitFor(async () => {
         const failed = await textOf(page, "form.overview-filters .form-error");
         if (failed) throw new Error(failed);
-        return readdirSync(dir).find((f) => f.endsWith(".csv"));
+        // Chromium reserves the final name with an empty file while it writes `.crdownload`: done when that is gone.
+        const names = readdirSync(dir);
+        if (names.some((f) => f.endsWith(".crdownload"))) return undefined;
+        const csv = names.find((f) => f.endsWith(".csv"));
+        return csv !== undefined && statSync(join(dir, csv)).size > 0 ? csv : undefined;
       }, 15_000);
       const rows = parse(readFileSync(join(dir, file), "utf8"), { columns: true }) as { transaction_id: string }[];
       // Every payment of today, as the admin API lists them.
