@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, post, type TestApp, ADMIN_TOKEN } from "../support/app.js";
 import { runAdminCli } from "../../src/admin/cli.js";
+import { DOCUMENTED_QR_IMAGE_TEMPLATES } from "../support/gateway-documents.js";
 
 type Gql = {
   data?: Record<string, unknown>;
@@ -27,18 +28,7 @@ async function cli(
   }
 }
 
-const TEMPLATES = [
-  "template1",
-  "template1_color",
-  "template2",
-  "template2_color",
-  "template3_color",
-  "template4",
-  "template4_color",
-  "template5",
-  "template5_color",
-  "template6_color",
-];
+const TEMPLATES = DOCUMENTED_QR_IMAGE_TEMPLATES;
 
 /** The QR API requires qr_image_template: each gateway configuration names one, from the page's list. */
 describe("a gateway configuration's QR image template", () => {

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { DOCUMENTED_QR_IMAGE_TEMPLATES } from "../support/gateway-documents.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import express from "express";
 import {
@@ -11,18 +12,7 @@ import {
 
 const MERCHANT = "sim-merchant";
 /** The ten templates the QR API page lists (its qr_image_template field). */
-const gwTemplates = [
-  "template1",
-  "template1_color",
-  "template2",
-  "template2_color",
-  "template3_color",
-  "template4",
-  "template4_color",
-  "template5",
-  "template5_color",
-  "template6_color",
-];
+const gwTemplates = DOCUMENTED_QR_IMAGE_TEMPLATES;
 const KEY = "sim-key-0123456789";
 const GENERATE = "/api/payment-gateway/v1/payments/generate-qr";
 const CHECK = "/api/payment-gateway/v1/payments/check-transaction-2";
