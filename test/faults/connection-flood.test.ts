@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { spawn } from "node:child_process";
+import { reportingChild } from "../support/reporting-child.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
 import { Client, statusOf } from "../support/http.js";
@@ -102,23 +102,7 @@ interface FloodReport {
 }
 
 function flooder(port: number, count: number): { reports: FloodReport[]; done: Promise<FloodReport> } {
-  const args = [port, count, MAX_MS, REOPEN_MS, RATE / FLOODERS / 100].map(String);
-  const child = spawn(process.execPath, ["-e", FLOODER, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  const reports: FloodReport[] = [];
-  let partial = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    for (const l of lines) if (l.trim()) reports.push(JSON.parse(l) as FloodReport);
-  });
-  const done = new Promise<FloodReport>((resolve, reject) =>
-    child.once("exit", () => {
-      const last = reports.at(-1);
-      if (last?.final) resolve(last);
-      else reject(new Error(`a flooder exited without its final report (${reports.length} reports)`));
-    }),
-  );
-  return { reports, done };
+  return reportingChild<FloodReport>(FLOODER, [port, count, MAX_MS, REOPEN_MS, RATE / FLOODERS / 100], "a flooder");
 }
 
 /** CPU time a process has used (utime + stime from /proc/<pid>/stat, in clock ticks of 10 ms), in ms. */

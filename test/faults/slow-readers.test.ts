@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { spawn } from "node:child_process";
+import { reportingChild } from "../support/reporting-child.js";
 import { readFileSync } from "node:fs";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
 import { Client, statusOf } from "../support/http.js";
@@ -106,23 +106,8 @@ interface ReaderReport {
 }
 
 function readers(port: number): { reports: ReaderReport[]; done: Promise<ReaderReport> } {
-  const args = [port, READERS, DURATION_MS, Math.max(1, RATE / 100), ENCODING, PATH].map(String);
-  const child = spawn(process.execPath, ["-e", READER, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  const reports: ReaderReport[] = [];
-  let partial = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    for (const l of lines) if (l.trim()) reports.push(JSON.parse(l) as ReaderReport);
-  });
-  const done = new Promise<ReaderReport>((resolve, reject) =>
-    child.once("exit", () => {
-      const last = reports.at(-1);
-      if (last?.final) resolve(last);
-      else reject(new Error(`the readers exited without their final report (${reports.length} reports)`));
-    }),
-  );
-  return { reports, done };
+  const args = [port, READERS, DURATION_MS, Math.max(1, RATE / 100), ENCODING, PATH];
+  return reportingChild<ReaderReport>(READER, args, "the readers");
 }
 
 /** The host's TCP memory now, in bytes (all sockets of this host: the service's and the readers' ends). */
