@@ -7,6 +7,9 @@ import { createPaywayTwin, type PaywayTwin } from "../simulators/payway/index.js
 import { DEMO_PAYWAY_LINKS } from "../simulators/demo-upstreams.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 
+/** How long the twin's QRs say they live (KHQR tag 99): 30 days, as captured real PayWay QRs do. */
+const PAYWAY_QR_LIFE_MS = 30 * 24 * 3600_000;
+
 /** The PayWay twin as the service mounts it with simulators: its page on the service's port, its API on its own. */
 export interface RunningTwin {
   twin: PaywayTwin;
@@ -19,7 +22,11 @@ export interface RunningTwin {
 export function startTwin(clock: Clock, logger: Logger): RunningTwin {
   let origin = "";
   const twin = createPaywayTwin({
-    makeQr: simulatedQr("sim_payway@abaa", "Sim PayWay Shop"),
+    // A real PayWay QR's tag 99 expiry is 30 days after its creation (docs/link-simulator.md, "The QR's life").
+    makeQr: simulatedQr("sim_payway@abaa", "Sim PayWay Shop", {
+      lifetimeMs: PAYWAY_QR_LIFE_MS,
+      now: () => clock.now().getTime(),
+    }),
     apiOrigin: () => origin,
     clock: () => clock.now().getTime(),
     pagePath: "/sim/payway",

@@ -1,9 +1,12 @@
 import { encodeKhqr } from "../khqr/index.js";
 
-/** The simulated upstreams' own KHQR account (the gateway's, the link page's): a dynamic QR for an amount. */
-export function simulatedQr(account: string, name: string) {
+/**
+ * The simulated upstreams' own KHQR account (the gateway's, the link page's): a dynamic QR for an amount. Its expiry
+ * (tag 99) is an hour after its creation unless `lifetimeMs` says otherwise; `now` is the simulator's clock.
+ */
+export function simulatedQr(account: string, name: string, opts: { lifetimeMs?: number; now?: () => number } = {}) {
   return (amount: string, currency: 116 | 840): string => {
-    const now = Date.now();
+    const now = opts.now?.() ?? Date.now();
     return encodeKhqr({
       accountType: "merchant",
       bakongAccountId: account,
@@ -14,7 +17,7 @@ export function simulatedQr(account: string, name: string) {
       currency,
       amount,
       creationTimestamp: now,
-      expirationTimestamp: now + 3600_000,
+      expirationTimestamp: now + (opts.lifetimeMs ?? 3600_000),
     }).qr;
   };
 }
