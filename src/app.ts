@@ -16,6 +16,7 @@ import { Db } from "./db/sql.js";
 import { TransactionStore } from "./transactions/transition.js";
 import { TransactionQuery } from "./transactions/transaction-query.js";
 import { Idempotency } from "./transactions/idempotency.js";
+import { RecheckRegistry } from "./transactions/recheck.js";
 import { AREA_ENUM } from "./transactions/transaction.types.js";
 import { EXPORT_PATH, exportRoute } from "./transactions/export-route.js";
 import { KEY_KIND_ENUM } from "./admin/admin.types.js";
@@ -145,6 +146,8 @@ export interface Core {
   /** The read model: cursor pages and single transactions, scoped by principal. */
   query: TransactionQuery;
   idempotency: Idempotency;
+  /** Each area registers what asking its upstream again about one payment is (transactions/recheck.ts). */
+  rechecks: RecheckRegistry;
   box: SecretBox;
   invalidations: Invalidations;
   auth: Authenticator;
@@ -405,6 +408,7 @@ function buildCore(
     kinds,
     upstreamOrigins: new UpstreamOrigins(),
     idempotency: new Idempotency(db, clock),
+    rechecks: new RecheckRegistry(),
     enqueue: (name, data) => jobs.now(name, data),
     delivers: p.delivers,
     listenUrl: storage.embedded === null ? storage.url : null,

@@ -14,6 +14,26 @@ interface Command {
   secret?: string;
   /** The variables from the flags, where they are not the flags as given (e.g. a word the operator types → an enum). */
   variables?: (flags: Record<string, unknown>) => Record<string, unknown>;
+  /** What the command prints of its answer, where that is not the answer's JSON (e.g. one line). */
+  print?: (data: unknown) => string;
+}
+
+interface Rechecked {
+  recheckPayment: {
+    outcome: string;
+    detail: string;
+    recorded: boolean;
+    windowEndsAt: string;
+    transaction: { id: string; area: string; status: string; latePayment: boolean };
+  };
+}
+
+/** `recheck`'s one line: the transaction, what the upstream said, what it now is. */
+function recheckLine(data: unknown): string {
+  const r = (data as Rechecked).recheckPayment;
+  const tx = r.transaction;
+  const now = `${tx.status}${tx.latePayment ? " (late payment)" : ""}`;
+  return `${tx.id} (${tx.area}): ${r.outcome}, ${r.recorded ? "recorded" : "nothing recorded"}, now ${now}: ${r.detail}`;
 }
 
 /** Who resolves a held payment from the CLI: recorded with the resolution (docs/decisions/0183-held-payments.md). */
@@ -125,6 +145,19 @@ const COMMANDS: Record<string, Command> = {
         by: by ?? cliOperator(),
       },
     }),
+  },
+  recheck: {
+    doc:
+      "--id TRANSACTION_ID  ask the upstream again about a PENDING or EXPIRED payment (records a paid answer, late " +
+      "if it had expired); prints one line",
+    query:
+      "mutation($id: ID!) { recheckPayment(transactionId: $id) { outcome detail recorded windowEndsAt " +
+      "transaction { id area status latePayment } } }",
+    variables: ({ id }) => {
+      if (typeof id !== "string" || id === "") throw new Error("recheck needs --id TRANSACTION_ID");
+      return { id };
+    },
+    print: recheckLine,
   },
   webhooks: {
     doc: "list webhook endpoints",
@@ -257,6 +290,6 @@ export async function runAdminCli(
     for (const e of json.errors) console.error(`error: ${e.message}`);
     return 1;
   }
-  console.log(JSON.stringify(json.data, null, 2));
+  console.log(cmd.print === undefined ? JSON.stringify(json.data, null, 2) : cmd.print(json.data));
   return 0;
 }

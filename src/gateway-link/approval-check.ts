@@ -29,24 +29,33 @@ export function approvalMismatch(tx: TxRecord, paid: LinkPaid | undefined, now: 
 }
 
 /**
- * Records an approval: SUCCESS (`change`, as the caller built it) when it is what was asked, else the hold (with the
- * receipt URL, if one came). `late` as the caller would record the SUCCESS.
+ * What an approval changes: SUCCESS (`change`, as the caller built it) when it is what was asked, else the hold (with
+ * the receipt URL, if one came). `late` as the caller would record the SUCCESS.
  */
-export async function recordApproval(
-  store: TransactionStore,
+export function approvalChange(
+  tx: TxRecord | null,
   change: TransitionRequest,
   paid: LinkPaid | undefined,
   now: Date,
-): Promise<TransitionResult> {
-  const tx = await store.get(change.id);
+): TransitionRequest {
   const mismatch = tx === null ? null : approvalMismatch(tx, paid, now);
-  if (mismatch === null) return store.transition(change);
-  return store.transition({
+  if (mismatch === null) return change;
+  return {
     id: change.id,
     event: "payment.mismatched",
     mismatch,
     receiptUrl: change.receiptUrl,
     upstream: change.upstream,
     ...(change.late === true ? { late: true } : {}),
-  });
+  };
+}
+
+/** Records an approval (approvalChange) through the one transition function. */
+export async function recordApproval(
+  store: TransactionStore,
+  change: TransitionRequest,
+  paid: LinkPaid | undefined,
+  now: Date,
+): Promise<TransitionResult> {
+  return store.transition(approvalChange(await store.get(change.id), change, paid, now));
 }

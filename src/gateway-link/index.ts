@@ -31,6 +31,8 @@ import { LinkConfigResolver } from "./link-config.resolver.js";
 import { simulatedLinkProtocol, type LinkPageProtocol, type LinkProtocolName } from "./link-protocol.js";
 import { paywayLinkProtocol } from "./payway-protocol.js";
 import { linkSettings, type LinkSettings } from "./settings.js";
+import { linkRecheck } from "./recheck.js";
+import type { RecheckRegistry } from "../transactions/recheck.js";
 
 export interface LinkModuleDeps {
   config: Pick<Config, "egress">;
@@ -53,6 +55,8 @@ export interface LinkModuleDeps {
   baseUrl: string;
   /** Enqueue a one-off job: the page monitor runs wherever a worker takes it. */
   enqueue(name: string, data: Record<string, unknown>): Promise<void>;
+  /** Where the area says what asking a PayWay page's API again about one payment is (transactions/recheck.ts). */
+  rechecks: Pick<RecheckRegistry, "register">;
 }
 
 export interface LinkModule extends Module {
@@ -86,6 +90,10 @@ export function createLinkModule(deps: LinkModuleDeps, settings: LinkSettings): 
   const polls = pollClient(settings.proxy, pollTimeoutMs);
   const refusals = new LinkRefusals(logger, polls.proxy, () => deps.clock.now());
   const watch = pollWatch(deps, settings, pool, polls, refusals, pollTimeoutMs);
+  deps.rechecks.register(
+    LINK_AREA.key.kind,
+    linkRecheck({ box: deps.box, polls, timeoutMs: pollTimeoutMs, clock: deps.clock }),
+  );
   watchGauges(deps.metrics, watch);
   const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {
     openTimeoutMs: settings.openTimeoutMs,

@@ -2,7 +2,7 @@ import type { AdminService } from "../admin/admin-service.js";
 import type { JobSpec } from "../jobs/scheduler.js";
 import type { TxRecord } from "../transactions/record.js";
 import { monitorJob, type CheckOutcome, type MonitorDeps, type MonitorPort } from "../transactions/monitor.js";
-import type { GatewayClient } from "./upstream-client.js";
+import type { GatewayClient, GatewayCredentials } from "./upstream-client.js";
 import type { GatewayConfigs } from "./gateway-configs.js";
 import type { TransitionRequest } from "../transactions/transition.js";
 import { AppError } from "../errors.js";
@@ -141,35 +141,53 @@ export function gatewayMonitorPort(
       const answers = await Promise.all(
         plan.map(async ({ tx, cred, old, skip }): Promise<[string, CheckOutcome]> => {
           if (skip !== null || !cred) return [tx.id, skip ?? { kind: "unchanged" }];
-          try {
-            const r = old
-              ? await client.transactionDetail(cred, tx.orderId as string)
-              : await client.checkTransaction(cred, tx.orderId as string);
-            const mapped = mapGatewayStatus(r.paymentStatus);
-            const upstream = {
-              gatewayStatus: { code: r.statusCode, message: r.message },
-              paymentStatus: r.paymentStatus,
-            };
-            // An approval completes the payment only when it is the order's amount and currency (paid-check.ts).
-            const source = `gateway ${old ? "transaction-detail" : "check-transaction-2"}`;
-            const mismatch = mapped?.to === "SUCCESS" ? approvalMismatch(tx, r.raw, source, new Date(now())) : null;
-            if (mismatch !== null)
-              return [tx.id, { kind: "transition", change: { event: "payment.mismatched", mismatch, upstream } }];
-            if (mapped) return [tx.id, { kind: "transition", change: { ...mapped, upstream } }];
-            if (nonFinalChanged(tx.upstream.paymentStatus, r.paymentStatus))
-              return [tx.id, { kind: "transition", change: { event: "transaction.updated", upstream } }];
-            // An old one asked through the limited call waits a minute, so each gets its turn in the budget.
-            return [tx.id, old ? { kind: "unchanged", recheckMs: 60_000 } : { kind: "unchanged" }];
-          } catch (err) {
-            const e = err as AppError;
-            if (e instanceof AppError && e.extra.rateLimited === true) limits.pause(cred.merchantId);
-            return [tx.id, { kind: "fault", error: (err as Error).message }];
-          }
+          const { outcome } = await askGateway({ client, limits, now }, tx, cred, old === true);
+          // An old one asked through the limited call waits a minute, so each gets its turn in the budget.
+          if (outcome.kind === "unchanged" && old) return [tx.id, { kind: "unchanged", recheckMs: 60_000 }];
+          return [tx.id, outcome];
         }),
       );
       return new Map(answers);
     },
   };
+}
+
+/**
+ * One check of one transaction with its configuration's credentials: check-transaction-2, or transaction-detail for
+ * an `old` one (the caller took its turn in the budget). What the monitor records (a final status → SUCCESS or
+ * FAILED; an approval that is not the order's → held; a non-final status that changed → transaction.updated), and
+ * the answer in a sentence (a recheck tells it). A 429 pauses the merchant's checks.
+ */
+export async function askGateway(
+  deps: { client: GatewayClient; limits: GatewayLimits; now: () => number },
+  tx: TxRecord,
+  cred: GatewayCredentials,
+  old: boolean,
+): Promise<{ outcome: CheckOutcome; said: string }> {
+  const source = `gateway ${old ? "transaction-detail" : "check-transaction-2"}`;
+  try {
+    const r = old
+      ? await deps.client.transactionDetail(cred, tx.orderId as string)
+      : await deps.client.checkTransaction(cred, tx.orderId as string);
+    const mapped = mapGatewayStatus(r.paymentStatus);
+    const upstream = {
+      gatewayStatus: { code: r.statusCode, message: r.message },
+      paymentStatus: r.paymentStatus,
+    };
+    const said = `${source} reports payment_status ${r.paymentStatus || "(none)"}`;
+    // An approval completes the payment only when it is the order's amount and currency (paid-check.ts).
+    const mismatch = mapped?.to === "SUCCESS" ? approvalMismatch(tx, r.raw, source, new Date(deps.now())) : null;
+    if (mismatch !== null)
+      return { outcome: { kind: "transition", change: { event: "payment.mismatched", mismatch, upstream } }, said };
+    if (mapped) return { outcome: { kind: "transition", change: { ...mapped, upstream } }, said };
+    if (nonFinalChanged(tx.upstream.paymentStatus, r.paymentStatus))
+      return { outcome: { kind: "transition", change: { event: "transaction.updated", upstream } }, said };
+    return { outcome: { kind: "unchanged" }, said: `${said} (not paid)` };
+  } catch (err) {
+    const e = err as AppError;
+    if (e instanceof AppError && e.extra.rateLimited === true) deps.limits.pause(cred.merchantId);
+    return { outcome: { kind: "fault", error: (err as Error).message }, said: `${source}: ${(err as Error).message}` };
+  }
 }
 
 export interface GatewayMonitorDeps extends MonitorDeps {

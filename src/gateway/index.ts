@@ -26,6 +26,8 @@ import { GatewayConfig } from "./gateway-config.entity.js";
 import { GATEWAY_SECRET, GatewayConfigs } from "./gateway-configs.js";
 import { GatewayConfigResolver } from "./gateway-config.resolver.js";
 import { gatewaySettings, type GatewaySettings } from "./settings.js";
+import { gatewayRecheck } from "./recheck.js";
+import type { RecheckRegistry } from "../transactions/recheck.js";
 
 export interface GatewayModuleDeps {
   config: Pick<Config, "upstreamTimeoutMs" | "rateLimit" | "trustedProxies">;
@@ -43,6 +45,8 @@ export interface GatewayModuleDeps {
   auth: Pick<Authenticator, "issueClientToken">;
   /** Runs a job now (a pushback asks for the monitor's next round at once). */
   enqueue(name: string, data: Record<string, unknown>): Promise<void>;
+  /** Where the area says what asking the gateway again about one payment is (transactions/recheck.ts). */
+  rechecks: Pick<RecheckRegistry, "register">;
 }
 
 export interface GatewayModule extends Module {
@@ -72,6 +76,8 @@ export function createGatewayModule(deps: GatewayModuleDeps, settings: GatewaySe
     settings.pushback ? `${deps.baseUrl}${PUSHBACK_PATH}/${encodeURIComponent(configId)}` : null;
   const service = new GatewayService(deps.store, configs, deps.auth, client, clock, deps.baseUrl, pushbackUrl);
   const limits = new GatewayLimits(() => clock.now().getTime());
+  const now = () => clock.now().getTime();
+  deps.rechecks.register(GATEWAY_AREA.key.kind, gatewayRecheck({ admin: deps.admin, configs, client, limits, now }));
   return {
     service,
     configs,

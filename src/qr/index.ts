@@ -24,7 +24,9 @@ import { credentialsFromHeaders } from "../auth/credentials.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
 import type { Invalidations } from "../cache/invalidation.js";
 import type { SecretBox } from "../auth/secret-box.js";
-import { qrMonitorJob } from "./qr-monitor.job.js";
+import { networkMonitorPort, qrMonitorJob } from "./qr-monitor.job.js";
+import type { RecheckRegistry } from "../transactions/recheck.js";
+import { qrRecheck } from "./recheck.js";
 import { QrResolver } from "./qr.resolver.js";
 import { QR_ROUTES } from "./qr.routes.js";
 import { QR_AREA } from "./area.js";
@@ -49,6 +51,8 @@ export interface QrModuleDeps {
   auth: Pick<Authenticator, "issueClientToken" | "fromCredentials">;
   /** Scoped reads (the card: a key sees its own transactions, a client token its one). */
   query: Pick<TransactionQuery, "one">;
+  /** Where the area says what asking the network again about one payment is (transactions/recheck.ts). */
+  rechecks: Pick<RecheckRegistry, "register">;
 }
 
 export interface QrModule extends Module {
@@ -64,6 +68,10 @@ export function createQrModule(deps: QrModuleDeps, settings: QrSettings): QrModu
   const { token, client } = network;
   const service = new QrService(store, deps.admin, deps.auth, clock, deps.baseUrl, (qr, source) =>
     client.generateDeeplink(qr, source),
+  );
+  deps.rechecks.register(
+    QR_AREA.key.kind,
+    qrRecheck(networkMonitorPort(client, () => clock.now(), settings.singleRate)),
   );
   return {
     service,

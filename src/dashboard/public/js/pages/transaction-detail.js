@@ -13,6 +13,17 @@ const QUERY = `query($id: ID!) { transaction(id: $id) {
 const FOLLOW = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type } }`;
 const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 const RESOLVE = `mutation($input: ResolveMismatchInput!) { resolveMismatch(input: $input) { id status } }`;
+const RECHECK = `mutation($id: ID!) { recheckPayment(transactionId: $id) {
+  outcome detail recorded windowEndsAt transaction { id status latePayment } } }`;
+/** The states the upstream may still have news of (docs/decisions/0192-recheck-payment.md). */
+const RECHECKABLE = ["PENDING", "CHECKOUT", "EXPIRED"];
+const OUTCOMES = {
+  PAID: "Paid",
+  MISMATCHED: "Paid, but not what was asked: held",
+  FAILED: "Failed",
+  NOT_PAID: "Not paid",
+  UPSTREAM_UNAVAILABLE: "The upstream did not answer",
+};
 const facts = (f) =>
   `${f.amount === null ? "?" : fmtAmount(f.amount, f.currency)}${f.account ? ` to ${f.account}` : ""}`;
 
@@ -87,6 +98,7 @@ class TransactionDetail extends HTMLElement {
     fill(
       this.body,
       this.heldPayment(tx),
+      this.recheck(tx),
       h(
         "div",
         { class: "detail-grid" },
@@ -228,6 +240,71 @@ class TransactionDetail extends HTMLElement {
       h("p", { class: "help" }, "No monitor completes or expires it: decide, and the integrator gets the event."),
       h("div", { class: "field" }, h("label", { for: "held-note" }, "Note (kept with the decision)"), note),
       h("div", { class: "actions" }, accept, fail),
+    );
+  }
+
+  /**
+   * "Recheck with upstream" on a payment still waiting or expired: asks the upstream again (recheckPayment) and shows
+   * what it said. Kept across refreshes (each event re-renders the page), so the answer stays once the payment is
+   * recorded and the button is gone.
+   */
+  recheck(tx) {
+    const held = tx.mismatch && !tx.mismatch.resolution;
+    const offered = RECHECKABLE.includes(tx.status) && !held;
+    if (!offered && !this.recheckEl) return null;
+    this.recheckEl ??= this.recheckSection(tx);
+    this.recheckButton.hidden = !offered;
+    return this.recheckEl;
+  }
+
+  recheckSection(tx) {
+    const result = h("p", { class: "recheck-result", role: "status" });
+    const button = h(
+      "button",
+      {
+        type: "button",
+        class: "primary",
+        dataset: { recheck: "" },
+        onclick: async () => {
+          button.disabled = true;
+          delete result.dataset.outcome;
+          fill(result, "Asking the upstream…");
+          try {
+            const { recheckPayment: r } = await gql(RECHECK, { id: tx.id });
+            result.dataset.outcome = r.outcome;
+            fill(
+              result,
+              h("strong", {}, OUTCOMES[r.outcome] ?? r.outcome),
+              ` — ${r.detail}. `,
+              r.recorded ? "Recorded." : "Nothing recorded.",
+              RECHECKABLE.includes(r.transaction.status)
+                ? [" Rechecks possible until ", timeEl(r.windowEndsAt), "."]
+                : null,
+            );
+            await this.reload();
+          } catch (err) {
+            result.dataset.outcome = "error";
+            fill(result, err.message);
+          } finally {
+            button.disabled = false;
+          }
+        },
+      },
+      "Recheck with upstream",
+    );
+    this.recheckButton = button;
+    return h(
+      "section",
+      { class: "recheck", "aria-labelledby": "recheck-h" },
+      h("h2", { id: "recheck-h" }, "Upstream"),
+      h(
+        "p",
+        { class: "help" },
+        "Asks the upstream again about this payment. A payment it reports is recorded (as a late payment if the " +
+          "transaction had expired), with the usual webhook.",
+      ),
+      h("div", { class: "actions" }, button),
+      result,
     );
   }
 
