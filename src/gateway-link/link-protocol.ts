@@ -62,6 +62,12 @@ export interface LinkStatus {
   paid?: LinkPaid;
 }
 
+/** The page reported an action the adapter does not know: the payment is still pending, and nothing changes. */
+export interface LinkPending {
+  /** The action as the page wrote it (told once per page, then ignored). */
+  pending: string;
+}
+
 export interface LinkPaid {
   amount: string;
   currency: "USD" | "KHR";
@@ -89,7 +95,8 @@ export interface LinkPageProtocol {
   /** Which API call a response belongs to, by its URL (already checked to be the page's or its API's origin). */
   classify(url: URL): LinkCall | null;
   parseSession(body: unknown, request: PageRequest): LinkSessionInfo | LinkRefusal | null;
-  parseStatus(body: unknown): LinkStatus | null;
+  /** A status answer: what it says, still pending in words the adapter does not know, or null when unreadable. */
+  parseStatus(body: unknown): LinkStatus | LinkPending | null;
   /** The URL that reopens an existing payment, or null when this page cannot resume. */
   resumeUrl(linkUrl: string, clientId: string): string | null;
   pageCheck?: PageCheck;

@@ -10,6 +10,7 @@ import type { LinkConfigs } from "./link-configs.js";
 import type { NewTransaction, TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { NUMERIC_TO_CODE } from "../transactions/money.js";
+import { failureReason } from "../transactions/failure-reason.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
 import { shareRefusalOf, type BrowserPool, type PageOwner, type ShareRefusal } from "./browser.js";
@@ -21,6 +22,7 @@ import type { LinkWatch } from "./link-watch.js";
 import { POLL_LEASE_MS, sealPoll } from "./poll-store.js";
 import type { LinkConfig } from "./link-config.entity.js";
 import { payeeRefusal, qrPayee } from "./payee.js";
+import { noQrReason } from "./no-qr.js";
 
 type Draft = NewTransaction & { status: "PENDING" };
 
@@ -34,6 +36,8 @@ export interface LinkView {
   deeplink?: string;
   receiptUrl?: string;
   scanned?: boolean;
+  /** FAILED only: why, as stored with the failure. */
+  failureReason?: string;
   clientToken?: string;
   checkoutUrl?: string;
 }
@@ -164,12 +168,16 @@ export class LinkService {
     return payeeRefusal(payee, expected);
   }
 
-  /** The page produced no QR: the attempt is a FAILED transaction naming why, so the merchant sees it (502). */
+  /**
+   * The page produced no QR: the attempt is a FAILED transaction, and the 502 names why (the page's refusal with its
+   * code and message, the network error, …: no-qr.ts), so the merchant sees it in the answer and in failureReason.
+   */
   private async noQr(draft: Draft, url: string, err: unknown): Promise<never> {
     const why = err instanceof Error ? err.message : String(err);
     this.logger.warn({ err: why, url }, "payment-link page produced no QR");
     if (err instanceof LinkDriverError && err.httpStatus === 403) this.opts.refusals.refusedBy("the payment page", why);
-    return this.failed(draft, "The payment page did not produce a QR", `the payment page did not produce a QR: ${why}`);
+    const reason = noQrReason(err);
+    return this.failed(draft, capitalised(reason), reason);
   }
 
   private async failed(draft: Draft, message: string, why: string): Promise<never> {
@@ -287,6 +295,8 @@ export class LinkService {
     if (typeof tx.upstream.deeplink === "string") v.deeplink = tx.upstream.deeplink;
     if (tx.status === "SUCCESS" && tx.receiptUrl) v.receiptUrl = tx.receiptUrl;
     if (tx.upstream.scannedAt !== undefined) v.scanned = true;
+    const reason = failureReason(tx);
+    if (reason !== null) v.failureReason = reason;
     return v;
   }
 }

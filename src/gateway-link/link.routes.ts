@@ -27,7 +27,8 @@ export const LINK_ROUTES: RestRoute[] = [
     path: "/gateway-link/check",
     kind: LINK_KEY.kind,
     document: `query($transactionId: ID!) { gatewayLinkTransaction(transactionId: $transactionId) { transactionId
-      expiredAt status requestData { amount currency meta } data { qr clientId } deeplink receiptUrl scanned } }`,
+      expiredAt status requestData { amount currency meta } data { qr clientId } deeplink receiptUrl scanned
+      failureReason } }`,
     variables: (b) => b,
     shape: compact("gatewayLinkTransaction"),
     doc: {

@@ -61,6 +61,12 @@ export class GatewayLinkTransactionGql {
   receiptUrl?: string;
   @Field(() => Boolean, { nullable: true, description: "True once the payer's app has scanned the QR" })
   scanned?: boolean;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "FAILED only: why, e.g. the page's refusal with its code and message, or the network error that kept it unreachable",
+  })
+  failureReason?: string;
   @Field(() => String, { nullable: true, description: "generate only" }) clientToken?: string;
   @Field(() => String, {
     nullable: true,

@@ -50,6 +50,8 @@ export class PageTrafficError extends Error {
     readonly unavailable: boolean,
     /** The HTTP status of the answer that failed, when there was one. */
     readonly httpStatus: number | null = null,
+    /** The page's API answered and refused to issue a QR (its own status code): the page's reason, not ours. */
+    readonly pageRefusal = false,
   ) {
     super(message);
   }
@@ -80,6 +82,8 @@ export class PageTraffic implements TrafficReader {
   private lease: PageLease | null = null;
   private readonly receiptOrigins: readonly string[];
   private receiptDropped = false;
+  /** Unknown actions already told (a page repeats its action in every poll). */
+  private readonly unknownActions = new Set<string>();
   /** The page's request whose answer gave the session (its headers are what a poll without the page repeats). */
   sessionRequest: (PageRequest & { url: string }) | null = null;
 
@@ -182,13 +186,14 @@ export class PageTraffic implements TrafficReader {
       this.failures = 0;
       this.runUnavailable = true;
       this.armStall();
+      if ("pending" in status) return this.unknownAction(status.pending);
       return this.report(status.action, status.receiptUrl, status.paid);
     }
     if (this.established) return; // a second session answer (e.g. a reload) changes nothing
     const info = this.protocol.parseSession(body, response.request);
     if (!info) return this.callFailed(call, `unreadable ${call} answer`, true);
     // The page's API answered and refused this payment: nothing to wait out.
-    if (isRefusal(info)) return this.callFailed(call, info.refusal, false);
+    if (isRefusal(info)) return this.callFailed(call, info.refusal, false, null, true);
     this.established = true;
     this.sessionRequest = { ...response.request, url: response.url };
     this.settle.resolve(info);
@@ -197,10 +202,16 @@ export class PageTraffic implements TrafficReader {
     if (initial) this.report(initial);
   }
 
-  private callFailed(call: LinkCall, reason: string, unavailable: boolean, httpStatus: number | null = null): void {
+  private callFailed(
+    call: LinkCall,
+    reason: string,
+    unavailable: boolean,
+    httpStatus: number | null = null,
+    pageRefusal = false,
+  ): void {
     if (this.finished) return;
     if (!this.established) {
-      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus));
+      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus, pageRefusal));
       return;
     }
     this.failures += 1;
@@ -209,6 +220,17 @@ export class PageTraffic implements TrafficReader {
     if (this.failures >= this.maxFailures)
       this.fatal(`the payment page's API failed ${this.failures} times in a row; last: ${reason}`, this.runUnavailable);
     else if (this.failures === 1) this.events.push({ type: "error", message: reason, fatal: false });
+  }
+
+  /** An action the adapter does not know: the page still waits; said once per action, no change reported. */
+  private unknownAction(action: string): void {
+    // Bounded: a page that invents a new word per poll is told about a few times, not once per poll.
+    if (this.unknownActions.has(action) || this.unknownActions.size >= 4) return;
+    this.unknownActions.add(action);
+    const shown = action.length > 60 ? `${action.slice(0, 60)}…` : action;
+    this.onWarning(
+      `the payment page reported an action public code does not show (${JSON.stringify(shown)}): treated as pending`,
+    );
   }
 
   private report(action: LinkAction, reported?: string, paid?: LinkPaid): void {

@@ -48,7 +48,9 @@ export function paywayLinkProtocol(apiOrigin: string): LinkPageProtocol {
     parseSession: readQrAnswer,
     parseStatus(body) {
       const s = readPaywayStatus(body);
-      if (s === null || s.declined || !KNOWN.has(s.action)) return null;
+      if (s === null || s.declined) return null;
+      // An action public code does not show is the page still waiting, as the worker's own polls read it.
+      if (!KNOWN.has(s.action)) return { pending: s.action };
       const action: LinkAction =
         s.action === PAYWAY_APPROVED
           ? "approved"
@@ -70,22 +72,28 @@ function text(v: unknown): string | null {
   return typeof v === "number" ? String(v) : null;
 }
 
-/** The answer of list-payment-options (flat or wrapped in `data`), with the request the page sent. */
+/**
+ * The answer of list-payment-options (flat or wrapped in `data`), with the request the page sent. One that carries
+ * `qr_string`, `token` and `client_id` is the QR whatever its `status` says: absent (Eavheang/payway-merchant's
+ * sample answer has none), "0", empty or "00" (somvannda/chmabapay accepts all four). Without them, a status code
+ * other than "00" is the page's refusal, named with its message; anything else is unreadable.
+ */
 function readQrAnswer(body: unknown, request: PageRequest): LinkSessionInfo | LinkRefusal | null {
   const answer = unwrapAnswer(body, "qr_string") ?? unwrapAnswer(body, "status");
-  const status =
-    isRecord(body) && isRecord(body.status) ? body.status : isRecord(answer?.status) ? answer.status : null;
-  const code = text(status?.code);
-  if (code !== PAYWAY_OK) {
-    const message = text(status?.message);
-    return { refusal: `PayWay answered status ${code ?? "(none)"}${message === null ? "" : ` "${message}"`}` };
-  }
   const qr = text(answer?.qr_string);
   const token = text(answer?.token);
   const clientId = text(answer?.client_id);
+  if (qr === null || token === null || clientId === null) {
+    const status =
+      isRecord(body) && isRecord(body.status) ? body.status : isRecord(answer?.status) ? answer.status : null;
+    const code = text(status?.code);
+    if (code === null || code === PAYWAY_OK) return null;
+    const message = text(status?.message);
+    return { refusal: `PayWay answered status ${code}${message === null ? "" : ` "${message}"`}` };
+  }
   const sent = parseJson(request.postData);
   const requestTime = isRecord(sent) ? text(sent.request_time) : null;
-  if (qr === null || token === null || clientId === null || requestTime === null) return null;
+  if (requestTime === null) return null;
   const info: LinkSessionInfo = {
     qr,
     clientId,

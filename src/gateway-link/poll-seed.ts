@@ -1,13 +1,12 @@
 // What a worker needs to poll a payment's status without its page, taken from the page that issued the QR:
 // the parts of the QR answer (token, client id, request_time), the headers the page's own request carried
-// and the cookies the browser holds for the API (plus the page's bot-management cookie, see below).
+// and the cookies the browser holds for the API's origin, as it would send them there. Never the page's own: a
+// browser does not send link.payway.com.kh's cookies to pwapp.ababank.com, and public pollers send no cookie at
+// all (Eavheang/payway-merchant, meas-ravy/payluy-backend; docs/decisions/0206-the-poll-carries-the-api-origins-cookies.md).
 
 import type { CDPSession } from "puppeteer-core";
 import type { LinkPageProtocol, LinkPollSession, LinkSessionInfo } from "./link-protocol.js";
 import { PageTrafficError, type PageTraffic } from "./page-traffic.js";
-
-/** Cloudflare's bot-management cookie: a headless strategy that works forwards the page's (medium confidence). */
-const BOT_COOKIE = "__cf_bm";
 
 export async function pollSessionOf(
   session: CDPSession,
@@ -29,7 +28,7 @@ export async function pollSessionOf(
     token: info.poll.token,
     clientId: info.poll.clientId,
     requestTime: info.poll.requestTime,
-    cookies: await cookieHeader(session, request.url, linkUrl),
+    cookies: await cookieHeader(session, request.url),
     origin: header("origin") ?? linkOrigin,
     referer: header("referer") ?? `${linkOrigin}/`,
     userAgent: header("user-agent"),
@@ -38,11 +37,8 @@ export async function pollSessionOf(
   };
 }
 
-/** The cookies the browser sends to the API's URL, and the page's bot-management cookie if the API has none. */
-async function cookieHeader(session: CDPSession, apiUrl: string, linkUrl: string): Promise<string> {
-  const read = async (url: string) => (await session.send("Network.getCookies", { urls: [url] })).cookies;
-  const forApi = await read(apiUrl);
-  const names = new Set(forApi.map((c) => c.name));
-  const extra = names.has(BOT_COOKIE) ? [] : (await read(linkUrl)).filter((c) => c.name === BOT_COOKIE);
-  return [...forApi, ...extra].map((c) => `${c.name}=${c.value}`).join("; ");
+/** The cookies the browser holds for the API's URL (its own `__cf_bm`, if it set one), as a Cookie header. */
+async function cookieHeader(session: CDPSession, apiUrl: string): Promise<string> {
+  const { cookies } = await session.send("Network.getCookies", { urls: [apiUrl] });
+  return cookies.map((c) => `${c.name}=${c.value}`).join("; ");
 }

@@ -5,6 +5,7 @@ import { mismatchOf, mismatchView } from "./mismatch.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
 import { MONEY_DESCRIPTION, moneyText } from "./money.js";
+import { failureReason } from "./failure-reason.js";
 
 @ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
 export class TransactionGql {
@@ -33,6 +34,12 @@ export class TransactionGql {
       "A late payment to reconcile: paid, but sent after the expiry or seen only after the transaction had expired",
   })
   latePayment!: boolean;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "FAILED only: why, as recorded when it failed (the upstream's refusal or decline, an unreachable page, …)",
+  })
+  failureReason!: string | null;
   @Field(() => MismatchGql, {
     nullable: true,
     description:
@@ -70,6 +77,7 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
     deeplink: typeof tx.upstream.deeplink === "string" ? tx.upstream.deeplink : null,
     gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null,
     latePayment: tx.upstream.late === true,
+    failureReason: failureReason(tx),
     mismatch: toMismatchGql(tx),
     meta: tx.meta,
     metaJson: stringifyExact(tx.meta),

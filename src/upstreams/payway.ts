@@ -51,9 +51,13 @@ export function statusPollBody(clientId: string, requestTime: string, deviceId =
   };
 }
 
-/** `request_time` of the page: YYYYMMDDHHmmss (Cambodia's time, UTC+7, where the page is served). */
+/**
+ * `request_time` of the page: YYYYMMDDHHmmss in UTC, as captures show it (a QR made at 07:05:09Z carried
+ * `20260917070508`, somvannda/chmabapay; a poll's `rq-time` 1777691150 four minutes after `20260502030151`,
+ * Eavheang/payway-merchant).
+ */
 export function paywayRequestTime(ms: number): string {
-  const d = new Date(ms + 7 * 3600_000);
+  const d = new Date(ms);
   const p = (n: number, w = 2) => String(n).padStart(w, "0");
   return (
     p(d.getUTCFullYear(), 4) +
@@ -63,6 +67,11 @@ export function paywayRequestTime(ms: number): string {
     p(d.getUTCMinutes()) +
     p(d.getUTCSeconds())
   );
+}
+
+/** A poll answer's `data["rq-time"]`: the answer's time in whole Unix seconds, a JSON number (Eavheang's capture). */
+export function paywayRqTime(ms: number): number {
+  return Math.floor(ms / 1000);
 }
 
 /** The banking app's deeplink for a KHQR (the format of the official abapay_deeplink; medium confidence). */

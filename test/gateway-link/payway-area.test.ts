@@ -209,10 +209,11 @@ describe("gateway-link with a PayWay link (payway adapter, protocol-level monito
     try {
       const res = await gen(1000);
       expect(res.status).toBe(502);
-      const { transactionId } = (res.body as { error: { transactionId: string } }).error;
+      const { transactionId, message } = (res.body as { error: { transactionId: string; message: string } }).error;
+      expect(message).toBe('The payment page refused: PayWay answered status 12 "Merchant suspended"');
       const tx = await t.app.core.store.get(transactionId);
       expect((tx?.upstream.failure as { message: string }).message).toBe(
-        'the payment page did not produce a QR: PayWay answered status 12 "Merchant suspended"',
+        'the payment page refused: PayWay answered status 12 "Merchant suspended"',
       );
     } finally {
       await post(`${t.url}/sim/payway/fault`, { mode: "ok" });

@@ -138,13 +138,56 @@ describe("the PayWay twin over plain HTTP", () => {
     expect((await api(PAYWAY_PATHS.listPaymentOptions, v, wrong)).status).toBe(403);
   });
 
-  it("refuses a caller without the page's Origin, Referer or __cf_bm cookie with Cloudflare's 403 page", async () => {
+  it("asks for no cookie, Origin or Referer (public clients send none) and sets the API's own __cf_bm", async () => {
     const v = await visit();
-    for (const bad of [{ origin: "http://elsewhere.example" }, { referer: "" }, { cookies: "i18n_redirected=en" }]) {
-      const r = await api(PAYWAY_PATHS.listPaymentOptions, { ...v, ...bad }, listBody(v, "2.00"));
-      expect(r.status).toBe(403);
-      expect(r.text).toContain("Cloudflare");
-    }
+    const bare = { ...v, origin: "", referer: "", cookies: "" };
+    const res = await fetch(twin.apiOrigin + PAYWAY_PATHS.listPaymentOptions, {
+      method: "POST",
+      headers: { "content-type": "application/json", language: "en" },
+      body: JSON.stringify(listBody(v, "2.00")),
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { client_id: string; token: string };
+    // The API's own bot-management cookie, as Cloudflare sets one per host: for a third-party caller (the page).
+    const own = res.headers.getSetCookie().find((c) => c.startsWith("__cf_bm=")) ?? "";
+    expect(own).toMatch(/; HttpOnly; Secure; SameSite=None$/);
+    expect(twin.twin.store.cookieIssuer(/^__cf_bm=([^;]+)/.exec(own)?.[1])).toBe("api");
+    const polled = await fetch(twin.apiOrigin + PAYWAY_PATHS.checkPaymentStatus, {
+      method: "POST",
+      headers: { "content-type": "application/json", token: answer.token },
+      body: JSON.stringify({
+        device_id: "nocookie01",
+        request_time: v.requestTime,
+        client_id: answer.client_id,
+        hash: sha512(answer.client_id + "nocookie01" + v.requestTime),
+      }),
+    });
+    expect(polled.status).toBe(200);
+    // Each poll's cookies are recorded, with whose __cf_bm it carried.
+    await poll(v, answer.client_id, answer.token, "withcookie");
+    await poll(bare, answer.client_id, answer.token, "bare123456");
+    const seen = (await twin.get(`/sim/link/clients/${answer.client_id}`)).body as { pollCookies: unknown[] };
+    expect(seen.pollCookies).toEqual([
+      { names: [], cfBm: null },
+      { names: ["__cf_bm", "i18n_redirected"], cfBm: "page" },
+      { names: [], cfBm: null },
+    ]);
+  });
+
+  it("request_time is UTC, as captured: the time the page was served", async () => {
+    const before = Date.now();
+    const v = await visit();
+    const served = Date.UTC(
+      Number(v.requestTime.slice(0, 4)),
+      Number(v.requestTime.slice(4, 6)) - 1,
+      Number(v.requestTime.slice(6, 8)),
+      Number(v.requestTime.slice(8, 10)),
+      Number(v.requestTime.slice(10, 12)),
+      Number(v.requestTime.slice(12, 14)),
+    );
+    // Read as UTC it is within a second of now; read as Cambodia's time (UTC+7) it would be 7 hours off.
+    expect(served).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 1000);
+    expect(served).toBeLessThanOrEqual(Date.now());
   });
 
   it("amounts outside the link's rules answer a status other than 00", async () => {
@@ -161,7 +204,11 @@ describe("the PayWay twin over plain HTTP", () => {
     expect((await poll(v, id, answer.token, "abcde12345", "20990101000000")).status).toBe(403);
     const first = await poll(v, id, answer.token, "aaaaa11111");
     expect(first.json).toMatchObject({ status: { code: "00" }, data: { action: "request_qr" } });
-    expect((first.json as { data: Record<string, unknown> }).data["rq-time"]).toMatch(/^\d{14}$/);
+    // rq-time as captured: whole Unix seconds, a number; cache a number too.
+    const data = (first.json as { data: Record<string, unknown> }).data;
+    expect(Number.isInteger(data["rq-time"])).toBe(true);
+    expect(Math.abs((data["rq-time"] as number) - Date.now() / 1000)).toBeLessThan(5);
+    expect(data.cache).toBe(1);
     expect((await twin.post("/sim/link/scan", { clientId: id })).status).toBe(200);
     expect((await poll(v, id, answer.token, "bbbbb22222")).json).toMatchObject({ data: { action: "scanned" } });
     expect((await twin.post("/sim/link/approve", { clientId: id })).status).toBe(200);
@@ -228,6 +275,34 @@ describe("the PayWay twin over plain HTTP", () => {
       await poll(c.v, c.answer.client_id, c.answer.token, "slowslow12", c.v.requestTime);
       expect(Date.now() - started).toBeGreaterThanOrEqual(400);
       expect((await twin.post("/sim/payway/fault", { mode: "status", code: "00" })).status).toBe(400);
+    } finally {
+      await twin.post("/sim/payway/fault", { mode: "ok" });
+    }
+  });
+
+  it("qr-status: the QR answered with no status, or with code 0; report: polls answer a word public code does not show", async () => {
+    try {
+      await twin.post("/sim/payway/fault", { mode: "qr-status" });
+      const absent = await newClient("2.00");
+      expect(absent.answer).toMatchObject({ step: "abapay_khqr_request_qr", expire_in_sec: "180" });
+      expect(absent.answer.qr_string).toMatch(/^KHQR-2\.00-840-/);
+      expect("status" in absent.answer).toBe(false);
+      await twin.post("/sim/payway/fault", { mode: "qr-status", qrStatus: "0" });
+      const zero = await newClient("3.00");
+      expect(zero.answer).toMatchObject({ status: { code: "0" }, client_id: expect.any(String) });
+      expect((await twin.post("/sim/payway/fault", { mode: "qr-status", qrStatus: "00" })).status).toBe(400);
+
+      const id = zero.answer.client_id;
+      expect((await twin.post("/sim/link/report", { clientId: id, action: "Nope!" })).status).toBe(400);
+      expect((await twin.post("/sim/link/report", { clientId: id, action: "awaiting-otp" })).status).toBe(200);
+      expect((await poll(zero.v, id, zero.answer.token, "report0001")).json).toMatchObject({
+        data: { action: "awaiting-otp" },
+      });
+      expect((await twin.post("/sim/link/approve", { clientId: id })).status).toBe(200);
+      expect((await poll(zero.v, id, zero.answer.token, "report0002")).json).toMatchObject({
+        data: { action: "processing-payment" },
+      });
+      expect((await twin.post("/sim/link/report", { clientId: id, action: "late" })).status).toBe(409);
     } finally {
       await twin.post("/sim/payway/fault", { mode: "ok" });
     }

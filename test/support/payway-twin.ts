@@ -1,5 +1,6 @@
-// Runs the PayWay twin as two real HTTP servers on 127.0.0.1 (the page on one port, its API on another, as
-// link.payway.com.kh and pwapp.ababank.com), for tests that drive it with real Chromium.
+// Runs the PayWay twin as two real HTTP servers on loopback, for tests that drive it with real Chromium: the page on
+// 127.0.0.1 and its API named `localhost`, two hosts as link.payway.com.kh and pwapp.ababank.com are, so the browser
+// keeps each one's cookies to itself (cookies ignore ports: on one host name the page's would reach the API).
 
 import { jsonCaller } from "./link-sim.js";
 import type { AddressInfo } from "node:net";
@@ -26,13 +27,13 @@ export interface RunningTwin {
   close(): Promise<void>;
 }
 
-async function listen(app: express.Express): Promise<{ server: Server; origin: string }> {
+async function listen(app: express.Express, name = "127.0.0.1"): Promise<{ server: Server; origin: string }> {
   const server = app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
   });
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { server, origin: `http://${name}:${(server.address() as AddressInfo).port}` };
 }
 
 export async function startPaywayTwin(options: Partial<PaywayTwinOptions> = {}): Promise<RunningTwin> {
@@ -43,7 +44,7 @@ export async function startPaywayTwin(options: Partial<PaywayTwinOptions> = {}):
   const apiApp = express();
   apiApp.use(twin.api);
   const page = await listen(pageApp);
-  const api = await listen(apiApp);
+  const api = await listen(apiApp, "localhost");
   apiOrigin = api.origin;
   const call = jsonCaller(page.origin);
   const close = (server: Server) =>

@@ -4,6 +4,7 @@ import {
   newDeviceId,
   paywayDeeplink,
   paywayRequestTime,
+  paywayRqTime,
   statusHash,
   statusPollBody,
   unwrapAnswer,
@@ -32,8 +33,12 @@ describe("PayWay link protocol helpers", () => {
     expect(new Set(Array.from({ length: 200 }, newDeviceId)).size).toBe(200);
   });
 
-  it("request_time is YYYYMMDDHHmmss in Cambodia's time; the deeplink carries the QR URI-encoded", () => {
-    expect(paywayRequestTime(Date.UTC(2026, 10, 25, 20, 5, 9))).toBe("20261126030509");
+  it("request_time is YYYYMMDDHHmmss in UTC and rq-time whole Unix seconds, as captured; the deeplink carries the QR URI-encoded", () => {
+    // chmabapay's live capture: request_time 20260917070508 for a QR made at 07:05:09Z (not 14:05, Cambodia's time).
+    expect(paywayRequestTime(Date.UTC(2026, 8, 17, 7, 5, 8))).toBe("20260917070508");
+    expect(paywayRequestTime(Date.UTC(2026, 10, 25, 20, 5, 9))).toBe("20261125200509");
+    // Eavheang's capture: rq-time 1777691150 is 2026-05-02T03:05:50Z, a number.
+    expect(paywayRqTime(Date.UTC(2026, 4, 2, 3, 5, 50, 999))).toBe(1777691150);
     expect(paywayDeeplink("00020101021229=a b&c")).toBe(
       "abamobilebank://ababank.com?type=payway&qrcode=00020101021229%3Da%20b%26c",
     );

@@ -65,7 +65,7 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
     const visit = store.visit(link, paywayRequestTime(clock()));
     res
       .set("cache-control", "no-store")
-      .cookie("__cf_bm", store.issueCookie(), { path: "/", httpOnly: true, sameSite: "lax", maxAge: 30 * 60_000 })
+      .cookie("__cf_bm", store.issueCookie("page"), { path: "/", httpOnly: true, sameSite: "lax", maxAge: 30 * 60_000 })
       .cookie("i18n_redirected", "en", { path: "/", sameSite: "lax", maxAge: 365 * 24 * 3600_000 })
       .type("html")
       .send(
@@ -136,6 +136,15 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean):
     json,
     onClient((c) => store.decline(c)),
   );
+  // Polls report a word public code does not show (lower-case letters, digits, '-' or '_'), until scan/approve/decline.
+  controls.post("/sim/link/report", json, (req, res, next) => {
+    const action = isRecordBody(req.body) ? req.body.action : undefined;
+    if (typeof action !== "string" || !/^[a-z0-9_-]{1,40}$/.test(action))
+      return sendControlError(res, "BAD_USER_INPUT", "invalid request", [
+        { field: "action", message: "1-40 lower-case letters, digits, '-' or '_'" },
+      ]);
+    onClient((c) => store.report(c, action))(req, res, next);
+  });
   controls.post(
     "/sim/link/break",
     json,
@@ -166,6 +175,10 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean):
   return controls;
 }
 
+function isRecordBody(body: unknown): body is Record<string, unknown> {
+  return typeof body === "object" && body !== null && !Array.isArray(body);
+}
+
 const required: FieldError = { field: "clientId", message: "is required and must be a non-empty string" };
 
 function clientView(c: TwinClient) {
@@ -182,6 +195,8 @@ function clientView(c: TwinClient) {
     deviceIds: [...c.deviceIds],
     reusedDeviceIds: c.reusedDeviceIds,
     pollTimes: c.pollTimes.map((ms) => new Date(ms).toISOString()),
+    pollCookies: c.pollCookies,
+    unknownAction: c.unknownAction,
     requestTime: c.requestTime,
     createdAt: iso(c.createdAt),
     scannedAt: iso(c.scannedAt),

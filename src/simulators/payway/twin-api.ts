@@ -1,7 +1,9 @@
 // The PayWay twin's API origin (pwapp.ababank.com's part): list-payment-options issues the QR, the status
-// poll reports the action, and both refuse what the real one refuses — a caller without the page's Origin,
-// Referer and __cf_bm cookie (Cloudflare's 403 page), aba_data still escaped or a wrong hash (403 "Invalid
-// Data"), a poll without the client's token. The facts and their confidence: docs/link-simulator.md.
+// poll reports the action, and both refuse what the real one refuses — aba_data still escaped or a wrong hash
+// (403 "Invalid Data"), a poll without the client's token or with another request_time. Neither asks for the page's
+// cookie, Origin or Referer: a browser never sends link.payway.com.kh's cookies to pwapp.ababank.com, and public
+// clients call both with none of them. The API sets its own `__cf_bm`, as Cloudflare does per host, and records
+// which cookies each poll carried. The facts and their sources: docs/link-simulator.md.
 
 import { randomBytes } from "node:crypto";
 import express, { type Request, type Response, type RequestHandler } from "express";
@@ -11,12 +13,12 @@ import {
   PAYWAY_APPROVED,
   PAYWAY_OK,
   PAYWAY_PATHS,
-  paywayRequestTime,
+  paywayRqTime,
   statusHash,
 } from "../../upstreams/payway.js";
 import { sleep } from "../http.js";
 import { cloudflareBlockPage, renderTwinNotice } from "./twin-page.js";
-import type { TwinClient, TwinStore } from "./twin-store.js";
+import type { PollCookies, TwinClient, TwinStore } from "./twin-store.js";
 import { callerAddress, type TwinCall, type TwinState } from "./twin-fault.js";
 import { payableTo, sendOversize } from "./twin-hostile.js";
 
@@ -36,17 +38,16 @@ export function twinApiRouter(opts: TwinApiOptions): express.Router {
   router.use(cors(store));
   router.use((req, res, next) => {
     if (blocked(state, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
+    ownCookie(store, req, res);
     if (state.fault.mode !== "slow" || req.method === "OPTIONS") return next();
     void sleep(state.fault.slowMs).then(() => next());
   });
   const oversize = (call: TwinCall) => state.fault.mode === "oversize" && state.fault.call === call;
   router.post(PAYWAY_PATHS.listPaymentOptions, json, (req, res) => {
-    if (!fromThePage(store, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
     if (oversize("list-payment-options")) return sendOversize(res, state.fault.bytes);
     listPaymentOptions(opts, req, res);
   });
   router.post(PAYWAY_PATHS.checkPaymentStatus, json, (req, res) => {
-    if (!fromThePage(store, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
     // Bot management that tells a browser's fetch (it sends Sec-Fetch-Site; Node's fetch does not) from a script's.
     const botCheck = state.fault.mode === "bot-check" || state.fault.mode === "hostile";
     if (botCheck && req.get("sec-fetch-site") === undefined)
@@ -102,7 +103,7 @@ function listPaymentOptions(opts: TwinApiOptions, req: Request, res: Response): 
   const issued = opts.makeQr(amount, currency === "USD" ? 840 : 116);
   const qr = state.fault.mode === "payee" ? payableTo(issued, state.fault.payee) : issued;
   const client = store.createClient(visit, amount, qr);
-  res.json({
+  const answer: Record<string, unknown> = {
     step: "abapay_khqr_request_qr",
     token: client.token,
     client_id: client.clientId,
@@ -110,8 +111,14 @@ function listPaymentOptions(opts: TwinApiOptions, req: Request, res: Response): 
     qr_string: qr,
     download_qr: `${originOf(req)}/api/pw-app/v1/payment/qr/${client.clientId}.png`,
     aba_data: randomBytes(96).toString("base64"),
-    status: tranStatus(PAYWAY_OK, "Success"),
-  });
+    status: tranStatus(PAYWAY_OK, "Success!"),
+  };
+  // qr-status: the QR with no status at all (Eavheang's sample answer), or with code "0" (accepted by chmabapay).
+  if (state.fault.mode === "qr-status") {
+    if (state.fault.qrStatus === "absent") delete answer.status;
+    else answer.status = tranStatus("0", "Success!");
+  }
+  res.json(answer);
 }
 
 function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): void {
@@ -131,20 +138,21 @@ function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): 
     text("hash") !== statusHash(clientId, deviceId, requestTime)
   )
     return refuse(res, 403, "403", "Invalid Data");
-  store.notePoll(client, deviceId);
+  store.notePoll(client, deviceId, pollCookies(store, req));
   if (client.broken) return refuse(res, 500, "500", "Internal Server Error");
   const receiptOrigin = state.fault.mode === "foreign-receipt" ? state.fault.receiptOrigin : originOf(req);
-  res.json({ status: tranStatus(PAYWAY_OK, "Success"), data: pollData(client, store, receiptOrigin, clock()) });
+  res.json({ status: tranStatus(PAYWAY_OK, "Success!"), data: pollData(client, store, receiptOrigin, clock()) });
 }
 
 function pollData(client: TwinClient, store: TwinStore, origin: string, now: number) {
   const action = store.actionForPoll(client);
   const declined = action === "declined";
+  // As captured (Eavheang/payway-merchant §7.3–7.4): "rq-time" whole Unix seconds and "cache" 1, both numbers.
   return {
-    "rq-time": paywayRequestTime(now),
+    "rq-time": paywayRqTime(now),
     action,
-    message: tranStatus(declined ? "05" : PAYWAY_OK, declined ? "Transaction declined" : "Success"),
-    cache: false,
+    message: tranStatus(declined ? "05" : PAYWAY_OK, declined ? "Transaction declined" : "Success!"),
+    cache: 1,
     ...(action === PAYWAY_APPROVED
       ? { download_receipt: `${origin}${PAYWAY_PATHS.downloadReceipt}?file=${client.receiptFile ?? ""}` }
       : {}),
@@ -180,19 +188,36 @@ function blocked(state: TwinState, req: Request): boolean {
   return f.mode === "forbidden" && (f.address === null || f.address === callerAddress(req));
 }
 
-/** The page's Origin, a Referer on it, and a live __cf_bm cookie of the page: else Cloudflare's 403. */
-function fromThePage(store: TwinStore, req: Request): boolean {
-  const origin = req.get("origin") ?? "";
-  const referer = req.get("referer") ?? "";
-  return store.origins.has(origin) && referer.startsWith(`${origin}/`) && store.cookieValid(cookie(req, "__cf_bm"));
-}
-
-function cookie(req: Request, name: string): string | undefined {
+/** The cookies a request carried, by name (the first of each name, as servers read a Cookie header). */
+function cookies(req: Request): Map<string, string> {
+  const found = new Map<string, string>();
   for (const part of (req.get("cookie") ?? "").split(";")) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    const name = eq > 0 ? part.slice(0, eq).trim() : "";
+    if (name !== "" && !found.has(name)) found.set(name, part.slice(eq + 1).trim());
   }
-  return undefined;
+  return found;
+}
+
+/** What a poll's Cookie header carried: names, and whose `__cf_bm` (the page's never reaches the real API). */
+function pollCookies(store: TwinStore, req: Request): PollCookies {
+  const carried = cookies(req);
+  return { names: [...carried.keys()], cfBm: store.cookieIssuer(carried.get("__cf_bm")) };
+}
+
+/**
+ * The API's own `__cf_bm` (Cloudflare sets one per host), on an answer to a caller without a live one of the API's.
+ * SameSite=None and Secure, as Cloudflare sets it: the page that calls the API is another site's.
+ */
+function ownCookie(store: TwinStore, req: Request, res: Response): void {
+  if (req.method === "OPTIONS" || store.cookieIssuer(cookies(req).get("__cf_bm")) === "api") return;
+  res.cookie("__cf_bm", store.issueCookie("api"), {
+    path: "/",
+    httpOnly: true,
+    secure: true,
+    sameSite: "none",
+    maxAge: 30 * 60_000,
+  });
 }
 
 /** CORS for the page's origins only, with credentials (the page's fetch sends its cookies). */

@@ -14,6 +14,9 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
  * to a page); payee: list-payment-options issues QRs payable to `payee`; oversize: `call`'s answers are `bytes`
  * long (streamed, no length given); foreign-receipt: an approval's download_receipt is on `receiptOrigin`;
  * webrtc: the page sends WebRTC (STUN over UDP) to 127.0.0.1:`udpPort` as it loads.
+ * From public sources again: qr-status: list-payment-options answers the QR (qr_string, token, client_id) with its
+ * `status` absent or with code "0" (`qrStatus`), as Eavheang/payway-merchant's sample answer has none and
+ * somvannda/chmabapay accepts "0".
  */
 export type TwinFaultMode =
   | "ok"
@@ -25,7 +28,8 @@ export type TwinFaultMode =
   | "payee"
   | "oversize"
   | "foreign-receipt"
-  | "webrtc";
+  | "webrtc"
+  | "qr-status";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -37,7 +41,12 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "oversize",
   "foreign-receipt",
   "webrtc",
+  "qr-status",
 ];
+
+/** qr-status: how the QR answer's status reads. */
+export type TwinQrStatus = "absent" | "0";
+const TWIN_QR_STATUSES: readonly TwinQrStatus[] = ["absent", "0"];
 
 /** The API calls an `oversize` fault can swell. */
 export type TwinCall = "list-payment-options" | "check-payment-status";
@@ -60,6 +69,8 @@ export interface TwinFault {
   receiptOrigin: string;
   /** webrtc: the loopback UDP port the page's WebRTC aims at. */
   udpPort: number;
+  /** qr-status: the QR answer without `status`, or with `status.code` "0". */
+  qrStatus: TwinQrStatus;
 }
 
 export interface TwinState {
@@ -79,6 +90,7 @@ export function initialTwinState(): TwinState {
       call: "list-payment-options",
       receiptOrigin: "https://receipts.example",
       udpPort: 9,
+      qrStatus: "absent",
     },
   };
 }
@@ -90,7 +102,7 @@ export function callerAddress(req: Request): string {
 
 /**
  * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
- * udpPort?}`.
+ * udpPort?, qrStatus?}`.
  */
 export function twinFaultControl(state: TwinState): RequestHandler {
   return (req, res) => {
@@ -119,6 +131,8 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const bytes = int("bytes", 1, 1024 * 1024 * 1024);
     const udpPort = int("udpPort", 1, 65535);
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
+    const qrStatus =
+      body.qrStatus === undefined ? undefined : requireOneOf(body, "qrStatus", TWIN_QR_STATUSES, details);
     if (mode === "status" && code === PAYWAY_OK)
       details.push({ field: "code", message: 'must not be "00" (that is success)' });
     if (receiptOrigin !== undefined && !isOrigin(receiptOrigin))
@@ -136,6 +150,7 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       call: call ?? prev.call,
       receiptOrigin: receiptOrigin ?? prev.receiptOrigin,
       udpPort: udpPort ?? prev.udpPort,
+      qrStatus: qrStatus ?? prev.qrStatus,
     };
     res.json(state.fault);
   };

@@ -123,7 +123,7 @@ const PAGE_SCRIPT = String.raw`
       .then(function (r) {
         var d = r && r.qr_string ? r : (r && r.data) || {};
         var status = (r && r.status) || d.status || {};
-        if (status.code !== "00") throw new Error(status.message || "Payment unavailable");
+        if (!(d.qr_string && d.token && d.client_id) && status.code !== "00") throw new Error(status.message || "Payment unavailable");
         clientId = d.client_id;
         token = d.token;
         qrBox.textContent = d.qr_string;

@@ -47,6 +47,19 @@ export interface TwinClient {
   reusedDeviceIds: number;
   /** When the most recent polls arrived (ms, oldest first, bounded): how regular the poller is. */
   readonly pollTimes: number[];
+  /** The cookies the most recent polls carried (oldest first, bounded): the page's `__cf_bm` should never be there. */
+  readonly pollCookies: PollCookies[];
+  /** An action public code does not show, reported by polls instead of request_qr or scanned (a control sets it). */
+  unknownAction: string | null;
+}
+
+/** Who set a `__cf_bm` value: the page's origin or the API's (each origin its own, as Cloudflare sets one per host). */
+export type CookieIssuer = "page" | "api";
+
+/** What one poll's Cookie header carried: its cookie names, and whose `__cf_bm` it was (null: none, or not ours). */
+export interface PollCookies {
+  names: string[];
+  cfBm: CookieIssuer | null;
 }
 
 export type ControlOutcome = { ok: true; client: TwinClient } | { ok: false; conflict: string };
@@ -58,7 +71,7 @@ export class TwinStore {
   readonly links = new Map<string, TwinLink>();
   private readonly visits = new Map<string, TwinVisit>();
   private readonly clients = new Map<string, TwinClient>();
-  private readonly cookies = new Map<string, number>();
+  private readonly cookies = new Map<string, { until: number; issuer: CookieIssuer }>();
   /** Page origins that served a page: the API accepts calls from these only (Origin, Referer). */
   readonly origins = new Set<string>();
 
@@ -82,17 +95,18 @@ export class TwinStore {
     return this.visits.get(abaData);
   }
 
-  /** A fresh `__cf_bm` value, valid 30 minutes like Cloudflare's. */
-  issueCookie(): string {
+  /** A fresh `__cf_bm` value for the page's origin or the API's, valid 30 minutes like Cloudflare's. */
+  issueCookie(issuer: CookieIssuer): string {
     if (this.cookies.size >= this.maxEntries) this.cookies.delete(this.cookies.keys().next().value as string);
     const value = randomBytes(32).toString("base64url");
-    this.cookies.set(value, this.clock() + COOKIE_LIFETIME_MS);
+    this.cookies.set(value, { until: this.clock() + COOKIE_LIFETIME_MS, issuer });
     return value;
   }
 
-  cookieValid(value: string | undefined): boolean {
-    const until = value === undefined ? undefined : this.cookies.get(value);
-    return until !== undefined && until > this.clock();
+  /** Who issued this `__cf_bm` value and it is still live: null for anything else. */
+  cookieIssuer(value: string | undefined): CookieIssuer | null {
+    const c = value === undefined ? undefined : this.cookies.get(value);
+    return c !== undefined && c.until > this.clock() ? c.issuer : null;
   }
 
   createClient(visit: TwinVisit, amount: string, qr: string): TwinClient {
@@ -113,6 +127,8 @@ export class TwinStore {
       deviceIds: [],
       reusedDeviceIds: 0,
       pollTimes: [],
+      pollCookies: [],
+      unknownAction: null,
     };
     this.clients.set(client.clientId, client);
     return client;
@@ -127,7 +143,9 @@ export class TwinStore {
     return undefined;
   }
 
-  notePoll(client: TwinClient, deviceId: string): void {
+  notePoll(client: TwinClient, deviceId: string, cookies: PollCookies): void {
+    client.pollCookies.push(cookies);
+    if (client.pollCookies.length > KEPT_DEVICE_IDS) client.pollCookies.shift();
     client.polls += 1;
     client.lastPollAt = this.clock();
     if (client.deviceIds.includes(deviceId)) client.reusedDeviceIds += 1;
@@ -141,7 +159,16 @@ export class TwinStore {
     if (client.action === "approved" || client.action === "processing-payment" || client.action === "declined")
       return { ok: false, conflict: `client ${client.clientId} is already ${client.action}` };
     client.action = "scanned";
+    client.unknownAction = null;
     client.scannedAt ??= this.clock();
+    return { ok: true, client };
+  }
+
+  /** Polls report `action` (a word public code does not show) until the payer scans, approves or declines. */
+  report(client: TwinClient, action: string): ControlOutcome {
+    if (client.action !== "request_qr" && client.action !== "scanned")
+      return { ok: false, conflict: `client ${client.clientId} is already ${client.action}` };
+    client.unknownAction = action;
     return { ok: true, client };
   }
 
@@ -150,6 +177,7 @@ export class TwinStore {
     if (client.action === "declined") return { ok: false, conflict: `client ${client.clientId} was declined` };
     if (client.action === "approved" || client.action === "processing-payment") return { ok: true, client };
     client.action = "processing-payment";
+    client.unknownAction = null;
     client.processingPolls = 1;
     client.approvedAt = this.clock();
     client.receiptFile = randomBytes(12).toString("hex");
@@ -160,12 +188,17 @@ export class TwinStore {
     if (client.action === "approved" || client.action === "processing-payment")
       return { ok: false, conflict: `client ${client.clientId} is already approved` };
     client.action = "declined";
+    client.unknownAction = null;
     client.declinedAt ??= this.clock();
     return { ok: true, client };
   }
 
-  /** What a poll reports now (a pending approval moves on once its processing-payment poll was answered). */
-  actionForPoll(client: TwinClient): TwinAction {
+  /**
+   * What a poll reports now (a pending approval moves on once its processing-payment poll was answered): a TwinAction,
+   * or the word `report` set.
+   */
+  actionForPoll(client: TwinClient): string {
+    if (client.unknownAction !== null) return client.unknownAction;
     if (client.action !== "processing-payment") return client.action;
     if (client.processingPolls > 0) {
       client.processingPolls -= 1;
