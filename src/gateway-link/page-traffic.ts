@@ -20,6 +20,7 @@ import {
   type LinkPaid,
   type LinkSessionInfo,
 } from "./link-protocol.js";
+import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
 export type LinkEvent =
   | { type: "request_qr" }
@@ -50,6 +51,8 @@ export class PageTrafficError extends Error {
     readonly unavailable: boolean,
     /** The HTTP status of the answer that failed, when there was one. */
     readonly httpStatus: number | null = null,
+    /** What kind of refusal that answer was (a Cloudflare page, or the API's own JSON), when it was one. */
+    readonly refusal: PageRefusal | null = null,
   ) {
     super(message);
   }
@@ -169,13 +172,17 @@ export class PageTraffic implements TrafficReader {
     } catch {
       body = undefined;
     }
-    if (httpStatus < 200 || httpStatus > 299)
+    if (httpStatus < 200 || httpStatus > 299) {
+      const refusal = classifyRefusal({ status: httpStatus, headers: response.headers, body: text });
+      const said = refusal === null ? errorText(body, text) : `: ${refusal.detail.replace(/^HTTP \d+: /, "")}`;
       return this.callFailed(
         call,
-        `${call} answered HTTP ${httpStatus}${errorText(body, text)}`,
+        `${call} answered HTTP ${httpStatus}${said}`,
         UNAVAILABLE_STATUSES.has(httpStatus),
         httpStatus,
+        refusal,
       );
+    }
     if (call === "status") {
       const status = this.protocol.parseStatus(body);
       if (!status) return this.callFailed(call, "unreadable status answer", true);
@@ -197,10 +204,16 @@ export class PageTraffic implements TrafficReader {
     if (initial) this.report(initial);
   }
 
-  private callFailed(call: LinkCall, reason: string, unavailable: boolean, httpStatus: number | null = null): void {
+  private callFailed(
+    call: LinkCall,
+    reason: string,
+    unavailable: boolean,
+    httpStatus: number | null = null,
+    refusal: PageRefusal | null = null,
+  ): void {
     if (this.finished) return;
     if (!this.established) {
-      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus));
+      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus, refusal));
       return;
     }
     this.failures += 1;

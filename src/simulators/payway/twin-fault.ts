@@ -14,6 +14,12 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
  * to a page); payee: list-payment-options issues QRs payable to `payee`; oversize: `call`'s answers are `bytes`
  * long (streamed, no length given); foreign-receipt: an approval's download_receipt is on `receiptOrigin`;
  * webrtc: the page sends WebRTC (STUN over UDP) to 127.0.0.1:`udpPort` as it loads.
+ * From public sources again (twin-edge.ts; docs/link-simulator.md "Refusals told apart"):
+ * challenge: Cloudflare's managed challenge (403, cf-mitigated: challenge) for a headless fingerprint — a page load or
+ * API call whose User-Agent or Sec-CH-UA says HeadlessChrome, or a QR request from a page whose script found
+ * navigator.webdriver true (or never ran); invalid-data-once: list-payment-options answers 403 JSON "Invalid Data"
+ * once (or `calls` times), then as usual; invalid-token: check-payment-status answers 403 JSON "Invalid Token", for `calls` polls or
+ * (no `calls`) until the mode changes.
  */
 export type TwinFaultMode =
   | "ok"
@@ -25,7 +31,10 @@ export type TwinFaultMode =
   | "payee"
   | "oversize"
   | "foreign-receipt"
-  | "webrtc";
+  | "webrtc"
+  | "challenge"
+  | "invalid-data-once"
+  | "invalid-token";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -37,6 +46,9 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "oversize",
   "foreign-receipt",
   "webrtc",
+  "challenge",
+  "invalid-data-once",
+  "invalid-token",
 ];
 
 /** The API calls an `oversize` fault can swell. */
@@ -60,6 +72,8 @@ export interface TwinFault {
   receiptOrigin: string;
   /** webrtc: the loopback UDP port the page's WebRTC aims at. */
   udpPort: number;
+  /** invalid-data-once, invalid-token: the refusals still to answer (null: until the mode changes). */
+  remaining: number | null;
 }
 
 export interface TwinState {
@@ -79,8 +93,17 @@ export function initialTwinState(): TwinState {
       call: "list-payment-options",
       receiptOrigin: "https://receipts.example",
       udpPort: 9,
+      remaining: null,
     },
   };
+}
+
+/** Whether a counted refusal mode (invalid-data-once, invalid-token) refuses this call; counts it down if so. */
+export function takeRefusal(state: TwinState, mode: "invalid-data-once" | "invalid-token"): boolean {
+  const f = state.fault;
+  if (f.mode !== mode || f.remaining === 0) return false;
+  if (f.remaining !== null) f.remaining -= 1;
+  return true;
 }
 
 /** The remote address as the twin sees it (IPv4-mapped IPv6 written as IPv4). */
@@ -90,7 +113,7 @@ export function callerAddress(req: Request): string {
 
 /**
  * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
- * udpPort?}`.
+ * udpPort?, calls?}`.
  */
 export function twinFaultControl(state: TwinState): RequestHandler {
   return (req, res) => {
@@ -118,6 +141,7 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const receiptOrigin = text("receiptOrigin", 200);
     const bytes = int("bytes", 1, 1024 * 1024 * 1024);
     const udpPort = int("udpPort", 1, 65535);
+    const calls = int("calls", 1, 1_000_000);
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
     if (mode === "status" && code === PAYWAY_OK)
       details.push({ field: "code", message: 'must not be "00" (that is success)' });
@@ -136,6 +160,8 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       call: call ?? prev.call,
       receiptOrigin: receiptOrigin ?? prev.receiptOrigin,
       udpPort: udpPort ?? prev.udpPort,
+      // invalid-data-once refuses once unless told `calls` (a page refused on its fresh reload too).
+      remaining: mode === "invalid-data-once" ? (calls ?? 1) : mode === "invalid-token" ? (calls ?? null) : null,
     };
     res.json(state.fault);
   };
