@@ -16,9 +16,11 @@ import {
   proxyArgs,
   removeProfile,
   type BlockedResourceType,
+  type DocumentAnswer,
   type LaunchedChromium,
   type PageResponse,
 } from "./chromium.js";
+import { userAgentOverride } from "./browser-identity.js";
 import {
   PageShares,
   ShareTicket,
@@ -35,6 +37,7 @@ export {
   DEFAULT_CHROMIUM_ARGS,
   sandboxForThisMachine,
   type BlockedResourceType,
+  type DocumentAnswer,
   type PageRequest,
   type PageResponse,
   type SandboxChoice,
@@ -56,7 +59,7 @@ export interface BrowserPoolOptions {
   extraArgs?: string[];
   /** `--no-sandbox` or nothing (chooseSandbox()); default: what this machine allows (sandboxForThisMachine()). */
   sandboxArgs?: readonly string[];
-  /** Resource types the pool refuses to load. Default: images, fonts, media, stylesheets (and favicons). */
+  /** Resource types the pool refuses to load. Default: images, fonts, media (and favicons); stylesheets load. */
   blockedResourceTypes?: readonly BlockedResourceType[];
   /**
    * "hidden" (default): each page is a hidden target (CDP `Target.createTarget({hidden})`), with
@@ -66,6 +69,11 @@ export interface BrowserPoolOptions {
   pageMode?: "hidden" | "window";
   launchTimeoutMs?: number;
   logger?: PoolLogger;
+  /**
+   * The user agent every page sends and shows (LINK_USER_AGENT), with matching client hints; null or unset: a
+   * current Chrome's on Linux, of the running browser's major version (browser-identity.ts). Never "HeadlessChrome".
+   */
+  userAgent?: string | null;
   /** Outbound proxy of every page (LINK_PROXY): `http(s)://[user:pass@]host:port`. */
   proxy?: string | null;
   /** Fair shares of leases that name their owner (AcquireOptions.share); without it, only maxPages bounds them. */
@@ -138,6 +146,8 @@ export interface PageLease {
    * a redirect); rejects with `net::ERR_<reason>` when the document could not be loaded or was refused.
    */
   start(): Promise<number>;
+  /** The main document's answer once start() has it (its headers, and an error page's start): null before. */
+  documentAnswer(): DocumentAnswer | null;
   /** Closes the page (and its context, if its own) and frees the slot. Idempotent, never throws. */
   release(): Promise<void>;
   /**
@@ -180,6 +190,8 @@ interface LiveBrowser extends LaunchedChromium {
   contextIds: Set<string>;
   cleanup: Promise<void> | null;
   hiddenUnsupported: boolean;
+  /** What each page of this browser says it is (the user agent and its client hints). */
+  identity: Protocol.Emulation.SetUserAgentOverrideRequest;
 }
 
 export class BrowserPool {
@@ -334,12 +346,14 @@ export class BrowserPool {
         settleDocument = { resolve, reject };
       });
       document.catch(() => undefined); // read only by start()
+      let answer: DocumentAnswer | null = null;
       const origins = opts.allowedOrigins === undefined ? undefined : new Set(opts.allowedOrigins);
       const hooks = {
-        onDocument: (outcome: { status: number } | { error: string }) =>
-          "status" in outcome
-            ? settleDocument.resolve(outcome.status)
-            : settleDocument.reject(new Error(`net::ERR_${outcome.error}`)),
+        onDocument: (outcome: DocumentAnswer | { error: string }) => {
+          if (!("status" in outcome)) return settleDocument.reject(new Error(`net::ERR_${outcome.error}`));
+          answer ??= outcome;
+          settleDocument.resolve(outcome.status);
+        },
         wants: (url: string) => opts.traffic?.wants(url) ?? false,
         onResponse: (response: PageResponse) => opts.traffic?.onResponse(response),
       };
@@ -348,7 +362,12 @@ export class BrowserPool {
       session.on("Inspector.targetCrashed", () =>
         controller.abort(new BrowserPoolError("PAGE_CRASHED", "the payment page's renderer crashed")),
       );
-      await Promise.all([session.send("Inspector.enable"), session.send("Page.enable")]);
+      // Before its first request: the page's requests and its navigator say what browser it is (browser-identity.ts).
+      await Promise.all([
+        session.send("Inspector.enable"),
+        session.send("Page.enable"),
+        session.send("Emulation.setUserAgentOverride", live.identity),
+      ]);
       if (this.closing || !live.browser.connected)
         throw new BrowserPoolError("BROWSER_GONE", "browser went away while opening a page");
       let started: Promise<number> | null = null;
@@ -376,7 +395,7 @@ export class BrowserPool {
           void release();
         };
       const hold = (until: number): ShareRefusal | null => (ticket ? (this.shares?.hold(ticket, until) ?? null) : null);
-      return { session, signal: controller.signal, start, release, hold };
+      return { session, signal: controller.signal, start, documentAnswer: () => answer, release, hold };
     } catch (err) {
       released = Promise.resolve();
       await closePage();
@@ -528,6 +547,7 @@ export class BrowserPool {
         cause: err,
       });
     }
+    const product = await launched.browser.version().catch(() => "");
     const live: LiveBrowser = {
       ...launched,
       root,
@@ -537,6 +557,7 @@ export class BrowserPool {
       contextIds: new Set(),
       cleanup: null,
       hiddenUnsupported: false,
+      identity: userAgentOverride(this.options.userAgent ?? null, product),
     };
     live.browser.once("disconnected", () => void this.onDisconnected(live));
     root.on("Target.attachedToTarget", (event) => this.onAttached(live, event));
@@ -551,7 +572,10 @@ export class BrowserPool {
         });
       });
     this.live = live;
-    this.options.logger?.info({ pid: live.pid, launches: this.launches }, "chromium launched");
+    this.options.logger?.info(
+      { pid: live.pid, launches: this.launches, browser: product, userAgent: live.identity.userAgent },
+      "chromium launched",
+    );
     if (this.closing) {
       await this.stopBrowser(live);
       throw new BrowserPoolError("POOL_CLOSED", "browser pool is closed");

@@ -37,6 +37,10 @@ export const DEFAULT_CHROMIUM_ARGS: readonly string[] = [
   // browser context and wasted when the next page is in another (each payment's is its own): ~30 ms
   // of CPU per page for nothing. Puppeteer merges this with its own --disable-features.
   "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,SpareRendererForSitePerProcess",
+  // Puppeteer launches with --enable-automation, which makes navigator.webdriver true in every page: the first thing
+  // a bot check reads (Cloudflare's among them). Without this Blink feature it is false, as in a browser a person
+  // runs; the DevTools protocol the pool drives pages with is unaffected (decision 0197).
+  "--disable-blink-features=AutomationControlled",
 ];
 
 /** CHROMIUM_SANDBOX: `auto` uses the sandbox where it can work, `on` always asks for it, `off` never does. */
@@ -111,7 +115,12 @@ export function sandboxForThisMachine(): SandboxChoice {
 }
 
 export type BlockedResourceType = "Image" | "Font" | "Media" | "Stylesheet" | "TextTrack" | "Manifest";
-const DEFAULT_BLOCKED: readonly BlockedResourceType[] = ["Image", "Font", "Media", "Stylesheet"];
+/**
+ * Stylesheets load: a page that hides its form until its styles say otherwise, or shows Continue only once styled,
+ * needs them to be driven as a visitor sees it, and a page fetched without its styles is one more sign of a bot
+ * (decision 0198).
+ */
+const DEFAULT_BLOCKED: readonly BlockedResourceType[] = ["Image", "Font", "Media"];
 
 export interface LaunchedChromium {
   browser: Browser;
@@ -178,6 +187,8 @@ export interface PageResponse {
   url: string;
   /** HTTP status, or null when the request failed on the network (then `errorText` says how). */
   status: number | null;
+  /** The answer's headers, names in lower case (empty when it failed on the network). */
+  headers: Record<string, string>;
   errorText: string | null;
   /** The body as text; null when it could not be read. */
   body: string | null;
@@ -190,10 +201,22 @@ export interface PageRequest {
   headers: Record<string, string>;
 }
 
+/** The main document's answer: its status and headers, and the start of its body when it is an error page. */
+export interface DocumentAnswer {
+  status: number;
+  /** Names in lower case. */
+  headers: Record<string, string>;
+  /** The first DOCUMENT_ERROR_TEXT bytes of an error answer (status 400 and up) as text; else null. */
+  body: string | null;
+}
+
+/** How much of an error document is kept: enough to tell a Cloudflare page from the API's own refusal. */
+const DOCUMENT_ERROR_TEXT = 8 * 1024;
+
 /** What the page's owner is told of its traffic (only the top-level page's, not its frames' or workers'). */
 export interface PageHooks {
   /** The main document's first final answer (not a redirect), or how it failed. */
-  onDocument(outcome: { status: number } | { error: string }): void;
+  onDocument(outcome: DocumentAnswer | { error: string }): void;
   /** Whether the owner wants this XHR/fetch answer; only wanted bodies are read. */
   wants(url: string): boolean;
   onResponse(response: PageResponse): void;
@@ -224,12 +247,16 @@ export async function interceptRequests(
     const { requestId, resourceType } = event;
     const status = event.responseStatusCode;
     if (status !== undefined || event.responseErrorReason !== undefined) {
-      if (mainDocument(event)) {
-        if (event.responseErrorReason !== undefined) page?.hooks.onDocument({ error: event.responseErrorReason });
-        else if (status !== undefined && (status < 300 || status >= 400)) page?.hooks.onDocument({ status });
-      }
+      const main = mainDocument(event);
+      if (main && event.responseErrorReason !== undefined) page?.hooks.onDocument({ error: event.responseErrorReason });
+      // The document's final answer is told once its body is read (an error page's start is part of what is told).
+      const told = (body: Buffer | null): void => {
+        if (!main || status === undefined || (status >= 300 && status < 400)) return;
+        const text = status >= 400 && body !== null ? body.subarray(0, DOCUMENT_ERROR_TEXT).toString("utf8") : null;
+        page?.hooks.onDocument({ status, headers: headerRecord(event.responseHeaders), body: text });
+      };
       if (csp !== null && (resourceType === "Document" || resourceType === "Other")) {
-        void addPolicy(cdp, event, csp);
+        void addPolicy(cdp, event, csp).then(told);
       } else if (
         page &&
         (resourceType === "XHR" || resourceType === "Fetch") &&
@@ -242,8 +269,10 @@ export async function interceptRequests(
           page.hooks.onResponse(response);
           void finish();
         });
+        told(null);
       } else {
         go(requestId);
+        told(null);
       }
       return;
     }
@@ -336,10 +365,18 @@ async function readAnswer(
 ): Promise<{ response: PageResponse; finish: () => Promise<unknown> }> {
   const url = event.request.url;
   const request: PageRequest = { postData: event.request.postData ?? null, headers: event.request.headers };
+  const headers = headerRecord(event.responseHeaders);
   const go = () => cdp.send("Fetch.continueRequest", { requestId: event.requestId }).catch(() => undefined);
   if (event.responseErrorReason !== undefined)
     return {
-      response: { url, status: null, errorText: `net::ERR_${event.responseErrorReason}`, body: null, request },
+      response: {
+        url,
+        status: null,
+        headers,
+        errorText: `net::ERR_${event.responseErrorReason}`,
+        body: null,
+        request,
+      },
       finish: go,
     };
   const status = event.responseStatusCode ?? null;
@@ -350,6 +387,7 @@ async function readAnswer(
         response: {
           url,
           status,
+          headers,
           errorText: `the answer is larger than ${sizeName(ANSWER_MAX_BYTES)} (refused unread)`,
           body: null,
           request,
@@ -358,7 +396,7 @@ async function readAnswer(
       };
     const body = read.body;
     return {
-      response: { url, status, errorText: null, body: body.toString("utf8"), request },
+      response: { url, status, headers, errorText: null, body: body.toString("utf8"), request },
       finish: () => fulfillWith(cdp, event, body).catch(() => refuseRequest(cdp, event.requestId)),
     };
   } catch {
@@ -368,7 +406,7 @@ async function readAnswer(
       cdp
         .send("Fetch.continueRequest", { requestId: event.requestId })
         .catch(() => refuseRequest(cdp, event.requestId));
-    return { response: { url, status, errorText: null, body: null, request }, finish: onward };
+    return { response: { url, status, headers, errorText: null, body: null, request }, finish: onward };
   }
 }
 
@@ -386,13 +424,18 @@ function connectPolicy(allowedOrigins: ReadonlySet<string>): string {
   return `connect-src ${sources.join(" ")}`;
 }
 
-async function addPolicy(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEvent, csp: string): Promise<void> {
+/** Adds the policy to a document's answer; resolves with the body it read (null when it read none). */
+async function addPolicy(
+  cdp: CDPSession,
+  event: Protocol.Fetch.RequestPausedEvent,
+  csp: string,
+): Promise<Buffer | null> {
   const status = event.responseStatusCode;
   try {
     // A redirect's next request is checked like any other; an error has no document to protect.
     if (status === undefined || (status >= 300 && status < 400)) {
       await cdp.send("Fetch.continueRequest", { requestId: event.requestId });
-      return;
+      return null;
     }
     // Read as a stream up to a cap: a document larger than any payment page is failed unread.
     const read = await readCappedBody(cdp, event.requestId, DOCUMENT_MAX_BYTES);
@@ -401,10 +444,22 @@ async function addPolicy(cdp: CDPSession, event: Protocol.Fetch.RequestPausedEve
     const headers = decodedHeaders(event);
     headers.push({ name: "Content-Security-Policy", value: csp });
     await fulfillWith(cdp, event, read.body, headers);
+    return read.body;
   } catch {
     // Without the policy the document does not load (fail closed).
     await refuseRequest(cdp, event.requestId);
+    return null;
   }
+}
+
+/** CDP's header list as a record, names in lower case (a repeated header's values joined as HTTP joins them). */
+function headerRecord(list: readonly Protocol.Fetch.HeaderEntry[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const { name, value } of list ?? []) {
+    const key = name.toLowerCase();
+    out[key] = key in out ? `${out[key]}, ${value}` : value;
+  }
+  return out;
 }
 
 /** data: and about: never reach the network; blob: URLs carry the origin that made them. */

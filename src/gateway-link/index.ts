@@ -227,6 +227,7 @@ function createPool(
     // origins: only where private addresses are allowed at all (demo, tests) are those checks left off.
     extraArgs: config.egress.permissive ? ["--disable-features=LocalNetworkAccessChecks"] : [],
     proxy: settings.proxy,
+    userAgent: settings.userAgent,
     logger,
   });
   if (!pool.executableAvailable())

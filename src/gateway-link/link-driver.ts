@@ -22,6 +22,7 @@ import type { LinkPageProtocol, LinkPollSession, LinkSessionInfo, PageCheck } fr
 import { fillText, focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
 import { pollSessionOf } from "./poll-seed.js";
 import { EventChannel } from "./event-channel.js";
+import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
 export type { LinkEvent, WatchOptions };
 
@@ -36,14 +37,25 @@ export class LinkDriverError extends Error {
   readonly unavailable: boolean;
   /** The HTTP status the page or its API refused with, when that is what happened (403: see LinkRefusals). */
   readonly httpStatus: number | null;
+  /**
+   * What kind of refusal it was (the provider's edge, or the API refusing the request's data), when it was one, and
+   * what refused: the page's document, or its API's answer to the page's QR request.
+   */
+  readonly refusal: (PageRefusal & { by: "page" | "api" }) | null;
   constructor(
     readonly kind: LinkDriverErrorKind,
     message: string,
-    options?: { cause?: unknown; unavailable?: boolean; httpStatus?: number | null },
+    options?: {
+      cause?: unknown;
+      unavailable?: boolean;
+      httpStatus?: number | null;
+      refusal?: (PageRefusal & { by: "page" | "api" }) | null;
+    },
   ) {
     super(message, options);
     this.unavailable = options?.unavailable ?? kind === "timeout";
     this.httpStatus = options?.httpStatus ?? null;
+    this.refusal = options?.refusal ?? null;
   }
 }
 
@@ -216,9 +228,13 @@ async function startSession(
     const info = await withinDeadline(deadline, lease.signal, async () => {
       const status = await lease.start();
       if (status < 200 || status > 299) {
-        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status}`, {
+        const answer = lease.documentAnswer();
+        const refusal = answer === null ? null : classifyRefusal(answer);
+        const said = refusal === null ? "" : `: ${refusal.detail.replace(/^HTTP \d+: /, "")}`;
+        throw new LinkDriverError("page_error", `the payment page answered HTTP ${status}${said}`, {
           unavailable: UNAVAILABLE_STATUSES.has(status),
           httpStatus: status,
+          refusal: refusal === null ? null : { ...refusal, by: "page" },
         });
       }
       await steps.interact(lease.session, protocol, remainingMs);
@@ -293,6 +309,7 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
       cause: err,
       unavailable: err.unavailable,
       httpStatus: err.httpStatus,
+      refusal: err.refusal === null ? null : { ...err.refusal, by: "api" },
     });
   // Navigation that never reached the site (refused, reset, DNS, …) is an outage of the page.
   if (err instanceof Error && /net::ERR_/.test(err.message))

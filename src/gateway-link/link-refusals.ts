@@ -1,55 +1,146 @@
 import type { Logger } from "../logger.js";
+import { isEdgeRefusal, type PageRefusal, type RefusalKind } from "./page-refusal.js";
 
 /**
- * "The payment page or its API refuses us with 403": said once in the log, with its likely cause and the setting
- * that fixes it, and shown in /readyz until a call is answered again. Per process (each sees its own calls).
+ * "The payment page or its API refuses us", told apart by kind (page-refusal.ts) and counted per kind since the
+ * process started. Two causes, two remedies:
+ * - the provider's edge (a Cloudflare challenge or block page): this address or this browser is refused. Said once
+ *   per run of refusals in the log, with LINK_PROXY, and shown in /readyz until a call is answered again;
+ * - the page's API refusing the request's data (JSON "Invalid Data", "Invalid Token"): stale page state. An opening
+ *   is retried once on a fresh page; a poll is polled again later. Said once per run; the run ends once calls are
+ *   answered and no such refusal came for a minute (a refused payment's polls go on between other payments' answers).
+ * Per process (each sees its own calls). Decision 0196.
  */
 export class LinkRefusals {
-  private refused: { since: string; where: string; detail: string } | null = null;
+  private readonly counts: Record<RefusalKind, KindCount> = {
+    challenge: { count: 0, last: null },
+    block: { count: 0, last: null },
+    page: { count: 0, last: null },
+  };
+  private edgeRun: Run | null = null;
+  private pageRun: Run | null = null;
 
   constructor(
-    private readonly logger: Pick<Logger, "error" | "info">,
+    private readonly logger: Pick<Logger, "error" | "warn" | "info">,
     private readonly proxy: string | null,
     private readonly now: () => Date,
   ) {}
 
-  /** A 403 from the page (`where`: what answered it). Logged once per run of refusals. */
-  refusedBy(where: string, detail: string): void {
-    if (this.refused !== null) return;
-    this.refused = { since: this.now().toISOString(), where, detail };
-    this.logger.error({ upstream: "gateway-link", where, detail, proxy: this.proxy }, this.message());
+  /** A refusal from the page or its API (`where`: what answered it). Logged once per run of its kind. */
+  refusedBy(where: string, refusal: PageRefusal): void {
+    const at = this.now();
+    const seen: Seen = { at: at.toISOString(), where, detail: refusal.detail, status: refusal.status };
+    const kind = this.counts[refusal.kind];
+    kind.count += 1;
+    kind.last = seen;
+    if (isEdgeRefusal(refusal)) {
+      // A run goes on: /readyz shows its latest refusal, since the run began; the log said it once.
+      if (this.edgeRun !== null) return void Object.assign(this.edgeRun, seen, { kind: refusal.kind });
+      this.edgeRun = { ...seen, kind: refusal.kind, since: seen.at, lastMs: at.getTime() };
+      this.logger.error(
+        { upstream: "gateway-link", where, detail: refusal.detail, kind: refusal.kind, proxy: this.proxy },
+        this.message(),
+      );
+      return;
+    }
+    if (this.pageRun !== null) return void Object.assign(this.pageRun, seen, { lastMs: at.getTime() });
+    this.pageRun = { ...seen, kind: "page", since: seen.at, lastMs: at.getTime() };
+    this.logger.warn(
+      { upstream: "gateway-link", where, detail: refusal.detail, code: refusal.code, message: refusal.message },
+      `payment-link page refused the request's data (${where}: ${refusal.detail}); likely cause: ${PAGE_CAUSE}`,
+    );
   }
 
-  /** Anything but a 403 from the page or its API ends the run. */
+  /**
+   * A call of the page or its API was answered by this worker's own means (a page it opened, a poll it sent; not a
+   * held page's poll, which goes around the refusal): the edge's run ends; the page's once it has been quiet a while.
+   */
   answered(): void {
-    if (this.refused === null) return;
-    this.refused = null;
-    this.logger.info({ upstream: "gateway-link" }, "payment-link pages answer again (no more HTTP 403)");
+    if (this.edgeRun !== null) {
+      this.edgeRun = null;
+      this.logger.info({ upstream: "gateway-link" }, "payment-link pages answer again (no more edge refusals)");
+    }
+    if (this.pageRun !== null && this.now().getTime() - this.pageRun.lastMs >= PAGE_RUN_QUIET_MS) {
+      this.pageRun = null;
+      this.logger.info({ upstream: "gateway-link" }, "payment-link pages accept the requests' data again");
+    }
   }
 
+  /** The error line of a run of edge refusals (empty when none runs). */
   message(): string {
-    const r = this.refused;
+    const r = this.edgeRun;
     if (r === null) return "";
     return (
-      `payment-link page refused with HTTP 403 (${r.where}: ${r.detail}); likely cause: ${LIKELY_CAUSE}` +
+      `payment-link page refused with HTTP ${r.status} (${r.where}: ${r.detail}); likely cause: ${edgeCause(r.kind)}` +
       (this.proxy === null ? "" : ` (requests go through the proxy ${this.proxy})`)
     );
   }
 
+  /**
+   * /readyz `details.gatewayLink`: the run going on (the edge's first: it stops every payment), and the counts of
+   * each kind since start with the last of each. Nothing until the first refusal.
+   */
   readiness(): Record<string, unknown> {
-    if (this.refused === null) return {};
+    const { challenge, block, page } = this.counts;
+    if (challenge.count + block.count + page.count === 0) return {};
+    const run = this.edgeRun ?? this.pageRun;
+    const current =
+      run === null
+        ? {}
+        : {
+            refused: `${run.where} answered HTTP ${run.status} since ${run.since}`,
+            detail: run.detail,
+            likelyCause: run.kind === "page" ? PAGE_CAUSE : edgeCause(run.kind),
+            ...(run.kind === "page" ? {} : { setting: "LINK_PROXY" }),
+          };
+    const shown = (k: KindCount, cause: string) => ({ count: k.count, cause, last: k.last });
     return {
       gatewayLink: {
-        refused: `${this.refused.where} answered HTTP 403 since ${this.refused.since}`,
-        detail: this.refused.detail,
-        likelyCause: LIKELY_CAUSE,
-        setting: "LINK_PROXY",
+        ...current,
         proxy: this.proxy,
+        refusals: {
+          cloudflareChallenge: shown(challenge, edgeCause("challenge")),
+          cloudflareBlock: shown(block, edgeCause("block")),
+          pageRefusedData: shown(page, PAGE_CAUSE),
+        },
       },
     };
   }
 }
 
-const LIKELY_CAUSE =
+interface Seen {
+  at: string;
+  where: string;
+  detail: string;
+  status: number;
+}
+interface KindCount {
+  count: number;
+  last: Seen | null;
+}
+interface Run extends Seen {
+  kind: RefusalKind;
+  since: string;
+  /** When the last refusal of the run came (ms of the clock). */
+  lastMs: number;
+}
+
+/** A run of the page's data refusals ends once calls are answered and none came for this long. */
+const PAGE_RUN_QUIET_MS = 60_000;
+
+const ADDRESS_CAUSE =
   "the payment provider's firewall refuses this address (datacenter or outside Cambodia): route the browser and " +
   "the status polls through a proxy in Cambodia with LINK_PROXY=http://[user:pass@]host:port";
+
+function edgeCause(kind: RefusalKind): string {
+  if (kind !== "challenge") return ADDRESS_CAUSE;
+  return (
+    "the payment provider's firewall (Cloudflare) challenges these requests as a bot: the address is refused " +
+    "(datacenter or outside Cambodia: set LINK_PROXY=http://[user:pass@]host:port, a proxy in Cambodia) or the " +
+    'browser looks automated (LINK_USER_AGENT: a current Chrome\'s user agent, without "Headless")'
+  );
+}
+
+const PAGE_CAUSE =
+  "the page refuses the request's data (stale page state: aba_data, request_time, token), reloaded: an opening " +
+  "is retried once on a freshly loaded page, a refused poll is polled again later with backoff; no setting fixes it";

@@ -23,6 +23,7 @@ import { POLL_LEASE_MS, sealPoll } from "./poll-store.js";
 import type { LinkConfig } from "./link-config.entity.js";
 import { payeeRefusal, qrPayee } from "./payee.js";
 import { noQrReason } from "./no-qr.js";
+import { classifyRefusal } from "./page-refusal.js";
 
 type Draft = NewTransaction & { status: "PENDING" };
 
@@ -118,17 +119,7 @@ export class LinkService {
     };
     let session: LinkSession;
     try {
-      session = await openLinkSession(this.pool, {
-        url: link.url,
-        amount,
-        currency: link.currency,
-        timeoutMs: this.opts.openTimeoutMs,
-        protocol,
-        egress: this.opts.egress,
-        allowedOrigins: this.opts.allowedOrigins,
-        onWarning: (warning) => this.logger.warn({ url: link.url, protocol: protocol.name }, warning),
-        share: { owner },
-      });
+      session = await this.open(link, amount, protocol, owner);
     } catch (err) {
       const refusal = shareRefusalOf(err);
       if (refusal !== null) throw shareRefused(refusal);
@@ -149,6 +140,38 @@ export class LinkService {
       ...this.view(tx),
       ...issueCheckout(this.auth, this.opts.baseUrl ?? "", tx.id, tx.expiresAt, tx.apiKeyRef),
     };
+  }
+
+  /**
+   * The page driven to its QR. When its API refuses the request's data (JSON "Invalid Data": the page's state was
+   * stale), the page is opened once more, in a fresh context (fresh aba_data, request_time and cookies), as public
+   * clients do (decision 0196); an edge refusal (Cloudflare) or any other failure is not retried.
+   */
+  private async open(link: LinkConfig, amount: string, protocol: LinkPageProtocol, owner: PageOwner) {
+    const attempt = () =>
+      openLinkSession(this.pool, {
+        url: link.url,
+        amount,
+        currency: link.currency,
+        timeoutMs: this.opts.openTimeoutMs,
+        protocol,
+        egress: this.opts.egress,
+        allowedOrigins: this.opts.allowedOrigins,
+        onWarning: (warning) => this.logger.warn({ url: link.url, protocol: protocol.name }, warning),
+        share: { owner },
+      });
+    try {
+      return await attempt();
+    } catch (err) {
+      const refusal = err instanceof LinkDriverError ? err.refusal : null;
+      if (refusal === null || refusal.kind !== "page") throw err;
+      this.opts.refusals.refusedBy(refusedWhere(refusal.by), refusal);
+      this.logger.warn(
+        { url: link.url, detail: refusal.detail },
+        "payment-link page refused the request's data (stale page state): opening the page again, once",
+      );
+      return attempt();
+    }
   }
 
   /**
@@ -175,8 +198,14 @@ export class LinkService {
   private async noQr(draft: Draft, url: string, err: unknown): Promise<never> {
     const why = err instanceof Error ? err.message : String(err);
     this.logger.warn({ err: why, url }, "payment-link page produced no QR");
-    if (err instanceof LinkDriverError && err.httpStatus === 403) this.opts.refusals.refusedBy("the payment page", why);
-    const reason = noQrReason(err);
+    const refusal = err instanceof LinkDriverError ? refusalOf(err) : null;
+    if (refusal !== null) this.opts.refusals.refusedBy(refusedWhere(refusal.by), refusal);
+    // Refused twice, on a freshly loaded page too: the answer names what the page's API said.
+    const reason =
+      refusal?.kind === "page"
+        ? `the payment page refused: its API refused the request twice, on a freshly loaded page too ` +
+          `(code ${refusal.code ?? "none"}, "${refusal.message ?? ""}")`
+        : noQrReason(err);
     return this.failed(draft, capitalised(reason), reason);
   }
 
@@ -320,6 +349,17 @@ export function chromiumMissing(path: string): string {
     `The gateway-link area needs Chromium and there is no executable at ${path}: install it (Debian: ` +
     `apt-get install chromium) or set CHROMIUM_PATH`
   );
+}
+
+/** The refusal behind a driver's error; a 403 whose answer was not read is an edge refusal of unknown kind. */
+function refusalOf(err: LinkDriverError): LinkDriverError["refusal"] {
+  if (err.refusal !== null || err.httpStatus !== 403) return err.refusal;
+  const refusal = classifyRefusal({ status: 403, body: null });
+  return refusal === null ? null : { ...refusal, by: "page" };
+}
+
+function refusedWhere(by: "page" | "api"): string {
+  return by === "page" ? "the payment page" : "the page's QR request (list-payment-options)";
 }
 
 function capitalised(text: string): string {

@@ -2,9 +2,10 @@
 // own status call every 3 s (poll-client.ts) until approved (SUCCESS with the receipt), declined (FAILED) or the
 // 180 s are over (EXPIRED). After EXPIRED it keeps polling, backing off to one poll a minute, for LINK_LATE_WATCH_MS:
 // an approval then is a late payment (EXPIRED → SUCCESS with `late: true`, the generic QR area's rule). A poll refused
-// as a bot (403) falls back to a page held for that payment (page-poll.ts). Every change goes through the one
-// transition function. What a worker follows is leased on the row (poll-store.ts): a dead worker's payments are
-// claimed by another once their lease runs out, and go on from what is stored.
+// by the provider's edge (a Cloudflare challenge or block) falls back to a page held for that payment (page-poll.ts);
+// one the page's API refuses (JSON "Invalid Token"…) is polled again, backing off (decision 0196). Every change goes
+// through the one transition function. What a worker follows is leased on the row (poll-store.ts): a dead worker's
+// payments are claimed by another once their lease runs out, and go on from what is stored.
 
 import type { SecretBox } from "../auth/secret-box.js";
 import type { Clock } from "../clock.js";
@@ -23,6 +24,7 @@ import type { UpstreamClient } from "../upstreams/http-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
 import type { PaywayStatus } from "./payway-protocol.js";
 import { recordApproval } from "./approval-check.js";
+import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
 export interface LinkWatchDeps {
   store: TransactionStore;
@@ -56,6 +58,8 @@ interface Entry {
   scanned: boolean;
   /** Consecutive definite failures (not outages). */
   failures: number;
+  /** Consecutive polls the page's API refused (JSON, not the edge): each spaces the next poll further. */
+  pageRefusals: number;
   viaPage: boolean;
   page: PagePoll | null;
   /** Whose page it is, for the pool's shares; `noRoom`: told once that its share had no page for it. */
@@ -72,6 +76,8 @@ interface Entry {
 /** A payment whose status calls keep failing for this many polls in a row (not outages) has failed. */
 const MAX_FAILURES = 10;
 const LATE_MAX_INTERVAL_MS = 60_000;
+/** The furthest apart polls refused by the page's API go (doubling from the interval). */
+const REFUSED_MAX_SPACING_MS = 30_000;
 const KEPT_SAMPLES = 20_000;
 
 export class LinkWatch {
@@ -122,6 +128,7 @@ export class LinkWatch {
       late: tx.status === "EXPIRED",
       scanned: tx.upstream.scannedAt !== undefined,
       failures: 0,
+      pageRefusals: 0,
       viaPage: false,
       page: null,
       owner: ownerOf(tx),
@@ -269,8 +276,10 @@ export class LinkWatch {
         entry.noRoom = false;
       } catch (err) {
         if (shareRefusalOf(err) !== null) return this.noRoom(entry, (err as Error).message);
-        const status = (err as { httpStatus?: number | null }).httpStatus;
-        if (status === 403) return { kind: "refused", detail: `the payment page answered HTTP 403` };
+        const { httpStatus, refusal } = err as { httpStatus?: number | null; refusal?: PageRefusal | null };
+        const refused = refusal ?? (httpStatus === 403 ? classifyRefusal({ status: 403, body: null }) : null);
+        if (refused)
+          return { kind: "refused", detail: `the payment page answered ${refused.detail}`, refusal: refused };
         return { kind: "fault", detail: `no page to poll through: ${(err as Error).message}`, outage: true };
       }
     }
@@ -293,10 +302,12 @@ export class LinkWatch {
 
   /** Records what a poll said; true when this payment needs no more polls. */
   private async handle(entry: Entry, answer: PollAnswer): Promise<boolean> {
-    if (answer.kind === "refused") return this.refused(entry, answer.detail);
+    if (answer.kind === "refused") return this.refused(entry, answer.refusal, answer.detail);
     if (answer.kind === "fault") return this.fault(entry, answer.detail, answer.outage);
-    this.deps.refusals.answered();
+    // A held page's answer goes around the worker's refused polls: only the worker's own says they pass again.
+    if (!entry.viaPage) this.deps.refusals.answered();
     entry.failures = 0;
+    entry.pageRefusals = 0;
     const s = answer.status;
     if (s.action === "approved") return this.approved(entry, s);
     if (s.declined) return this.declined(entry, s);
@@ -315,15 +326,41 @@ export class LinkWatch {
     return false;
   }
 
-  private refused(entry: Entry, detail: string): boolean {
-    this.deps.refusals.refusedBy(entry.viaPage ? "the status poll of a held page" : "the status poll", detail);
+  /**
+   * A refused poll. The edge's refusal (a Cloudflare challenge or block: this caller is refused) moves the payment to
+   * a held page, whose browser the edge lets through. The page's API refusing the poll's data is the page's own error
+   * for this payment: no browser would fare better, it is not a decline, and it never fails the payment by itself.
+   */
+  private refused(entry: Entry, refusal: PageRefusal, detail: string): boolean {
+    this.deps.refusals.refusedBy(entry.viaPage ? "the status poll of a held page" : "the status poll", refusal);
+    if (refusal.kind === "page") return this.pageRefused(entry, detail);
     if (!entry.viaPage) {
       entry.viaPage = true;
       this.deps.logger.warn(
         { tx: entry.id, detail },
-        "payment-link status poll refused as a bot (HTTP 403): following this payment through a held page",
+        `payment-link status poll refused by the provider's edge (${refusal.kind}): following this payment through ` +
+          "a held page",
       );
     }
+    return false;
+  }
+
+  /**
+   * Polled again, each refusal in a row doubling the spacing from the interval up to 30 s (never past the 180 s,
+   * whose end is still marked on time), until the API answers or the watch ends. Said once per payment.
+   */
+  private pageRefused(entry: Entry, detail: string): boolean {
+    entry.pageRefusals++;
+    if (entry.pageRefusals === 1)
+      this.deps.logger.warn(
+        { tx: entry.id, detail },
+        "payment-link status poll refused by the page's API (its data, not the caller): polled again, backing off",
+      );
+    const spacing = Math.min(REFUSED_MAX_SPACING_MS, this.interval * 2 ** (entry.pageRefusals - 1));
+    let extra = spacing - this.interval;
+    // dueAt is on the wall clock, the expiry on the service's: compared as the time left.
+    if (!entry.late) extra = Math.min(extra, entry.expiresAt - this.deps.clock.now().getTime() - this.interval);
+    entry.dueAt += Math.max(0, extra);
     return false;
   }
 

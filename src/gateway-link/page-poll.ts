@@ -16,6 +16,7 @@ import { PAYWAY_PATHS } from "../upstreams/payway.js";
 import type { AcquireOptions, BrowserPool, PageLease, PageResponse, TrafficReader } from "./browser.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { pollRequest, readAnswer, type PollAnswer } from "./poll-client.js";
+import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
 export interface PagePollOptions {
   url: string;
@@ -27,11 +28,12 @@ export interface PagePollOptions {
   share?: AcquireOptions["share"];
 }
 
-/** Why a page could not be opened for polling; `httpStatus` when the page answered one. */
+/** Why a page could not be opened for polling; `httpStatus` when the page answered one, `refusal` when it refused. */
 export class PagePollError extends Error {
   constructor(
     message: string,
     readonly httpStatus: number | null,
+    readonly refusal: PageRefusal | null = null,
   ) {
     super(message);
   }
@@ -96,7 +98,11 @@ export class PagePoll {
     });
     try {
       const status = await lease.start();
-      if (status < 200 || status > 299) throw new PagePollError(`the payment page answered HTTP ${status}`, status);
+      if (status < 200 || status > 299) {
+        const answer = lease.documentAnswer();
+        const refusal = answer === null ? null : classifyRefusal(answer);
+        throw new PagePollError(`the payment page answered HTTP ${status}`, status, refusal);
+      }
       return new PagePoll(lease, answers);
     } catch (err) {
       await lease.release();
@@ -135,7 +141,7 @@ export class PagePoll {
           detail: `check-payment-status: ${answer.errorText ?? "the answer could not be read"}`,
           outage: true,
         };
-      return readAnswer(answer.status, answer.body);
+      return readAnswer(answer.status, answer.body, answer.headers);
     } catch (err) {
       expected.cancel();
       return { kind: "fault", detail: `the held page is gone: ${(err as Error).message}`, outage: true };

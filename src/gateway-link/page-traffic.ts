@@ -20,6 +20,7 @@ import {
   type LinkPaid,
   type LinkSessionInfo,
 } from "./link-protocol.js";
+import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
 export type LinkEvent =
   | { type: "request_qr" }
@@ -50,6 +51,8 @@ export class PageTrafficError extends Error {
     readonly unavailable: boolean,
     /** The HTTP status of the answer that failed, when there was one. */
     readonly httpStatus: number | null = null,
+    /** What kind of refusal that answer was (a Cloudflare page, or the API's own JSON), when it was one. */
+    readonly refusal: PageRefusal | null = null,
     /** The page's API answered and refused to issue a QR (its own status code): the page's reason, not ours. */
     readonly pageRefusal = false,
   ) {
@@ -173,13 +176,17 @@ export class PageTraffic implements TrafficReader {
     } catch {
       body = undefined;
     }
-    if (httpStatus < 200 || httpStatus > 299)
+    if (httpStatus < 200 || httpStatus > 299) {
+      const refusal = classifyRefusal({ status: httpStatus, headers: response.headers, body: text });
+      const said = refusal === null ? errorText(body, text) : `: ${refusal.detail.replace(/^HTTP \d+: /, "")}`;
       return this.callFailed(
         call,
-        `${call} answered HTTP ${httpStatus}${errorText(body, text)}`,
+        `${call} answered HTTP ${httpStatus}${said}`,
         UNAVAILABLE_STATUSES.has(httpStatus),
         httpStatus,
+        refusal,
       );
+    }
     if (call === "status") {
       const status = this.protocol.parseStatus(body);
       if (!status) return this.callFailed(call, "unreadable status answer", true);
@@ -193,7 +200,7 @@ export class PageTraffic implements TrafficReader {
     const info = this.protocol.parseSession(body, response.request);
     if (!info) return this.callFailed(call, `unreadable ${call} answer`, true);
     // The page's API answered and refused this payment: nothing to wait out.
-    if (isRefusal(info)) return this.callFailed(call, info.refusal, false, null, true);
+    if (isRefusal(info)) return this.callFailed(call, info.refusal, false, null, null, true);
     this.established = true;
     this.sessionRequest = { ...response.request, url: response.url };
     this.settle.resolve(info);
@@ -207,11 +214,13 @@ export class PageTraffic implements TrafficReader {
     reason: string,
     unavailable: boolean,
     httpStatus: number | null = null,
+    refusal: PageRefusal | null = null,
     pageRefusal = false,
   ): void {
     if (this.finished) return;
     if (!this.established) {
-      if (call !== "status") this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus, pageRefusal));
+      if (call !== "status")
+        this.settle.reject(new PageTrafficError(reason, unavailable, httpStatus, refusal, pageRefusal));
       return;
     }
     this.failures += 1;

@@ -7,11 +7,15 @@ import { isRecord, PAYWAY_OK, PAYWAY_PATHS, statusPollBody } from "../upstreams/
 import { ANSWER_MAX_BYTES } from "./answer-body.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { readPaywayStatus, type PaywayStatus } from "./payway-protocol.js";
+import { classifyRefusal, type PageRefusal, type RefusedAnswer } from "./page-refusal.js";
 
 export type PollAnswer =
   | { kind: "status"; status: PaywayStatus }
-  /** HTTP 403: bot management or an address refusal (Cloudflare), or the API refusing the request's data. */
-  | { kind: "refused"; detail: string }
+  /**
+   * HTTP 403 (or Cloudflare's challenge on another status): the edge refusing this caller (a challenge or block
+   * page), or the API refusing the request's data (JSON "Invalid Token", "Invalid Data"): `refusal.kind` says which.
+   */
+  | { kind: "refused"; detail: string; refusal: PageRefusal }
   /** No usable answer. `outage`: network error, timeout, 429/502/503/504, unreadable; else a definite error. */
   | { kind: "fault"; detail: string; outage: boolean };
 
@@ -28,7 +32,9 @@ export function pollRequest(s: LinkPollSession): { url: string; headers: Record<
     referer: s.referer,
   };
   if (s.cookies !== "") headers.cookie = s.cookies;
-  if (s.userAgent !== null) headers["user-agent"] = s.userAgent;
+  // The page's own user agent (the pool's: browser-identity.ts); a session stored while pages still said
+  // "HeadlessChrome" is sent as the Chrome it is, which the edge does not challenge (decision 0197).
+  if (s.userAgent !== null) headers["user-agent"] = s.userAgent.replace(/HeadlessChrome/g, "Chrome");
   return {
     url: s.apiOrigin + PAYWAY_PATHS.checkPaymentStatus,
     headers,
@@ -63,15 +69,14 @@ export async function pollOnce(client: UpstreamClient, s: LinkPollSession, timeo
     timeoutMs,
   });
   if (!answer.ok) return { kind: "fault", detail: `check-payment-status: ${answer.what}`, outage: true };
-  return readAnswer(answer.status, answer.text);
+  return readAnswer(answer.status, answer.text, answer.headers);
 }
 
-/** What an HTTP answer of check-payment-status means. */
-export function readAnswer(httpStatus: number, text: string): PollAnswer {
-  if (httpStatus === 403) {
-    const cloudflare = /cloudflare/i.test(text) ? "a Cloudflare block page" : snippet(text);
-    return { kind: "refused", detail: `check-payment-status answered HTTP 403 (${cloudflare})` };
-  }
+/** What an HTTP answer of check-payment-status means (its headers tell a Cloudflare challenge: page-refusal.ts). */
+export function readAnswer(httpStatus: number, text: string, headers?: RefusedAnswer["headers"]): PollAnswer {
+  const refused = classifyRefusal({ status: httpStatus, headers, body: text });
+  if (refused !== null)
+    return { kind: "refused", detail: `check-payment-status answered ${refused.detail}`, refusal: refused };
   if (httpStatus < 200 || httpStatus > 299)
     return {
       kind: "fault",

@@ -1,4 +1,4 @@
-import type { Config, EnvReader } from "../config.js";
+import { ConfigError, type Config, type EnvReader } from "../config.js";
 import { PAYWAY_DEFAULT_API_ORIGIN } from "../upstreams/payway.js";
 
 /** The payment-link area's own settings (README "Configuration"). */
@@ -35,6 +35,11 @@ export interface LinkSettings {
   allowedOrigins: string[];
   /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
   sandbox: "auto" | "on" | "off";
+  /**
+   * LINK_USER_AGENT: the user agent of the pages and of the polls sent without them; null: a current Chrome's on
+   * Linux, of the installed Chromium's major version (browser-identity.ts).
+   */
+  userAgent: string | null;
 }
 
 /**
@@ -63,7 +68,19 @@ export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">)
     pollIntervalMs: env.int("LINK_POLL_INTERVAL_MS", 3000, 200, 30_000),
     allowedOrigins: env.origins("LINK_ALLOWED_ORIGINS"),
     sandbox: env.oneOf("CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
+    userAgent: userAgentSetting(env),
   };
+}
+
+/** LINK_USER_AGENT as a header value can carry it: printable ASCII, one line, and not a headless browser's. */
+function userAgentSetting(env: EnvReader): string | null {
+  const raw = env.str("LINK_USER_AGENT");
+  if (raw === null) return null;
+  if (!/^[\x20-\x7e]{1,512}$/.test(raw))
+    throw new ConfigError("LINK_USER_AGENT must be one line of printable ASCII, at most 512 characters");
+  if (/headless/i.test(raw))
+    throw new ConfigError('LINK_USER_AGENT must not say "Headless": that is what it is there to hide');
+  return raw;
 }
 
 /**

@@ -200,8 +200,12 @@ describe("gateway-link with a PayWay link (payway adapter, protocol-level monito
       await post(`${t.url}/sim/payway/fault`, { mode: "ok" });
     }
     expect((await gen(1000)).status).toBe(200);
-    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as { details?: { gatewayLink?: unknown } };
-    expect(ready.details?.gatewayLink).toBeUndefined();
+    // Answered again: no refusal going on; what was refused since start stays counted.
+    const ready = (await (await fetch(`${t.url}/readyz`)).json()) as {
+      details?: { gatewayLink?: { refused?: string; refusals: { cloudflareBlock: { count: number } } } };
+    };
+    expect(ready.details?.gatewayLink?.refused).toBeUndefined();
+    expect(ready.details?.gatewayLink?.refusals.cloudflareBlock.count).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
   it("a status other than 00 → 502 and FAILED naming the code and message", async () => {

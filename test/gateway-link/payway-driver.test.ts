@@ -110,7 +110,12 @@ describe("payway adapter against the PayWay twin", () => {
     await twin.post("/sim/payway/fault", { mode: "forbidden" });
     try {
       const err = await open(usdLink, "2.00", 840).catch((e: unknown) => e);
-      expect(err).toMatchObject({ httpStatus: 403, message: "the payment page answered HTTP 403" });
+      // Read from the document's answer: Cloudflare's block page, not the API refusing the request's data.
+      expect(err).toMatchObject({
+        httpStatus: 403,
+        message: "the payment page answered HTTP 403: a Cloudflare block page",
+        refusal: { kind: "block", by: "page" },
+      });
     } finally {
       await twin.post("/sim/payway/fault", { mode: "ok" });
     }

@@ -15,7 +15,7 @@ const session = {
   cookies: "__cf_bm=abc; i18n_redirected=en",
   origin: "https://link.example",
   referer: "https://link.example/",
-  userAgent: "Mozilla/5.0 HeadlessChrome",
+  userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
   language: "en",
   expireInSec: "180",
 };
@@ -30,13 +30,20 @@ describe("check-payment-status, sent and read", () => {
       cookie: "__cf_bm=abc; i18n_redirected=en",
       origin: "https://link.example",
       referer: "https://link.example/",
-      "user-agent": "Mozilla/5.0 HeadlessChrome",
+      "user-agent": session.userAgent,
       language: "en",
     });
     const body = JSON.parse(a.body) as { device_id: string; request_time: string; client_id: string; hash: string };
     expect(body.request_time).toBe(session.requestTime);
     expect(body.hash).toBe(statusHash(session.clientId, body.device_id, session.requestTime));
     expect((JSON.parse(b.body) as { device_id: string }).device_id).not.toBe(body.device_id);
+  });
+
+  it("a session stored while pages said HeadlessChrome is polled as the Chrome it is", () => {
+    const old = { ...session, userAgent: "Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/120.0.0.0 Safari/537.36" };
+    expect(pollRequest(old).headers["user-agent"]).toBe(
+      "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0.0.0 Safari/537.36",
+    );
   });
 
   it("reads the action, the receipt, a decline; 403 is a refusal; outages and definite errors apart", () => {
@@ -53,7 +60,21 @@ describe("check-payment-status, sent and read", () => {
     expect(readAnswer(200, ok({ action: "something-new" }))).toMatchObject({ status: { known: false } });
     expect(readAnswer(403, "<title>Attention Required! | Cloudflare</title>")).toEqual({
       kind: "refused",
-      detail: "check-payment-status answered HTTP 403 (a Cloudflare block page)",
+      detail: "check-payment-status answered HTTP 403: a Cloudflare block page",
+      refusal: expect.objectContaining({ kind: "block" }),
+    });
+    // The API's own JSON refusal is the page's error, told apart from the edge's (page-refusal.ts).
+    const invalidToken = JSON.stringify({
+      message: "Invalid Token",
+      status: { code: "403", message: "Invalid Token" },
+    });
+    expect(readAnswer(403, invalidToken)).toMatchObject({
+      kind: "refused",
+      refusal: { kind: "page", code: "403", message: "Invalid Token" },
+    });
+    expect(readAnswer(429, "<title>Just a moment...</title>", { "cf-mitigated": "challenge" })).toMatchObject({
+      kind: "refused",
+      refusal: { kind: "challenge", status: 429 },
     });
     expect(readAnswer(503, "busy")).toMatchObject({ kind: "fault", outage: true });
     expect(readAnswer(500, "{}")).toMatchObject({ kind: "fault", outage: false });

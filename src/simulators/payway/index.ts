@@ -12,6 +12,7 @@ import { twinApiRouter } from "./twin-api.js";
 import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
 import { cloudflareBlockPage, renderTwinNotice, renderTwinPage } from "./twin-page.js";
 import { hostileScript, webrtcScript } from "./twin-hostile.js";
+import { detectionScript, headlessRequest, sendChallenge, TwinEdge } from "./twin-edge.js";
 import { TwinStore, type ControlOutcome, type TwinClient, type TwinCurrency, type TwinLink } from "./twin-store.js";
 
 export type { TwinFaultMode } from "./twin-fault.js";
@@ -39,6 +40,8 @@ export interface PaywayTwin {
   controls: express.Router;
   state: TwinState;
   store: TwinStore;
+  /** What the twin's edge saw of its callers (GET /sim/payway/seen). */
+  edge: TwinEdge;
   /** The path of a link's page on the page's server. */
   linkPath(code: string): string;
 }
@@ -47,12 +50,20 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
   const clock = options.clock ?? Date.now;
   const store = new TwinStore(clock);
   const state = initialTwinState();
+  const edge = new TwinEdge(clock);
   const pagePath = options.pagePath ?? "";
   for (const l of options.links ?? []) addLink(store, l);
   const page = express.Router();
+  page.post(`${pagePath}/cdn-cgi/challenge-platform/h/b/jsd/r/:ray`, express.json({ limit: "4kb" }), (req, res) => {
+    const known = edge.noteScript(String(req.params.ray), bodyRecord(req.body, []));
+    res.status(known ? 204 : 404).end();
+  });
   page.get(`${pagePath}/:code`, (req, res) => {
     const code = String(req.params.code);
     const link = store.links.get(code);
+    const challenged = state.fault.mode === "challenge" && headlessRequest(req);
+    edge.notePage(req, code, challenged);
+    if (challenged) return sendChallenge(res);
     if (
       state.fault.mode === "forbidden" &&
       (state.fault.address === null || state.fault.address === callerAddress(req))
@@ -63,6 +74,11 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
     const origin = `${req.protocol}://${req.get("host") ?? ""}`;
     store.origins.add(origin);
     const visit = store.visit(link, paywayRequestTime(clock()));
+    // Bot management on: the edge's detections run first in the page, reporting to the page's origin.
+    const detections =
+      state.fault.mode === "challenge"
+        ? detectionScript(`cdn-cgi/challenge-platform/h/b/jsd/r/${edge.rayFor(visit.abaData, code)}`)
+        : undefined;
     res
       .set("cache-control", "no-store")
       .cookie("__cf_bm", store.issueCookie("page"), { path: "/", httpOnly: true, sameSite: "lax", maxAge: 30 * 60_000 })
@@ -74,13 +90,14 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
           apiOrigin: options.apiOrigin(),
           pollMs: options.pollIntervalMs ?? 3000,
           routePath: `${pagePath}/${code}`,
-          prelude: prelude(state),
+          prelude: detections ?? prelude(state),
         }),
       );
   });
-  const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr });
+  const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr, edge });
   const controls = twinControls(store, state, options.passUnknownClients ?? false);
-  return { page, api, controls, state, store, linkPath: (code) => `${pagePath}/${code}` };
+  controls.get("/sim/payway/seen", (_req, res) => void res.json(edge.view()));
+  return { page, api, controls, state, store, edge, linkPath: (code) => `${pagePath}/${code}` };
 }
 
 /** The page's extra script in a hostile-test mode. */

@@ -19,8 +19,9 @@ import {
 import { sleep } from "../http.js";
 import { cloudflareBlockPage, renderTwinNotice } from "./twin-page.js";
 import type { PollCookies, TwinClient, TwinStore } from "./twin-store.js";
-import { callerAddress, type TwinCall, type TwinState } from "./twin-fault.js";
+import { callerAddress, takeRefusal, type TwinCall, type TwinState } from "./twin-fault.js";
 import { payableTo, sendOversize } from "./twin-hostile.js";
+import { headlessRequest, sendChallenge, type TwinEdge } from "./twin-edge.js";
 
 const AMOUNT_RE = /^\d{1,12}(?:\.\d{1,2})?$/;
 
@@ -29,6 +30,8 @@ export interface TwinApiOptions {
   state: TwinState;
   clock: () => number;
   makeQr: (amount: string, currency: 116 | 840) => string;
+  /** What the edge saw of callers, and its challenge (twin-edge.ts). */
+  edge: TwinEdge;
 }
 
 export function twinApiRouter(opts: TwinApiOptions): express.Router {
@@ -44,10 +47,15 @@ export function twinApiRouter(opts: TwinApiOptions): express.Router {
   });
   const oversize = (call: TwinCall) => state.fault.mode === "oversize" && state.fault.call === call;
   router.post(PAYWAY_PATHS.listPaymentOptions, json, (req, res) => {
+    if (edgeChallenges(opts, req, "list-payment-options")) return sendChallenge(res);
     if (oversize("list-payment-options")) return sendOversize(res, state.fault.bytes);
+    // The page's state went stale once (source: payluy's escaped aba_data; Clinic_systems reloads and retries).
+    if (takeRefusal(state, "invalid-data-once")) return refuse(res, 403, "403", "Invalid Data");
     listPaymentOptions(opts, req, res);
   });
   router.post(PAYWAY_PATHS.checkPaymentStatus, json, (req, res) => {
+    if (edgeChallenges(opts, req, "check-payment-status")) return sendChallenge(res);
+    if (takeRefusal(state, "invalid-token")) return refuse(res, 403, "403", "Invalid Token");
     // Bot management that tells a browser's fetch (it sends Sec-Fetch-Site; Node's fetch does not) from a script's.
     const botCheck = state.fault.mode === "bot-check" || state.fault.mode === "hostile";
     if (botCheck && req.get("sec-fetch-site") === undefined)
@@ -181,6 +189,20 @@ function refuse(res: Response, http: number, code: string, message: string): voi
 
 function originOf(req: Request): string {
   return `${req.protocol}://${req.get("host") ?? ""}`;
+}
+
+/**
+ * The edge's view of an API call, recorded; in `challenge` mode a headless user agent or client hint is challenged,
+ * and so is a QR request from a page whose detections found automation (or never ran).
+ */
+function edgeChallenges(opts: TwinApiOptions, req: Request, call: TwinCall): boolean {
+  let challenged = false;
+  if (opts.state.fault.mode === "challenge") {
+    const abaData = isRecord(req.body) && typeof req.body.aba_data === "string" ? req.body.aba_data : "";
+    challenged = headlessRequest(req) || (call === "list-payment-options" && !opts.edge.passed(abaData));
+  }
+  opts.edge.noteCall(req, call, challenged);
+  return challenged;
 }
 
 function blocked(state: TwinState, req: Request): boolean {

@@ -17,6 +17,12 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
  * From public sources again: qr-status: list-payment-options answers the QR (qr_string, token, client_id) with its
  * `status` absent or with code "0" (`qrStatus`), as Eavheang/payway-merchant's sample answer has none and
  * somvannda/chmabapay accepts "0".
+ * From public sources again (twin-edge.ts; docs/link-simulator.md "Refusals told apart"):
+ * challenge: Cloudflare's managed challenge (403, cf-mitigated: challenge) for a headless fingerprint — a page load or
+ * API call whose User-Agent or Sec-CH-UA says HeadlessChrome, or a QR request from a page whose script found
+ * navigator.webdriver true (or never ran); invalid-data-once: list-payment-options answers 403 JSON "Invalid Data"
+ * once (or `calls` times), then as usual; invalid-token: check-payment-status answers 403 JSON "Invalid Token", for `calls` polls or
+ * (no `calls`) until the mode changes.
  */
 export type TwinFaultMode =
   | "ok"
@@ -29,7 +35,10 @@ export type TwinFaultMode =
   | "oversize"
   | "foreign-receipt"
   | "webrtc"
-  | "qr-status";
+  | "qr-status"
+  | "challenge"
+  | "invalid-data-once"
+  | "invalid-token";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -42,6 +51,9 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "foreign-receipt",
   "webrtc",
   "qr-status",
+  "challenge",
+  "invalid-data-once",
+  "invalid-token",
 ];
 
 /** qr-status: how the QR answer's status reads. */
@@ -71,6 +83,8 @@ export interface TwinFault {
   udpPort: number;
   /** qr-status: the QR answer without `status`, or with `status.code` "0". */
   qrStatus: TwinQrStatus;
+  /** invalid-data-once, invalid-token: the refusals still to answer (null: until the mode changes). */
+  remaining: number | null;
 }
 
 export interface TwinState {
@@ -91,8 +105,17 @@ export function initialTwinState(): TwinState {
       receiptOrigin: "https://receipts.example",
       udpPort: 9,
       qrStatus: "absent",
+      remaining: null,
     },
   };
+}
+
+/** Whether a counted refusal mode (invalid-data-once, invalid-token) refuses this call; counts it down if so. */
+export function takeRefusal(state: TwinState, mode: "invalid-data-once" | "invalid-token"): boolean {
+  const f = state.fault;
+  if (f.mode !== mode || f.remaining === 0) return false;
+  if (f.remaining !== null) f.remaining -= 1;
+  return true;
 }
 
 /** The remote address as the twin sees it (IPv4-mapped IPv6 written as IPv4). */
@@ -102,7 +125,7 @@ export function callerAddress(req: Request): string {
 
 /**
  * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
- * udpPort?, qrStatus?}`.
+ * udpPort?, qrStatus?, calls?}`.
  */
 export function twinFaultControl(state: TwinState): RequestHandler {
   return (req, res) => {
@@ -130,6 +153,7 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const receiptOrigin = text("receiptOrigin", 200);
     const bytes = int("bytes", 1, 1024 * 1024 * 1024);
     const udpPort = int("udpPort", 1, 65535);
+    const calls = int("calls", 1, 1_000_000);
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
     const qrStatus =
       body.qrStatus === undefined ? undefined : requireOneOf(body, "qrStatus", TWIN_QR_STATUSES, details);
@@ -151,6 +175,8 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       receiptOrigin: receiptOrigin ?? prev.receiptOrigin,
       udpPort: udpPort ?? prev.udpPort,
       qrStatus: qrStatus ?? prev.qrStatus,
+      // invalid-data-once refuses once unless told `calls` (a page refused on its fresh reload too).
+      remaining: mode === "invalid-data-once" ? (calls ?? 1) : mode === "invalid-token" ? (calls ?? null) : null,
     };
     res.json(state.fault);
   };
