@@ -195,7 +195,7 @@ describe("PayWay refusals told apart, and the browser's identity", () => {
       expect(res.status).toBe(502);
       const error = (res.body as { error: { message: string; transactionId: string } }).error;
       expect(error.message).toBe(
-        "The payment page did not produce a QR: its API refused the request twice, on a freshly loaded page too " +
+        "The payment page refused: its API refused the request twice, on a freshly loaded page too " +
           '(code 403, "Invalid Data")',
       );
       expect((await seen()).visits[code]).toBe(before + 2);
