@@ -13,7 +13,7 @@ import { NUMERIC_TO_CODE } from "../transactions/money.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
 import { shareRefusalOf, type BrowserPool, type PageOwner, type ShareRefusal } from "./browser.js";
-import type { LinkPageProtocol, LinkProtocolName } from "./link-protocol.js";
+import type { LinkPageProtocol, LinkProtocolName, PayerFields } from "./link-protocol.js";
 import { LinkDriverError, openLinkSession, type LinkSession } from "./link-driver.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import type { LinkRefusals } from "./link-refusals.js";
@@ -93,11 +93,15 @@ export class LinkService {
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
+    const payer = payerFieldsOf(input);
     const request = {
       amount: input.amount,
       currency: link.currency,
       meta,
       ...(returnUrl === undefined ? {} : { returnUrl }),
+      // Which of the payer's fields were given, never their values (they are personal data, and only the page needs
+      // them): docs/decisions/0201-what-a-link-asks-beyond-an-amount.md.
+      ...(payer === undefined ? {} : { payerFields: Object.keys(payer) }),
     };
     // What the transaction is, whether the page gives a QR or not.
     const draft: Draft = {
@@ -118,6 +122,7 @@ export class LinkService {
         url: link.url,
         amount,
         currency: link.currency,
+        ...(payer === undefined ? {} : { payer }),
         timeoutMs: this.opts.openTimeoutMs,
         protocol,
         egress: this.opts.egress,
@@ -128,6 +133,10 @@ export class LinkService {
     } catch (err) {
       const refusal = shareRefusalOf(err);
       if (refusal !== null) throw shareRefused(refusal);
+      // The request does not fit the link (its fixed amount, its bounds, a field it requires): the caller's error,
+      // found before the page's API was asked; nothing is stored.
+      if (err instanceof LinkDriverError && err.kind === "invalid_input")
+        throw invalidInput([...err.invalid], "The payment link refuses this request");
       return this.noQr(draft, link.url, err);
     }
     // Nothing may leave the page open: a failed payee check (the database) closes it as a refusal does.
@@ -289,6 +298,16 @@ export class LinkService {
     if (tx.upstream.scannedAt !== undefined) v.scanned = true;
     return v;
   }
+}
+
+/** The payer's fields the request gives (non-empty), or undefined when it gives none. */
+function payerFieldsOf(input: GenerateGatewayLinkQrInput): PayerFields | undefined {
+  const payer: PayerFields = {};
+  for (const k of ["remark", "payerName", "payerEmail", "payerPhone"] as const) {
+    const v = input[k];
+    if (typeof v === "string" && v !== "") payer[k] = v;
+  }
+  return Object.keys(payer).length > 0 ? payer : undefined;
 }
 
 /** A generate over its merchant's or configuration's share of the browser pool: 429 with when to try again. */

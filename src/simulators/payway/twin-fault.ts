@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from "express";
 import type { FieldError } from "../../errors.js";
 import { PAYWAY_OK } from "../../upstreams/payway.js";
 import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.js";
+import { faultLinkOptions, LINK_FAULT_MODES, type TwinLinkOptions } from "./twin-layout.js";
 
 /**
  * ok; forbidden: Cloudflare's 403 page on the page and the API, for one caller address or all (a datacenter or
@@ -14,6 +15,8 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
  * to a page); payee: list-payment-options issues QRs payable to `payee`; oversize: `call`'s answers are `bytes`
  * long (streamed, no length given); foreign-receipt: an approval's download_receipt is on `receiptOrigin`;
  * webrtc: the page sends WebRTC (STUN over UDP) to 127.0.0.1:`udpPort` as it loads.
+ * Page variants for every link while on (twin-layout.ts; a link can also have them of its own): hydration: Continue an
+ * <a> disabled until the page hydrates, a phone field first; fixed-amount; required-fields.
  */
 export type TwinFaultMode =
   | "ok"
@@ -25,7 +28,10 @@ export type TwinFaultMode =
   | "payee"
   | "oversize"
   | "foreign-receipt"
-  | "webrtc";
+  | "webrtc"
+  | "hydration"
+  | "fixed-amount"
+  | "required-fields";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -37,6 +43,9 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "oversize",
   "foreign-receipt",
   "webrtc",
+  "hydration",
+  "fixed-amount",
+  "required-fields",
 ];
 
 /** The API calls an `oversize` fault can swell. */
@@ -60,6 +69,8 @@ export interface TwinFault {
   receiptOrigin: string;
   /** webrtc: the loopback UDP port the page's WebRTC aims at. */
   udpPort: number;
+  /** hydration, fixed-amount, required-fields: what every link's page is built with meanwhile. */
+  link: Partial<TwinLinkOptions>;
 }
 
 export interface TwinState {
@@ -79,6 +90,7 @@ export function initialTwinState(): TwinState {
       call: "list-payment-options",
       receiptOrigin: "https://receipts.example",
       udpPort: 9,
+      link: {},
     },
   };
 }
@@ -119,6 +131,8 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const bytes = int("bytes", 1, 1024 * 1024 * 1024);
     const udpPort = int("udpPort", 1, 65535);
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
+    const pageMode = LINK_FAULT_MODES.find((m) => m === mode);
+    const link = pageMode === undefined ? {} : faultLinkOptions(pageMode, body, details);
     if (mode === "status" && code === PAYWAY_OK)
       details.push({ field: "code", message: 'must not be "00" (that is success)' });
     if (receiptOrigin !== undefined && !isOrigin(receiptOrigin))
@@ -136,6 +150,7 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       call: call ?? prev.call,
       receiptOrigin: receiptOrigin ?? prev.receiptOrigin,
       udpPort: udpPort ?? prev.udpPort,
+      link,
     };
     res.json(state.fault);
   };
