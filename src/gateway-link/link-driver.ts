@@ -18,15 +18,29 @@ import {
   type LinkEvent,
   type WatchOptions,
 } from "./page-traffic.js";
-import type { LinkPageProtocol, LinkPollSession, LinkSessionInfo, PageCheck } from "./link-protocol.js";
-import { fillText, focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
+import type {
+  LinkPageProtocol,
+  LinkPollSession,
+  LinkSessionInfo,
+  PageCheck,
+  PageVerdict,
+  PayerField,
+  PayerFields,
+  VisitorForm,
+} from "./link-protocol.js";
+import { focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
+import { fillAmount, fillField, pressContinue } from "./page-form.js";
+import { compareDecimals, decimalText } from "./decimal-compare.js";
+import type { FieldError } from "../errors.js";
+import { moneyText, NUMERIC_TO_CODE } from "../transactions/money.js";
 import { pollSessionOf } from "./poll-seed.js";
 import { EventChannel } from "./event-channel.js";
 import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
 export type { LinkEvent, WatchOptions };
 
-export type LinkDriverErrorKind = "timeout" | "page_error" | "browser_error";
+/** invalid_input: the request does not fit the link (its fixed amount, its bounds, a field it requires): `invalid`. */
+export type LinkDriverErrorKind = "timeout" | "page_error" | "browser_error" | "invalid_input";
 
 export class LinkDriverError extends Error {
   override readonly name = "LinkDriverError";
@@ -42,6 +56,8 @@ export class LinkDriverError extends Error {
    * what refused: the page's document, or its API's answer to the page's QR request.
    */
   readonly refusal: (PageRefusal & { by: "page" | "api" }) | null;
+  /** invalid_input: what of the request the link refuses, by the request's field names (a 400's details). */
+  readonly invalid: readonly FieldError[];
   constructor(
     readonly kind: LinkDriverErrorKind,
     message: string,
@@ -50,13 +66,21 @@ export class LinkDriverError extends Error {
       unavailable?: boolean;
       httpStatus?: number | null;
       refusal?: (PageRefusal & { by: "page" | "api" }) | null;
+      invalid?: readonly FieldError[];
     },
   ) {
     super(message, options);
     this.unavailable = options?.unavailable ?? kind === "timeout";
     this.httpStatus = options?.httpStatus ?? null;
     this.refusal = options?.refusal ?? null;
+    this.invalid = options?.invalid ?? [];
   }
+}
+
+/** The request does not fit the link: nothing was asked of the page's API, so nothing is to be stored. */
+function invalidInput(invalid: readonly FieldError[]): LinkDriverError {
+  const what = invalid.map((d) => `${d.field} ${d.message}`).join("; ");
+  return new LinkDriverError("invalid_input", `the payment link refuses the request: ${what}`, { invalid });
 }
 
 export interface LinkSession {
@@ -114,6 +138,8 @@ export interface OpenLinkOptions extends CommonOptions {
   /** Decimal string as the visitor types it, e.g. "12.50". */
   amount: string;
   currency: 116 | 840;
+  /** The generate request's optional fields, for a page that asks for more than the amount. */
+  payer?: PayerFields;
 }
 
 export interface ResumeLinkOptions extends CommonOptions {
@@ -122,23 +148,17 @@ export interface ResumeLinkOptions extends CommonOptions {
 
 export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Promise<LinkSession> {
   return startSession(pool, options, options.url, {
-    // Keyboard only, as a visitor who types the amount and presses Enter on the button: the
-    // pool's hidden pages draw no frames, so they never receive mouse input.
     async interact(session, protocol, remainingMs) {
-      if (protocol.pageCheck) await checkPage(session, protocol.pageCheck, options);
-      if (protocol.amountInput === "setter") {
-        await fillText(session, protocol.amountSelector, options.amount, remainingMs()).catch(
-          missing("an amount field"),
-        );
-      } else {
-        await focusElement(session, protocol.amountSelector, remainingMs(), { clear: true }).catch(
-          missing("an amount field"),
-        );
-        await typeText(session, options.amount);
-      }
-      await focusElement(session, protocol.payButtonSelector, remainingMs(), { text: protocol.payButtonText }).catch(
-        missing("a pay button"),
-      );
+      const verdict = protocol.pageCheck ? await checkPage(session, protocol.pageCheck, options) : {};
+      if (protocol.form) return fillAsVisitor(session, protocol.form, verdict, options, remainingMs);
+      // Keyboard only, as a visitor who types the amount and presses Enter on the button: the
+      // pool's hidden pages draw no frames, so they never receive mouse input.
+      const { amountSelector, payButtonSelector } = protocol;
+      if (amountSelector === undefined || payButtonSelector === undefined)
+        throw new LinkDriverError("page_error", `the ${protocol.name} adapter names neither a form nor selectors`);
+      await focusElement(session, amountSelector, remainingMs(), { clear: true }).catch(missing("an amount field"));
+      await typeText(session, options.amount);
+      await focusElement(session, payButtonSelector, remainingMs()).catch(missing("a pay button"));
       await pressEnter(session);
     },
     verify(info) {
@@ -153,15 +173,64 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
   });
 }
 
-/** What the page's own state says before anything is typed: a refusal fails the opening, a warning is told. */
-async function checkPage(session: CDPSession, check: PageCheck, options: OpenLinkOptions): Promise<void> {
+/**
+ * What the page's own state says before anything is typed: a refusal fails the opening, a request that does not
+ * fit the link is refused (nothing asked of the page's API), a warning is told; the verdict says how to fill it.
+ */
+async function checkPage(session: CDPSession, check: PageCheck, options: OpenLinkOptions): Promise<PageVerdict> {
   const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
     expression: check.expression,
     returnByValue: true,
   });
-  const verdict = check.verify(exceptionDetails ? null : result.value, options);
+  const verdict = check.verify(exceptionDetails ? null : result.value, {
+    amount: options.amount,
+    currency: options.currency,
+    ...(options.payer === undefined ? {} : { payer: options.payer }),
+  });
   if (verdict.refusal !== undefined) throw new LinkDriverError("page_error", verdict.refusal);
+  if (verdict.invalid !== undefined && verdict.invalid.length > 0) throw invalidInput(verdict.invalid);
   if (verdict.warning !== undefined) options.onWarning?.(verdict.warning);
+  return verdict;
+}
+
+/**
+ * The form as a visitor fills it once the page has hydrated (page-form.ts): the amount (unless the link fixes it),
+ * the extra fields the link asks for, then Continue once it is enabled. A field showing another fixed amount than
+ * the request's is the caller's error, as the page's state saying so is.
+ */
+async function fillAsVisitor(
+  session: CDPSession,
+  form: VisitorForm,
+  verdict: PageVerdict,
+  options: OpenLinkOptions,
+  remainingMs: () => number,
+): Promise<void> {
+  if (verdict.fixedAmount === undefined) {
+    const shown = await fillAmount(session, form.amountWords, options.amount, remainingMs()).catch(pageError);
+    if (shown.kind === "fixed") {
+      const fixed = decimalText(shown.value);
+      if (fixed === null || compareDecimals(fixed, options.amount) !== 0) {
+        const shownAs = fixed === null ? shown.value : moneyText(fixed, NUMERIC_TO_CODE[options.currency] as string);
+        throw invalidInput([{ field: "amount", message: `must be ${shownAs}, the payment link's fixed amount` }]);
+      }
+    }
+  }
+  for (const { field, value } of verdict.fill ?? [])
+    await fillField(session, form.fields[field], value, FIELD_NAMES[field], remainingMs()).catch(pageError);
+  await pressContinue(session, form.continueWords, remainingMs()).catch(pageError);
+}
+
+/** How an extra field is named in a log line or a FAILED transaction's reason. */
+const FIELD_NAMES: Record<PayerField, string> = {
+  remark: "remark",
+  payerName: "name",
+  payerEmail: "e-mail",
+  payerPhone: "phone",
+};
+
+function pageError(err: unknown): never {
+  if (err instanceof MissingElementError) throw new LinkDriverError("page_error", err.message);
+  throw err;
 }
 
 function missing(what: string): (err: unknown) => never {

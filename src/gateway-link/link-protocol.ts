@@ -75,21 +75,78 @@ export interface LinkPaid {
 
 export type LinkCall = "request_qr" | "resume" | "status";
 
+/**
+ * What a payer may tell a page besides the amount: the generate request's optional fields, named as there. A page
+ * that asks for one (a PayWay link's required_fields) has it filled in; one it requires and the request lacks is the
+ * caller's error (400 naming it).
+ */
+export interface PayerFields {
+  remark?: string;
+  payerName?: string;
+  payerEmail?: string;
+  payerPhone?: string;
+}
+
+export type PayerField = keyof PayerFields;
+
+/** What the payment asked of a page, as its check sees it. */
+export interface PageWant {
+  amount: string;
+  currency: 116 | 840;
+  payer?: PayerFields;
+}
+
+/** What the page's state says of this payment (PageCheck.verify): refuse it, warn, or how to fill the form. */
+export interface PageVerdict {
+  /** The page cannot take this payment for a reason of its own (its currency): 502, a FAILED transaction. */
+  refusal?: string;
+  warning?: string;
+  /** The request does not fit the link (its fixed amount, its bounds, a field it requires): 400, nothing stored. */
+  invalid?: { field: string; message: string }[];
+  /** The link fixes the amount (it equals the request's, else `invalid` says so): nothing is typed. */
+  fixedAmount?: string;
+  /** The extra fields the page asks for that the request gives, to fill in. */
+  fill?: { field: PayerField; value: string }[];
+}
+
 /** The page's own state, read before typing; what it must say about the payment asked for. */
 export interface PageCheck {
-  /** Evaluated in the page once its document is parsed; its value (JSON) goes to verify(). */
+  /** Evaluated in the page once its document is parsed; its value goes to verify(). */
   expression: string;
-  verify(value: unknown, want: { amount: string; currency: 116 | 840 }): { refusal?: string; warning?: string };
+  verify(value: unknown, want: PageWant): PageVerdict;
+}
+
+/**
+ * How a page's form is filled as a visitor would fill it (page-form.ts), instead of fixed selectors: the amount
+ * field chosen by its kind and wording once it is visible and enabled, Continue by its wording once enabled.
+ */
+export interface VisitorForm {
+  /** Words (any case) a label or placeholder of the amount field contains. */
+  amountWords: readonly string[];
+  /** Words (any case) of the button that submits the form. */
+  continueWords: readonly string[];
+  /** How each extra field the page may ask for is recognised. */
+  fields: Record<PayerField, FieldHints>;
+}
+
+export interface FieldHints {
+  /** `name` or `id` attributes the field has on this page (exactly, any case). */
+  names: readonly string[];
+  /** The input type a browser form gives this kind of field (`email`, `tel`), if any. */
+  type?: string;
+  /** Words (any case) its label or placeholder contains. */
+  words: readonly string[];
 }
 
 export interface LinkPageProtocol {
   name: LinkProtocolName;
-  amountSelector: string;
-  payButtonSelector: string;
-  /** How the amount goes in: key presses (default), or the input's value setter and its events (`fillText`). */
-  amountInput?: "keys" | "setter";
-  /** The pay button is the first `payButtonSelector` element whose text is this (case-insensitive). */
-  payButtonText?: string;
+  /**
+   * How the form is filled: as a visitor would (`form`: fields by kind and wording, once hydrated), or by fixed
+   * selectors, the amount typed key by key into `amountSelector` and Enter pressed on `payButtonSelector`.
+   */
+  form?: VisitorForm;
+  amountSelector?: string;
+  payButtonSelector?: string;
   /** Where the page's API lives when it is not on the page's own origin (then allowed for the page too). */
   apiOrigin?: string;
   /** Which API call a response belongs to, by its URL (already checked to be the page's or its API's origin). */

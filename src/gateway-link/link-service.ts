@@ -14,7 +14,7 @@ import { failureReason } from "../transactions/failure-reason.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
 import { shareRefusalOf, type BrowserPool, type PageOwner, type ShareRefusal } from "./browser.js";
-import type { LinkPageProtocol, LinkProtocolName } from "./link-protocol.js";
+import type { LinkPageProtocol, LinkProtocolName, PayerFields } from "./link-protocol.js";
 import { LinkDriverError, openLinkSession, type LinkSession } from "./link-driver.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import type { LinkRefusals } from "./link-refusals.js";
@@ -98,11 +98,15 @@ export class LinkService {
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
     const id = newId("txn");
+    const payer = payerFieldsOf(input);
     const request = {
       amount: input.amount,
       currency: link.currency,
       meta,
       ...(returnUrl === undefined ? {} : { returnUrl }),
+      // Which of the payer's fields were given, never their values (they are personal data, and only the page needs
+      // them): docs/decisions/0201-what-a-link-asks-beyond-an-amount.md.
+      ...(payer === undefined ? {} : { payerFields: Object.keys(payer) }),
     };
     // What the transaction is, whether the page gives a QR or not.
     const draft: Draft = {
@@ -119,10 +123,14 @@ export class LinkService {
     };
     let session: LinkSession;
     try {
-      session = await this.open(link, amount, protocol, owner);
+      session = await this.open(link, amount, protocol, owner, payer);
     } catch (err) {
       const refusal = shareRefusalOf(err);
       if (refusal !== null) throw shareRefused(refusal);
+      // The request does not fit the link (its fixed amount, its bounds, a field it requires): the caller's error,
+      // found before the page's API was asked; nothing is stored.
+      if (err instanceof LinkDriverError && err.kind === "invalid_input")
+        throw invalidInput([...err.invalid], "The payment link refuses this request");
       return this.noQr(draft, link.url, err);
     }
     // Nothing may leave the page open: a failed payee check (the database) closes it as a refusal does.
@@ -147,12 +155,19 @@ export class LinkService {
    * stale), the page is opened once more, in a fresh context (fresh aba_data, request_time and cookies), as public
    * clients do (decision 0196); an edge refusal (Cloudflare) or any other failure is not retried.
    */
-  private async open(link: LinkConfig, amount: string, protocol: LinkPageProtocol, owner: PageOwner) {
+  private async open(
+    link: LinkConfig,
+    amount: string,
+    protocol: LinkPageProtocol,
+    owner: PageOwner,
+    payer: PayerFields | undefined,
+  ) {
     const attempt = () =>
       openLinkSession(this.pool, {
         url: link.url,
         amount,
         currency: link.currency,
+        ...(payer === undefined ? {} : { payer }),
         timeoutMs: this.opts.openTimeoutMs,
         protocol,
         egress: this.opts.egress,
@@ -328,6 +343,16 @@ export class LinkService {
     if (reason !== null) v.failureReason = reason;
     return v;
   }
+}
+
+/** The payer's fields the request gives (non-empty), or undefined when it gives none. */
+function payerFieldsOf(input: GenerateGatewayLinkQrInput): PayerFields | undefined {
+  const payer: PayerFields = {};
+  for (const k of ["remark", "payerName", "payerEmail", "payerPhone"] as const) {
+    const v = input[k];
+    if (typeof v === "string" && v !== "") payer[k] = v;
+  }
+  return Object.keys(payer).length > 0 ? payer : undefined;
 }
 
 /** A generate over its merchant's or configuration's share of the browser pool: 429 with when to try again. */

@@ -17,7 +17,9 @@ export const LINK_ROUTES: RestRoute[] = [
       description:
         "The link URL is fixed by the key: a body naming a target URL is refused with 400. A merchant over its share " +
         "of the worker's browser pages (LINK_OPENS_PER_MERCHANT, LINK_HELD_PAGES_PER_MERCHANT and per configuration) " +
-        "is answered 429 with retry-after, and nothing is stored.",
+        "is answered 429 with retry-after, and nothing is stored. A request the link itself refuses — an amount other " +
+        "than its fixed amount or outside its minimum and maximum, a field it requires (remark, payerName, payerEmail, " +
+        "payerPhone) missing — answers 400 naming it, and nothing is stored.",
       errors: ["UPSTREAM_UNAVAILABLE", "IDEMPOTENCY_CONFLICT"],
       example: { amount: 5000, currency: 116, meta: { orderRef: "L-77" } },
     },

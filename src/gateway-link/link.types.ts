@@ -1,10 +1,54 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { ExactAmount, FieldRule, JsonObject } from "../validation/rules.js";
+import { Bounds, ExactAmount, FieldRule, JsonObject, Text } from "../validation/rules.js";
+import type { PayerField } from "./link-protocol.js";
 import { ReturnUrlField } from "../validation/return-url.js";
 
 /** Every gateway-link QR expires exactly this long after issue (the contract's fixed 180 s). */
 export const LINK_LIFETIME_MS = 180_000;
+
+interface PayerRule {
+  max: number;
+  pattern?: RegExp;
+  message?: string;
+}
+
+/** The generate request's optional fields for a payment link that asks for more than the amount (payer-fields). */
+export const PAYER_RULES: Record<PayerField, PayerRule> = {
+  remark: { max: 255 },
+  payerName: { max: 100 },
+  payerEmail: {
+    max: 100,
+    pattern: /^[^@\s]+@[^@\s]+\.[^@\s]+$/,
+    message: "must be an e-mail address (name@domain.tld)",
+  },
+  payerPhone: {
+    max: 16,
+    pattern: /^\+?[0-9]{8,15}$/,
+    message: "must be 8 to 15 digits, optionally after one '+', without spaces or punctuation",
+  },
+};
+
+/**
+ * One of those fields: its GraphQL field, its rule (the same rule writes the contract's maxLength and pattern). They
+ * go to the page only; the transaction records which were sent, never their values
+ * (docs/decisions/0201-what-a-link-asks-beyond-an-amount.md).
+ */
+function PayerText(rule: PayerRule, what: string): PropertyDecorator {
+  return (target, property) => {
+    Field(() => String, {
+      nullable: true,
+      description:
+        `Optional: ${what}, at most ${rule.max} characters, for a payment link that asks for it (sent to the ` +
+        "page; neither stored nor echoed). A link that requires it answers 400 without it",
+    })(target, property);
+    Text({ max: rule.max, ...(rule.pattern ? { pattern: rule.pattern, patternMessage: rule.message } : {}) })(
+      target,
+      property,
+    );
+    Bounds({ maxLength: rule.max, ...(rule.pattern ? { pattern: rule.pattern.source } : {}) })(target, property);
+  };
+}
 
 @InputType("GenerateGatewayLinkQrInput", { description: "The link URL is fixed by the API key; it cannot be sent" })
 export class GenerateGatewayLinkQrInput {
@@ -22,6 +66,18 @@ export class GenerateGatewayLinkQrInput {
   meta?: Record<string, unknown>;
 
   @ReturnUrlField() returnUrl?: string;
+
+  @PayerText(PAYER_RULES.remark, "a remark")
+  remark?: string;
+
+  @PayerText(PAYER_RULES.payerName, "the payer's full name")
+  payerName?: string;
+
+  @PayerText(PAYER_RULES.payerEmail, "the payer's e-mail address")
+  payerEmail?: string;
+
+  @PayerText(PAYER_RULES.payerPhone, "the payer's phone number")
+  payerPhone?: string;
 
   @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" })
   @FieldRule<GenerateGatewayLinkQrInput>("fixedLifetime", (v) =>

@@ -1,6 +1,6 @@
-// A visitor's keyboard on a leased page, over the page's own CDP session: find a field, focus it,
-// type into it, press Enter. Keyboard only: a hidden target draws no frames, so it never takes mouse
-// input. Each step is one or two protocol commands, no injected helper scripts.
+// A visitor's keyboard on a leased page, over the page's own CDP session: find a field by its selector, focus it,
+// type into it, press Enter (the simulated page; a PayWay page's form is filled by page-form.ts). Keyboard only: a
+// hidden target draws no frames, so it never takes mouse input. Each step is one or two protocol commands.
 
 import type { CDPSession } from "puppeteer-core";
 
@@ -57,25 +57,6 @@ export async function focusElement(
   if (exceptionDetails) throw new Error(`the payment page's script failed: ${exceptionDetails.text}`);
   if (result.value !== true)
     throw new MissingElementError(`the payment page has no ${selector}${opts.text ? ` reading "${opts.text}"` : ""}`);
-}
-
-/**
- * Puts `text` into the element `selector` names the way a page's own framework sees an edit: the input's native
- * value setter (a framework's own setter on the element is bypassed), then `input` and `change` events. One
- * protocol message instead of two per character; what a scraper that works on the real PayWay page does.
- */
-export async function fillText(session: CDPSession, selector: string, text: string, timeoutMs: number): Promise<void> {
-  await focusElement(session, selector, timeoutMs, { clear: true });
-  const expression = `(() => {
-    const el = document.activeElement;
-    if (!(el instanceof HTMLInputElement)) return false;
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ${JSON.stringify(text)});
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-    el.dispatchEvent(new Event("change", { bubbles: true }));
-    return true;
-  })()`;
-  const { result } = await session.send("Runtime.evaluate", { expression, returnByValue: true });
-  if (result.value !== true) throw new MissingElementError(`the payment page has no input at ${selector}`);
 }
 
 /** Types `text` into the focused element, one key press per character, as a visitor does. */

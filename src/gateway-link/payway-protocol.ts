@@ -19,12 +19,19 @@ import type {
   LinkRefusal,
   LinkSessionInfo,
   LinkStatus,
-  PageCheck,
+  VisitorForm,
 } from "./link-protocol.js";
+import { PAYWAY_FIELD_HINTS, PAYWAY_PAGE_CHECK } from "./payway-page-state.js";
 
-/** Where the page asks for the amount (high confidence: the selectors a working scraper uses). */
-const AMOUNT_SELECTOR =
-  'input[type="number"], input[inputmode="decimal"], input[inputmode="numeric"], input[placeholder*="amount" i]';
+/**
+ * How the page's form is filled (page-form.ts): the amount field by kind (type=number, inputmode decimal or numeric,
+ * then a label saying amount), as the working Go chromedp scraper chooses it; Continue in English or Khmer.
+ */
+const PAYWAY_FORM: VisitorForm = {
+  amountWords: ["amount", "ចំនួនទឹកប្រាក់", "ចំនួន"],
+  continueWords: ["continue", "បន្ត"],
+  fields: PAYWAY_FIELD_HINTS,
+};
 
 /** Actions that mean the payer refused or the bank declined: none was ever seen live (low confidence). */
 const DECLINED = new Set(["declined", "decline", "cancelled", "canceled", "rejected", "failed"]);
@@ -34,11 +41,7 @@ const KNOWN = new Set(["request_qr", "rqpay", "scanned", "processing-payment", P
 export function paywayLinkProtocol(apiOrigin: string): LinkPageProtocol {
   return {
     name: "payway",
-    amountSelector: AMOUNT_SELECTOR,
-    // The native value setter with input/change events, as a scraper that works against the real page does.
-    amountInput: "setter",
-    payButtonSelector: 'button, [role="button"]',
-    payButtonText: "continue",
+    form: PAYWAY_FORM,
     apiOrigin,
     classify(url) {
       if (url.pathname === PAYWAY_PATHS.listPaymentOptions) return "request_qr";
@@ -153,51 +156,3 @@ export function readPaywayStatus(body: unknown): PaywayStatus | null {
     message,
   };
 }
-
-/** The page's state in window.__NUXT__ (high confidence for the keys, their nesting unknown: searched for). */
-const PAYWAY_PAGE_CHECK: PageCheck = {
-  expression: `(() => {
-    const root = window.__NUXT__;
-    if (!root || typeof root !== "object") return { found: false };
-    const first = (key) => {
-      const seen = new Set(); const stack = [root];
-      for (let n = 0; stack.length > 0 && n < 20000; n++) {
-        const o = stack.pop();
-        if (!o || typeof o !== "object" || seen.has(o)) continue;
-        seen.add(o);
-        if (Object.prototype.hasOwnProperty.call(o, key)) return o[key];
-        for (const k of Object.keys(o)) stack.push(o[k]);
-      }
-      return undefined;
-    };
-    const summary = first("transaction_summary");
-    const fields = first("required_fields");
-    const rules = fields && fields.amount && Array.isArray(fields.amount.rules) ? fields.amount.rules : [];
-    const limits = rules.find((r) => r && (r.min_value !== undefined || r.max_value !== undefined)) || {};
-    return {
-      found: typeof first("aba_data") === "string",
-      currency: summary && summary.order_details ? summary.order_details.currency ?? null : null,
-      min: limits.min_value ?? null,
-      max: limits.max_value ?? null,
-    };
-  })()`,
-  verify(value, want) {
-    const v = isRecord(value) ? value : {};
-    if (v.found !== true)
-      return { warning: "the PayWay page has no aba_data in window.__NUXT__: the page may have changed" };
-    const currency = text(v.currency)?.toUpperCase() ?? null;
-    const wanted = want.currency === 840 ? "USD" : "KHR";
-    if (currency !== null && currency !== wanted)
-      return { refusal: `the payment link is in ${currency}; this configuration is ${wanted}` };
-    const amount = Number(want.amount);
-    const min = text(v.min);
-    const max = text(v.max);
-    if (min !== null && amount < Number(min))
-      return { refusal: `amount ${want.amount} is below the link's minimum ${min}` };
-    if (max !== null && amount > Number(max))
-      return { refusal: `amount ${want.amount} is above the link's maximum ${max}` };
-    return currency === null
-      ? { warning: "the PayWay page states no currency (transaction_summary.order_details)" }
-      : {};
-  },
-};

@@ -15,6 +15,10 @@ export interface LinkSettings {
     opensPerMerchant: number;
     opensPerConfig: number;
   };
+  /**
+   * LINK_OPEN_TIMEOUT_MS: bound on obtaining a QR from a page, from asking the pool for a page to the API's answer
+   * (45 s: a page whose Continue waits for its scripts to hydrate it is waited for, as a working scraper waits).
+   */
   openTimeoutMs: number;
   /** The default adapter of a link configuration that names none (link-protocol.ts). */
   pageProtocol: "simulated" | "payway";
@@ -55,7 +59,7 @@ export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">)
     maxMonitors,
     openPages,
     shares: shareSettings(env, maxMonitors, openPages),
-    openTimeoutMs: env.int("LINK_OPEN_TIMEOUT_MS", 20000, 1000, 120000),
+    openTimeoutMs: env.int("LINK_OPEN_TIMEOUT_MS", 45000, 1000, 120000),
     pageProtocol: env.oneOf(
       "LINK_PAGE_PROTOCOL",
       ["simulated", "payway"] as const,

@@ -146,11 +146,14 @@ function operationRules(
         },
         // The time budget: once it is spent, every field still to resolve fails at once (what was
         // resolved is kept), so an operation cannot hold the process for longer than GRAPHQL_TIME_BUDGET_MS.
+        // A mutation's answer is spared: its work is done (a payment page may take 45 s to give its QR), and
+        // cutting the answer would lose what it made; a further mutation of the operation is still refused.
         async executionDidStart() {
           const deadline = Date.now() + limits.timeBudgetMs;
           return {
-            willResolveField() {
+            willResolveField({ info }) {
               if (Date.now() <= deadline) return;
+              if (info.operation.operation === "mutation" && info.path.prev !== undefined) return;
               throw new GraphQLError(
                 `The operation ran over its time budget of ${limits.timeBudgetMs} ms (GRAPHQL_TIME_BUDGET_MS)`,
                 { extensions: { code: "BAD_USER_INPUT" } },

@@ -89,9 +89,16 @@ describe("payway adapter against the PayWay twin", () => {
     expect((err as Error).message).toBe("the payment link is in USD; this configuration is KHR");
   });
 
-  it("refuses an amount outside the link's rules, naming the limit", async () => {
+  it("refuses an amount outside the link's rules as the caller's error, naming the limit", async () => {
     const err = await open(usdLink, "0.10", 840).catch((e: unknown) => e);
-    expect((err as Error).message).toBe("amount 0.10 is below the link's minimum 0.50");
+    expect(err).toMatchObject({
+      kind: "invalid_input",
+      invalid: [{ field: "amount", message: "must be at least 0.50, the payment link's minimum" }],
+    });
+    // Compared as exact decimals: 500.001 is above 500 (and 500.00 is not).
+    expect(await open(usdLink, "500.001", 840).catch((e: unknown) => e)).toMatchObject({
+      invalid: [{ field: "amount", message: "must be at most 500.00, the payment link's maximum" }],
+    });
   });
 
   it("a status code other than 00 fails the opening with the code and message", async () => {

@@ -13,6 +13,7 @@ import { callerAddress, initialTwinState, twinFaultControl, type TwinState } fro
 import { cloudflareBlockPage, renderTwinNotice, renderTwinPage } from "./twin-page.js";
 import { hostileScript, webrtcScript } from "./twin-hostile.js";
 import { detectionScript, headlessRequest, sendChallenge, TwinEdge } from "./twin-edge.js";
+import { DEFAULT_LINK_OPTIONS, linkOptionsOf } from "./twin-layout.js";
 import { TwinStore, type ControlOutcome, type TwinClient, type TwinCurrency, type TwinLink } from "./twin-store.js";
 
 export type { TwinFaultMode } from "./twin-fault.js";
@@ -73,7 +74,8 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
       return void res.status(404).type("html").send(renderTwinNotice("Not found", "This payment link does not exist"));
     const origin = `${req.protocol}://${req.get("host") ?? ""}`;
     store.origins.add(origin);
-    const visit = store.visit(link, paywayRequestTime(clock()));
+    // A fault mode that changes every link's page (twin-layout.ts) applies to this visit: its page and its API call.
+    const visit = store.visit({ ...link, ...state.fault.link }, paywayRequestTime(clock()));
     // Bot management on: the edge's detections run first in the page, reporting to the page's origin.
     const detections =
       state.fault.mode === "challenge"
@@ -112,6 +114,8 @@ const LINK_CODE_RE = /^ABAPAY[A-Za-z0-9]{1,40}$/;
 function addLink(store: TwinStore, l: Partial<TwinLink>): TwinLink {
   const currency: TwinCurrency = l.currency ?? "KHR";
   const link: TwinLink = {
+    ...DEFAULT_LINK_OPTIONS,
+    ...l,
     code: l.code ?? `ABAPAY${Math.random().toString(36).slice(2, 10).toUpperCase()}`,
     currency,
     title: l.title ?? "Payment",
@@ -183,8 +187,9 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean):
       details.push({ field: "code", message: "ABAPAY followed by 1-40 letters or digits" });
     if (body.currency !== undefined && body.currency !== "USD" && body.currency !== "KHR")
       details.push({ field: "currency", message: "USD or KHR" });
+    const options = linkOptionsOf(body, details);
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid link", details);
-    const input: Partial<TwinLink> = { currency: body.currency as TwinCurrency | undefined, code };
+    const input: Partial<TwinLink> = { ...options, currency: body.currency as TwinCurrency | undefined, code };
     for (const k of ["title", "merchant", "minAmount", "maxAmount"] as const) if (str(k)) input[k] = str(k);
     res.json(addLink(store, input));
   });
@@ -204,6 +209,7 @@ function clientView(c: TwinClient) {
     clientId: c.clientId,
     qr: c.qr,
     amount: c.amount,
+    additionalFields: { ...c.additionalFields },
     currency: c.link.currency,
     link: c.link.code,
     action: c.action,

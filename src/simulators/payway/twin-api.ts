@@ -103,14 +103,22 @@ function listPaymentOptions(opts: TwinApiOptions, req: Request, res: Response): 
     return refuse(res, 403, "403", "Invalid Data");
   if (state.fault.mode === "status")
     return void res.json({ status: tranStatus(state.fault.code, state.fault.message) });
-  const amount = amountOf(additional);
-  if (amount === null) return void res.json({ status: tranStatus("01", "Invalid amount") });
-  const { minAmount, maxAmount, currency } = visit.link;
-  if (Number(amount) < Number(minAmount) || Number(amount) > Number(maxAmount))
+  const fields = additionalFieldsOf(additional);
+  const amount = fields?.amount ?? null;
+  if (fields === null || amount === null || !AMOUNT_RE.test(amount) || !(Number(amount) > 0))
+    return void res.json({ status: tranStatus("01", "Invalid amount") });
+  const { minAmount, maxAmount, currency, fixedAmount, requiredFields } = visit.link;
+  if (fixedAmount !== null && Number(amount) !== Number(fixedAmount))
+    return void res.json({ status: tranStatus("02", `Amount must be ${fixedAmount}`) });
+  if (fixedAmount === null && (Number(amount) < Number(minAmount) || Number(amount) > Number(maxAmount)))
     return void res.json({ status: tranStatus("02", `Amount must be between ${minAmount} and ${maxAmount}`) });
+  // Our own shape for this refusal (no public capture shows one): the link's required fields must all arrive.
+  const missing = requiredFields.filter((f) => (fields[f] ?? "").trim() === "");
+  if (missing.length > 0)
+    return void res.json({ status: tranStatus("03", `Required field missing: ${missing.join(", ")}`) });
   const issued = opts.makeQr(amount, currency === "USD" ? 840 : 116);
   const qr = state.fault.mode === "payee" ? payableTo(issued, state.fault.payee) : issued;
-  const client = store.createClient(visit, amount, qr);
+  const client = store.createClient(visit, amount, qr, fields);
   const answer: Record<string, unknown> = {
     step: "abapay_khqr_request_qr",
     token: client.token,
@@ -167,12 +175,13 @@ function pollData(client: TwinClient, store: TwinStore, origin: string, now: num
   };
 }
 
-/** additional_fields is a JSON string {"amount":"2.00"}. */
-function amountOf(additional: string): string | null {
+/** additional_fields is a JSON string {"amount":"2.00", "remark": …}: its string fields, or null when it is not one. */
+function additionalFieldsOf(additional: string): Record<string, string> | null {
   try {
     const parsed: unknown = JSON.parse(additional);
-    const amount = isRecord(parsed) ? parsed.amount : undefined;
-    return typeof amount === "string" && AMOUNT_RE.test(amount) && Number(amount) > 0 ? amount : null;
+    if (!isRecord(parsed)) return null;
+    const strings = Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string");
+    return Object.fromEntries(strings.slice(0, 20).map(([k, v]) => [k, v.slice(0, 300)]));
   } catch {
     return null;
   }

@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from "express";
 import type { FieldError } from "../../errors.js";
 import { PAYWAY_OK } from "../../upstreams/payway.js";
 import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.js";
+import { faultLinkOptions, LINK_FAULT_MODES, type TwinLinkOptions } from "./twin-layout.js";
 
 /**
  * ok; forbidden: Cloudflare's 403 page on the page and the API, for one caller address or all (a datacenter or
@@ -23,6 +24,8 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
  * navigator.webdriver true (or never ran); invalid-data-once: list-payment-options answers 403 JSON "Invalid Data"
  * once (or `calls` times), then as usual; invalid-token: check-payment-status answers 403 JSON "Invalid Token", for `calls` polls or
  * (no `calls`) until the mode changes.
+ * Page variants for every link while on (twin-layout.ts; a link can also have them of its own): hydration: Continue an
+ * <a> disabled until the page hydrates, a phone field first; fixed-amount; required-fields.
  */
 export type TwinFaultMode =
   | "ok"
@@ -38,7 +41,10 @@ export type TwinFaultMode =
   | "qr-status"
   | "challenge"
   | "invalid-data-once"
-  | "invalid-token";
+  | "invalid-token"
+  | "hydration"
+  | "fixed-amount"
+  | "required-fields";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -54,6 +60,9 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "challenge",
   "invalid-data-once",
   "invalid-token",
+  "hydration",
+  "fixed-amount",
+  "required-fields",
 ];
 
 /** qr-status: how the QR answer's status reads. */
@@ -85,6 +94,8 @@ export interface TwinFault {
   qrStatus: TwinQrStatus;
   /** invalid-data-once, invalid-token: the refusals still to answer (null: until the mode changes). */
   remaining: number | null;
+  /** hydration, fixed-amount, required-fields: what every link's page is built with meanwhile. */
+  link: Partial<TwinLinkOptions>;
 }
 
 export interface TwinState {
@@ -106,6 +117,7 @@ export function initialTwinState(): TwinState {
       udpPort: 9,
       qrStatus: "absent",
       remaining: null,
+      link: {},
     },
   };
 }
@@ -157,6 +169,8 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
     const qrStatus =
       body.qrStatus === undefined ? undefined : requireOneOf(body, "qrStatus", TWIN_QR_STATUSES, details);
+    const pageMode = LINK_FAULT_MODES.find((m) => m === mode);
+    const link = pageMode === undefined ? {} : faultLinkOptions(pageMode, body, details);
     if (mode === "status" && code === PAYWAY_OK)
       details.push({ field: "code", message: 'must not be "00" (that is success)' });
     if (receiptOrigin !== undefined && !isOrigin(receiptOrigin))
@@ -177,6 +191,7 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       qrStatus: qrStatus ?? prev.qrStatus,
       // invalid-data-once refuses once unless told `calls` (a page refused on its fresh reload too).
       remaining: mode === "invalid-data-once" ? (calls ?? 1) : mode === "invalid-token" ? (calls ?? null) : null,
+      link,
     };
     res.json(state.fault);
   };

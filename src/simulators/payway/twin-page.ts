@@ -4,6 +4,7 @@
 
 import { PAYWAY_PATHS } from "../../upstreams/payway.js";
 import type { TwinVisit } from "./twin-store.js";
+import { formHtml, requiredFieldsState, TWIN_WORDS } from "./twin-layout.js";
 
 export interface TwinPageConfig {
   visit: TwinVisit;
@@ -33,36 +34,42 @@ function nuxtState(cfg: TwinPageConfig) {
     serverRendered: true,
     routePath: cfg.routePath,
     state: {
-      i18n: { locale: "en" },
+      i18n: { locale: visit.link.language },
+      // An empty summary beside the one with the data, as chmabapay saw the real page's state.
+      checkout: { transaction_summary: {} },
       payment: {
         aba_data: visit.abaData,
         request_time: visit.requestTime,
         transaction_summary: {
-          order_details: { title: visit.link.title, currency: visit.link.currency, amount: "" },
+          order_details: {
+            title: visit.link.title,
+            currency: visit.link.currency,
+            amount: visit.link.fixedAmount ?? "",
+          },
           merchant: { name: visit.link.merchant },
         },
-        required_fields: {
-          amount: {
-            rules: [{ required: true }, { min_value: visit.link.minAmount, max_value: visit.link.maxAmount }],
-          },
-        },
+        required_fields: requiredFieldsState(visit.link, visit.link.minAmount, visit.link.maxAmount),
       },
     },
   };
 }
 
-// Plain script (no framework), kept as a string so it runs as written; its settings come as JSON.
+// Plain script (no framework), kept as a string so it runs as written; its settings come as JSON. Until it hydrates
+// the page (at once, or after the link's hydrationMs) the controls are as the server rendered them and do nothing.
 const PAGE_SCRIPT = String.raw`
 (function () {
   "use strict";
   var cfg = JSON.parse(document.getElementById("pw-config").textContent);
   var st = window.__NUXT__.state.payment;
-  var input = document.querySelector("input[name=amount]");
+  var input = document.getElementById("pw-amount");
   var button = document.getElementById("pw-continue");
+  var form = document.getElementById("pw-form");
+  var extras = Array.prototype.slice.call(document.querySelectorAll("[data-pw-field]"));
   var errorBox = document.getElementById("pw-error");
   var qrBox = document.getElementById("pw-qr");
   var statusBox = document.getElementById("pw-status");
-  var rules = st.required_fields.amount.rules.filter(function (r) { return r.min_value !== undefined; })[0] || {};
+  var amountField = st.required_fields.amount || { rules: [] };
+  var rules = amountField.rules.filter(function (r) { return r.min_value !== undefined; })[0] || {};
   var clientId = null, token = null, busy = false;
   var ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -107,15 +114,21 @@ const PAGE_SCRIPT = String.raw`
         setTimeout(poll, cfg.pollMs);
       });
   }
-  button.addEventListener("click", function () {
+  function go() {
     if (busy || clientId) return;
     var n = Number(input.value);
     if (!input.value || !(n > 0)) return setError("Please enter an amount");
     if (rules.min_value !== undefined && n < Number(rules.min_value)) return setError("The amount is below " + rules.min_value);
     if (rules.max_value !== undefined && n > Number(rules.max_value)) return setError("The amount is above " + rules.max_value);
+    var fields = { amount: n.toFixed(2) };
+    for (var i = 0; i < extras.length; i++) {
+      var e = extras[i];
+      fields[e.name] = e.value.trim();
+      if (e.required && !fields[e.name]) return setError(e.name + " " + cfg.required);
+    }
     busy = true;
     setError("");
-    var additional = JSON.stringify({ amount: n.toFixed(2) });
+    var additional = JSON.stringify(fields);
     sha512(st.request_time + st.aba_data + additional)
       .then(function (hash) {
         return post(cfg.paths.list, { additional_fields: additional, request_time: st.request_time, aba_data: st.aba_data, hash: hash });
@@ -132,7 +145,20 @@ const PAGE_SCRIPT = String.raw`
       })
       .catch(function (e) { setError(e.message); })
       .then(function () { busy = false; });
-  });
+  }
+  // As a framework's hydration: the state's values replace what the server rendered, the controls come alive.
+  function hydrate() {
+    if (!input.readOnly) input.value = "";
+    input.disabled = false;
+    extras.forEach(function (e) { e.disabled = false; });
+    button.disabled = false;
+    button.removeAttribute("aria-disabled");
+    button.classList.remove("pw-disabled");
+    if (form) form.addEventListener("submit", function (e) { e.preventDefault(); go(); });
+    else button.addEventListener("click", go);
+  }
+  if (cfg.hydrationMs > 0) setTimeout(hydrate, cfg.hydrationMs);
+  else hydrate();
 })();
 `;
 
@@ -141,17 +167,18 @@ export function renderTwinPage(cfg: TwinPageConfig): string {
   const settings = JSON.stringify({
     api: cfg.apiOrigin,
     pollMs: cfg.pollMs,
+    hydrationMs: link.hydrationMs,
+    required: TWIN_WORDS[link.language].required,
     paths: { list: PAYWAY_PATHS.listPaymentOptions, status: PAYWAY_PATHS.checkPaymentStatus },
   }).replace(/</g, "\\u003C");
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(link.title)} | ABA PayWay</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<html lang="${link.language}"><head><meta charset="utf-8"><title>${esc(link.title)} | ABA PayWay</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>.pw-disabled { pointer-events: none; opacity: 0.5; }</style></head>
 <body><div id="__nuxt"><div id="__layout"><main class="pw-link">
-<header><button type="button" class="pw-lang">ខ្មែរ</button><h1>${esc(link.merchant)}</h1><p>${esc(link.title)}</p></header>
-<label>Amount (${esc(link.currency)})
-<input name="amount" type="number" inputmode="decimal" step="any" placeholder="Enter amount" autocomplete="off"></label>
-<p id="pw-error" role="alert" hidden></p>
-<button type="button" id="pw-continue" class="pw-btn">Continue</button>
+<header><button type="button" class="pw-lang">${TWIN_WORDS[link.language].language}</button>
+<h1>${esc(link.merchant)}</h1><p>${esc(link.title)}</p></header>
+${formHtml(link, link.currency, esc)}
 <pre id="pw-qr" hidden></pre><p id="pw-status" data-action=""></p>
 </main></div></div>
 <script type="application/json" id="pw-config">${settings}</script>${cfg.prelude ? `\n<script>${cfg.prelude}</script>` : ""}

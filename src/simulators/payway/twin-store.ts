@@ -2,12 +2,14 @@
 // the bot-management cookies it handed out, and one client per QR issued. Bounded like the other simulators.
 
 import { randomBytes, randomInt } from "node:crypto";
+import type { TwinLinkOptions } from "./twin-layout.js";
 
 export type TwinCurrency = "USD" | "KHR";
 /** request_qr and approved are seen live; scanned and processing-payment come from the page's bundle; declined is ours. */
 export type TwinAction = "request_qr" | "scanned" | "processing-payment" | "approved" | "declined";
 
-export interface TwinLink {
+/** A link: what it is, and how its page is built and what it asks for (twin-layout.ts). */
+export interface TwinLink extends TwinLinkOptions {
   code: string;
   currency: TwinCurrency;
   title: string;
@@ -29,6 +31,8 @@ export interface TwinClient {
   readonly requestTime: string;
   readonly link: TwinLink;
   readonly amount: string;
+  /** additional_fields as the page sent them (amount and any other field), to show what went where. */
+  readonly additionalFields: Readonly<Record<string, string>>;
   readonly qr: string;
   readonly createdAt: number;
   action: TwinAction;
@@ -109,7 +113,7 @@ export class TwinStore {
     return c !== undefined && c.until > this.clock() ? c.issuer : null;
   }
 
-  createClient(visit: TwinVisit, amount: string, qr: string): TwinClient {
+  createClient(visit: TwinVisit, amount: string, qr: string, additionalFields: Record<string, string>): TwinClient {
     this.evict(this.clients);
     const client: TwinClient = {
       clientId: `${randomInt(1_000_000, 9_999_999)}-${randomInt(100_000, 999_999)}-${randomInt(10_000_000, 99_999_999)}`,
@@ -118,6 +122,7 @@ export class TwinStore {
       requestTime: visit.requestTime,
       link: visit.link,
       amount,
+      additionalFields,
       qr,
       createdAt: this.clock(),
       action: "request_qr",
@@ -132,6 +137,11 @@ export class TwinStore {
     };
     this.clients.set(client.clientId, client);
     return client;
+  }
+
+  /** Clients issued and still kept (a test sees whether an attempt reached list-payment-options). */
+  clientCount(): number {
+    return this.clients.size;
   }
 
   client(clientId: string): TwinClient | undefined {
