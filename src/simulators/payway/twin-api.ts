@@ -19,6 +19,7 @@ import { cloudflareBlockPage, renderTwinNotice } from "./twin-page.js";
 import type { TwinClient, TwinStore } from "./twin-store.js";
 import { callerAddress, type TwinCall, type TwinState } from "./twin-fault.js";
 import { payableTo, sendOversize } from "./twin-hostile.js";
+import { outageAnswer } from "./twin-outage.js";
 
 const AMOUNT_RE = /^\d{1,12}(?:\.\d{1,2})?$/;
 
@@ -36,6 +37,7 @@ export function twinApiRouter(opts: TwinApiOptions): express.Router {
   router.use(cors(store));
   router.use((req, res, next) => {
     if (blocked(state, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
+    if (outageAnswer(state, opts.clock, req, res)) return;
     if (state.fault.mode !== "slow" || req.method === "OPTIONS") return next();
     void sleep(state.fault.slowMs).then(() => next());
   });
@@ -132,7 +134,7 @@ function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): 
   )
     return refuse(res, 403, "403", "Invalid Data");
   store.notePoll(client, deviceId);
-  if (client.broken) return refuse(res, 500, "500", "Internal Server Error");
+  if (client.broken) return refuse(res, client.brokenStatus, String(client.brokenStatus), "Broken");
   const receiptOrigin = state.fault.mode === "foreign-receipt" ? state.fault.receiptOrigin : originOf(req);
   res.json({ status: tranStatus(PAYWAY_OK, "Success"), data: pollData(client, store, receiptOrigin, clock()) });
 }

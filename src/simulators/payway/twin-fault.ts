@@ -14,6 +14,9 @@ import { bodyRecord, optionalMs, requireOneOf, sendControlError } from "../http.
  * to a page); payee: list-payment-options issues QRs payable to `payee`; oversize: `call`'s answers are `bytes`
  * long (streamed, no length given); foreign-receipt: an approval's download_receipt is on `receiptOrigin`;
  * webrtc: the page sends WebRTC (STUN over UDP) to 127.0.0.1:`udpPort` as it loads.
+ * outage: the API answers `calls` calls (or for `durationMs`; neither: until `ok`) with `httpStatus` (500, 502–504,
+ * 520–524; Cloudflare's pages with cf-ray but for 500), then recovers; rate-limited: it answers them 429 with
+ * `retryAfter` (seconds or an HTTP date; none if null). twin-outage.ts; the sources are in docs/link-simulator.md.
  */
 export type TwinFaultMode =
   | "ok"
@@ -25,7 +28,9 @@ export type TwinFaultMode =
   | "payee"
   | "oversize"
   | "foreign-receipt"
-  | "webrtc";
+  | "webrtc"
+  | "outage"
+  | "rate-limited";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -37,7 +42,12 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "oversize",
   "foreign-receipt",
   "webrtc",
+  "outage",
+  "rate-limited",
 ];
+
+/** What an `outage` may answer: the origin's 500, a gateway's 502–504, Cloudflare's own 520–524. */
+export const OUTAGE_HTTP_STATUSES: readonly number[] = [500, 502, 503, 504, 520, 521, 522, 523, 524];
 
 /** The API calls an `oversize` fault can swell. */
 export type TwinCall = "list-payment-options" | "check-payment-status";
@@ -60,10 +70,19 @@ export interface TwinFault {
   receiptOrigin: string;
   /** webrtc: the loopback UDP port the page's WebRTC aims at. */
   udpPort: number;
+  /** outage: the HTTP status answered. */
+  httpStatus: number;
+  /** outage, rate-limited: calls still to answer so (null: no count); `until`: the twin's time it ends (null: none). */
+  calls: number | null;
+  until: number | null;
+  /** rate-limited: the Retry-After header sent (null: none). */
+  retryAfter: string | null;
 }
 
 export interface TwinState {
   fault: TwinFault;
+  /** When (the twin's clock) and with what status the API answered calls in an outage or rate-limited mode (last 200). */
+  faultAnswers: { at: number; status: number }[];
 }
 
 export function initialTwinState(): TwinState {
@@ -79,7 +98,12 @@ export function initialTwinState(): TwinState {
       call: "list-payment-options",
       receiptOrigin: "https://receipts.example",
       udpPort: 9,
+      httpStatus: 503,
+      calls: null,
+      until: null,
+      retryAfter: null,
     },
+    faultAnswers: [],
   };
 }
 
@@ -90,9 +114,9 @@ export function callerAddress(req: Request): string {
 
 /**
  * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
- * udpPort?}`.
+ * udpPort?, httpStatus?, calls?, durationMs?, retryAfter?}`. `clock`: the twin's (an outage's `durationMs` runs on it).
  */
-export function twinFaultControl(state: TwinState): RequestHandler {
+export function twinFaultControl(state: TwinState, clock: () => number = Date.now): RequestHandler {
   return (req, res) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);
@@ -118,6 +142,12 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const receiptOrigin = text("receiptOrigin", 200);
     const bytes = int("bytes", 1, 1024 * 1024 * 1024);
     const udpPort = int("udpPort", 1, 65535);
+    const httpStatus = int("httpStatus", 500, 599);
+    const calls = int("calls", 1, 1_000_000);
+    const durationMs = optionalMs(body, "durationMs", details, 24 * 3600_000);
+    const retryAfter = text("retryAfter", 64) ?? null;
+    if (httpStatus !== undefined && !OUTAGE_HTTP_STATUSES.includes(httpStatus))
+      details.push({ field: "httpStatus", message: `one of ${OUTAGE_HTTP_STATUSES.join(", ")}` });
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
     if (mode === "status" && code === PAYWAY_OK)
       details.push({ field: "code", message: 'must not be "00" (that is success)' });
@@ -136,6 +166,10 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       call: call ?? prev.call,
       receiptOrigin: receiptOrigin ?? prev.receiptOrigin,
       udpPort: udpPort ?? prev.udpPort,
+      httpStatus: httpStatus ?? prev.httpStatus,
+      calls: calls ?? null,
+      until: durationMs === undefined ? null : clock() + durationMs,
+      retryAfter,
     };
     res.json(state.fault);
   };
