@@ -34,9 +34,9 @@ export interface PaywayBenchOptions {
 }
 
 const TARGETS = { monitors: 2000, pssMb: 1024, latenessP99Ms: 1000, floorShare: 0.8, p50At1Ms: 300 };
-const LINK = "/sim/payway/ABAPAYDEMO01";
+export const LINK = "/sim/payway/ABAPAYDEMO01";
 
-async function inPool(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
+export async function inPool(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -46,7 +46,7 @@ async function inPool(n: number, width: number, fn: (i: number) => Promise<void>
 }
 
 /** A twin client made as the page makes one (page visit, then list-payment-options), and what a poll needs. */
-async function twinClient(s: Servers, i: number) {
+export async function twinClient(s: Servers, i: number) {
   const page = await fetch(s.sim + LINK);
   const html = await page.text();
   const cookies = page.headers

@@ -153,6 +153,7 @@ function pollWatch(
     lateWatchMs: settings.lateWatchMs,
     maxPolls: settings.maxPolls,
     intervalMs: settings.pollIntervalMs,
+    pollRate: settings.pollRate,
     refusals,
     openPage: (url, api, share) =>
       PagePoll.open(pool, {
@@ -197,6 +198,12 @@ function watchGauges(metrics: Pick<Metrics, "registry">, watch: LinkWatch): void
     });
   gauge("link_polls_followed", "PayWay payments this process polls without a browser", (s) => s.held);
   gauge("link_polls_through_pages", "Of those, polled through a held page after a 403", (s) => s.viaPage);
+  gauge(
+    "link_polls_erring",
+    "Of those, payments whose polls answered an error (not an outage) 10 times or more in a row (not failed for it)",
+    (s) => s.erring,
+  );
+  gauge("link_polls_rate_limited", "Status polls PayWay answered with 429 since start", (s) => s.rateLimited);
   gauge(
     "link_poll_lateness_p99_seconds",
     "p99 of how late polls went out (recent 20,000)",

@@ -16,8 +16,8 @@ export interface LinkSweepDeps {
 /**
  * The gateway-link area's sweep, every second on one worker at a time: ends the link transactions whose 180 s
  * passed with no page monitor running (e.g. every worker was down; a page monitor's transaction falls due at its
- * expiry), and hands the due payments followed without a page — pending ones, and expired ones in their late
- * watch — to this worker's watch, as many as it has room for. Their claim is their lease (poll-store.ts).
+ * expiry), and hands the due payments followed without a page — pending ones, and expired ones whose next late
+ * poll is due — to this worker's watch, as many as it has room for. Their claim is their lease (poll-store.ts).
  */
 export function linkSweepJob(deps: LinkSweepDeps, watch: LinkWatch | null): JobSpec {
   const { clock, db, store, logger } = deps;
@@ -32,7 +32,9 @@ export function linkSweepJob(deps: LinkSweepDeps, watch: LinkWatch | null): JobS
           await store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired", nextCheckAt: null });
       }
       if (watch === null) return;
-      const claimed = await claimPolls(db, now, new Date(now.getTime() + POLL_LEASE_MS), Math.min(500, watch.room));
+      // Late payments only with the poll slots pending ones leave (LINK_POLL_RATE): they are never in a hurry.
+      const leaseUntil = new Date(now.getTime() + POLL_LEASE_MS);
+      const claimed = await claimPolls(db, now, leaseUntil, Math.min(500, watch.room), watch.lateRoom);
       for (const tx of claimed) {
         if (watch.adopt(tx)) continue;
         // Its stored session does not open here: nothing can follow it, so it ends visibly instead of being

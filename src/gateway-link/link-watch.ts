@@ -1,11 +1,17 @@
 // Payments followed without a browser: once the QR is read the page is closed, and this worker polls the page's
-// own status call every 3 s (poll-client.ts) until approved (SUCCESS with the receipt), declined (FAILED) or the
-// 180 s are over (EXPIRED). After EXPIRED it keeps polling, backing off to one poll a minute, for LINK_LATE_WATCH_MS:
-// an approval then is a late payment (EXPIRED → SUCCESS with `late: true`, the generic QR area's rule). A poll refused
+// own status call every 3 s ± 10 % (poll-client.ts) until approved (SUCCESS with the receipt), declined (FAILED) or
+// the 180 s are over (EXPIRED, on time even while a poll waits for its answer). After EXPIRED it keeps polling for
+// LINK_LATE_WATCH_MS (24 h), about once a minute the first hour and every 10 minutes after: an approval then is a late
+// payment (EXPIRED → SUCCESS with `late: true`, the generic QR area's rule). A late payment whose next poll is more
+// than a lease away is parked in the database (next_check_at) and leaves this worker's memory until then
+// (docs/decisions/0188-link-late-watch-for-the-qrs-life.md). Outages (5xx, timeouts, connection errors) and other
+// errors never end a payment: only the page's own decline does (docs/decisions/0189-link-outages-never-fail-a-payment.md).
+// Polls are paced by one gate per worker: LINK_POLL_RATE, and a 429's Retry-After (poll-pace.ts). A poll refused
 // by the provider's edge (a Cloudflare challenge or block) falls back to a page held for that payment (page-poll.ts);
-// one the page's API refuses (JSON "Invalid Token"…) is polled again, backing off (decision 0196). Every change goes
-// through the one transition function. What a worker follows is leased on the row (poll-store.ts): a dead worker's
-// payments are claimed by another once their lease runs out, and go on from what is stored.
+// one the page's API refuses (JSON "Invalid Token"…) is polled again, backing off
+// (docs/decisions/0196-refusals-told-apart.md). Every change goes through the one
+// transition function. What a worker follows is leased on the row (poll-store.ts): a dead worker's payments are
+// claimed by another once their lease runs out, and go on from what is stored.
 
 import type { SecretBox } from "../auth/secret-box.js";
 import type { Clock } from "../clock.js";
@@ -20,6 +26,7 @@ import { ownerOf, type Claim, type PageOwner } from "./page-shares.js";
 import { shareRefusalOf } from "./browser.js";
 import { acceptableReceipt, droppedReceipt } from "./page-traffic.js";
 import { pollOnce, type PollAnswer } from "./poll-client.js";
+import { jittered, lateGapMs, PollGate, retryAfterMs } from "./poll-pace.js";
 import type { UpstreamClient } from "../upstreams/http-client.js";
 import { openPoll, POLL_LEASE_MS, renewLeases, setLateWatch } from "./poll-store.js";
 import type { PaywayStatus } from "./payway-protocol.js";
@@ -47,6 +54,8 @@ export interface LinkWatchDeps {
   openPage(linkUrl: string, apiOrigin: string, share: { owner: PageOwner; holdUntil: number }): Promise<PagePoll>;
   /** LINK_POLL_INTERVAL_MS; unset: the page's own cadence (3 s). */
   intervalMs?: number;
+  /** LINK_POLL_RATE: polls per second at most, this worker's all together; unset: 1000. */
+  pollRate?: number;
 }
 
 interface Entry {
@@ -56,10 +65,16 @@ interface Entry {
   expiresAt: number;
   late: boolean;
   scanned: boolean;
-  /** Consecutive definite failures (not outages). */
+  /** Consecutive definite errors (not outages): logged at ERRORS_LOGGED_AT, never a reason to end the payment. */
   failures: number;
   /** Consecutive polls the page's API refused (JSON, not the edge): each spaces the next poll further. */
   pageRefusals: number;
+  /** The payer's app reported processing-payment after the 180 s: the late watch looks again at the page's cadence. */
+  processing: boolean;
+  /** A poll of it is waiting for its answer. */
+  inFlight: boolean;
+  /** Its move to EXPIRED, once begun (the expiry tick and its own next poll may both get there); true: watched late. */
+  expiring: Promise<boolean> | null;
   viaPage: boolean;
   page: PagePoll | null;
   /** Whose page it is, for the pool's shares; `noRoom`: told once that its share had no page for it. */
@@ -71,11 +86,16 @@ interface Entry {
   timer: NodeJS.Timeout | null;
   /** When (wall clock) the next poll should go out: its lateness is measured against it. */
   dueAt: number;
+  /** When (wall clock) its last poll went out. */
+  sentAt: number;
 }
 
-/** A payment whose status calls keep failing for this many polls in a row (not outages) has failed. */
-const MAX_FAILURES = 10;
-const LATE_MAX_INTERVAL_MS = 60_000;
+/** Definite errors this many polls in a row are logged (once per run): the payment is not failed for them. */
+const ERRORS_LOGGED_AT = 10;
+/** A late poll due further away than a lease is parked in the database instead of held in memory. */
+const PARK_AFTER_MS = POLL_LEASE_MS;
+/** How often the payments past their 180 s whose poll is held up (awaiting an answer, or a slot) are expired. */
+const EXPIRY_TICK_MS = 250;
 /** The furthest apart polls refused by the page's API go (doubling from the interval). */
 const REFUSED_MAX_SPACING_MS = 30_000;
 const KEPT_SAMPLES = 20_000;
@@ -83,7 +103,11 @@ const KEPT_SAMPLES = 20_000;
 export class LinkWatch {
   private readonly entries = new Map<string, Entry>();
   private renewTimer: NodeJS.Timeout | null = null;
+  private expiryTimer: NodeJS.Timeout | null = null;
   private readonly interval: number;
+  private readonly gate: PollGate;
+  /** Late payments parked in the database by this worker (stats). */
+  private parked = 0;
   /** A ring of the most recent poll latenesses (ms). */
   private readonly lateness: number[] = [];
   private latenessNext = 0;
@@ -91,6 +115,7 @@ export class LinkWatch {
 
   constructor(private readonly deps: LinkWatchDeps) {
     this.interval = deps.intervalMs ?? 3000;
+    this.gate = new PollGate(deps.pollRate ?? 1000);
   }
 
   get size(): number {
@@ -100,6 +125,11 @@ export class LinkWatch {
   /** How many more payments this worker can follow. */
   get room(): number {
     return Math.max(0, this.deps.maxPolls - this.entries.size);
+  }
+
+  /** How many late payments to claim now: the poll slots of the next second that pending payments left free. */
+  get lateRoom(): number {
+    return Math.min(this.room, this.gate.spare(1000));
   }
 
   holds(id: string): boolean {
@@ -114,7 +144,8 @@ export class LinkWatch {
 
   /**
    * Starts following a transaction whose lease this worker holds. `fresh`: its QR was just issued here (first poll
-   * one interval later, as the page does); else it was claimed (first poll soon, spread over one interval).
+   * one interval later, as the page does); else it was claimed (first poll soon, spread over one interval; a late
+   * one over at most the sweep's second: it came due by its own jittered time).
    */
   adopt(tx: TxRecord, fresh = false): boolean {
     if (this.entries.has(tx.id)) return true;
@@ -137,9 +168,16 @@ export class LinkWatch {
       unknownActions: new Set(),
       timer: null,
       dueAt: 0,
+      sentAt: 0,
+      processing: false,
+      inFlight: false,
+      expiring: null,
     };
     this.entries.set(tx.id, entry);
-    this.schedule(entry, fresh ? this.interval : Math.floor(Math.random() * this.interval));
+    const spread = entry.late ? Math.min(this.interval, 1000) : this.interval;
+    this.schedule(entry, fresh ? jittered(this.interval) : Math.floor(Math.random() * spread));
+    this.expiryTimer ??= setInterval(() => this.expireHeldUp(), EXPIRY_TICK_MS);
+    this.expiryTimer.unref();
     return true;
   }
 
@@ -171,20 +209,55 @@ export class LinkWatch {
     return waiting;
   }
 
-  /** Polls sent, payments held (through a page among them), and the p99 of how late polls went out. */
-  stats(): { held: number; viaPage: number; polls: number; latenessP99Ms: number; latenessMaxMs: number } {
+  /**
+   * Polls sent, payments held (through a page among them; late ones among them), and the p99 of how late polls went
+   * out; polls awaiting their answer; late payments parked in the database by this worker, payments whose polls keep
+   * answering a definite error, 429s answered.
+   */
+  stats(): {
+    held: number;
+    viaPage: number;
+    late: number;
+    inFlight: number;
+    polls: number;
+    latenessP99Ms: number;
+    latenessMaxMs: number;
+    parked: number;
+    erring: number;
+    rateLimited: number;
+  } {
     const sorted = [...this.lateness].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
     let viaPage = 0;
-    for (const e of this.entries.values()) if (e.viaPage) viaPage++;
-    return { held: this.entries.size, viaPage, polls: this.polls, latenessP99Ms: at(0.99), latenessMaxMs: at(1) };
+    let late = 0;
+    let erring = 0;
+    let inFlight = 0;
+    for (const e of this.entries.values()) {
+      if (e.inFlight) inFlight++;
+      if (e.viaPage) viaPage++;
+      if (e.late) late++;
+      if (e.failures >= ERRORS_LOGGED_AT) erring++;
+    }
+    return {
+      held: this.entries.size,
+      viaPage,
+      late,
+      inFlight,
+      polls: this.polls,
+      latenessP99Ms: at(0.99),
+      latenessMaxMs: at(1),
+      parked: this.parked,
+      erring,
+      rateLimited: this.gate.rateLimited,
+    };
   }
 
   /** Shutdown: stops following and makes every lease due now, so another worker claims them at once. */
   async handOver(): Promise<void> {
     const ids = [...this.entries.keys()];
     await this.stop();
-    await renewLeases(this.deps.db, ids, this.deps.clock.now()).catch((err: unknown) =>
+    const now = this.deps.clock.now();
+    await renewLeases(this.deps.db, ids, now, now).catch((err: unknown) =>
       this.deps.logger.warn({ err }, "could not hand link polls over; their leases run out in 20 s"),
     );
     if (ids.length > 0) this.deps.logger.info({ polls: ids.length }, "link polls handed over");
@@ -192,7 +265,9 @@ export class LinkWatch {
 
   async stop(): Promise<void> {
     if (this.renewTimer) clearInterval(this.renewTimer);
+    if (this.expiryTimer) clearInterval(this.expiryTimer);
     this.renewTimer = null;
+    this.expiryTimer = null;
     const all = [...this.entries.values()];
     this.entries.clear();
     for (const e of all) if (e.timer) clearTimeout(e.timer);
@@ -200,45 +275,99 @@ export class LinkWatch {
   }
 
   private async renew(): Promise<void> {
-    const until = new Date(this.deps.clock.now().getTime() + POLL_LEASE_MS);
-    await renewLeases(this.deps.db, [...this.entries.keys()], until).catch((err: unknown) =>
+    const now = this.deps.clock.now();
+    const until = new Date(now.getTime() + POLL_LEASE_MS);
+    await renewLeases(this.deps.db, [...this.entries.keys()], until, now).catch((err: unknown) =>
       this.deps.logger.warn({ err }, "could not renew link poll leases"),
     );
   }
 
   /**
-   * The next poll at a fixed cadence from the last one's due time (a slow answer does not push the rest back), never
-   * after the 180 s; in the late watch, spaced by a quarter of the time since expiry (3 s up to 60 s).
+   * The next poll of a pending payment at a fixed cadence from the last one's due time (a slow answer does not push
+   * the rest back), each interval ± 10 %, never after the 180 s; or in `delayMs`. A poll that went out more than half
+   * an interval late (held back by the gate: a 429, the rate cap) sets the cadence afresh, so nothing catches up.
    */
   private schedule(entry: Entry, delayMs?: number): void {
     const now = this.deps.clock.now().getTime();
-    let due: number;
-    if (delayMs !== undefined) due = Date.now() + delayMs;
-    else if (entry.late)
-      due = entry.dueAt + Math.min(LATE_MAX_INTERVAL_MS, Math.max(this.interval, (now - entry.expiresAt) / 4));
-    else due = entry.dueAt + Math.min(this.interval, Math.max(0, entry.expiresAt - now));
+    const from = entry.sentAt - entry.dueAt > this.interval / 2 ? entry.sentAt : entry.dueAt;
+    const due =
+      delayMs !== undefined
+        ? Date.now() + delayMs
+        : from + Math.min(jittered(this.interval), Math.max(0, entry.expiresAt - now));
     entry.dueAt = due;
-    entry.timer = setTimeout(() => void this.run(entry), Math.max(0, due - Date.now()));
+    this.arm(entry, Math.max(0, due - Date.now()), false);
+  }
+
+  private arm(entry: Entry, delayMs: number, booked: boolean): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => void this.run(entry, booked), delayMs);
     entry.timer.unref();
   }
 
-  private async run(entry: Entry): Promise<void> {
+  /** One poll of a payment, once it has a slot at the worker's gate (`booked`: it was given one already). */
+  private async run(entry: Entry, booked = false): Promise<void> {
     if (this.entries.get(entry.id) !== entry) return;
+    entry.timer = null;
     try {
       if (await this.overdue(entry)) return this.drop(entry);
-      this.note(Date.now() - entry.dueAt);
-      const answer = await this.poll(entry);
+      if (this.entries.get(entry.id) !== entry) return;
+      const wait = booked ? 0 : this.gate.reserve();
+      if (wait > 0) return await this.holdBack(entry, wait);
+      entry.sentAt = Date.now();
+      this.note(entry.sentAt - entry.dueAt);
+      entry.inFlight = true;
+      const answer = await this.poll(entry).finally(() => (entry.inFlight = false));
       if (this.entries.get(entry.id) !== entry) return;
       if (await this.handle(entry, answer)) return this.drop(entry);
     } catch (err) {
       this.deps.logger.warn({ tx: entry.id, err: (err as Error).message }, "payment-link poll failed");
     }
-    if (this.entries.get(entry.id) === entry) this.schedule(entry);
+    if (this.entries.get(entry.id) === entry)
+      await this.next(entry).catch((err: unknown) => {
+        this.deps.logger.warn({ tx: entry.id, err: (err as Error).message }, "payment-link late watch not parked");
+        this.drop(entry);
+      });
   }
 
-  /** The 180 s are over (→ EXPIRED, late watch from now), or the late watch is: true when nothing is left to do. */
+  /**
+   * No slot at the gate for `waitMs` (the rate cap, or a 429's pause): a pending payment waits for its slot (its
+   * expiry is kept by the expiry tick meanwhile); a late one whose wait is longer than a lease is parked until then.
+   */
+  private async holdBack(entry: Entry, waitMs: number): Promise<void> {
+    if (entry.late && waitMs > PARK_AFTER_MS)
+      return this.park(entry, this.deps.clock.now().getTime() + jittered(waitMs));
+    this.arm(entry, waitMs, true);
+  }
+
+  /**
+   * After a poll: a pending payment's next one at the page's cadence; a late one's by the late cadence
+   * (poll-pace.ts lateGapMs; the page's cadence while the payer's app reports processing-payment), the last at the
+   * end of the late watch, held in memory if due within a lease, else parked in the database.
+   */
+  private async next(entry: Entry): Promise<void> {
+    if (!entry.late) return this.schedule(entry);
+    const now = this.deps.clock.now().getTime();
+    const end = entry.expiresAt + this.deps.lateWatchMs;
+    if (now >= end) {
+      await setLateWatch(this.deps.db, entry.id, null);
+      return this.drop(entry);
+    }
+    const gap = entry.processing ? this.interval : lateGapMs(now - entry.expiresAt, this.interval);
+    const wait = Math.min(jittered(gap), end - now);
+    if (wait <= PARK_AFTER_MS) return this.schedule(entry, wait);
+    await this.park(entry, now + wait);
+  }
+
+  /** Leaves memory until `at` (the service's clock): next_check_at says when, and any worker's sweep claims it then. */
+  private async park(entry: Entry, at: number): Promise<void> {
+    this.drop(entry);
+    await setLateWatch(this.deps.db, entry.id, new Date(at));
+    this.parked++;
+  }
+
+  /** The late watch is over (true: nothing is left to do), or the 180 s are (→ EXPIRED, watched late from now). */
   private async overdue(entry: Entry): Promise<boolean> {
-    const { store, db, clock, lateWatchMs } = this.deps;
+    const { db, clock, lateWatchMs } = this.deps;
     const now = clock.now().getTime();
     if (entry.late) {
       if (now <= entry.expiresAt + lateWatchMs) return false;
@@ -246,6 +375,22 @@ export class LinkWatch {
       return true;
     }
     if (now < entry.expiresAt) return false;
+    return !(await this.expire(entry));
+  }
+
+  /** Its move to EXPIRED, begun once however many get there (retried by the next one if it threw). */
+  private expire(entry: Entry): Promise<boolean> {
+    entry.expiring ??= this.toExpired(entry).catch((err: unknown) => {
+      entry.expiring = null;
+      throw err;
+    });
+    return entry.expiring;
+  }
+
+  /** EXPIRED at its 180 s, and the late watch from now: true while it goes on (the payment is EXPIRED, watch on). */
+  private async toExpired(entry: Entry): Promise<boolean> {
+    const { store, db, clock, lateWatchMs } = this.deps;
+    const now = clock.now().getTime();
     const watchUntil = lateWatchMs > 0 ? new Date(now + POLL_LEASE_MS) : null;
     const r = await store.transition({
       id: entry.id,
@@ -255,9 +400,27 @@ export class LinkWatch {
     });
     // Expired already by a read or the sweep: the late watch is this worker's all the same.
     if (!r.won && r.tx.status === "EXPIRED") await setLateWatch(db, entry.id, watchUntil);
-    if (r.tx.status !== "EXPIRED" || watchUntil === null) return true;
+    if (r.tx.status !== "EXPIRED" || watchUntil === null) return false;
     entry.late = true;
-    return false;
+    return true;
+  }
+
+  /**
+   * Every EXPIRY_TICK_MS: payments past their 180 s whose poll is held up — waiting for an answer (an API down or
+   * slow: up to the poll timeout), or for a slot at the gate — are expired now, not when their poll comes back.
+   */
+  private expireHeldUp(): void {
+    const now = this.deps.clock.now().getTime();
+    for (const e of this.entries.values()) {
+      if (e.late || e.expiring !== null || e.expiresAt > now) continue;
+      this.expire(e)
+        .then((watched) => {
+          if (!watched) this.drop(e);
+        })
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ tx: e.id, err: (err as Error).message }, "payment-link expiry failed"),
+        );
+    }
   }
 
   private async poll(entry: Entry): Promise<PollAnswer> {
@@ -303,12 +466,16 @@ export class LinkWatch {
   /** Records what a poll said; true when this payment needs no more polls. */
   private async handle(entry: Entry, answer: PollAnswer): Promise<boolean> {
     if (answer.kind === "refused") return this.refused(entry, answer.refusal, answer.detail);
-    if (answer.kind === "fault") return this.fault(entry, answer.detail, answer.outage);
+    if (answer.kind === "fault") return this.fault(entry, answer);
     // A held page's answer goes around the worker's refused polls: only the worker's own says they pass again.
     if (!entry.viaPage) this.deps.refusals.answered();
+    this.gate.answered();
+    if (entry.failures >= ERRORS_LOGGED_AT)
+      this.deps.logger.info({ tx: entry.id, errors: entry.failures }, "payment-link status poll answered again");
     entry.failures = 0;
     entry.pageRefusals = 0;
     const s = answer.status;
+    entry.processing = s.action === "processing-payment";
     if (s.action === "approved") return this.approved(entry, s);
     if (s.declined) return this.declined(entry, s);
     if (!s.known && !entry.unknownActions.has(s.action)) {
@@ -364,22 +531,32 @@ export class LinkWatch {
     return false;
   }
 
-  private async fault(entry: Entry, detail: string, outage: boolean): Promise<boolean> {
-    if (outage) return false;
-    entry.failures++;
-    if (entry.failures < MAX_FAILURES) return false;
-    if (entry.late) {
-      await setLateWatch(this.deps.db, entry.id, null);
-      return true;
+  /**
+   * A poll with no usable answer never ends the payment (docs/decisions/0189-link-outages-never-fail-a-payment.md):
+   * an outage is waited out, and so is a definite error (another 4xx, a refusal in the API's JSON) — only the
+   * page's own decline fails a payment, and one that cannot be read might be paid. A run of definite errors is
+   * logged once; a pending payment still ends EXPIRED at its 180 s and its late watch goes on. A 429 holds back
+   * every poll of this worker for its Retry-After.
+   */
+  private fault(entry: Entry, answer: Extract<PollAnswer, { kind: "fault" }>): boolean {
+    if (answer.retryAfter !== undefined) {
+      const wasHeld = this.gate.heldUntil !== null;
+      const waitMs = this.gate.pause(retryAfterMs(answer.retryAfter, Date.now()));
+      if (!wasHeld)
+        this.deps.logger.warn(
+          { tx: entry.id, retryAfter: answer.retryAfter, waitMs },
+          "PayWay answered a status poll with 429: this worker's polls are held back",
+        );
     }
-    const message = `monitoring failed: ${detail}, ${entry.failures} times in a row`;
-    await this.deps.store.transition({
-      id: entry.id,
-      to: "FAILED",
-      event: "payment.failed",
-      upstream: { failure: { message } },
-    });
-    return true;
+    if (answer.outage) return false;
+    entry.failures++;
+    if (entry.failures === ERRORS_LOGGED_AT)
+      this.deps.logger.warn(
+        { tx: entry.id, late: entry.late, detail: answer.detail },
+        `payment-link status poll answered an error ${ERRORS_LOGGED_AT} times in a row: not a decline, so the ` +
+          "payment is not failed; it is polled on (EXPIRED at its 180 s, then its late watch)",
+      );
+    return false;
   }
 
   private async approved(entry: Entry, s: PaywayStatus): Promise<boolean> {

@@ -16,10 +16,18 @@ export type PollAnswer =
    * page), or the API refusing the request's data (JSON "Invalid Token", "Invalid Data"): `refusal.kind` says which.
    */
   | { kind: "refused"; detail: string; refusal: PageRefusal }
-  /** No usable answer. `outage`: network error, timeout, 429/502/503/504, unreadable; else a definite error. */
-  | { kind: "fault"; detail: string; outage: boolean };
+  /**
+   * No usable answer. `outage`: network error, timeout, HTTP 408, 429 or 5xx (Cloudflare's 520–524 among them),
+   * unreadable; else a definite error (another 4xx, a refusal in the API's own JSON). Neither ends a payment
+   * (docs/decisions/0189-link-outages-never-fail-a-payment.md). `retryAfter`: a 429's Retry-After header as sent (null:
+   * none), for the worker to hold its polls back.
+   */
+  | { kind: "fault"; detail: string; outage: boolean; retryAfter?: string | null };
 
-const OUTAGE_STATUSES = new Set([429, 502, 503, 504]);
+/** Waited out: the upstream or something in front of it (Cloudflare) is down, slow or busy, not refusing this poll. */
+export function isOutageStatus(httpStatus: number): boolean {
+  return httpStatus === 408 || httpStatus === 429 || (httpStatus >= 500 && httpStatus <= 599);
+}
 
 /** The poll as the page sends it (a fresh device id and hash each time). */
 export function pollRequest(s: LinkPollSession): { url: string; headers: Record<string, string>; body: string } {
@@ -72,16 +80,28 @@ export async function pollOnce(client: UpstreamClient, s: LinkPollSession, timeo
   return readAnswer(answer.status, answer.text, answer.headers);
 }
 
-/** What an HTTP answer of check-payment-status means (its headers tell a Cloudflare challenge: page-refusal.ts). */
+/**
+ * What an HTTP answer of check-payment-status means: its headers tell a Cloudflare challenge (page-refusal.ts), and
+ * a 429's Retry-After how long to hold back.
+ */
 export function readAnswer(httpStatus: number, text: string, headers?: RefusedAnswer["headers"]): PollAnswer {
   const refused = classifyRefusal({ status: httpStatus, headers, body: text });
   if (refused !== null)
     return { kind: "refused", detail: `check-payment-status answered ${refused.detail}`, refusal: refused };
+  if (httpStatus === 429) {
+    const retryAfter = headers?.["retry-after"];
+    return {
+      kind: "fault",
+      detail: `check-payment-status answered HTTP 429 (${snippet(text)})`,
+      outage: true,
+      retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+    };
+  }
   if (httpStatus < 200 || httpStatus > 299)
     return {
       kind: "fault",
       detail: `check-payment-status answered HTTP ${httpStatus} (${snippet(text)})`,
-      outage: OUTAGE_STATUSES.has(httpStatus),
+      outage: isOutageStatus(httpStatus),
     };
   let body: unknown;
   try {
@@ -92,7 +112,7 @@ export function readAnswer(httpStatus: number, text: string, headers?: RefusedAn
   const status = readPaywayStatus(body);
   if (status !== null) return { kind: "status", status };
   // No action, and a status code other than "00": PayWay refuses this poll (a decline shows nowhere in public code,
-  // so one that says so in words is taken as one; anything else counts towards FAILED).
+  // so one that says so in words is taken as one; anything else is a definite error, which fails nothing).
   const refusal = refusalOf(body);
   if (refusal !== null) return refusal;
   return { kind: "fault", detail: `check-payment-status answered no data.action (${snippet(text)})`, outage: true };

@@ -44,9 +44,16 @@ const RETURNING = `returning t.*`;
 
 /**
  * Claims link transactions that are due and followed without a page: pending ones, and expired ones whose late
- * watch is on (next_check_at set). SKIP LOCKED: concurrent workers get disjoint sets; the claim is the lease.
+ * watch is on (next_check_at set: a lease, or the time of the next late poll while no worker holds it), at most
+ * `lateLimit` of those. SKIP LOCKED: concurrent workers get disjoint sets; the claim is the lease.
  */
-export async function claimPolls(db: Db, now: Date, leaseUntil: Date, limit: number): Promise<TxRecord[]> {
+export async function claimPolls(
+  db: Db,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  lateLimit = limit,
+): Promise<TxRecord[]> {
   if (limit <= 0) return [];
   const claim = (status: string) => `with due as (
       select id from "transaction"
@@ -54,7 +61,7 @@ export async function claimPolls(db: Db, now: Date, leaseUntil: Date, limit: num
       order by next_check_at limit ? for update skip locked)
     update "transaction" t set next_check_at = ? from due where t.id = due.id ${RETURNING}`;
   const pending = await db.query(claim(`status in ('PENDING','CHECKOUT')`), [now, limit, leaseUntil]);
-  const room = limit - pending.length;
+  const room = Math.min(limit - pending.length, lateLimit);
   const late =
     room <= 0 ? [] : await db.query(claim(`status = 'EXPIRED' and next_check_at is not null`), [now, room, leaseUntil]);
   return [...pending, ...late].map(rowToTx);
@@ -83,17 +90,23 @@ export async function claimUnpolled(db: Db, now: Date, limit: number): Promise<T
   return rows.map(rowToTx);
 }
 
-/** Renews the leases of the payments this worker follows (or hands them over now: `until` = now). */
-export async function renewLeases(db: Db, ids: string[], until: Date): Promise<void> {
+/**
+ * Renews the leases of the payments this worker follows (or hands them over now: `until` = now). A row whose
+ * next_check_at is beyond any lease (`now` + a lease) was parked for a later late poll meanwhile: left as it is.
+ */
+export async function renewLeases(db: Db, ids: string[], until: Date, now: Date): Promise<void> {
   if (ids.length === 0) return;
   await db.query(
     `update "transaction" set next_check_at = ? where id = any(?::text[]) and next_check_at is not null
-       and status in ('PENDING','CHECKOUT','EXPIRED')`,
-    [until, ids],
+       and next_check_at <= ? and status in ('PENDING','CHECKOUT','EXPIRED')`,
+    [until, ids, new Date(now.getTime() + POLL_LEASE_MS)],
   );
 }
 
-/** When an expired payment's late watch looks again (null: the watch is over, or never was). */
+/**
+ * When an expired payment's late watch looks again (null: the watch is over, or never was). A time beyond a lease
+ * parks it: no worker holds it until then, and whichever sweep finds it due claims it (poll-store's claimPolls).
+ */
 export async function setLateWatch(db: Db, id: string, at: Date | null): Promise<void> {
   // A held payment (an operator decides it) is never watched again, whatever raced with its hold.
   await db.query(

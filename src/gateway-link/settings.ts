@@ -29,12 +29,24 @@ export interface LinkSettings {
   paywayApiOrigin: string | null;
   /** Proxy for Chromium and the status poller of payment-link pages (LINK_PROXY), or null. */
   proxy: string | null;
-  /** How long after EXPIRED a page followed without a browser is still polled for a late approval (0: never). */
+  /**
+   * LINK_LATE_WATCH_MS: how long after EXPIRED a payment followed without a browser is still polled for a late
+   * approval (0: never). Default 24 h; at most 30 days, the life of the QR itself (KHQR tag 99 of real PayWay QRs is
+   * creation + 30 days). About one poll a minute the first hour, then one every 10 minutes
+   * (docs/decisions/0188-link-late-watch-for-the-qrs-life.md).
+   */
   lateWatchMs: number;
   /** Payments followed without a browser, per worker (LINK_MAX_POLLS). */
   maxPolls: number;
   /** How often such a payment's status is polled (LINK_POLL_INTERVAL_MS; the real page's cadence, 3 s). */
   pollIntervalMs: number;
+  /**
+   * LINK_POLL_RATE: status polls one worker sends per second at most, all payments together (pending ones first,
+   * late ones with what is left). Default 1000: 3,000 payments at the page's 3 s, more than the 2,000 a worker is
+   * measured to follow; beyond it polls are spread out (link_poll_lateness_p99_seconds shows it). It also spreads the
+   * bursts: a take-over's claims, the polls held back by a 429 (docs/decisions/0190-polite-link-polls.md).
+   */
+  pollRate: number;
   /** Origins a payment-link page may load from besides its own, and receipts may be on (LINK_ALLOWED_ORIGINS). */
   allowedOrigins: string[];
   /** CHROMIUM_SANDBOX: auto (the sandbox where this machine allows it), on, off. */
@@ -67,9 +79,10 @@ export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">)
     ),
     paywayApiOrigin: env.origin("PAYWAY_API_ORIGIN") ?? (simulators ? null : PAYWAY_DEFAULT_API_ORIGIN),
     proxy: env.url("LINK_PROXY", ["http:", "https:"]),
-    lateWatchMs: env.int("LINK_LATE_WATCH_MS", 15 * 60_000, 0, 24 * 3600_000),
+    lateWatchMs: env.int("LINK_LATE_WATCH_MS", 24 * 3600_000, 0, 30 * 24 * 3600_000),
     maxPolls: env.int("LINK_MAX_POLLS", 5000, 1, 100_000),
     pollIntervalMs: env.int("LINK_POLL_INTERVAL_MS", 3000, 200, 30_000),
+    pollRate: env.int("LINK_POLL_RATE", 1000, 1, 100_000),
     allowedOrigins: env.origins("LINK_ALLOWED_ORIGINS"),
     sandbox: env.oneOf("CHROMIUM_SANDBOX", ["auto", "on", "off"] as const, "auto"),
     userAgent: userAgentSetting(env),

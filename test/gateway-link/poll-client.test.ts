@@ -76,8 +76,19 @@ describe("check-payment-status, sent and read", () => {
       kind: "refused",
       refusal: { kind: "challenge", status: 429 },
     });
-    expect(readAnswer(503, "busy")).toMatchObject({ kind: "fault", outage: true });
-    expect(readAnswer(500, "{}")).toMatchObject({ kind: "fault", outage: false });
+    // Outages, waited out: every 5xx (Cloudflare's 520–524 among them), 408, 429 (with its Retry-After).
+    for (const status of [500, 502, 503, 504, 520, 521, 522, 523, 524, 599, 408])
+      expect(readAnswer(status, "<html>cf-ray</html>")).toMatchObject({ kind: "fault", outage: true });
+    expect(readAnswer(429, "slow down", { "retry-after": "30" })).toMatchObject({
+      kind: "fault",
+      outage: true,
+      retryAfter: "30",
+    });
+    expect(readAnswer(429, "slow down")).toMatchObject({ kind: "fault", outage: true, retryAfter: null });
+    expect(readAnswer(503, "busy")).not.toHaveProperty("retryAfter");
+    // Definite errors: not outages (they fail nothing either: link-watch.ts).
+    expect(readAnswer(400, "{}")).toMatchObject({ kind: "fault", outage: false });
+    expect(readAnswer(404, "{}")).toMatchObject({ kind: "fault", outage: false });
     expect(readAnswer(200, "<html>maintenance</html>")).toMatchObject({ kind: "fault", outage: true });
     expect(readAnswer(200, JSON.stringify({ status: { code: "05", message: "Transaction declined" } }))).toMatchObject({
       kind: "status",

@@ -47,7 +47,7 @@ export async function startTestApp(
     QR_MONITOR_INTERVAL_MS: "500",
     GATEWAY_MONITOR_INTERVAL_MS: "500",
     // PayWay payments are polled at the real page's 3 s in production; the twin answers at once, and a test of
-    // "10 failed polls in a row" should not wait 30 s of wall clock for them.
+    // an outage waited out over many polls should not wait 30 s of wall clock for them.
     LINK_POLL_INTERVAL_MS: "500",
     DB_POOL_SIZE: "4",
     RATE_LIMIT_PER_MINUTE: "0",

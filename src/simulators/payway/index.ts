@@ -6,7 +6,7 @@
 
 import express, { type Request, type Response, type NextFunction } from "express";
 import type { FieldError } from "../../errors.js";
-import { paywayRequestTime } from "../../upstreams/payway.js";
+import { isRecord, paywayRequestTime } from "../../upstreams/payway.js";
 import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
 import { twinApiRouter } from "./twin-api.js";
 import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
@@ -97,7 +97,7 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
       );
   });
   const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr, edge });
-  const controls = twinControls(store, state, options.passUnknownClients ?? false);
+  const controls = twinControls(store, state, options.passUnknownClients ?? false, clock);
   controls.get("/sim/payway/seen", (_req, res) => void res.json(edge.view()));
   return { page, api, controls, state, store, edge, linkPath: (code) => `${pagePath}/${code}` };
 }
@@ -127,7 +127,7 @@ function addLink(store: TwinStore, l: Partial<TwinLink>): TwinLink {
   return link;
 }
 
-function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean): express.Router {
+function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, clock: () => number): express.Router {
   const controls = express.Router();
   const json = express.json({ limit: "16kb" });
   const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response, next: NextFunction) => {
@@ -166,18 +166,29 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean):
       ]);
     onClient((c) => store.report(c, action))(req, res, next);
   });
-  controls.post(
-    "/sim/link/break",
-    json,
-    onClient((c) => ((c.broken = true), { ok: true, client: c })),
-  );
+  // `status` (400–599, default 500): what its polls answer from now on.
+  controls.post("/sim/link/break", json, (req, res, next) => {
+    const status = isRecord(req.body) ? req.body.status : undefined;
+    if (
+      status !== undefined &&
+      (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599)
+    )
+      return sendControlError(res, "BAD_USER_INPUT", "invalid request", [
+        { field: "status", message: "an HTTP status from 400 to 599" },
+      ]);
+    onClient((c) => {
+      c.broken = true;
+      c.brokenStatus = typeof status === "number" ? status : 500;
+      return { ok: true, client: c };
+    })(req, res, next);
+  });
   controls.get("/sim/link/clients/:clientId", (req, res, next) => {
     const client = store.client(String(req.params.clientId));
     if (client === undefined && passUnknown) return next();
     if (client === undefined) return sendControlError(res, "NOT_FOUND", "no such PayWay client");
     res.json(clientView(client));
   });
-  controls.post("/sim/payway/fault", json, twinFaultControl(state));
+  controls.post("/sim/payway/fault", json, twinFaultControl(state, clock));
   controls.post("/sim/payway/links", json, (req, res) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);

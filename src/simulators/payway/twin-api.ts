@@ -22,6 +22,7 @@ import type { PollCookies, TwinClient, TwinStore } from "./twin-store.js";
 import { callerAddress, takeRefusal, type TwinCall, type TwinState } from "./twin-fault.js";
 import { payableTo, sendOversize } from "./twin-hostile.js";
 import { headlessRequest, sendChallenge, type TwinEdge } from "./twin-edge.js";
+import { outageAnswer } from "./twin-outage.js";
 
 const AMOUNT_RE = /^\d{1,12}(?:\.\d{1,2})?$/;
 
@@ -42,6 +43,7 @@ export function twinApiRouter(opts: TwinApiOptions): express.Router {
   router.use((req, res, next) => {
     if (blocked(state, req)) return void res.status(403).type("html").send(cloudflareBlockPage());
     ownCookie(store, req, res);
+    if (outageAnswer(state, opts.clock, req, res)) return;
     if (state.fault.mode !== "slow" || req.method === "OPTIONS") return next();
     void sleep(state.fault.slowMs).then(() => next());
   });
@@ -155,7 +157,7 @@ function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): 
   )
     return refuse(res, 403, "403", "Invalid Data");
   store.notePoll(client, deviceId, pollCookies(store, req));
-  if (client.broken) return refuse(res, 500, "500", "Internal Server Error");
+  if (client.broken) return refuse(res, client.brokenStatus, String(client.brokenStatus), "Broken");
   const receiptOrigin = state.fault.mode === "foreign-receipt" ? state.fault.receiptOrigin : originOf(req);
   res.json({ status: tranStatus(PAYWAY_OK, "Success!"), data: pollData(client, store, receiptOrigin, clock()) });
 }

@@ -26,6 +26,9 @@ import { faultLinkOptions, LINK_FAULT_MODES, type TwinLinkOptions } from "./twin
  * (no `calls`) until the mode changes.
  * Page variants for every link while on (twin-layout.ts; a link can also have them of its own): hydration: Continue an
  * <a> disabled until the page hydrates, a phone field first; fixed-amount; required-fields.
+ * outage: the API answers `calls` calls (or for `durationMs`; neither: until `ok`) with `httpStatus` (500, 502–504,
+ * 520–524; Cloudflare's pages with cf-ray but for 500), then recovers; rate-limited: it answers them 429 with
+ * `retryAfter` (seconds or an HTTP date; none if null). twin-outage.ts; the sources are in docs/link-simulator.md.
  */
 export type TwinFaultMode =
   | "ok"
@@ -44,7 +47,9 @@ export type TwinFaultMode =
   | "invalid-token"
   | "hydration"
   | "fixed-amount"
-  | "required-fields";
+  | "required-fields"
+  | "outage"
+  | "rate-limited";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -63,11 +68,16 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "hydration",
   "fixed-amount",
   "required-fields",
+  "outage",
+  "rate-limited",
 ];
 
 /** qr-status: how the QR answer's status reads. */
 export type TwinQrStatus = "absent" | "0";
 const TWIN_QR_STATUSES: readonly TwinQrStatus[] = ["absent", "0"];
+
+/** What an `outage` may answer: the origin's 500, a gateway's 502–504, Cloudflare's own 520–524. */
+export const OUTAGE_HTTP_STATUSES: readonly number[] = [500, 502, 503, 504, 520, 521, 522, 523, 524];
 
 /** The API calls an `oversize` fault can swell. */
 export type TwinCall = "list-payment-options" | "check-payment-status";
@@ -96,10 +106,19 @@ export interface TwinFault {
   remaining: number | null;
   /** hydration, fixed-amount, required-fields: what every link's page is built with meanwhile. */
   link: Partial<TwinLinkOptions>;
+  /** outage: the HTTP status answered. */
+  httpStatus: number;
+  /** outage, rate-limited: calls still to answer so (null: no count); `until`: the twin's time it ends (null: none). */
+  calls: number | null;
+  until: number | null;
+  /** rate-limited: the Retry-After header sent (null: none). */
+  retryAfter: string | null;
 }
 
 export interface TwinState {
   fault: TwinFault;
+  /** When (the twin's clock) and with what status the API answered calls in an outage or rate-limited mode (last 200). */
+  faultAnswers: { at: number; status: number }[];
 }
 
 export function initialTwinState(): TwinState {
@@ -118,7 +137,12 @@ export function initialTwinState(): TwinState {
       qrStatus: "absent",
       remaining: null,
       link: {},
+      httpStatus: 503,
+      calls: null,
+      until: null,
+      retryAfter: null,
     },
+    faultAnswers: [],
   };
 }
 
@@ -137,9 +161,10 @@ export function callerAddress(req: Request): string {
 
 /**
  * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
- * udpPort?, qrStatus?, calls?}`.
+ * udpPort?, qrStatus?, calls?, httpStatus?, durationMs?, retryAfter?}`. `clock`: the twin's (an outage's `durationMs` runs
+ * on it).
  */
-export function twinFaultControl(state: TwinState): RequestHandler {
+export function twinFaultControl(state: TwinState, clock: () => number = Date.now): RequestHandler {
   return (req, res) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);
@@ -165,7 +190,12 @@ export function twinFaultControl(state: TwinState): RequestHandler {
     const receiptOrigin = text("receiptOrigin", 200);
     const bytes = int("bytes", 1, 1024 * 1024 * 1024);
     const udpPort = int("udpPort", 1, 65535);
+    const httpStatus = int("httpStatus", 500, 599);
     const calls = int("calls", 1, 1_000_000);
+    const durationMs = optionalMs(body, "durationMs", details, 24 * 3600_000);
+    const retryAfter = text("retryAfter", 64) ?? null;
+    if (httpStatus !== undefined && !OUTAGE_HTTP_STATUSES.includes(httpStatus))
+      details.push({ field: "httpStatus", message: `one of ${OUTAGE_HTTP_STATUSES.join(", ")}` });
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
     const qrStatus =
       body.qrStatus === undefined ? undefined : requireOneOf(body, "qrStatus", TWIN_QR_STATUSES, details);
@@ -192,6 +222,10 @@ export function twinFaultControl(state: TwinState): RequestHandler {
       // invalid-data-once refuses once unless told `calls` (a page refused on its fresh reload too).
       remaining: mode === "invalid-data-once" ? (calls ?? 1) : mode === "invalid-token" ? (calls ?? null) : null,
       link,
+      httpStatus: httpStatus ?? prev.httpStatus,
+      calls: calls ?? null,
+      until: durationMs === undefined ? null : clock() + durationMs,
+      retryAfter,
     };
     res.json(state.fault);
   };

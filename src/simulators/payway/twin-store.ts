@@ -39,6 +39,8 @@ export interface TwinClient {
   /** Polls still to answer `processing-payment` before `approved` (approve passes through it once). */
   processingPolls: number;
   broken: boolean;
+  /** What a broken client's polls answer: 500 unless the break named another status. */
+  brokenStatus: number;
   scannedAt?: number;
   approvedAt?: number;
   declinedAt?: number;
@@ -128,6 +130,7 @@ export class TwinStore {
       action: "request_qr",
       processingPolls: 0,
       broken: false,
+      brokenStatus: 500,
       polls: 0,
       deviceIds: [],
       reusedDeviceIds: 0,
