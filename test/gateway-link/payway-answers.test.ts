@@ -129,7 +129,7 @@ describe("PayWay answers read leniently, and errors that name their cause", () =
       expect((await twin.post("/sim/link/report", { clientId: b.data.clientId, action: "awaiting-otp" })).status).toBe(
         200,
       );
-      // More polls with it than the 10 in a row after which a run of unreadable answers is logged (decision 0189).
+      // More than 10 polls with it: an unknown action is pending, never counted as an error of the poll.
       const polls = (await client(b.data.clientId)).polls;
       const seen = await pollsAfter(b.data.clientId, polls + 12);
       expect((await check(b.transactionId)).status).toBe("PENDING");
