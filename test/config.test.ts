@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { EnvReader, loadConfig, type Config } from "../src/config.js";
+import { ConfigError, EnvReader, loadConfig, type Config } from "../src/config.js";
 import { MODULES } from "../src/app.js";
 import { DEMO_MODULES } from "../src/demo/index.js";
 import { qrSettings } from "../src/qr/settings.js";
@@ -101,5 +101,28 @@ describe("configuration: shared settings in config.ts, each area's in its own se
     const env = { ...DEV, NETWORK_API_TOKEN: "own-token" };
     const demo = DEMO_MODULES[0].settings?.(new EnvReader(env), loadConfig(env, 4096));
     expect(demo).toEqual({ networkToken: "own-token" });
+  });
+
+  it("the payment-link page's open timeout is 45 s unless LINK_OPEN_TIMEOUT_MS says otherwise", () => {
+    // 45 s: long enough for a page whose Continue waits for its scripts to hydrate it (issue 37, item 5).
+    for (const values of [DEV, PROD]) {
+      const config = loadConfig(values, 4096);
+      expect(linkSettings(new EnvReader(values), config).openTimeoutMs).toBe(45_000);
+      const set = { ...values, LINK_OPEN_TIMEOUT_MS: "20000" };
+      expect(linkSettings(new EnvReader(set), config).openTimeoutMs).toBe(20_000);
+    }
+  });
+
+  it('LINK_USER_AGENT: used as given; one that says "Headless" is refused at start, naming the variable', () => {
+    const sim = loadConfig(DEV, 4096);
+    const chrome =
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+    expect(linkSettings(new EnvReader({ ...DEV, LINK_USER_AGENT: chrome }), sim).userAgent).toBe(chrome);
+    expect(linkSettings(new EnvReader(DEV), sim).userAgent).toBeNull();
+    for (const headless of [chrome.replace("Chrome/", "HeadlessChrome/"), "Mozilla/5.0 (headless) Chrome/131.0.0.0"]) {
+      const read = () => linkSettings(new EnvReader({ ...DEV, LINK_USER_AGENT: headless }), sim);
+      expect(read).toThrow(ConfigError);
+      expect(read).toThrow('LINK_USER_AGENT must not say "Headless": that is what it is there to hide');
+    }
   });
 });

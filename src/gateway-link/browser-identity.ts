@@ -56,6 +56,23 @@ export function userAgentOverride(
   };
 }
 
+/**
+ * The low-entropy client hint headers of an override, as Chromium writes them (`"Chromium";v="131", "Not_A
+ * Brand";v="24"`, `?0`, `"Linux"`), by lower-case header name. A page created with its URL starts its first
+ * navigation before the override is set: Chromium then sends the user agent overridden but these hints as the
+ * browser's own (its real version and grease), a disagreement a bot check can read; the pool puts these on that
+ * request (interceptRequests).
+ */
+export function clientHintHeaders(override: Protocol.Emulation.SetUserAgentOverrideRequest): Record<string, string> {
+  const meta = override.userAgentMetadata;
+  if (meta === undefined) return {};
+  return {
+    "sec-ch-ua": (meta.brands ?? []).map((b) => `"${b.brand}";v="${b.version}"`).join(", "),
+    "sec-ch-ua-mobile": meta.mobile ? "?1" : "?0",
+    "sec-ch-ua-platform": `"${meta.platform}"`,
+  };
+}
+
 /** Client hints' platform and navigator.platform for the platform a user agent names. */
 function platformOf(userAgent: string): { platform: string; navigatorPlatform: string; architecture: string } {
   if (/Windows/.test(userAgent)) return { platform: "Windows", navigatorPlatform: "Win32", architecture: "x86" };

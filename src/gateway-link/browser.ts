@@ -20,7 +20,7 @@ import {
   type LaunchedChromium,
   type PageResponse,
 } from "./chromium.js";
-import { userAgentOverride } from "./browser-identity.js";
+import { clientHintHeaders, userAgentOverride } from "./browser-identity.js";
 import {
   PageShares,
   ShareTicket,
@@ -358,7 +358,9 @@ export class BrowserPool {
         onResponse: (response: PageResponse) => opts.traffic?.onResponse(response),
       };
       const proxy = this.options.proxy ? proxyArgs(this.options.proxy).credentials : undefined;
-      await interceptRequests(session, this.options.blockedResourceTypes, origins, { frameId: targetId, hooks }, proxy);
+      const clientHints = clientHintHeaders(live.identity);
+      const page = { frameId: targetId, hooks, clientHints };
+      await interceptRequests(session, this.options.blockedResourceTypes, origins, page, proxy);
       session.on("Inspector.targetCrashed", () =>
         controller.abort(new BrowserPoolError("PAGE_CRASHED", "the payment page's renderer crashed")),
       );

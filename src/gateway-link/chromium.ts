@@ -234,7 +234,7 @@ export async function interceptRequests(
   cdp: CDPSession,
   types: readonly BlockedResourceType[] = DEFAULT_BLOCKED,
   allowedOrigins?: ReadonlySet<string>,
-  page?: { frameId: string; hooks: PageHooks },
+  page?: { frameId: string; hooks: PageHooks; clientHints?: Readonly<Record<string, string>> },
   proxyAuth?: ProxyCredentials,
 ): Promise<void> {
   await withoutWebRtc(cdp);
@@ -280,6 +280,11 @@ export async function interceptRequests(
       blocked.has(resourceType) ||
       /\/favicon\.ico(?:$|\?)/.test(event.request.url) ||
       (allowedOrigins !== undefined && !originAllowed(event.request.url, allowedOrigins));
+    if (!refuse && mainDocument(event) && page?.clientHints !== undefined) {
+      // The document's client hints said as the page's user agent does (browser-identity.ts clientHintHeaders).
+      const headers = withHints(event.request.headers, page.clientHints);
+      return void cdp.send("Fetch.continueRequest", { requestId, headers }).catch(() => undefined);
+    }
     if (!refuse) return go(requestId);
     cdp.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(() => undefined);
     if (mainDocument(event)) page?.hooks.onDocument({ error: "BlockedByClient" });
@@ -297,6 +302,9 @@ export async function interceptRequests(
     for (const resourceType of types) patterns.push({ urlPattern: "*", resourceType, requestStage: "Request" });
     // The browser's own favicon fetch is typed "Other"; it is one wasted request per page.
     patterns.push({ urlPattern: "*/favicon.ico", resourceType: "Other", requestStage: "Request" });
+    // The main document's request, to carry the page's client hints.
+    if (page?.clientHints !== undefined)
+      patterns.push({ urlPattern: "*", resourceType: "Document", requestStage: "Request" });
   } else {
     patterns.push({ urlPattern: "*", requestStage: "Request" });
   }
@@ -450,6 +458,14 @@ async function addPolicy(
     await refuseRequest(cdp, event.requestId);
     return null;
   }
+}
+
+/** A request's headers with those `hints` names replaced by its values (only those the request carries). */
+function withHints(
+  headers: Protocol.Network.Headers,
+  hints: Readonly<Record<string, string>>,
+): Protocol.Fetch.HeaderEntry[] {
+  return Object.entries(headers).map(([name, value]) => ({ name, value: hints[name.toLowerCase()] ?? String(value) }));
 }
 
 /** CDP's header list as a record, names in lower case (a repeated header's values joined as HTTP joins them). */

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { classifyRefusal } from "../../src/gateway-link/page-refusal.js";
-import { defaultUserAgent, userAgentOverride } from "../../src/gateway-link/browser-identity.js";
+import { clientHintHeaders, defaultUserAgent, userAgentOverride } from "../../src/gateway-link/browser-identity.js";
 
 // The two 403s of a payment-link page told apart (pure), and what the pool's pages say they are.
 
@@ -80,6 +80,12 @@ describe("the pages' user agent", () => {
     expect(o).toMatchObject({
       platform: "Win32",
       userAgentMetadata: { platform: "Windows", fullVersion: "129.0.0.0" },
+    });
+    // The headers the page load is given (its navigation starts before the override: browser-identity.ts).
+    expect(clientHintHeaders(o)).toEqual({
+      "sec-ch-ua": '"Chromium";v="129", "Not_A Brand";v="24"',
+      "sec-ch-ua-mobile": "?0",
+      "sec-ch-ua-platform": '"Windows"',
     });
   });
 });

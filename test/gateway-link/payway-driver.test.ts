@@ -89,6 +89,24 @@ describe("payway adapter against the PayWay twin", () => {
     expect((err as Error).message).toBe("the payment link is in USD; this configuration is KHR");
   });
 
+  it("reads the non-empty transaction_summary when the page state has an empty one first: a KHR link is refused on a USD configuration", async () => {
+    // The twin's state, as chmabapay saw the real page's: `checkout.transaction_summary: {}` before the one with data.
+    const html = await (await fetch(khrLink)).text();
+    const nuxt = JSON.parse(/window\.__NUXT__=(\{.*?\});<\/script>/.exec(html)?.[1] ?? "null") as {
+      state: Record<string, { transaction_summary?: { order_details?: { currency?: string } } }>;
+    };
+    const summaries = Object.entries(nuxt.state).flatMap(([k, v]) => (v.transaction_summary ? [k] : []));
+    expect(summaries).toEqual(["checkout", "payment"]);
+    expect(nuxt.state.checkout.transaction_summary).toEqual({});
+    expect(nuxt.state.payment.transaction_summary?.order_details?.currency).toBe("KHR");
+    // Read from the empty one, the link would state no currency, and the USD request would go ahead.
+    const warnings: string[] = [];
+    const err = await open(khrLink, "5.00", 840, warnings).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LinkDriverError);
+    expect((err as Error).message).toBe("the payment link is in KHR; this configuration is USD");
+    expect(warnings).toEqual([]);
+  });
+
   it("refuses an amount outside the link's rules as the caller's error, naming the limit", async () => {
     const err = await open(usdLink, "0.10", 840).catch((e: unknown) => e);
     expect(err).toMatchObject({

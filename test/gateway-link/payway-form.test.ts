@@ -3,6 +3,7 @@ import { BrowserPool } from "../../src/gateway-link/browser.js";
 import { LinkDriverError, openLinkSession, type OpenLinkOptions } from "../../src/gateway-link/link-driver.js";
 import { paywayLinkProtocol } from "../../src/gateway-link/payway-protocol.js";
 import { PAYWAY_PAGE_CHECK, PAGE_STATE_MAX_CHARS } from "../../src/gateway-link/payway-page-state.js";
+import { fillAmount } from "../../src/gateway-link/page-form.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
 import type { TwinLink } from "../../src/simulators/payway/index.js";
 import { CHROMIUM_PATH } from "../support/link-sim.js";
@@ -30,8 +31,8 @@ afterAll(async () => {
   await twin?.close();
 });
 
-const open = (url: string, amount: string, more: Partial<OpenLinkOptions> = {}) =>
-  openLinkSession(pool, {
+const open = (url: string, amount: string, more: Partial<OpenLinkOptions> = {}, through: BrowserPool = pool) =>
+  openLinkSession(through, {
     url,
     amount,
     currency: 840,
@@ -97,6 +98,73 @@ describe("a PayWay page's form, filled as a visitor fills it", () => {
     expect(err).toBeInstanceOf(LinkDriverError);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(clients()).toBe(before);
+  });
+});
+
+describe("the amount field, chosen by what it is (never a phone or e-mail field before it)", () => {
+  it("type=text inputmode=decimal, no word saying amount, after a phone field (inputmode=numeric) and an e-mail field", async () => {
+    const url = await usdLink({ amountAs: "inputmode", phoneFirst: true, emailFirst: true, hydrationMs: 300 });
+    const page = await (await fetch(url)).text();
+    expect(page).toMatch(
+      /id="pw-phone"[^>]*>[^]*id="pw-email"[^>]*>[^]*<input id="pw-amount" name="amount" type="text" inputmode="decimal" placeholder="0.00"/,
+    );
+    const session = await open(url, "12.50");
+    expect(clientOf(session.clientId)?.additionalFields).toEqual({ amount: "12.50", phone: "", email: "" });
+  });
+
+  it('only a placeholder "Amount" (type=text, no label, no inputmode), after a phone and an e-mail field', async () => {
+    const url = await usdLink({ amountAs: "placeholder", phoneFirst: true, emailFirst: true });
+    const page = await (await fetch(url)).text();
+    expect(page).toContain('<input id="pw-amount" name="amount" type="text" placeholder="Amount" autocomplete="off">');
+    const session = await open(url, "3.75");
+    expect(clientOf(session.clientId)?.additionalFields).toEqual({ amount: "3.75", phone: "", email: "" });
+  });
+
+  it("the request's e-mail goes in the e-mail field placed first, the amount in the amount field", async () => {
+    const url = await usdLink({ amountAs: "placeholder", emailFirst: true });
+    const session = await open(url, "2.00", { payer: { payerEmail: "dara@example.com" } });
+    expect(clientOf(session.clientId)?.additionalFields).toEqual({ amount: "2.00", email: "dara@example.com" });
+  });
+});
+
+describe("a page whose form only its stylesheet shows (decision 0198)", () => {
+  it("with stylesheets loading (the pool's default) a QR; with them blocked no amount field is ever visible, nothing asked", async () => {
+    const url = await usdLink({ stylesheet: true, hydrationMs: 300 });
+    const session = await open(url, "6.00");
+    expect(clientOf(session.clientId)?.amount).toBe("6.00");
+    // The pool as it was before decision 0198: stylesheets refused like images, fonts and media.
+    const unstyled = new BrowserPool({
+      executablePath: CHROMIUM_PATH,
+      maxPages: 1,
+      extraArgs: ["--disable-features=LocalNetworkAccessChecks"],
+      blockedResourceTypes: ["Image", "Font", "Media", "Stylesheet"],
+    });
+    try {
+      const before = clients();
+      const err = await open(url, "6.00", { timeoutMs: 3_000 }, unstyled).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LinkDriverError);
+      expect(clients()).toBe(before);
+      // Why: the field is there but never visible, so the adapter finds no amount field to type into.
+      const lease = await unstyled.acquire({ url, allowedOrigins: [twin.pageOrigin, twin.apiOrigin] });
+      try {
+        expect(await lease.start()).toBe(200);
+        const { result } = await lease.session.send("Runtime.evaluate", {
+          expression: `getComputedStyle(document.getElementById("pw-amount")).visibility`,
+          returnByValue: true,
+        });
+        expect(result.value).toBe("hidden");
+        await expect(fillAmount(lease.session, ["amount"], "6.00", 1_500)).rejects.toThrow(
+          "the payment page has no amount field",
+        );
+      } finally {
+        await lease.release();
+      }
+      // The same pool fills a page without the stylesheet: only the missing styles stopped it.
+      const plain = await usdLink({ hydrationMs: 300 });
+      expect(clientOf((await open(plain, "6.00", {}, unstyled)).clientId)?.amount).toBe("6.00");
+    } finally {
+      await unstyled.close();
+    }
   });
 });
 

@@ -126,6 +126,13 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     [{ QR_MONITOR_INTERVAL_MS: "50" }, "QR_MONITOR_INTERVAL_MS must be between 200 and 60000, got 50"],
     [{ LINK_MAX_MONITORS: "0" }, "LINK_MAX_MONITORS must be between 1 and 1000, got 0"],
     [
+      {
+        LINK_USER_AGENT:
+          "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0",
+      },
+      'LINK_USER_AGENT must not say "Headless": that is what it is there to hide',
+    ],
+    [
       { PAYWAY_API_ORIGIN: "https://pwapp.example.com/api" },
       'PAYWAY_API_ORIGIN: "https://pwapp.example.com/api" is not an origin (scheme://host[:port], no path): ' +
         "use https://pwapp.example.com",

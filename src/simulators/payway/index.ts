@@ -10,7 +10,7 @@ import { isRecord, paywayRequestTime } from "../../upstreams/payway.js";
 import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
 import { twinApiRouter } from "./twin-api.js";
 import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
-import { cloudflareBlockPage, renderTwinNotice, renderTwinPage } from "./twin-page.js";
+import { cloudflareBlockPage, renderTwinNotice, renderTwinPage, TWIN_STYLESHEET } from "./twin-page.js";
 import { hostileScript, webrtcScript } from "./twin-hostile.js";
 import { detectionScript, headlessRequest, sendChallenge, TwinEdge } from "./twin-edge.js";
 import { DEFAULT_LINK_OPTIONS, linkOptionsOf } from "./twin-layout.js";
@@ -58,6 +58,10 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
   page.post(`${pagePath}/cdn-cgi/challenge-platform/h/b/jsd/r/:ray`, express.json({ limit: "4kb" }), (req, res) => {
     const known = edge.noteScript(String(req.params.ray), bodyRecord(req.body, []));
     res.status(known ? 204 : 404).end();
+  });
+  // The stylesheet of a link page with the `stylesheet` option (twin-page.ts): it shows the form.
+  page.get(`${pagePath}/_nuxt/link.css`, (_req, res) => {
+    res.set("cache-control", "no-store").type("text/css").send(TWIN_STYLESHEET);
   });
   page.get(`${pagePath}/:code`, (req, res) => {
     const code = String(req.params.code);

@@ -31,6 +31,8 @@ export interface SeenCall {
   call: string;
   at: string;
   userAgent: string | null;
+  /** The Sec-CH-UA client hint, when sent (a browser's calls; the worker's own polls send none). */
+  secChUa: string | null;
   challenged: boolean;
 }
 
@@ -61,7 +63,13 @@ export class TwinEdge {
   }
 
   noteCall(req: Request, call: string, challenged: boolean): void {
-    keep(this.calls, { call, at: this.now(), userAgent: req.get("user-agent") ?? null, challenged });
+    const seen = {
+      call,
+      at: this.now(),
+      userAgent: req.get("user-agent") ?? null,
+      secChUa: req.get("sec-ch-ua") ?? null,
+    };
+    keep(this.calls, { ...seen, challenged });
   }
 
   /** A ray id for a page served with detections, tied to its visit. */

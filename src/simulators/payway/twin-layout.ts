@@ -12,6 +12,9 @@ export const TWIN_CONTINUES: readonly TwinContinue[] = ["button", "a", "submit",
 export type TwinField = "remark" | "full_name" | "email" | "phone";
 export const TWIN_FIELDS: readonly TwinField[] = ["remark", "full_name", "email", "phone"];
 export type TwinLanguage = "en" | "km";
+/** What says the amount field takes an amount: its type, its inputmode only, or its placeholder only. */
+export type TwinAmountAs = "number" | "inputmode" | "placeholder";
+export const TWIN_AMOUNT_AS: readonly TwinAmountAs[] = ["number", "inputmode", "placeholder"];
 
 export interface TwinLinkOptions {
   /** What Continue is: a button, an <a> without href, an input[type=submit] of a form, a div[role=button]. */
@@ -26,6 +29,16 @@ export interface TwinLinkOptions {
   fixedAmount: string | null;
   /** Fields the link requires; the page asks for them and the API refuses additional_fields without them. */
   requiredFields: TwinField[];
+  /**
+   * number: the amount field as `language` has it (English type=number with a label and placeholder; Khmer a text
+   * input named by its label); inputmode: type=text inputmode=decimal, with no word saying amount; placeholder: a
+   * type=text input that only its placeholder ("Amount") names.
+   */
+  amountAs: TwinAmountAs;
+  /** An optional e-mail field (type=email) before the amount, after the phone field of `phoneFirst`. */
+  emailFirst: boolean;
+  /** The form is hidden by the page's inline style until its stylesheet (<page path>/_nuxt/link.css) shows it. */
+  stylesheet: boolean;
 }
 
 export const DEFAULT_LINK_OPTIONS: TwinLinkOptions = {
@@ -35,6 +48,9 @@ export const DEFAULT_LINK_OPTIONS: TwinLinkOptions = {
   language: "en",
   fixedAmount: null,
   requiredFields: [],
+  amountAs: "number",
+  emailFirst: false,
+  stylesheet: false,
 };
 
 const AMOUNT_RE = /^\d{1,12}(?:\.\d{1,2})?$/;
@@ -43,7 +59,7 @@ const MAX_HYDRATION_MS = 60_000;
 /** The link options a control's body gives (what it leaves out is not in the answer); problems go to `details`. */
 export function linkOptionsOf(body: Record<string, unknown>, details: FieldError[]): Partial<TwinLinkOptions> {
   const out: Partial<TwinLinkOptions> = {};
-  const { continueAs, hydrationMs, phoneFirst, language, fixedAmount, requiredFields } = body;
+  const { continueAs, hydrationMs, language, fixedAmount, requiredFields, amountAs } = body;
   if (continueAs !== undefined) {
     if (TWIN_CONTINUES.includes(continueAs as TwinContinue)) out.continueAs = continueAs as TwinContinue;
     else details.push({ field: "continueAs", message: `one of ${TWIN_CONTINUES.join(", ")}` });
@@ -58,9 +74,15 @@ export function linkOptionsOf(body: Record<string, unknown>, details: FieldError
       out.hydrationMs = hydrationMs;
     else details.push({ field: "hydrationMs", message: `an integer from 0 to ${MAX_HYDRATION_MS}` });
   }
-  if (phoneFirst !== undefined) {
-    if (typeof phoneFirst === "boolean") out.phoneFirst = phoneFirst;
-    else details.push({ field: "phoneFirst", message: "true or false" });
+  for (const flag of ["phoneFirst", "emailFirst", "stylesheet"] as const) {
+    const v = body[flag];
+    if (v === undefined) continue;
+    if (typeof v === "boolean") out[flag] = v;
+    else details.push({ field: flag, message: "true or false" });
+  }
+  if (amountAs !== undefined) {
+    if (TWIN_AMOUNT_AS.includes(amountAs as TwinAmountAs)) out.amountAs = amountAs as TwinAmountAs;
+    else details.push({ field: "amountAs", message: `one of ${TWIN_AMOUNT_AS.join(", ")}` });
   }
   if (language !== undefined) {
     if (language === "en" || language === "km") out.language = language;
@@ -140,10 +162,15 @@ export function requiredFieldsState(o: TwinLinkOptions, minAmount: string, maxAm
   return fields;
 }
 
-/** The extra fields the page shows, in its order: the phone first when asked, then the required ones. */
+/** The fields placed before the amount: the phone, then the e-mail, when asked. */
+function firstFields(o: TwinLinkOptions): TwinField[] {
+  return [...(o.phoneFirst ? (["phone"] as const) : []), ...(o.emailFirst ? (["email"] as const) : [])];
+}
+
+/** The extra fields the page shows, in its order: those asked first (before the amount), then the required ones. */
 export function shownFields(o: TwinLinkOptions): TwinField[] {
-  const rest = TWIN_FIELDS.filter((f) => o.requiredFields.includes(f) && !(f === "phone" && o.phoneFirst));
-  return o.phoneFirst ? ["phone", ...rest] : rest;
+  const first = firstFields(o);
+  return [...first, ...TWIN_FIELDS.filter((f) => o.requiredFields.includes(f) && !first.includes(f))];
 }
 
 const FIELD_INPUTS: Record<TwinField, string> = {
@@ -166,19 +193,35 @@ export function formHtml(o: TwinLinkOptions, currency: string, esc: (s: string) 
     return `<label>${esc(w.fields[f])} ${control}</label>`;
   };
   const amountState = o.fixedAmount !== null ? ` value="${esc(o.fixedAmount)}" readonly` : cold ? " disabled" : "";
-  // English: a number field with a placeholder; Khmer: a plain text field that only its <label for> names.
-  const amount =
-    o.language === "en"
-      ? `<label>${w.amount} (${esc(currency)}) <input id="pw-amount" name="amount" type="number" inputmode="decimal" ` +
-        `step="any" placeholder="${w.placeholder ?? ""}" autocomplete="off"${amountState}></label>`
-      : `<label for="pw-amount">${w.amount} (${esc(currency)})</label> ` +
-        `<input id="pw-amount" name="amt" type="text" autocomplete="off"${amountState}>`;
+  const first = firstFields(o);
   const fields = shownFields(o);
-  const before = fields.filter((f) => f === "phone" && o.phoneFirst).map(field);
-  const after = fields.filter((f) => !(f === "phone" && o.phoneFirst)).map(field);
+  const before = fields.filter((f) => first.includes(f)).map(field);
+  const after = fields.filter((f) => !first.includes(f)).map(field);
+  const amount = amountHtml(o, w, esc(currency), amountState);
   const controls = [...before, amount, ...after, '<p id="pw-error" role="alert" hidden></p>', continueHtml(o, w)];
   const body = controls.join("\n");
   return o.continueAs === "submit" ? `<form id="pw-form" novalidate>\n${body}\n</form>` : body;
+}
+
+/** The amount field, said to be one by its type and label, by its inputmode alone, or by its placeholder alone. */
+function amountHtml(o: TwinLinkOptions, w: Words, currency: string, state: string): string {
+  switch (o.amountAs) {
+    case "inputmode":
+      // A currency code beside it and "0.00" in it, as payment forms show; no word says amount.
+      return (
+        `<label><span class="pw-currency">${currency}</span> <input id="pw-amount" name="amount" type="text" ` +
+        `inputmode="decimal" placeholder="0.00" autocomplete="off"${state}></label>`
+      );
+    case "placeholder":
+      return `<input id="pw-amount" name="amount" type="text" placeholder="${w.amount}" autocomplete="off"${state}>`;
+    case "number":
+      // English: a number field with a label and a placeholder; Khmer: a plain text field only its <label for> names.
+      return o.language === "en"
+        ? `<label>${w.amount} (${currency}) <input id="pw-amount" name="amount" type="number" inputmode="decimal" ` +
+            `step="any" placeholder="${w.placeholder ?? ""}" autocomplete="off"${state}></label>`
+        : `<label for="pw-amount">${w.amount} (${currency})</label> ` +
+            `<input id="pw-amount" name="amt" type="text" autocomplete="off"${state}>`;
+  }
 }
 
 function continueHtml(o: TwinLinkOptions, w: Words): string {

@@ -162,6 +162,17 @@ const PAGE_SCRIPT = String.raw`
 })();
 `;
 
+/**
+ * The `stylesheet` option's head: the form hidden by the page's inline style until its stylesheet (relative to the
+ * page: <page path>/_nuxt/link.css, where Nuxt serves its CSS) shows it, as pages that hide their content until
+ * styled do (against a flash of unstyled content). A browser that does not load the stylesheet never sees the form.
+ */
+const STYLED_HEAD = ' .pw-form { visibility: hidden; }</style>\n<link rel="stylesheet" href="_nuxt/link.css">';
+
+/** The stylesheet of a page with the `stylesheet` option: it shows the form. */
+export const TWIN_STYLESHEET =
+  ".pw-form { visibility: visible; }\n.pw-link { max-width: 28rem; margin: 0 auto; font-family: sans-serif; }\n";
+
 export function renderTwinPage(cfg: TwinPageConfig): string {
   const { link } = cfg.visit;
   const settings = JSON.stringify({
@@ -174,11 +185,11 @@ export function renderTwinPage(cfg: TwinPageConfig): string {
   return `<!doctype html>
 <html lang="${link.language}"><head><meta charset="utf-8"><title>${esc(link.title)} | ABA PayWay</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>.pw-disabled { pointer-events: none; opacity: 0.5; }</style></head>
+<style>.pw-disabled { pointer-events: none; opacity: 0.5; }${link.stylesheet ? STYLED_HEAD : "</style>"}</head>
 <body><div id="__nuxt"><div id="__layout"><main class="pw-link">
 <header><button type="button" class="pw-lang">${TWIN_WORDS[link.language].language}</button>
 <h1>${esc(link.merchant)}</h1><p>${esc(link.title)}</p></header>
-${formHtml(link, link.currency, esc)}
+${link.stylesheet ? `<div class="pw-form">\n${formHtml(link, link.currency, esc)}\n</div>` : formHtml(link, link.currency, esc)}
 <pre id="pw-qr" hidden></pre><p id="pw-status" data-action=""></p>
 </main></div></div>
 <script type="application/json" id="pw-config">${settings}</script>${cfg.prelude ? `\n<script>${cfg.prelude}</script>` : ""}
