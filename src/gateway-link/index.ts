@@ -92,7 +92,7 @@ export function createLinkModule(deps: LinkModuleDeps, settings: LinkSettings): 
   const watch = pollWatch(deps, settings, pool, polls, refusals, pollTimeoutMs);
   deps.rechecks.register(
     LINK_AREA.key.kind,
-    linkRecheck({ box: deps.box, polls, timeoutMs: pollTimeoutMs, clock: deps.clock }),
+    linkRecheck({ box: deps.box, poll: (session) => watch.pollOutOfTurn(session), clock: deps.clock }),
   );
   watchGauges(deps.metrics, watch);
   const service = new LinkService(deps.store, configs, deps.auth, pool, deps.clock, logger, {

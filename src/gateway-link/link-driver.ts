@@ -11,13 +11,8 @@ import {
   type PageLease,
   type ShareRefusal,
 } from "./browser.js";
-import {
-  PageTraffic,
-  PageTrafficError,
-  UNAVAILABLE_STATUSES,
-  type LinkEvent,
-  type WatchOptions,
-} from "./page-traffic.js";
+import { PageTraffic, PageTrafficError, type LinkEvent, type WatchOptions } from "./page-traffic.js";
+import { isOutageStatus } from "./poll-client.js";
 import type {
   LinkPageProtocol,
   LinkPollSession,
@@ -301,7 +296,7 @@ async function startSession(
         const refusal = answer === null ? null : classifyRefusal(answer);
         const said = refusal === null ? "" : `: ${refusal.detail.replace(/^HTTP \d+: /, "")}`;
         throw new LinkDriverError("page_error", `the payment page answered HTTP ${status}${said}`, {
-          unavailable: UNAVAILABLE_STATUSES.has(status),
+          unavailable: isOutageStatus(status),
           httpStatus: status,
           refusal: refusal === null ? null : { ...refusal, by: "page" },
         });

@@ -26,8 +26,11 @@ export class LinkRefusals {
     private readonly now: () => Date,
   ) {}
 
-  /** A refusal from the page or its API (`where`: what answered it). Logged once per run of its kind. */
-  refusedBy(where: string, refusal: PageRefusal): void {
+  /**
+   * A refusal from the page or its API (`where`: what answered it; `by`: a page opened, or a status poll). Logged
+   * once per run of its kind.
+   */
+  refusedBy(where: string, refusal: PageRefusal, by: AnsweredBy = "open"): void {
     const at = this.now();
     const seen: Seen = { at: at.toISOString(), where, detail: refusal.detail, status: refusal.status };
     const kind = this.counts[refusal.kind];
@@ -35,8 +38,11 @@ export class LinkRefusals {
     kind.last = seen;
     if (isEdgeRefusal(refusal)) {
       // A run goes on: /readyz shows its latest refusal, since the run began; the log said it once.
-      if (this.edgeRun !== null) return void Object.assign(this.edgeRun, seen, { kind: refusal.kind });
-      this.edgeRun = { ...seen, kind: refusal.kind, since: seen.at, lastMs: at.getTime() };
+      if (this.edgeRun !== null) {
+        Object.assign(this.edgeRun, seen, { kind: refusal.kind, polls: by === "poll" });
+        return;
+      }
+      this.edgeRun = { ...seen, kind: refusal.kind, since: seen.at, lastMs: at.getTime(), polls: by === "poll" };
       this.logger.error(
         { upstream: "gateway-link", where, detail: refusal.detail, kind: refusal.kind, proxy: this.proxy },
         this.message(),
@@ -44,7 +50,7 @@ export class LinkRefusals {
       return;
     }
     if (this.pageRun !== null) return void Object.assign(this.pageRun, seen, { lastMs: at.getTime() });
-    this.pageRun = { ...seen, kind: "page", since: seen.at, lastMs: at.getTime() };
+    this.pageRun = { ...seen, kind: "page", since: seen.at, lastMs: at.getTime(), polls: by === "poll" };
     this.logger.warn(
       { upstream: "gateway-link", where, detail: refusal.detail, code: refusal.code, message: refusal.message },
       `payment-link page refused the request's data (${where}: ${refusal.detail}); likely cause: ${PAGE_CAUSE}`,
@@ -52,11 +58,14 @@ export class LinkRefusals {
   }
 
   /**
-   * A call of the page or its API was answered by this worker's own means (a page it opened, a poll it sent; not a
-   * held page's poll, which goes around the refusal): the edge's run ends; the page's once it has been quiet a while.
+   * A call of the page or its API was answered by this worker's own means (`by`: a page it opened, or a poll it sent;
+   * not a held page's poll, which goes around the refusal). The edge's run ends — but a page that opens says nothing
+   * of the status polls: a run whose latest refusal was a poll's ends only with a poll's answer (the edge may refuse
+   * the poll's fingerprint and let the browser through, so every new payment would end the run and the next poll
+   * start it again). The page's data run ends once it has been quiet a while.
    */
-  answered(): void {
-    if (this.edgeRun !== null) {
+  answered(by: AnsweredBy): void {
+    if (this.edgeRun !== null && (by === "poll" || !this.edgeRun.polls)) {
       this.edgeRun = null;
       this.logger.info({ upstream: "gateway-link" }, "payment-link pages answer again (no more edge refusals)");
     }
@@ -123,7 +132,12 @@ interface Run extends Seen {
   since: string;
   /** When the last refusal of the run came (ms of the clock). */
   lastMs: number;
+  /** The run's latest refusal was of a status poll (a page opening does not end it then). */
+  polls: boolean;
 }
+
+/** What answered (or was refused): a page the worker opened (its document, its QR request), or a status poll. */
+export type AnsweredBy = "open" | "poll";
 
 /** A run of the page's data refusals ends once calls are answered and none came for this long. */
 const PAGE_RUN_QUIET_MS = 60_000;

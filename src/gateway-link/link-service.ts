@@ -242,7 +242,9 @@ export class LinkService {
     protocol: LinkPageProtocol,
     session: LinkSession,
   ): Promise<TxRecord> {
-    this.opts.refusals.answered();
+    // A page opened and answered: it ends a run of refused openings, never one the status polls met (the edge may let
+    // the browser through and still refuse the polls: link-refusals.ts).
+    this.opts.refusals.answered("open");
     const poll = session.poll;
     if (poll?.expireInSec != null && poll.expireInSec !== String(LINK_LIFETIME_MS / 1000))
       this.logger.warn(

@@ -35,6 +35,7 @@ export function linkSweepJob(deps: LinkSweepDeps, watch: LinkWatch | null): JobS
       // Late payments only with the poll slots pending ones leave (LINK_POLL_RATE): they are never in a hurry.
       const leaseUntil = new Date(now.getTime() + POLL_LEASE_MS);
       const claimed = await claimPolls(db, now, leaseUntil, Math.min(500, watch.room), watch.lateRoom);
+      watch.swept();
       for (const tx of claimed) {
         if (watch.adopt(tx)) continue;
         // Its stored session does not open here: nothing can follow it, so it ends visibly instead of being

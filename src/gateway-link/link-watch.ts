@@ -7,8 +7,9 @@
 // (docs/decisions/0188-link-late-watch-for-the-qrs-life.md). Outages (5xx, timeouts, connection errors) and other
 // errors never end a payment: only the page's own decline does (docs/decisions/0189-link-outages-never-fail-a-payment.md).
 // Polls are paced by one gate per worker: LINK_POLL_RATE, and a 429's Retry-After (poll-pace.ts). A poll refused
-// by the provider's edge (a Cloudflare challenge or block) falls back to a page held for that payment (page-poll.ts);
-// one the page's API refuses (JSON "Invalid Token"…) is polled again, backing off
+// by the provider's edge (a Cloudflare challenge or block) falls back to a page held for that payment (page-poll.ts),
+// polled through at once, and the worker remembers that configuration's edge refusal for its other payments and its
+// late payments' next claims; one the page's API refuses (JSON "Invalid Token"…) is polled again, backing off
 // (docs/decisions/0196-refusals-told-apart.md). Every change goes through the one
 // transition function. What a worker follows is leased on the row (poll-store.ts): a dead worker's payments are
 // claimed by another once their lease runs out, and go on from what is stored.
@@ -99,6 +100,13 @@ const EXPIRY_TICK_MS = 250;
 /** The furthest apart polls refused by the page's API go (doubling from the interval). */
 const REFUSED_MAX_SPACING_MS = 30_000;
 const KEPT_SAMPLES = 20_000;
+/**
+ * After the edge refused a configuration's direct poll, its payments (new ones, and late ones claimed again) are
+ * polled through a page for this long; then one direct poll tries again (the block may have lifted).
+ */
+const EDGE_REMEMBERED_MS = 10 * 60_000;
+/** A poll out of turn (a recheck) waits at most this long for its slot under LINK_POLL_RATE; longer: asked later. */
+const OUT_OF_TURN_MAX_WAIT_MS = 5_000;
 
 export class LinkWatch {
   private readonly entries = new Map<string, Entry>();
@@ -112,6 +120,16 @@ export class LinkWatch {
   private readonly lateness: number[] = [];
   private latenessNext = 0;
   private polls = 0;
+  /** Polls that got no usable answer (outages: timeouts, connection errors, 5xx…) since start (stats). */
+  private outages = 0;
+  /** Runs of the area's claim sweep on this worker (stats: a test knows the sweep had its chance). */
+  private sweeps = 0;
+  /**
+   * Configurations whose direct polls the provider's edge refused on this worker, and when (wall clock) it last did:
+   * the edge refuses this worker's address or fingerprint, not one payment, so every payment of the configuration
+   * is polled through a page meanwhile (EDGE_REMEMBERED_MS), including a late one claimed again after being parked.
+   */
+  private readonly edgeRefused = new Map<string, number>();
 
   constructor(private readonly deps: LinkWatchDeps) {
     this.interval = deps.intervalMs ?? 3000;
@@ -173,6 +191,8 @@ export class LinkWatch {
       inFlight: false,
       expiring: null,
     };
+    // A configuration whose direct polls the edge refuses here: polled through a page from its first poll.
+    entry.viaPage = this.edgeRefuses(entry.owner);
     this.entries.set(tx.id, entry);
     const spread = entry.late ? Math.min(this.interval, 1000) : this.interval;
     this.schedule(entry, fresh ? jittered(this.interval) : Math.floor(Math.random() * spread));
@@ -196,12 +216,15 @@ export class LinkWatch {
   /**
    * Payments within their time that need a page of their own and have none yet: those polled through a page whose
    * page is gone or never came, and, once one payment of a configuration is polled through a page (its polls were
-   * refused), every other of that configuration, whose polls will be refused as well.
+   * refused), every other of that configuration, whose polls will be refused as well. Late payments are not among
+   * them: one may hold a page, but at the lowest priority — its hold is kept only until its expiry, already past, so
+   * any payment within its time takes it — and a generate is never refused for its sake (decision 0188).
    */
   waitingForPages(): Claim[] {
     const now = this.deps.clock.now().getTime();
     const refused = new Set<string>();
     for (const e of this.entries.values()) if (e.viaPage && !e.late) refused.add(configKey(e.owner));
+    for (const e of this.entries.values()) if (this.edgeRefuses(e.owner)) refused.add(configKey(e.owner));
     const waiting: Claim[] = [];
     for (const e of this.entries.values())
       if (!e.late && e.expiresAt > now && !e.opening && !e.page?.alive && refused.has(configKey(e.owner)))
@@ -225,6 +248,8 @@ export class LinkWatch {
     parked: number;
     erring: number;
     rateLimited: number;
+    outages: number;
+    sweeps: number;
   } {
     const sorted = [...this.lateness].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -249,7 +274,32 @@ export class LinkWatch {
       parked: this.parked,
       erring,
       rateLimited: this.gate.rateLimited,
+      outages: this.outages,
+      sweeps: this.sweeps,
     };
+  }
+
+  /** The area's sweep ran its claim on this worker (link-watch.job.ts). */
+  swept(): void {
+    this.sweeps++;
+  }
+
+  /**
+   * One direct poll outside the schedule (a recheck of the payment, recheck.ts), through this worker's gate like
+   * every other: while a 429 holds the worker's polls back it is not sent (a fault naming when to ask again), it
+   * waits for its slot under LINK_POLL_RATE (up to 5 s, else the same), and a 429 it meets holds the others back.
+   */
+  async pollOutOfTurn(session: LinkPollSession): Promise<PollAnswer> {
+    const held = this.gate.heldForMs();
+    if (held > 0) return notSent(`PayWay answered a status poll with 429: this worker's polls are held back`, held);
+    const wait = this.gate.reserve();
+    if (wait > OUT_OF_TURN_MAX_WAIT_MS) return notSent("this worker's polls are at LINK_POLL_RATE", wait);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    this.polls++;
+    const answer = await pollOnce(this.deps.polls, session, this.deps.timeoutMs);
+    if (answer.kind === "fault" && answer.retryAfter !== undefined) this.rateLimited(null, answer.retryAfter);
+    else if (answer.kind === "status") this.gate.answered();
+    return answer;
   }
 
   /** Shutdown: stops following and makes every lease due now, so another worker claims them at once. */
@@ -311,14 +361,19 @@ export class LinkWatch {
     try {
       if (await this.overdue(entry)) return this.drop(entry);
       if (this.entries.get(entry.id) !== entry) return;
-      const wait = booked ? 0 : this.gate.reserve();
+      // A slot booked before a 429 came is not kept: the 429's pause holds it back too.
+      const wait = booked && this.gate.heldForMs() === 0 ? 0 : this.gate.reserve();
       if (wait > 0) return await this.holdBack(entry, wait);
       entry.sentAt = Date.now();
       this.note(entry.sentAt - entry.dueAt);
       entry.inFlight = true;
+      const viaPage = entry.viaPage;
       const answer = await this.poll(entry).finally(() => (entry.inFlight = false));
       if (this.entries.get(entry.id) !== entry) return;
       if (await this.handle(entry, answer)) return this.drop(entry);
+      // Its direct poll was just refused by the edge: polled through a page now, in this round, not a late gap later
+      // (a late payment would be parked first, and its page with it, and never polled through one).
+      if (!viaPage && entry.viaPage) return this.arm(entry, 0, false);
     } catch (err) {
       this.deps.logger.warn({ tx: entry.id, err: (err as Error).message }, "payment-link poll failed");
     }
@@ -468,7 +523,10 @@ export class LinkWatch {
     if (answer.kind === "refused") return this.refused(entry, answer.refusal, answer.detail);
     if (answer.kind === "fault") return this.fault(entry, answer);
     // A held page's answer goes around the worker's refused polls: only the worker's own says they pass again.
-    if (!entry.viaPage) this.deps.refusals.answered();
+    if (!entry.viaPage) {
+      this.deps.refusals.answered("poll");
+      this.edgeRefused.delete(configKey(entry.owner));
+    }
     this.gate.answered();
     if (entry.failures >= ERRORS_LOGGED_AT)
       this.deps.logger.info({ tx: entry.id, errors: entry.failures }, "payment-link status poll answered again");
@@ -499,9 +557,12 @@ export class LinkWatch {
    * for this payment: no browser would fare better, it is not a decline, and it never fails the payment by itself.
    */
   private refused(entry: Entry, refusal: PageRefusal, detail: string): boolean {
-    this.deps.refusals.refusedBy(entry.viaPage ? "the status poll of a held page" : "the status poll", refusal);
+    // What the payer's app reported is not known now: the late cadence, not the page's, until a poll says again.
+    entry.processing = false;
+    this.deps.refusals.refusedBy(entry.viaPage ? "the status poll of a held page" : "the status poll", refusal, "poll");
     if (refusal.kind === "page") return this.pageRefused(entry, detail);
     if (!entry.viaPage) {
+      this.edgeRefused.set(configKey(entry.owner), Date.now());
       entry.viaPage = true;
       this.deps.logger.warn(
         { tx: entry.id, detail },
@@ -539,16 +600,13 @@ export class LinkWatch {
    * every poll of this worker for its Retry-After.
    */
   private fault(entry: Entry, answer: Extract<PollAnswer, { kind: "fault" }>): boolean {
-    if (answer.retryAfter !== undefined) {
-      const wasHeld = this.gate.heldUntil !== null;
-      const waitMs = this.gate.pause(retryAfterMs(answer.retryAfter, Date.now()));
-      if (!wasHeld)
-        this.deps.logger.warn(
-          { tx: entry.id, retryAfter: answer.retryAfter, waitMs },
-          "PayWay answered a status poll with 429: this worker's polls are held back",
-        );
+    // A stale processing-payment would keep a late payment at the page's cadence through a whole outage.
+    entry.processing = false;
+    if (answer.retryAfter !== undefined) this.rateLimited(entry.id, answer.retryAfter);
+    if (answer.outage) {
+      this.outages++;
+      return false;
     }
-    if (answer.outage) return false;
     entry.failures++;
     if (entry.failures === ERRORS_LOGGED_AT)
       this.deps.logger.warn(
@@ -556,6 +614,26 @@ export class LinkWatch {
         `payment-link status poll answered an error ${ERRORS_LOGGED_AT} times in a row: not a decline, so the ` +
           "payment is not failed; it is polled on (EXPIRED at its 180 s, then its late watch)",
       );
+    return false;
+  }
+
+  /** A 429: every poll of this worker waits for its Retry-After (or the backoff); said once per hold. */
+  private rateLimited(tx: string | null, retryAfter: string | null): void {
+    const wasHeld = this.gate.heldUntil !== null;
+    const waitMs = this.gate.pause(retryAfterMs(retryAfter, Date.now()));
+    if (!wasHeld)
+      this.deps.logger.warn(
+        { tx, retryAfter, waitMs },
+        "PayWay answered a status poll with 429: this worker's polls are held back",
+      );
+  }
+
+  /** Whether the edge refused this configuration's direct polls here lately (EDGE_REMEMBERED_MS). */
+  private edgeRefuses(owner: PageOwner): boolean {
+    const at = this.edgeRefused.get(configKey(owner));
+    if (at === undefined) return false;
+    if (Date.now() - at < EDGE_REMEMBERED_MS) return true;
+    this.edgeRefused.delete(configKey(owner));
     return false;
   }
 
@@ -612,6 +690,16 @@ export class LinkWatch {
     this.lateness[this.latenessNext] = Math.max(0, latenessMs);
     this.latenessNext = (this.latenessNext + 1) % KEPT_SAMPLES;
   }
+}
+
+/** A poll out of turn not sent: an outage-like fault saying when to ask again. */
+function notSent(why: string, waitMs: number): PollAnswer {
+  const at = new Date(Date.now() + waitMs).toISOString();
+  return {
+    kind: "fault",
+    detail: `not sent: ${why} until ${at}; ask again in ${Math.ceil(waitMs / 1000)} s`,
+    outage: true,
+  };
 }
 
 function configKey(owner: PageOwner): string {

@@ -21,6 +21,7 @@ import {
   type LinkSessionInfo,
 } from "./link-protocol.js";
 import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
+import { isOutageStatus } from "./poll-client.js";
 
 export type LinkEvent =
   | { type: "request_qr" }
@@ -34,15 +35,13 @@ export type LinkEvent =
       message: string;
       fatal: boolean;
       /**
-       * The page's site could not be reached or did not answer usably (network errors, HTTP 429/502/503/504,
-       * unreadable answers, no polls): an outage, worth resuming after. False when the page answered a
-       * definite refusal for this payment, or our browser went away.
+       * The page's site could not be reached or did not answer usably (network errors, HTTP 408, 429 and every
+       * 5xx, Cloudflare's 520–524 among them: poll-client.ts isOutageStatus; unreadable answers, no polls): an
+       * outage, worth resuming after. False when the page answered a definite refusal for this payment, or our
+       * browser went away.
        */
       unavailable?: boolean;
     };
-
-/** HTTP statuses that mean "the site is temporarily unavailable", not "this payment failed". */
-export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 /** An error of the page's traffic that says whether it was an outage (see LinkEvent `unavailable`). */
 export class PageTrafficError extends Error {
@@ -182,7 +181,9 @@ export class PageTraffic implements TrafficReader {
       return this.callFailed(
         call,
         `${call} answered HTTP ${httpStatus}${said}`,
-        UNAVAILABLE_STATUSES.has(httpStatus),
+        // The same statuses the worker's own polls wait out: a page monitor's payment is never FAILED for a 500 or
+        // a 52x either (docs/decisions/0189-link-outages-never-fail-a-payment.md).
+        isOutageStatus(httpStatus),
         httpStatus,
         refusal,
       );

@@ -111,8 +111,9 @@ export function readAnswer(httpStatus: number, text: string, headers?: RefusedAn
   }
   const status = readPaywayStatus(body);
   if (status !== null) return { kind: "status", status };
-  // No action, and a status code other than "00": PayWay refuses this poll (a decline shows nowhere in public code,
-  // so one that says so in words is taken as one; anything else is a definite error, which fails nothing).
+  // No action, and a status code other than "00": PayWay refuses this poll. Only `data.action` says a payment was
+  // declined (payway-protocol.ts): a refusal's words ("rejected", "cancelled"…) may be about the poll itself, so it
+  // is a definite error, which fails nothing (decision 0189).
   const refusal = refusalOf(body);
   if (refusal !== null) return refusal;
   return { kind: "fault", detail: `check-payment-status answered no data.action (${snippet(text)})`, outage: true };
@@ -123,11 +124,6 @@ function refusalOf(body: unknown): PollAnswer | null {
   const code = status === null ? null : String(status.code ?? "");
   if (code === null || code === "" || code === PAYWAY_OK) return null;
   const message = typeof status?.message === "string" ? status.message : "";
-  if (/declin|cancel|reject/i.test(message))
-    return {
-      kind: "status",
-      status: { action: `status ${code}`, declined: true, known: false, receiptUrl: null, code, message },
-    };
   return { kind: "fault", detail: `check-payment-status answered status ${code} "${message}"`, outage: false };
 }
 

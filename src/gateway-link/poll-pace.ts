@@ -106,4 +106,9 @@ export class PollGate {
   get heldUntil(): number | null {
     return this.pausedUntil > this.now() ? this.pausedUntil : null;
   }
+
+  /** How long polls are still held back by a 429 (ms; 0: not held). */
+  heldForMs(): number {
+    return Math.max(0, this.pausedUntil - this.now());
+  }
 }

@@ -1,11 +1,11 @@
 // A recheck of a payment-link payment (docs/decisions/0192-recheck-payment.md): one status poll of the page's own API
 // with the payment's stored, sealed poll session, read as the watch reads its polls (link-watch.ts), within the life
-// of the QR the page issued (docs/decisions/0193-recheck-windows.md).
+// of the QR the page issued (docs/decisions/0193-recheck-windows.md). The poll goes through the worker's gate, as the
+// watch's own do: not sent while a 429 holds them back, and a 429 it meets holds them (decision 0190).
 
 import type { SecretBox } from "../auth/secret-box.js";
 import type { Clock } from "../clock.js";
 import { decodeKhqr } from "../khqr/index.js";
-import type { UpstreamClient } from "../upstreams/http-client.js";
 import type { AreaRecheck, RecheckAnswer } from "../transactions/recheck.js";
 import type { TxRecord } from "../transactions/record.js";
 import type { TransitionRequest } from "../transactions/transition.js";
@@ -13,7 +13,7 @@ import { describeMismatch } from "../transactions/mismatch.js";
 import type { LinkPollSession } from "./link-protocol.js";
 import { approvalChange } from "./approval-check.js";
 import { acceptableReceipt } from "./page-traffic.js";
-import { pollOnce } from "./poll-client.js";
+import type { PollAnswer } from "./poll-client.js";
 import { openPoll } from "./poll-store.js";
 import type { PaywayStatus } from "./payway-protocol.js";
 
@@ -35,9 +35,11 @@ const fault = (error: string): RecheckAnswer => ({ outcome: { kind: "fault", err
 
 export interface LinkRecheckDeps {
   box: Pick<SecretBox, "open">;
-  /** The HTTP client of the watch's polls (poll-client.ts): the same sockets, proxy and answer cap. */
-  polls: UpstreamClient;
-  timeoutMs: number;
+  /**
+   * One direct status poll through this worker's gate (LinkWatch.pollOutOfTurn): the watch's HTTP client (its
+   * sockets, proxy and answer cap), its 429 pause and LINK_POLL_RATE.
+   */
+  poll(session: LinkPollSession): Promise<PollAnswer>;
   clock: Clock;
 }
 
@@ -65,7 +67,7 @@ export function linkRecheck(deps: LinkRecheckDeps): AreaRecheck {
         return fault(`its stored poll session does not open (SECRET_KEY changed?): ${(err as Error).message}`);
       }
       if (session === null) return fault("it has no stored poll session");
-      const answer = await pollOnce(deps.polls, session, deps.timeoutMs);
+      const answer = await deps.poll(session);
       if (answer.kind === "refused") return fault(`PayWay refused the status poll: ${answer.detail}`);
       if (answer.kind === "fault") return fault(`PayWay did not answer the status poll: ${answer.detail}`);
       return statusAnswer(deps, tx, session, answer.status);

@@ -136,9 +136,9 @@ describe("link driver against the simulated payment-link page", () => {
     const errors = await rest(events);
     expect(errors).toHaveLength(2);
     expect(errors[0]).toMatchObject({ type: "error", fatal: false });
-    // A 500 for this client is the page refusing the payment, not an outage of its site.
+    // A 410 for this client (the simulated page's break) is the page refusing the payment, not an outage of its site.
     expect(errors[1]).toMatchObject({ type: "error", fatal: true, unavailable: false });
-    expect((errors[1] as { message: string }).message).toMatch(/failed 3 times in a row.*HTTP 500/);
+    expect((errors[1] as { message: string }).message).toMatch(/failed 3 times in a row.*HTTP 410/);
     await session.close();
     expect(pool.stats().pages).toBe(0);
   });
@@ -173,15 +173,21 @@ describe("link driver against the simulated payment-link page", () => {
     } finally {
       await sim.post("/sim/link/fault", { mode: "ok" });
     }
+    const resume = () =>
+      resumeLinkSession(pool, {
+        url,
+        clientId: session.clientId,
+        protocol: simulatedLinkProtocol,
+        timeoutMs: 5_000,
+        watch,
+      }).catch((e: unknown) => e);
+    // The origin's 500 and Cloudflare's 52x are outages too, as for the worker's own polls: never towards FAILED.
+    for (const status of [500, 522]) {
+      await sim.post("/sim/link/break", { clientId: session.clientId, status });
+      expect(await resume()).toMatchObject({ unavailable: true, message: expect.stringMatching(`HTTP ${status}`) });
+    }
     await sim.post("/sim/link/break", { clientId: session.clientId });
-    const refused = await resumeLinkSession(pool, {
-      url,
-      clientId: session.clientId,
-      protocol: simulatedLinkProtocol,
-      timeoutMs: 5_000,
-      watch,
-    }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ unavailable: false, message: expect.stringMatching(/HTTP 500/) });
+    expect(await resume()).toMatchObject({ unavailable: false, message: expect.stringMatching(/HTTP 410/) });
     await session.close();
   });
 

@@ -90,10 +90,14 @@ describe("check-payment-status, sent and read", () => {
     expect(readAnswer(400, "{}")).toMatchObject({ kind: "fault", outage: false });
     expect(readAnswer(404, "{}")).toMatchObject({ kind: "fault", outage: false });
     expect(readAnswer(200, "<html>maintenance</html>")).toMatchObject({ kind: "fault", outage: true });
-    expect(readAnswer(200, JSON.stringify({ status: { code: "05", message: "Transaction declined" } }))).toMatchObject({
-      kind: "status",
-      status: { declined: true, action: "status 05" },
-    });
+    // Only data.action declines: a refusal whose words say "declined", "rejected" or "cancelled" is a definite
+    // error of the poll (it may be about the poll itself), never a decline that fails the payment.
+    for (const message of ["Transaction declined", "Request rejected", "Cancelled by system"])
+      expect(readAnswer(200, JSON.stringify({ status: { code: "05", message } }))).toEqual({
+        kind: "fault",
+        detail: `check-payment-status answered status 05 "${message}"`,
+        outage: false,
+      });
     expect(readAnswer(200, JSON.stringify({ status: { code: "11", message: "Invalid token" } }))).toEqual({
       kind: "fault",
       detail: 'check-payment-status answered status 11 "Invalid token"',

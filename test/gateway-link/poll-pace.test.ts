@@ -57,12 +57,15 @@ describe("poll pacing", () => {
   it("a 429 holds every slot back for its Retry-After; without one, 5 s doubling up to a minute", () => {
     let now = 0;
     const gate = new PollGate(1000, () => now);
+    expect(gate.heldForMs()).toBe(0);
     expect(gate.pause(2000)).toBe(2000);
     expect(gate.heldUntil).toBe(2000);
+    expect(gate.heldForMs()).toBe(2000);
     expect(gate.reserve()).toBe(2000);
     expect(gate.spare(1000)).toBe(0);
     now = 2500;
     expect(gate.heldUntil).toBeNull();
+    expect(gate.heldForMs()).toBe(0);
     expect(gate.reserve()).toBe(0);
     gate.answered();
     expect([gate.pause(null), gate.pause(null), gate.pause(null), gate.pause(null), gate.pause(null)]).toEqual([

@@ -113,6 +113,32 @@ describe("recheckPayment, gateway-link area (PayWay twin)", () => {
     );
   }, 60_000);
 
+  it("a recheck goes through the worker's poll gate: while a 429 holds the polls back it is not sent, and says when to ask again", async () => {
+    const b = await gen(2500);
+    const polls = async () =>
+      ((await (await fetch(`${t.url}/sim/link/clients/${b.data.clientId}`)).json()) as { polls: number }).polls;
+    expect((await post(`${t.url}/sim/payway/fault`, { mode: "rate-limited", calls: 1, retryAfter: "30" })).status).toBe(
+      200,
+    );
+    try {
+      const limited = await rechecked(t, b.transactionId, key());
+      expect(limited).toMatchObject({ outcome: "UPSTREAM_UNAVAILABLE", recorded: false });
+      expect(limited.detail).toMatch(/HTTP 429/);
+      // The twin answers again (its one 429 is spent), but the worker holds its polls back 30 s: nothing is sent.
+      const before = await polls();
+      t.clock.advance(11_000); // past the 10 s between two rechecks of one transaction
+      const held = await rechecked(t, b.transactionId, key());
+      expect(held).toMatchObject({ outcome: "UPSTREAM_UNAVAILABLE", recorded: false });
+      expect(held.detail).toMatch(
+        /not sent: PayWay answered a status poll with 429: this worker's polls are held back until \S+Z; ask again in (2\d|30) s$/,
+      );
+      expect(await polls()).toBe(before);
+      expect(await status(b.transactionId)).toBe("PENDING");
+    } finally {
+      await post(`${t.url}/sim/payway/fault`, { mode: "ok" });
+    }
+  }, 60_000);
+
   it("outside the QR's life: an error naming its end (the QR's tag 99 expiry)", async () => {
     const b = await gen(1500);
     const end = new Date(await qrExpiry(b.data.qr)).toISOString();

@@ -106,14 +106,17 @@ describe("payment-link simulator: HTTP protocol", () => {
     expect(await status(other.clientId)).toMatchObject({ action: "approved", paidAmount: "4000", paidCurrency: "USD" });
   });
 
-  it("answers 500 on the page's API for a broken client", async () => {
+  it("answers 410 on the page's API for a broken client, or the status the break named", async () => {
     const { clientId } = await requestQr();
     expect((await sim.post("/sim/link/break", { clientId })).body).toMatchObject({ broken: true });
     const status = await sim.post("/sim/link/api/status", { clientId, requestId: rid() });
     expect(status).toEqual({
-      status: 500,
-      body: { error: { code: "INTERNAL", message: "simulated page failure", details: [] } },
+      status: 410,
+      body: { error: { code: "BROKEN", message: "simulated page failure", details: [] } },
     });
+    expect((await sim.post("/sim/link/break", { clientId, status: 522 })).status).toBe(200);
+    expect((await sim.post("/sim/link/api/status", { clientId, requestId: rid() })).status).toBe(522);
+    expect((await sim.post("/sim/link/break", { clientId, status: 200 })).status).toBe(400);
   });
 
   it("answers unknown clients with NOT_FOUND and bad bodies with BAD_USER_INPUT", async () => {

@@ -24,11 +24,15 @@ export interface RunningTwin {
   link(input?: Partial<TwinLink>): Promise<string>;
   post(path: string, body: unknown): Promise<{ status: number; body: unknown }>;
   get(path: string): Promise<{ status: number; body: unknown }>;
+  /** The API's server closed (its connections too): a poll meets a refused connection until apiUp(). */
+  apiDown(): Promise<void>;
+  /** The API's server listening again, on the same port. */
+  apiUp(): Promise<void>;
   close(): Promise<void>;
 }
 
-async function listen(app: express.Express, name = "127.0.0.1"): Promise<{ server: Server; origin: string }> {
-  const server = app.listen(0, "127.0.0.1");
+async function listen(app: express.Express, name = "127.0.0.1", port = 0): Promise<{ server: Server; origin: string }> {
+  const server = app.listen(port, "127.0.0.1");
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
@@ -44,7 +48,7 @@ export async function startPaywayTwin(options: Partial<PaywayTwinOptions> = {}):
   const apiApp = express();
   apiApp.use(twin.api);
   const page = await listen(pageApp);
-  const api = await listen(apiApp, "localhost");
+  let api: { server: Server | null; origin: string } = await listen(apiApp, "localhost");
   apiOrigin = api.origin;
   const call = jsonCaller(page.origin);
   const close = (server: Server) =>
@@ -63,9 +67,17 @@ export async function startPaywayTwin(options: Partial<PaywayTwinOptions> = {}):
     },
     post: (path, body) => call("POST", path, body),
     get: (path) => call("GET", path),
+    async apiDown() {
+      if (api.server !== null) await close(api.server);
+      api = { ...api, server: null };
+    },
+    async apiUp() {
+      if (api.server !== null) return;
+      api = await listen(apiApp, "localhost", Number(new URL(api.origin).port));
+    },
     close: async () => {
       await close(page.server);
-      await close(api.server);
+      if (api.server !== null) await close(api.server);
     },
   };
 }

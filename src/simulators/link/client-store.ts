@@ -16,6 +16,11 @@ export interface LinkClient {
   readonly createdAt: number;
   action: LinkAction;
   broken: boolean;
+  /**
+   * What a broken client's status and resume calls answer: 410 unless the break named another status. A definite
+   * refusal of this payment by default (a 5xx is an outage the service waits out, and never fails a payment for).
+   */
+  brokenStatus: number;
   scannedAt?: number;
   approvedAt?: number;
   receiptUrl?: string;
@@ -45,7 +50,7 @@ export class LinkClientStore {
   ) {}
 
   create(
-    input: Omit<LinkClient, "action" | "broken" | "polls" | "requestIds" | "createdAt">,
+    input: Omit<LinkClient, "action" | "broken" | "brokenStatus" | "polls" | "requestIds" | "createdAt">,
     requestId: string,
   ): LinkClient {
     this.evict();
@@ -54,6 +59,7 @@ export class LinkClientStore {
       createdAt: this.clock(),
       action: "request_qr",
       broken: false,
+      brokenStatus: 410,
       polls: 0,
       requestIds: [],
     };
@@ -133,10 +139,11 @@ export class LinkClientStore {
     client.receiptUrl ??= `${client.origin}/sim/link/receipt/${encodeURIComponent(client.clientId)}`;
   }
 
-  breakClient(clientId: string): ControlResult {
+  breakClient(clientId: string, status = 410): ControlResult {
     const client = this.clients.get(clientId);
     if (!client) return notFound(clientId);
     client.broken = true;
+    client.brokenStatus = status;
     return { ok: true, client };
   }
 

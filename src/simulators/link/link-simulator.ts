@@ -184,7 +184,7 @@ function pollTarget(
       { field: "requestId", message: "already used: every request needs a fresh identifier" },
     ]);
   }
-  if (client.broken) return void sendError(res, 500, "INTERNAL", "simulated page failure");
+  if (client.broken) return void sendError(res, client.brokenStatus, "BROKEN", "simulated page failure");
   return { client, requestId };
 }
 
@@ -234,11 +234,16 @@ function controlRouter(ctx: SimContext): express.Router {
     json,
     control((id) => store.issueReceipt(id)),
   );
-  controls.post(
-    `${BASE}/break`,
-    json,
-    control((id) => store.breakClient(id)),
-  );
+  // `status` (400–599, default 410): what the client's status and resume calls answer from now on.
+  controls.post(`${BASE}/break`, json, (req, res) => {
+    const status = (req.body as { status?: unknown } | undefined)?.status;
+    if (
+      status !== undefined &&
+      (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599)
+    )
+      return badInput(res, [{ field: "status", message: "an HTTP status from 400 to 599" }]);
+    control((id) => store.breakClient(id, status))(req, res);
+  });
   controls.get(`${BASE}/clients/:clientId`, (req, res) => {
     const client = store.get(String(req.params.clientId));
     if (!client) return sendError(res, 404, "NOT_FOUND", `no payment-link client ${String(req.params.clientId)}`);

@@ -157,6 +157,7 @@ function checkPaymentStatus(opts: TwinApiOptions, req: Request, res: Response): 
   )
     return refuse(res, 403, "403", "Invalid Data");
   store.notePoll(client, deviceId, pollCookies(store, req));
+  if (state.fault.mode === "approve-late") store.approveLate(client, state.fault.afterMs);
   if (client.broken) return refuse(res, client.brokenStatus, String(client.brokenStatus), "Broken");
   const receiptOrigin = state.fault.mode === "foreign-receipt" ? state.fault.receiptOrigin : originOf(req);
   res.json({ status: tranStatus(PAYWAY_OK, "Success!"), data: pollData(client, store, receiptOrigin, clock()) });

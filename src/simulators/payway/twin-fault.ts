@@ -29,6 +29,8 @@ import { faultLinkOptions, LINK_FAULT_MODES, type TwinLinkOptions } from "./twin
  * outage: the API answers `calls` calls (or for `durationMs`; neither: until `ok`) with `httpStatus` (500, 502–504,
  * 520–524; Cloudflare's pages with cf-ray but for 500), then recovers; rate-limited: it answers them 429 with
  * `retryAfter` (seconds or an HTTP date; none if null). twin-outage.ts; the sources are in docs/link-simulator.md.
+ * approve-late: the payer approves every client `afterMs` after its creation (the twin's clock), hours after the QR's
+ * 180 s if asked: somvannda/chmabapay saw an approval 9.5 minutes late, and the QR lives 30 days (KHQR tag 99).
  */
 export type TwinFaultMode =
   | "ok"
@@ -49,7 +51,8 @@ export type TwinFaultMode =
   | "fixed-amount"
   | "required-fields"
   | "outage"
-  | "rate-limited";
+  | "rate-limited"
+  | "approve-late";
 export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "ok",
   "forbidden",
@@ -70,6 +73,7 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "required-fields",
   "outage",
   "rate-limited",
+  "approve-late",
 ];
 
 /** qr-status: how the QR answer's status reads. */
@@ -113,6 +117,8 @@ export interface TwinFault {
   until: number | null;
   /** rate-limited: the Retry-After header sent (null: none). */
   retryAfter: string | null;
+  /** approve-late: how long after its creation (the twin's clock) each client is approved. */
+  afterMs: number;
 }
 
 export interface TwinState {
@@ -141,6 +147,7 @@ export function initialTwinState(): TwinState {
       calls: null,
       until: null,
       retryAfter: null,
+      afterMs: 0,
     },
     faultAnswers: [],
   };
@@ -161,7 +168,7 @@ export function callerAddress(req: Request): string {
 
 /**
  * `POST /sim/payway/fault {mode, address?, slowMs?, code?, message?, payee?, bytes?, call?, receiptOrigin?,
- * udpPort?, qrStatus?, calls?, httpStatus?, durationMs?, retryAfter?}`. `clock`: the twin's (an outage's `durationMs` runs
+ * udpPort?, qrStatus?, calls?, httpStatus?, durationMs?, retryAfter?, afterMs?}`. `clock`: the twin's (an outage's `durationMs` runs
  * on it).
  */
 export function twinFaultControl(state: TwinState, clock: () => number = Date.now): RequestHandler {
@@ -194,6 +201,10 @@ export function twinFaultControl(state: TwinState, clock: () => number = Date.no
     const calls = int("calls", 1, 1_000_000);
     const durationMs = optionalMs(body, "durationMs", details, 24 * 3600_000);
     const retryAfter = text("retryAfter", 64) ?? null;
+    // Up to the QR's own life: 30 days.
+    const afterMs = optionalMs(body, "afterMs", details, 30 * 24 * 3600_000);
+    if (mode === "approve-late" && afterMs === undefined)
+      details.push({ field: "afterMs", message: "required: how long after its creation each client is approved" });
     if (httpStatus !== undefined && !OUTAGE_HTTP_STATUSES.includes(httpStatus))
       details.push({ field: "httpStatus", message: `one of ${OUTAGE_HTTP_STATUSES.join(", ")}` });
     const call = body.call === undefined ? undefined : requireOneOf(body, "call", TWIN_CALLS, details);
@@ -226,6 +237,7 @@ export function twinFaultControl(state: TwinState, clock: () => number = Date.no
       calls: calls ?? null,
       until: durationMs === undefined ? null : clock() + durationMs,
       retryAfter,
+      afterMs: afterMs ?? prev.afterMs,
     };
     res.json(state.fault);
   };

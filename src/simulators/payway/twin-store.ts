@@ -71,6 +71,11 @@ export interface PollCookies {
 export type ControlOutcome = { ok: true; client: TwinClient } | { ok: false; conflict: string };
 
 const COOKIE_LIFETIME_MS = 30 * 60_000;
+/**
+ * A client (a QR issued) is kept as long as the QR lives, 30 days (its KHQR tag 99 in captured real payloads): an
+ * approval may come hours after the 180 s, and a poll of it must still find it. Visits go after an hour.
+ */
+const CLIENT_RETENTION_MS = 30 * 24 * 3600_000;
 const KEPT_DEVICE_IDS = 200;
 
 export class TwinStore {
@@ -88,7 +93,7 @@ export class TwinStore {
   ) {}
 
   visit(link: TwinLink, requestTime: string): TwinVisit {
-    this.evict(this.visits);
+    this.evict(this.visits, this.retentionMs);
     // Standard base64 of opaque bytes, as the real aba_data: it carries '/' (which the page's HTML escapes).
     let abaData = randomBytes(96).toString("base64");
     if (!abaData.includes("/")) abaData = `${abaData.slice(0, 10)}/${abaData.slice(11)}`;
@@ -116,7 +121,7 @@ export class TwinStore {
   }
 
   createClient(visit: TwinVisit, amount: string, qr: string, additionalFields: Record<string, string>): TwinClient {
-    this.evict(this.clients);
+    this.evict(this.clients, CLIENT_RETENTION_MS);
     const client: TwinClient = {
       clientId: `${randomInt(1_000_000, 9_999_999)}-${randomInt(100_000, 999_999)}-${randomInt(10_000_000, 99_999_999)}`,
       // A long opaque bearer value, about the size of the real one (~1.5 KB).
@@ -197,6 +202,17 @@ export class TwinStore {
     return { ok: true, client };
   }
 
+  /**
+   * approve-late: a client still waiting whose creation is `afterMs` or more ago (the twin's clock) is approved now, as
+   * of creation + afterMs (then reported as approve() reports it: processing-payment once, then approved).
+   */
+  approveLate(client: TwinClient, afterMs: number): void {
+    if (client.action !== "request_qr" && client.action !== "scanned") return;
+    if (this.clock() - client.createdAt < afterMs) return;
+    this.approve(client);
+    client.approvedAt = client.createdAt + afterMs;
+  }
+
   decline(client: TwinClient): ControlOutcome {
     if (client.action === "approved" || client.action === "processing-payment")
       return { ok: false, conflict: `client ${client.clientId} is already approved` };
@@ -221,10 +237,10 @@ export class TwinStore {
     return client.action;
   }
 
-  private evict<T extends { createdAt: number }>(map: Map<string, T>): void {
+  private evict<T extends { createdAt: number }>(map: Map<string, T>, retentionMs: number): void {
     const now = this.clock();
     for (const [k, v] of map) {
-      if (map.size < this.maxEntries && now - v.createdAt < this.retentionMs) break;
+      if (map.size < this.maxEntries && now - v.createdAt < retentionMs) break;
       map.delete(k);
     }
   }
