@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { automatedChromium } from "../support/automated-chromium.js";
+import type { LinkReadiness } from "../support/payway-rig.js";
 import { waitFor } from "../support/wait.js";
 
 // What the PayWay page sees of the service's browser, through the service, in real Chromium against its twin:
@@ -19,17 +20,6 @@ interface Seen {
   pages: { link: string; userAgent: string | null; secChUa: string | null; challenged: boolean }[];
   scripts: { link: string; webdriver: boolean | null; userAgent: string | null; brands: string[] }[];
   calls: { call: string; at: string; userAgent: string | null; secChUa: string | null; challenged: boolean }[];
-}
-interface KindCount {
-  count: number;
-  cause: string;
-  last: { where: string; detail: string } | null;
-}
-interface LinkReadiness {
-  refused?: string;
-  likelyCause?: string;
-  setting?: string;
-  refusals: { cloudflareChallenge: KindCount; cloudflareBlock: KindCount; pageRefusedData: KindCount };
 }
 
 describe("the service's browser as the PayWay page sees it", () => {

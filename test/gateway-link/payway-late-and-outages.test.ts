@@ -1,8 +1,16 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { linkModule } from "../../src/gateway-link/index.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
-import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+import {
+  generateLinkQr,
+  polled as pollsReached,
+  twinClient,
+  twinFault,
+  txRow,
+  type LinkTx,
+} from "../support/payway-rig.js";
 import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import { waitFor } from "../support/wait.js";
 
@@ -10,13 +18,6 @@ import { waitFor } from "../support/wait.js";
 // PayWay twin's page, the worker polls the twin's API itself. The twin runs on its own wall clock (its __cf_bm lives
 // 30 real minutes) while the service's clock is moved hours ahead: the late watch reads the service's clock, so
 // nothing here waits out a real window. Polls every 500 ms (the test app's LINK_POLL_INTERVAL_MS).
-
-interface LinkTx {
-  transactionId: string;
-  expiredAt: string;
-  status: string;
-  data: { clientId: string };
-}
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -27,23 +28,10 @@ describe("PayWay late approvals, outages and polite polls (payway adapter agains
   let tenant: Tenant;
   let rx: WebhookReceiver;
   const watch = () => t.app.module(linkModule).watch;
-  const fault = async (body: Record<string, unknown>) =>
-    expect((await twin.post("/sim/payway/fault", body)).status).toBe(200);
-  const gen = async (amount: number) => {
-    const res = await post(
-      `${t.url}/gateway-link/generate-qr`,
-      { amount, currency: 116 },
-      AUTH.gatewayLink(tenant.keys.gatewayLink),
-    );
-    if (res.status !== 200) throw new Error(`generate: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body as LinkTx;
-  };
-  const client = (b: LinkTx) => {
-    const c = twin.twin.store.client(b.data.clientId);
-    if (c === undefined) throw new Error("the twin does not know this client");
-    return c;
-  };
-  const polled = (b: LinkTx, more: number) => waitFor(() => client(b).polls >= more, 20_000, 50, `${more} polls`);
+  const fault = (body: Record<string, unknown>) => twinFault(twin, body);
+  const gen = (amount: number) => generateLinkQr(t.url, tenant.keys.gatewayLink, amount);
+  const client = (b: LinkTx) => twinClient(twin, b);
+  const polled = (b: LinkTx, more: number) => pollsReached(twin, b, more);
   const outbox = async (id: string) =>
     (
       await t.app.core.db.query<{ type: string }>(
@@ -51,14 +39,7 @@ describe("PayWay late approvals, outages and polite polls (payway adapter agains
         [id],
       )
     ).map((e) => e.type);
-  const row = async (id: string) => {
-    const [r] = await t.app.core.db.query<{ status: string; next_check_at: unknown; completed_at: unknown }>(
-      `select status, next_check_at, completed_at from "transaction" where id = ?`,
-      [id],
-    );
-    const ms = (v: unknown) => (v === null ? null : new Date(v as string | Date).getTime());
-    return { status: r.status, nextCheckAt: ms(r.next_check_at), completedAt: ms(r.completed_at) };
-  };
+  const row = (id: string) => txRow(t.app.core.db, id);
   /** Moves the service's clock to `ms` after this payment's expiry. */
   const toAfterExpiry = (b: LinkTx, ms: number) =>
     t.clock.advance(Date.parse(b.expiredAt) + ms - t.clock.now().getTime());

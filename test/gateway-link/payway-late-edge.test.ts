@@ -1,24 +1,22 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { linkModule } from "../../src/gateway-link/index.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
-import { startTestApp, createTenant, post, AUTH, capturedLogger, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, capturedLogger, type TestApp, type Tenant } from "../support/app.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+import {
+  generateLinkQr,
+  polled as pollsReached,
+  twinClient,
+  twinFault,
+  txRow,
+  type LinkTx,
+  type LinkReadiness,
+} from "../support/payway-rig.js";
 import { waitFor } from "../support/wait.js";
 
 // The late watch where it meets the provider's edge, the payer's app and an approval hours late, in real Chromium
 // against the PayWay twin. The twin runs on the service's clock here (as the service's own twin does), so moving
 // the clock hours ahead moves the twin's `approve-late` too. Polls every 500 ms (the test app's interval).
-
-interface LinkTx {
-  transactionId: string;
-  expiredAt: string;
-  data: { clientId: string };
-}
-interface LinkReadiness {
-  refused?: string;
-  setting?: string;
-  refusals: { cloudflareBlock: { count: number } };
-}
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -30,30 +28,11 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
   const tenants: Record<"x" | "y" | "z", Tenant> = {} as Record<"x" | "y" | "z", Tenant>;
   const { logger, lines } = capturedLogger("warn");
   const watch = () => app().app.module(linkModule).watch;
-  const fault = async (body: Record<string, unknown>) =>
-    expect((await twin.post("/sim/payway/fault", body)).status).toBe(200);
-  const gen = async (tenant: Tenant, amount: number) => {
-    const res = await post(
-      `${app().url}/gateway-link/generate-qr`,
-      { amount, currency: 116 },
-      AUTH.gatewayLink(tenant.keys.gatewayLink),
-    );
-    if (res.status !== 200) throw new Error(`generate: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body as LinkTx;
-  };
-  const client = (b: LinkTx) => {
-    const c = twin.twin.store.client(b.data.clientId);
-    if (c === undefined) throw new Error("the twin does not know this client");
-    return c;
-  };
-  const polled = (b: LinkTx, more: number) => waitFor(() => client(b).polls >= more, 20_000, 50, `${more} polls`);
-  const row = async (id: string) => {
-    const [r] = await app().app.core.db.query<{ status: string; next_check_at: unknown }>(
-      `select status, next_check_at from "transaction" where id = ?`,
-      [id],
-    );
-    return { status: r.status, nextCheckAt: r.next_check_at === null ? null : new Date(r.next_check_at as string) };
-  };
+  const fault = (body: Record<string, unknown>) => twinFault(twin, body);
+  const gen = (tenant: Tenant, amount: number) => generateLinkQr(app().url, tenant.keys.gatewayLink, amount);
+  const client = (b: LinkTx) => twinClient(twin, b);
+  const polled = (b: LinkTx, more: number) => pollsReached(twin, b, more);
+  const row = (id: string) => txRow(app().app.core.db, id);
   const events = async (id: string) =>
     (
       await app().app.core.db.query<{ type: string }>(
@@ -72,11 +51,11 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
   const toNextCheck = async (b: LinkTx) => {
     const at = (await row(b.transactionId)).nextCheckAt;
     if (at === null) throw new Error("not parked");
-    app().clock.advance(at.getTime() + 500 - now());
+    app().clock.advance(at + 500 - now());
   };
   const parked = (b: LinkTx) =>
     waitFor(
-      async () => !watch().holds(b.transactionId) && ((await row(b.transactionId)).nextCheckAt?.getTime() ?? 0) > now(),
+      async () => !watch().holds(b.transactionId) && ((await row(b.transactionId)).nextCheckAt ?? 0) > now(),
       10_000,
       50,
       "parked",
@@ -155,7 +134,7 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     await fault({ mode: "outage", httpStatus: 503 });
     await waitFor(() => twin.twin.state.faultAnswers.length > 0, 10_000, 20, "a poll in the outage");
     await parked(b);
-    expect(((await row(b.transactionId)).nextCheckAt as Date).getTime() - now()).toBeGreaterThan(20_000);
+    expect(((await row(b.transactionId)).nextCheckAt ?? 0) - now()).toBeGreaterThan(20_000);
     const answered = twin.twin.state.faultAnswers.length;
     const sweeps = watch().stats().sweeps;
     await waitFor(() => watch().stats().sweeps >= sweeps + 2, 10_000, 50, "two claim sweeps");
@@ -178,7 +157,7 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     expect((await row(b.transactionId)).status).toBe("EXPIRED");
 
     // Past three hours after its creation (and its next late poll): the twin has approved it; the watch reads it.
-    const next = ((await row(b.transactionId)).nextCheckAt as Date).getTime();
+    const next = (await row(b.transactionId)).nextCheckAt ?? 0;
     app().clock.advance(Math.max(next, created + 3 * HOUR) + 500 - now());
     await lateSuccess(b);
     expect(client(b).approvedAt).toBe(created + 3 * HOUR);

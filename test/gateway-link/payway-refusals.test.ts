@@ -7,6 +7,7 @@ import { listOptionsHash, PAYWAY_PATHS } from "../../src/upstreams/payway.js";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { CHROMIUM_PATH } from "../support/link-sim.js";
 import { startPaywayTwin } from "../support/payway-twin.js";
+import type { LinkReadiness } from "../support/payway-rig.js";
 import { waitFor } from "../support/wait.js";
 
 // Refusals told apart, and a browser that looks like one, in real Chromium against the service's PayWay twin: the
@@ -19,17 +20,6 @@ interface Seen {
   pages: { link: string; userAgent: string | null; secChUa: string | null; challenged: boolean }[];
   scripts: { link: string; webdriver: boolean | null; userAgent: string | null; brands: string[] }[];
   calls: { call: string; userAgent: string | null; challenged: boolean }[];
-}
-
-interface KindCount {
-  count: number;
-  last: { where: string; detail: string } | null;
-}
-interface LinkReadiness {
-  refused?: string;
-  likelyCause?: string;
-  setting?: string;
-  refusals: { cloudflareChallenge: KindCount; cloudflareBlock: KindCount; pageRefusedData: KindCount };
 }
 
 describe("PayWay refusals told apart, and the browser's identity", () => {

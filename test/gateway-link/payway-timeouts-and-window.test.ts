@@ -1,19 +1,21 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { linkModule } from "../../src/gateway-link/index.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, type TestApp, type Tenant } from "../support/app.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
+import {
+  generateLinkQr,
+  polled as pollsReached,
+  twinClient,
+  twinFault,
+  txRow,
+  type LinkTx,
+} from "../support/payway-rig.js";
 import { waitFor } from "../support/wait.js";
 
 // A PayWay payment whose API hangs past a poll's timeout and then refuses connections (its port closed), and the end
 // of the late watch, in real Chromium against the PayWay twin. The service runs with LINK_LATE_WATCH_MS = 2 h; the
 // twin on its own wall clock, the service's clock moved hours ahead. Polls every 500 ms, each given 10 s.
-
-interface LinkTx {
-  transactionId: string;
-  expiredAt: string;
-  data: { clientId: string };
-}
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -24,31 +26,11 @@ describe("PayWay poll timeouts, refused connections, and the end of the late wat
   let twin: RunningTwin;
   let tenant: Tenant;
   const watch = () => t.app.module(linkModule).watch;
-  const fault = async (body: Record<string, unknown>) =>
-    expect((await twin.post("/sim/payway/fault", body)).status).toBe(200);
-  const gen = async (amount: number) => {
-    const res = await post(
-      `${t.url}/gateway-link/generate-qr`,
-      { amount, currency: 116 },
-      AUTH.gatewayLink(tenant.keys.gatewayLink),
-    );
-    if (res.status !== 200) throw new Error(`generate: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body as LinkTx;
-  };
-  const client = (b: LinkTx) => {
-    const c = twin.twin.store.client(b.data.clientId);
-    if (c === undefined) throw new Error("the twin does not know this client");
-    return c;
-  };
-  const polled = (b: LinkTx, more: number) => waitFor(() => client(b).polls >= more, 20_000, 50, `${more} polls`);
-  const row = async (id: string) => {
-    const [r] = await t.app.core.db.query<{ status: string; next_check_at: unknown; completed_at: unknown }>(
-      `select status, next_check_at, completed_at from "transaction" where id = ?`,
-      [id],
-    );
-    const ms = (v: unknown) => (v === null ? null : new Date(v as string | Date).getTime());
-    return { status: r.status, nextCheckAt: ms(r.next_check_at), completedAt: ms(r.completed_at) };
-  };
+  const fault = (body: Record<string, unknown>) => twinFault(twin, body);
+  const gen = (amount: number) => generateLinkQr(t.url, tenant.keys.gatewayLink, amount);
+  const client = (b: LinkTx) => twinClient(twin, b);
+  const polled = (b: LinkTx, more: number) => pollsReached(twin, b, more);
+  const row = (id: string) => txRow(t.app.core.db, id);
   const events = async (id: string) =>
     (
       await t.app.core.db.query<{ type: string }>(
