@@ -415,8 +415,9 @@ export class LinkWatch {
 
   /** Leaves memory until `at` (the service's clock): next_check_at says when, and any worker's sweep claims it then. */
   private async park(entry: Entry, at: number): Promise<void> {
-    this.drop(entry);
+    // Written before the entry leaves memory: whoever sees it gone (a stats reader, a test) reads when it is due.
     await setLateWatch(this.deps.db, entry.id, new Date(at));
+    this.drop(entry);
     this.parked++;
   }
 

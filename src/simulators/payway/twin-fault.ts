@@ -124,7 +124,7 @@ export interface TwinFault {
 export interface TwinState {
   fault: TwinFault;
   /** When (the twin's clock) and with what status the API answered calls in an outage or rate-limited mode (last 200). */
-  faultAnswers: { at: number; status: number }[];
+  faultAnswers: { at: number; status: number; token: string | null }[];
 }
 
 export function initialTwinState(): TwinState {

@@ -36,7 +36,9 @@ export function outageAnswer(state: TwinState, clock: () => number, req: Request
   }
   if (f.calls !== null) f.calls -= 1;
   const status = f.mode === "rate-limited" ? 429 : f.httpStatus;
-  state.faultAnswers.push({ at: now, status });
+  // Whose poll it was (a status poll carries its payment's token header; the body is not read yet), so a test can tell
+  // one payment's polls from another's.
+  state.faultAnswers.push({ at: now, status, token: req.get("token") ?? null });
   if (state.faultAnswers.length > KEPT_ANSWERS) state.faultAnswers.shift();
   if (status === 500) {
     res
