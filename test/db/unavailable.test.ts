@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import net from "node:net";
 import pg from "pg";
 import { createTestDatabase } from "../support/db.js";
+import { waitFor } from "../support/wait.js";
 import { databaseUnavailable } from "../../src/db/unavailable.js";
 import { AppError } from "../../src/errors.js";
 
@@ -41,7 +42,19 @@ describe("databaseUnavailable: which database failures are worth a retry", () =>
     const killer = new pg.Client({ connectionString: db.url });
     await killer.connect();
     const during = failure(() => c.query("select pg_sleep(5)"));
-    await new Promise((r) => setTimeout(r, 200));
+    // Ended while the statement runs on it, not before it arrives.
+    await waitFor(
+      async () =>
+        (
+          await killer.query(
+            `select 1 from pg_stat_activity where pid = $1 and state = 'active' and query like '%pg_sleep(5)%'`,
+            [pid],
+          )
+        ).rowCount === 1,
+      10_000,
+      20,
+      "the statement running",
+    );
     await killer.query("select pg_terminate_backend($1)", [pid]);
     await killer.end();
     expect(databaseUnavailable(await during)).toBe(true);

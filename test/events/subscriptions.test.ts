@@ -7,6 +7,8 @@ import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type
 import { subscribe } from "../support/ws.js";
 import { waitFor } from "../support/wait.js";
 import { keepOutput, withOutput } from "../support/child-output.js";
+import { eventsModule } from "../../src/events/index.js";
+import { SubscriptionsResolver } from "../../src/events/subscriptions.resolver.js";
 
 const ONE = `subscription($id: ID!, $last: ID) { transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { transactionId status } meta } }`;
 type One = {
@@ -36,6 +38,9 @@ describe("GraphQL subscriptions", () => {
     other = await createTenant(t, { name: "Other" });
   });
   afterAll(async () => t?.stop());
+  /** Live streams the service follows the bus for now (opened, not yet closed). */
+  const liveStreams = () =>
+    t.app.module(eventsModule).resolvers!.find((r) => r instanceof SubscriptionsResolver)!.live.listening;
 
   it("a subscriber on process A receives SUCCESS for a payment settled by a worker in process B within 1 s", async () => {
     // Process B: a real worker process (the built service) on the same database.
@@ -63,7 +68,9 @@ describe("GraphQL subscriptions", () => {
       await withOutput(output, async () => {
         const g = await gen();
         const { sub } = subscribe<One>(t.url, AUTH.qr(tenant.keys.qr), ONE, { id: g.transactionId });
-        await new Promise((r) => setTimeout(r, 500));
+        // Open once its current state has arrived (sent after the service follows the bus for it): the payment
+        // below is then a live change, not the state a late subscription would find.
+        await waitFor(() => sub.events.length > 0, 10_000, 20, "the subscription's current state");
         await post(`${t.url}/sim/network/pay`, { md5: g.data.md5 });
         // When the worker commits SUCCESS, A hears it through LISTEN/NOTIFY.
         const seen = await waitFor(
@@ -137,12 +144,15 @@ describe("GraphQL subscriptions", () => {
   });
 
   it("transactionUpdates streams only the caller's own transactions", async () => {
+    // The earlier tests' streams have all ended: none is still closing while this one is counted.
+    await waitFor(() => liveStreams() === 0, 10_000, 20, "the earlier streams closed");
     const mine = subscribe<{ transactionUpdates: { transaction: { transactionId: string } } }>(
       t.url,
       AUTH.qr(tenant.keys.qr),
       `subscription { transactionUpdates(area: qr) { transaction { transactionId } } }`,
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // This stream sends nothing until a change: it is open once the service follows the bus for it.
+    await waitFor(() => liveStreams() === 1, 10_000, 20, "the service following the stream");
     const g = await gen();
     await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(other.keys.qr));
     // A later one of mine: once it is here, the other tenant's (published before it) would have been too.

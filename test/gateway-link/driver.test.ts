@@ -113,13 +113,15 @@ describe("link driver against the simulated payment-link page", () => {
   it("sends a different request identifier on every poll", async () => {
     const session = await open();
     try {
-      const view = await (async () => {
-        for (;;) {
+      const view = await waitFor(
+        async () => {
           const v = await client(session.clientId);
-          if (v.polls >= 4) return v;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      })();
+          return v.polls >= 4 && v;
+        },
+        15_000,
+        100,
+        "4 polls",
+      );
       // request_qr + at least 4 polls, all distinct (the simulator also refuses a replayed one).
       expect(view.requestIds.length).toBeGreaterThanOrEqual(5);
       expect(new Set(view.requestIds).size).toBe(view.requestIds.length);

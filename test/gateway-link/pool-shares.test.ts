@@ -59,11 +59,10 @@ describe("fair shares of the browser pool (per merchant and configuration, per w
     // Each page waits 1.5 s for its QR, so the generates overlap.
     await fault({ mode: "slow", slowMs: 1500 });
     try {
-      const [first, second, other] = await Promise.all([
-        gen(a, 1000),
-        new Promise((r) => setTimeout(r, 300)).then(() => gen(a, 1001)),
-        new Promise((r) => setTimeout(r, 300)).then(() => gen(b, 1002)),
-      ]);
+      const opening = gen(a, 1000);
+      // The others are asked while its page is opening (it holds the merchant's one opening share).
+      await waitFor(() => pool().stats().opening === 1, 10_000, 20, "the first page opening");
+      const [first, second, other] = await Promise.all([opening, gen(a, 1001), gen(b, 1002)]);
       expect(first.status).toBe(200);
       expect(other.status).toBe(200);
       expect(second.status).toBe(429);

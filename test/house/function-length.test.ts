@@ -4,7 +4,7 @@ import { join, relative } from "node:path";
 import ts from "typescript";
 
 /**
- * No god-functions: every function in src/ (declarations, methods, constructors, accessors, arrow functions and
+ * No god-functions: every function in src/, TypeScript and the browser's JavaScript alike (declarations, methods, constructors, accessors, arrow functions and
  * function expressions, nested ones too) fits in MAX_LINES, counted from its first line to its last. A nested
  * function's lines count inside its parent as well: the parent is what a reader scrolls through.
  */
@@ -42,7 +42,8 @@ function nameOf(node: ts.Node, sf: ts.SourceFile): string {
 
 /** Every function-like node of one source text, named `Outer.inner` when nested in a class or function. */
 export function measureFunctions(fileName: string, text: string): FunctionLength[] {
-  const sf = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const kind = fileName.endsWith(".js") ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+  const sf = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, kind);
   const out: FunctionLength[] = [];
   const lineOf = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line;
   const visit = (node: ts.Node, scope: string[]): void => {
@@ -63,11 +64,14 @@ export function measureFunctions(fileName: string, text: string): FunctionLength
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
+/** The code a reader of src/ scrolls through: the server's TypeScript and the pages' JavaScript. */
+const MEASURED = /\.(ts|js)$/;
+
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) return sources(p);
-    return p.endsWith(".ts") ? [p] : [];
+    return MEASURED.test(p) ? [p] : [];
   });
 }
 
@@ -81,9 +85,11 @@ function overLimit(max: number): string[] {
   });
 }
 
+/** `n` lines of a function's body. */
+const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join("\n");
+
 describe(`no function in src/ over ${MAX_LINES} lines`, () => {
   it("the measurer flags a 121-line function, nested ones inside their parent, and names methods and arrows", () => {
-    const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join("\n");
     // 1 opening line + 119 body lines + 1 closing line = 121.
     const long = `export function tooLong() {\n${body(119)}\n}\n`;
     expect(measureFunctions("long.ts", long)).toEqual([{ name: "tooLong", lines: 121 }]);
@@ -103,6 +109,23 @@ describe(`no function in src/ over ${MAX_LINES} lines`, () => {
       { name: "Edge.start", lines: 8 },
       { name: "Edge.start.onMessage", lines: 5 },
       { name: "Edge.start.later", lines: 1 },
+    ]);
+  });
+
+  it("the scan reads the pages' JavaScript too (checkout, dashboard), measured as JavaScript", () => {
+    const files = sources(join(ROOT, "src")).map((file) => relative(ROOT, file));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "src/checkout/public/checkout.js",
+        "src/dashboard/public/js/pages/overview.js",
+        "src/checkout/checkout-view.ts",
+      ]),
+    );
+    // A browser script's shapes: a custom element's method and a closure assigned to a property.
+    const page = `class Page extends HTMLElement {\n  render(o) {\n    this.onClick = (ev) => {\n${body(119)}\n    };\n  }\n}\n`;
+    expect(measureFunctions("page.js", page)).toEqual([
+      { name: "Page.render", lines: 123 },
+      { name: "Page.render.this.onClick", lines: 121 },
     ]);
   });
 

@@ -9,6 +9,7 @@ import {
   type GatewayHarness,
   type Running,
 } from "../support/upstream-servers.js";
+import { waitFor } from "../support/wait.js";
 
 const MERCHANT = "sim-merchant";
 /** The ten templates the QR API page lists (its qr_image_template field). */
@@ -359,7 +360,7 @@ describe("gateway simulator controls", () => {
     await generate(body);
     const paid = await postJson(`${gw.base}/sim/gateway/pay`, { tranId: body.tran_id, outcome: "APPROVED" });
     const apv = (paid.json as { apv: string }).apv;
-    for (let i = 0; i < 50 && pushbacks.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => pushbacks.length > 0, 10_000, 20, "the pushback");
     expect(pushbacks).toEqual([{ tran_id: body.tran_id, apv, status: "00" }]);
   });
 

@@ -84,7 +84,8 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
       const { transactionId, data } = JSON.parse(g.text) as { transactionId: string; data: { md5: string } };
 
       const live = rawSubscription(t.url, AUTH.qr(tenant.keys.qr), SUB, { id: transactionId });
-      await new Promise((r) => setTimeout(r, 500));
+      // Open once its current state (the creation) has arrived: the payment is then a live change on it.
+      await waitFor(async () => live.frames.length >= 1, 10_000, 20, "the live subscription's current state");
       await post(`${t.url}/sim/network/pay`, { md5: data.md5 });
 
       const check = await postText(`${t.url}/qr/check`, JSON.stringify({ md5: data.md5 }), AUTH.qr(tenant.keys.qr));
@@ -95,9 +96,14 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
       for (const r of rx.received) expect(r.body).toContain(`"meta":${META}}`);
       expect(rx.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(["payment.completed", "payment.created"]);
 
-      await waitFor(async () => live.frames.length >= 1, 10_000);
+      // The current state, then the completion as it happened.
+      await waitFor(async () => live.frames.length >= 2, 10_000, 20, "the live completion");
       live.close();
-      expect(live.frames[0]).toContain(`"meta":${META}`);
+      const typeOf = (frame: string) =>
+        (JSON.parse(frame) as { payload: { data: { transactionUpdated: { type: string } } } }).payload.data
+          .transactionUpdated.type;
+      expect(live.frames.map(typeOf)).toEqual(["payment.created", "payment.completed"]);
+      for (const f of live.frames) expect(f).toContain(`"meta":${META}`);
       // A subscription opened after the end replays the final event from the outbox.
       const replay = rawSubscription(t.url, AUTH.qr(tenant.keys.qr), SUB, { id: transactionId });
       await waitFor(async () => replay.frames.length >= 1, 10_000);

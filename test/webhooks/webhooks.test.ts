@@ -78,10 +78,18 @@ describe("signed webhooks", () => {
       const g = (
         await post(`${t.url}/qr/generate`, { amount: 1, currency: 840, expiredAfter: 60000 }, AUTH.qr(tenant.keys.qr))
       ).body as { transactionId: string };
-      for (let i = 0; i < 20 && rx.received.length < 4; i++) {
-        await new Promise((r) => setTimeout(r, 300));
-        t.clock.advance(60_000); // compress the backoff (5 s, 10 s, 20 s, …)
-      }
+      // A minute on the clock, then a dispatcher pass: each retry's backoff (5 s, 10 s, 20 s, …) is due at once.
+      await waitFor(
+        async () => {
+          if (rx.received.length >= 4) return true;
+          t.clock.advance(60_000);
+          await moreJobRuns(t, "webhooks.dispatch", 1);
+          return false;
+        },
+        60_000,
+        0,
+        "the receiver's 4th attempt",
+      );
       await waitFor(async () => {
         const d = (
           await t.admin<{ webhookDeliveries: { state: string; attempts: number; log: { statusCode: number }[] }[] }>(

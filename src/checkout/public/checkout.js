@@ -25,128 +25,180 @@ const serviceBase = (url) => String(url ?? new URL("..", import.meta.url).href).
  * Returns `{ stop(), state }`.
  */
 export function watchTransaction({ url, transactionId, clientToken }, onUpdate) {
-  const base = serviceBase(url);
-  let state = { transactionId, connection: "connecting" };
-  let lastEventId;
-  let client = null;
-  let closed = false;
-  let disposed = false;
-  let ready = false;
-  let failures = 0;
-  let timer = null;
-  let sawEvent = false;
-  let finishing = false;
-
-  const publish = (patch) => {
-    if (disposed) return;
-    // Never back out of a final state: a late or replayed answer cannot undo it.
-    if (TERMINAL.includes(state.status) && patch.status !== undefined && patch.status !== state.status) return;
-    state = { ...state, ...patch };
-    if (ready) onUpdate({ ...state });
+  const watch = new TransactionWatch(serviceBase(url), transactionId, clientToken, onUpdate);
+  watch.start();
+  return {
+    stop() {
+      watch.disposed = true;
+      watch.close();
+    },
+    get state() {
+      return { ...watch.state };
+    },
   };
+}
+
+/** The checkout view of one transaction, read with its client token; a refusal throws with the HTTP status. */
+async function fetchView(base, transactionId, clientToken) {
+  const res = await fetch(`${base}/checkout/view/${encodeURIComponent(transactionId)}`, {
+    headers: { authorization: `Bearer ${clientToken}` },
+    cache: "no-store",
+  });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const err = new Error(body?.error?.message ?? `HTTP ${res.status}`);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+/** What one subscription event tells: the status, the event itself, and a receipt or a scan when it carries one. */
+function eventPatch(e) {
+  const patch = { status: e.transaction.status, lastEvent: { id: e.id, type: e.type } };
+  if (e.transaction.receiptUrl) patch.receiptUrl = e.transaction.receiptUrl;
+  if (e.type === "payment.scanned") patch.scanned = true;
+  return patch;
+}
+
+/** One watch's state and its steps (see watchTransaction): the subscription, its reconnects and its ending. */
+class TransactionWatch {
+  constructor(base, transactionId, clientToken, onUpdate) {
+    Object.assign(this, { base, transactionId, clientToken, onUpdate });
+    this.state = { transactionId, connection: "connecting" };
+    this.lastEventId = undefined;
+    this.client = null;
+    this.closed = false;
+    this.disposed = false;
+    this.ready = false;
+    this.failures = 0;
+    this.timer = null;
+    this.sawEvent = false;
+    this.finishing = false;
+  }
+
+  /** Subscribe first, then read the view: a change between the two is not lost (the event wins; see withView). */
+  start() {
+    this.subscribe();
+    this.loadView().then(
+      (view) => {
+        this.ready = true;
+        this.publish(this.withView(view));
+        if (TERMINAL.includes(this.state.status)) this.closeSoon();
+      },
+      (err) => {
+        this.ready = true;
+        this.publish({ error: err.message, errorStatus: err.status });
+        this.closeSoon();
+      },
+    );
+  }
+
+  publish(patch) {
+    if (this.disposed) return;
+    // Never back out of a final state: a late or replayed answer cannot undo it.
+    if (TERMINAL.includes(this.state.status) && patch.status !== undefined && patch.status !== this.state.status)
+      return;
+    this.state = { ...this.state, ...patch };
+    if (this.ready) this.onUpdate({ ...this.state });
+  }
 
   /**
    * A view read joined with what the events said: once an event was seen its status is the newer word (the view
    * may have been read just before it); what only the view carries is kept once known.
    */
-  const withView = (view) => ({
-    ...view,
-    status: sawEvent && state.status !== undefined ? state.status : view.status,
-    receiptUrl: state.receiptUrl ?? view.receiptUrl ?? null,
-    scanned: Boolean(state.scanned || view.scanned),
-    paidAt: state.paidAt ?? view.paidAt ?? null,
-    reference: state.reference ?? view.reference ?? null,
-  });
-
-  async function loadView() {
-    const res = await fetch(`${base}/checkout/view/${encodeURIComponent(transactionId)}`, {
-      headers: { authorization: `Bearer ${clientToken}` },
-      cache: "no-store",
-    });
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      const err = new Error(body?.error?.message ?? `HTTP ${res.status}`);
-      err.status = res.status;
-      throw err;
-    }
-    return body;
+  withView(view) {
+    const state = this.state;
+    return {
+      ...view,
+      status: this.sawEvent && state.status !== undefined ? state.status : view.status,
+      receiptUrl: state.receiptUrl ?? view.receiptUrl ?? null,
+      scanned: Boolean(state.scanned || view.scanned),
+      paidAt: state.paidAt ?? view.paidAt ?? null,
+      reference: state.reference ?? view.reference ?? null,
+    };
   }
 
-  function subscribe() {
-    client = createClient({
-      url: `${base.replace(/^http/, "ws")}/graphql`,
-      connectionParams: { clientToken },
+  loadView() {
+    return fetchView(this.base, this.transactionId, this.clientToken);
+  }
+
+  subscribe() {
+    this.client = createClient({
+      url: `${this.base.replace(/^http/, "ws")}/graphql`,
+      connectionParams: { clientToken: this.clientToken },
       retryAttempts: 0,
       lazy: true,
-      on: { connected: () => publish({ connection: "live" }) },
+      on: { connected: () => this.publish({ connection: "live" }) },
     });
-    client.subscribe(
+    const id = this.transactionId;
+    this.client.subscribe(
+      { query: SUBSCRIPTION, variables: this.lastEventId ? { id, last: this.lastEventId } : { id } },
       {
-        query: SUBSCRIPTION,
-        variables: lastEventId ? { id: transactionId, last: lastEventId } : { id: transactionId },
-      },
-      {
-        next: ({ data, errors }) => {
-          const e = data?.transactionUpdated;
-          // An error here (e.g. a replay the server refuses) is not the payment's state: read the view, then go on.
-          if (!e) {
-            if (errors) {
-              lastEventId = undefined;
-              sawEvent = false;
-              reconnect();
-            }
-            return;
-          }
-          lastEventId = e.id;
-          sawEvent = true;
-          failures = 0;
-          const patch = { status: e.transaction.status, lastEvent: { id: e.id, type: e.type } };
-          if (e.transaction.receiptUrl) patch.receiptUrl = e.transaction.receiptUrl;
-          if (e.type === "payment.scanned") patch.scanned = true;
-          if (TERMINAL.includes(patch.status) && !TERMINAL.includes(state.status)) return finish(patch);
-          publish(patch);
-        },
-        error: () => reconnect(),
+        next: (message) => this.onMessage(message),
+        error: () => this.reconnect(),
         complete: () => {
           // After the final event the server ends the stream itself: the socket is closed once it has.
-          if (finishing) close();
-          else if (!TERMINAL.includes(state.status)) reconnect();
+          if (this.finishing) this.close();
+          else if (!TERMINAL.includes(this.state.status)) this.reconnect();
         },
       },
     );
+  }
+
+  onMessage({ data, errors }) {
+    const e = data?.transactionUpdated;
+    // An error here (e.g. a replay the server refuses) is not the payment's state: read the view, then go on.
+    if (!e) {
+      if (errors) {
+        this.lastEventId = undefined;
+        this.sawEvent = false;
+        this.reconnect();
+      }
+      return;
+    }
+    this.lastEventId = e.id;
+    this.sawEvent = true;
+    this.failures = 0;
+    const patch = eventPatch(e);
+    if (TERMINAL.includes(patch.status) && !TERMINAL.includes(this.state.status)) return this.finish(patch);
+    this.publish(patch);
   }
 
   /** The final event, shown with what only the view tells (paid time, reference); the event alone if it fails. */
-  function finish(patch) {
+  finish(patch) {
     // The stream ends with its final event: nothing more to follow.
-    if (finishing) return;
-    closeSoon();
-    loadView().then(
-      (view) => publish({ ...withView(view), ...patch }),
-      () => publish(patch),
+    if (this.finishing) return;
+    this.closeSoon();
+    this.loadView().then(
+      (view) => this.publish({ ...this.withView(view), ...patch }),
+      () => this.publish(patch),
     );
   }
 
-  function reconnect() {
-    if (closed) return;
-    if (finishing) return close();
-    client?.dispose();
-    client = null;
-    publish({ connection: "reconnecting" });
-    const delay = Math.min(5000, 200 * 2 ** failures++);
-    timer = setTimeout(async () => {
-      timer = null;
-      if (closed) return;
-      // With an event id the subscription replays what was missed; without one, read the view again.
-      if (!sawEvent)
-        await loadView().then(
-          (view) => publish(withView(view)),
-          () => undefined,
-        );
-      if (closed) return;
-      if (TERMINAL.includes(state.status)) close();
-      else subscribe();
-    }, delay);
+  reconnect() {
+    if (this.closed) return;
+    if (this.finishing) return this.close();
+    this.client?.dispose();
+    this.client = null;
+    this.publish({ connection: "reconnecting" });
+    const delay = Math.min(5000, 200 * 2 ** this.failures++);
+    this.timer = setTimeout(() => this.resume(), delay);
+  }
+
+  /** After a reconnect's pause: subscribe again, or close if the payment ended meanwhile. */
+  async resume() {
+    this.timer = null;
+    if (this.closed) return;
+    // With an event id the subscription replays what was missed; without one, read the view again.
+    if (!this.sawEvent)
+      await this.loadView().then(
+        (view) => this.publish(this.withView(view)),
+        () => undefined,
+      );
+    if (this.closed) return;
+    if (TERMINAL.includes(this.state.status)) this.close();
+    else this.subscribe();
   }
 
   /**
@@ -154,42 +206,18 @@ export function watchTransaction({ url, transactionId, clientToken }, onUpdate) 
    * opened or completed makes the client write to a closing socket. The server ends a finished transaction's
    * stream itself (its `complete` or `error` closes the socket); a server that never does, in 3 s.
    */
-  function closeSoon() {
-    if (finishing || closed) return;
-    finishing = true;
-    timer = setTimeout(close, 3000);
+  closeSoon() {
+    if (this.finishing || this.closed) return;
+    this.finishing = true;
+    this.timer = setTimeout(() => this.close(), 3000);
   }
 
-  function close() {
-    closed = true;
-    if (timer !== null) clearTimeout(timer);
-    client?.dispose();
-    client = null;
+  close() {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.client?.dispose();
+    this.client = null;
   }
-
-  // Subscribe first, then read the view: a change between the two is not lost (the event wins; see withView).
-  subscribe();
-  loadView().then(
-    (view) => {
-      ready = true;
-      publish(withView(view));
-      if (TERMINAL.includes(state.status)) closeSoon();
-    },
-    (err) => {
-      ready = true;
-      publish({ error: err.message, errorStatus: err.status });
-      closeSoon();
-    },
-  );
-  return {
-    stop() {
-      disposed = true;
-      close();
-    },
-    get state() {
-      return { ...state };
-    },
-  };
 }
 
 const SVG = "http://www.w3.org/2000/svg";

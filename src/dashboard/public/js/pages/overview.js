@@ -209,137 +209,36 @@ class OverviewPage extends HTMLElement {
     this.charts = [];
   }
 
+  /** The period's figures: tiles, the two charts with their tables, the tables by merchant and area, webhooks. */
   render(o, Chart) {
     this.destroyCharts();
-    const usd = o.currencies.find((c) => c.currency === "USD");
-    const khr = o.currencies.find((c) => c.currency === "KHR");
-    const unit = o.bucket === "HOUR" ? "hour" : "day";
-    const label = (iso) => (o.bucket === "HOUR" ? hourLabel : dayLabel).format(new Date(iso));
-    const starts = o.currencies[0].series.map((p) => p.start);
+    const b = buckets(o);
     const moneyChart = this.chartFigure(
       "paid-amount",
-      `Paid amount per ${unit} (Phnom Penh time)`,
-      `Paid amount per ${unit}: ${o.currencies.map((c) => formatMoney(c.paidAmount, c.currency)).join(", ")} in total.`,
+      `Paid amount per ${b.unit} (Phnom Penh time)`,
+      `Paid amount per ${b.unit}: ${o.currencies.map((c) => formatMoney(c.paidAmount, c.currency)).join(", ")} in total.`,
       ["Start", ...o.currencies.map((c) => `Paid ${c.currency}`)],
-      starts.map((s, i) => [label(s), ...o.currencies.map((c) => formatMoney(c.series[i].paidAmount, c.currency))]),
+      b.starts.map((s, i) => [b.label(s), ...o.currencies.map((c) => formatMoney(c.series[i].paidAmount, c.currency))]),
     );
     const statusTotals = STATUS_SERIES.map((s) => `${count(o.totals[s.key])} ${s.label.toLowerCase()}`).join(", ");
-    const perBucket = (key, i) => o.currencies.reduce((sum, c) => sum + c.series[i].counts[key], 0);
     const countChart = this.chartFigure(
       "status-counts",
-      `Payments by status per ${unit} (all currencies)`,
-      `Payments by status per ${unit}: ${statusTotals} in total.`,
+      `Payments by status per ${b.unit} (all currencies)`,
+      `Payments by status per ${b.unit}: ${statusTotals} in total.`,
       ["Start", ...STATUS_SERIES.map((s) => s.label)],
-      starts.map((s, i) => [label(s), ...STATUS_SERIES.map((st) => count(perBucket(st.key, i)))]),
+      b.starts.map((s, i) => [b.label(s), ...STATUS_SERIES.map((st) => count(b.perBucket(st.key, i)))]),
     );
     fill(
       this.body,
-      h("p", { class: "lead" }, `Payments created in the period, per ${unit} in Phnom Penh time (${o.timeZone}).`),
-      h(
-        "ul",
-        { class: "tiles", "aria-label": "Figures" },
-        tile("payments", "Payments", o.totals.payments, count(o.totals.payments)),
-        o.currencies.map((c) =>
-          tile(
-            `paid-${c.currency}`,
-            `Paid ${c.currency}`,
-            c.paidAmount,
-            formatMoney(c.paidAmount, c.currency),
-            `${count(c.counts.paid)} paid`,
-          ),
-        ),
-        tile(
-          "success-rate",
-          "Success rate",
-          o.totals.successRate ?? "",
-          pct(o.totals.successRate),
-          `paid of ${count(o.totals.finished)} finished`,
-        ),
-        tile("failed", "Failed", o.totals.failed, count(o.totals.failed)),
-        tile("expired", "Expired", o.totals.expired, count(o.totals.expired)),
-        tile("pending", "Pending", o.totals.pending, count(o.totals.pending)),
-        tile("late", "Late payments", o.totals.late, count(o.totals.late), "paid after expiry: reconcile"),
-      ),
+      h("p", { class: "lead" }, `Payments created in the period, per ${b.unit} in Phnom Penh time (${o.timeZone}).`),
+      figureTiles(o),
       h("div", { class: "charts" }, moneyChart.figure, countChart.figure),
-      h(
-        "div",
-        { class: "overview-tables" },
-        table(
-          "By merchant",
-          groupColumns("Merchant", (g) => [g.name ?? "—", " ", h("code", {}, shortId(g.id))]),
-          o.merchants,
-          "No payments in this period.",
-        ),
-        table(
-          "By area",
-          groupColumns("Area", (g) => AREA_LABELS[g.id] ?? g.id),
-          o.areas,
-          "No payments in this period.",
-        ),
-      ),
+      groupTables(o),
       h("h2", {}, "Webhooks"),
-      h(
-        "ul",
-        { class: "tiles", "aria-label": "Webhook health" },
-        tile("wh-delivered", "Delivered", o.webhooks.delivered, count(o.webhooks.delivered)),
-        tile("wh-retrying", "Retrying", o.webhooks.retrying, count(o.webhooks.retrying)),
-        tile("wh-failed", "Failed (gave up)", o.webhooks.failed, count(o.webhooks.failed)),
-        tile("wh-failing", "Endpoints failing now", o.webhooks.failingEndpoints, count(o.webhooks.failingEndpoints)),
-        tile("wh-disabled", "Endpoints disabled", o.webhooks.disabledEndpoints, count(o.webhooks.disabledEndpoints)),
-        tile(
-          "wh-p95",
-          "p95 latency",
-          o.webhooks.p95LatencyMs ?? "",
-          o.webhooks.p95LatencyMs === null ? "—" : `${count(o.webhooks.p95LatencyMs)} ms`,
-        ),
-      ),
+      webhookTiles(o),
     );
-    const bar = (canvas, datasets, scales) =>
-      new Chart(canvas, {
-        type: "bar",
-        data: { labels: starts.map(label), datasets },
-        options: {
-          animation: false,
-          responsive: true,
-          maintainAspectRatio: false,
-          interaction: { mode: "index", intersect: false },
-          plugins: { legend: { position: "bottom" } },
-          scales,
-        },
-      });
-    this.charts.push(
-      bar(
-        moneyChart.canvas,
-        [usd, khr].map((c) => ({
-          label: `Paid ${c.currency}`,
-          data: c.series.map((p) => Number(p.paidAmount)),
-          backgroundColor: CURRENCY_COLORS[c.currency],
-          yAxisID: c.currency,
-        })),
-        {
-          x: { ticks: { autoSkip: true, maxRotation: 0 } },
-          USD: { position: "left", beginAtZero: true, title: { display: true, text: "USD" } },
-          KHR: {
-            position: "right",
-            beginAtZero: true,
-            grid: { drawOnChartArea: false },
-            title: { display: true, text: "KHR" },
-          },
-        },
-      ),
-      bar(
-        countChart.canvas,
-        STATUS_SERIES.map((s) => ({
-          label: s.label,
-          data: starts.map((_, i) => perBucket(s.key, i)),
-          backgroundColor: s.color,
-        })),
-        {
-          x: { stacked: true, ticks: { autoSkip: true, maxRotation: 0 } },
-          y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } },
-        },
-      ),
-    );
+    // Drawn once the canvases are in the page: Chart.js sizes a chart from its box.
+    this.charts.push(paidAmountChart(Chart, moneyChart.canvas, o, b), statusCountChart(Chart, countChart.canvas, b));
   }
 
   /** A chart's figure: the canvas labelled by a summary, and its figures as a table only screen readers see. */
@@ -383,6 +282,148 @@ class OverviewPage extends HTMLElement {
     );
     return { figure, canvas };
   }
+}
+
+/**
+ * The period's time axis: the bucket's unit ("hour" or "day"), a bucket's label in Phnom Penh time, the buckets'
+ * starts, and how many payments of one status a bucket holds across currencies.
+ */
+function buckets(o) {
+  return {
+    unit: o.bucket === "HOUR" ? "hour" : "day",
+    label: (iso) => (o.bucket === "HOUR" ? hourLabel : dayLabel).format(new Date(iso)),
+    starts: o.currencies[0].series.map((p) => p.start),
+    perBucket: (key, i) => o.currencies.reduce((sum, c) => sum + c.series[i].counts[key], 0),
+  };
+}
+
+/** The headline figures: payments, paid per currency, success rate, and the unfinished or late ones. */
+function figureTiles(o) {
+  return h(
+    "ul",
+    { class: "tiles", "aria-label": "Figures" },
+    tile("payments", "Payments", o.totals.payments, count(o.totals.payments)),
+    o.currencies.map((c) =>
+      tile(
+        `paid-${c.currency}`,
+        `Paid ${c.currency}`,
+        c.paidAmount,
+        formatMoney(c.paidAmount, c.currency),
+        `${count(c.counts.paid)} paid`,
+      ),
+    ),
+    tile(
+      "success-rate",
+      "Success rate",
+      o.totals.successRate ?? "",
+      pct(o.totals.successRate),
+      `paid of ${count(o.totals.finished)} finished`,
+    ),
+    tile("failed", "Failed", o.totals.failed, count(o.totals.failed)),
+    tile("expired", "Expired", o.totals.expired, count(o.totals.expired)),
+    tile("pending", "Pending", o.totals.pending, count(o.totals.pending)),
+    tile("late", "Late payments", o.totals.late, count(o.totals.late), "paid after expiry: reconcile"),
+  );
+}
+
+/** The period's payments by merchant and by area. */
+function groupTables(o) {
+  return h(
+    "div",
+    { class: "overview-tables" },
+    table(
+      "By merchant",
+      groupColumns("Merchant", (g) => [g.name ?? "—", " ", h("code", {}, shortId(g.id))]),
+      o.merchants,
+      "No payments in this period.",
+    ),
+    table(
+      "By area",
+      groupColumns("Area", (g) => AREA_LABELS[g.id] ?? g.id),
+      o.areas,
+      "No payments in this period.",
+    ),
+  );
+}
+
+/** Webhook health: deliveries by outcome, endpoints failing or disabled, and the p95 latency. */
+function webhookTiles(o) {
+  return h(
+    "ul",
+    { class: "tiles", "aria-label": "Webhook health" },
+    tile("wh-delivered", "Delivered", o.webhooks.delivered, count(o.webhooks.delivered)),
+    tile("wh-retrying", "Retrying", o.webhooks.retrying, count(o.webhooks.retrying)),
+    tile("wh-failed", "Failed (gave up)", o.webhooks.failed, count(o.webhooks.failed)),
+    tile("wh-failing", "Endpoints failing now", o.webhooks.failingEndpoints, count(o.webhooks.failingEndpoints)),
+    tile("wh-disabled", "Endpoints disabled", o.webhooks.disabledEndpoints, count(o.webhooks.disabledEndpoints)),
+    tile(
+      "wh-p95",
+      "p95 latency",
+      o.webhooks.p95LatencyMs ?? "",
+      o.webhooks.p95LatencyMs === null ? "—" : `${count(o.webhooks.p95LatencyMs)} ms`,
+    ),
+  );
+}
+
+/** A bar chart over the period's buckets, the same look for both charts. */
+function barChart(Chart, canvas, b, datasets, scales) {
+  return new Chart(canvas, {
+    type: "bar",
+    data: { labels: b.starts.map(b.label), datasets },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      interaction: { mode: "index", intersect: false },
+      plugins: { legend: { position: "bottom" } },
+      scales,
+    },
+  });
+}
+
+/** The paid amount per bucket: USD on the left axis, KHR on the right (their scales differ by thousands). */
+function paidAmountChart(Chart, canvas, o, b) {
+  const usd = o.currencies.find((c) => c.currency === "USD");
+  const khr = o.currencies.find((c) => c.currency === "KHR");
+  return barChart(
+    Chart,
+    canvas,
+    b,
+    [usd, khr].map((c) => ({
+      label: `Paid ${c.currency}`,
+      data: c.series.map((p) => Number(p.paidAmount)),
+      backgroundColor: CURRENCY_COLORS[c.currency],
+      yAxisID: c.currency,
+    })),
+    {
+      x: { ticks: { autoSkip: true, maxRotation: 0 } },
+      USD: { position: "left", beginAtZero: true, title: { display: true, text: "USD" } },
+      KHR: {
+        position: "right",
+        beginAtZero: true,
+        grid: { drawOnChartArea: false },
+        title: { display: true, text: "KHR" },
+      },
+    },
+  );
+}
+
+/** The payments per bucket, stacked by status. */
+function statusCountChart(Chart, canvas, b) {
+  return barChart(
+    Chart,
+    canvas,
+    b,
+    STATUS_SERIES.map((s) => ({
+      label: s.label,
+      data: b.starts.map((_, i) => b.perBucket(s.key, i)),
+      backgroundColor: s.color,
+    })),
+    {
+      x: { stacked: true, ticks: { autoSkip: true, maxRotation: 0 } },
+      y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } },
+    },
+  );
 }
 
 /** One figure: its label, the value as shown, and the raw value (data-value) as the API gave it. */
