@@ -52,6 +52,10 @@ interface Watched {
   closingAt: number | null;
   /** Set just before the watchdog resets it: its destroy goes through unchanged. */
   cut: boolean;
+  /** Requests begun on it (counted only with an age cap): an aged connection is closed only after a quiet spell. */
+  requests: number;
+  /** Past its age, when it was first seen between answers, and how many requests had begun then; or null. */
+  quietSince: { at: number; requests: number } | null;
 }
 
 /** Resets counted since start, by cause (tests and the fault suite read them). */
@@ -112,7 +116,15 @@ export function boundSlowReaders(server: Server, limits: HttpLimits, logger: Log
   server.on("connection", (socket: Socket) => {
     // Refused by the connection caps already (their listener runs first).
     if (socket.destroyed) return;
-    const w: Watched = { socket, born: now(), window: null, closingAt: null, cut: false };
+    const w: Watched = {
+      socket,
+      born: now(),
+      window: null,
+      closingAt: null,
+      cut: false,
+      requests: 0,
+      quietSince: null,
+    };
     watched.set(socket, w);
     const plain = socket.destroy.bind(socket);
     // Every way Node's HTTP server closes a connection cleanly ends in destroy() without an error: the keep-alive
@@ -143,6 +155,7 @@ export function boundSlowReaders(server: Server, limits: HttpLimits, logger: Log
   if (limits.connectionMaxAgeMs > 0)
     server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
       const w = watched.get(req.socket);
+      if (w !== undefined) w.requests++;
       if (w !== undefined && now() - w.born >= limits.connectionMaxAgeMs) res.setHeader("connection", "close");
     });
 
@@ -160,9 +173,16 @@ export function boundSlowReaders(server: Server, limits: HttpLimits, logger: Log
       }
       if (socket.writableLength === 0) {
         w.window = null;
-        // Past its age and between answers: closed now. A client that keeps sending blank lines keeps Node's
-        // keep-alive timer from ever running out, and its connection would otherwise never end.
-        if (limits.connectionMaxAgeMs > 0 && t - w.born >= limits.connectionMaxAgeMs && idle(socket)) socket.destroy();
+        // Past its age and between answers: closed once no request has begun on it for the keep-alive timeout, as
+        // Node closes an idle connection (a client keeps a socket no longer than the timeout it was told, so it
+        // never sends on one being closed: closed at once, a client's next request raced the close and failed).
+        // A client that keeps sending blank lines keeps Node's own keep-alive timer from ever running out, and its
+        // connection would otherwise never end.
+        if (limits.connectionMaxAgeMs > 0 && t - w.born >= limits.connectionMaxAgeMs && idle(socket)) {
+          if (w.quietSince === null || w.quietSince.requests !== w.requests)
+            w.quietSince = { at: t, requests: w.requests };
+          else if (t - w.quietSince.at >= limits.keepAliveTimeoutMs) socket.destroy();
+        }
         continue;
       }
       const taken = takenBy(socket);
