@@ -173,16 +173,7 @@ export function boundSlowReaders(server: Server, limits: HttpLimits, logger: Log
       }
       if (socket.writableLength === 0) {
         w.window = null;
-        // Past its age and between answers: closed once no request has begun on it for the keep-alive timeout, as
-        // Node closes an idle connection (a client keeps a socket no longer than the timeout it was told, so it
-        // never sends on one being closed: closed at once, a client's next request raced the close and failed).
-        // A client that keeps sending blank lines keeps Node's own keep-alive timer from ever running out, and its
-        // connection would otherwise never end.
-        if (limits.connectionMaxAgeMs > 0 && t - w.born >= limits.connectionMaxAgeMs && idle(socket)) {
-          if (w.quietSince === null || w.quietSince.requests !== w.requests)
-            w.quietSince = { at: t, requests: w.requests };
-          else if (t - w.quietSince.at >= limits.keepAliveTimeoutMs) socket.destroy();
-        }
+        if (limits.connectionMaxAgeMs > 0) closeIfAgedAndQuiet(w, t, limits);
         continue;
       }
       const taken = takenBy(socket);
@@ -196,4 +187,16 @@ export function boundSlowReaders(server: Server, limits: HttpLimits, logger: Log
   timer.unref();
   server.once("close", () => clearInterval(timer));
   return counts;
+}
+
+/**
+ * Past its age and between answers: closed once no request has begun on it for the keep-alive timeout, as Node
+ * closes an idle connection (a client keeps a socket no longer than the timeout it was told, so it never sends on one
+ * being closed: closed at once, a client's next request raced the close and failed). A client that keeps sending
+ * blank lines keeps Node's own keep-alive timer from ever running out, and its connection would otherwise never end.
+ */
+function closeIfAgedAndQuiet(w: Watched, t: number, limits: HttpLimits): void {
+  if (t - w.born < limits.connectionMaxAgeMs || !idle(w.socket)) return;
+  if (w.quietSince === null || w.quietSince.requests !== w.requests) w.quietSince = { at: t, requests: w.requests };
+  else if (t - w.quietSince.at >= limits.keepAliveTimeoutMs) w.socket.destroy();
 }
