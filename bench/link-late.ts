@@ -15,7 +15,7 @@ import { sealPoll } from "../src/gateway-link/poll-store.js";
 import { memoryOf } from "../src/gateway-link/process-tree.js";
 import { newId } from "../src/ids.js";
 import { cpuBetween, DbProbe } from "./db-probe.js";
-import { inPool, LINK, twinClient } from "./link-payway.js";
+import { inPool, LINK, pollSessionOf, twinClient } from "./link-payway.js";
 import { startServers, type Servers } from "./load.js";
 import { cpuMs, createBenchDb, sleep } from "./proc.js";
 import { ADMIN_TOKEN, SECRET_KEY } from "./support/service.js";
@@ -78,18 +78,7 @@ async function seedExpired(
       const c = clients[i % clients.length];
       const id = newId("txn");
       ids.push(id);
-      const poll = sealPoll(box, id, {
-        apiOrigin: s.paywayApi,
-        token: c.token,
-        clientId: c.client_id,
-        requestTime: c.requestTime,
-        cookies: c.cookies,
-        origin: s.sim,
-        referer: `${s.sim}/`,
-        userAgent: null,
-        language: "en",
-        expireInSec: "180",
-      });
+      const poll = sealPoll(box, id, pollSessionOf(s, c));
       const upstream = JSON.stringify({ linkUrl: s.sim + LINK, protocol: "payway", poll });
       const request = JSON.stringify({ amount: c.amount, currency: 116, meta: {} });
       const k = values.length;

@@ -16,6 +16,7 @@ import { BrowserPool, type PageResponse } from "../src/gateway-link/browser.js";
 import { launchChromium, removeProfile } from "../src/gateway-link/chromium.js";
 import { openLinkSession } from "../src/gateway-link/link-driver.js";
 import { paywayLinkProtocol } from "../src/gateway-link/payway-protocol.js";
+import type { LinkPollSession } from "../src/gateway-link/link-protocol.js";
 import { sealPoll } from "../src/gateway-link/poll-store.js";
 import { listProcs, memoryOf, processTree } from "../src/gateway-link/process-tree.js";
 import { newId } from "../src/ids.js";
@@ -69,6 +70,22 @@ export async function twinClient(s: Servers, i: number) {
   return { amount: 1000 + i, cookies, requestTime, ...answer };
 }
 
+/** The poll session the service would store for a twin client (what the page's QR answer and request gave). */
+export function pollSessionOf(s: Servers, c: Awaited<ReturnType<typeof twinClient>>): LinkPollSession {
+  return {
+    apiOrigin: s.paywayApi,
+    token: c.token,
+    clientId: c.client_id,
+    requestTime: c.requestTime,
+    cookies: c.cookies,
+    origin: s.sim,
+    referer: `${s.sim}/`,
+    userAgent: null,
+    language: "en",
+    expireInSec: "180",
+  };
+}
+
 /** Phase 1: N pending PayWay payments, written as generate writes them, due now for the service's sweep. */
 async function seedFollowed(s: Servers, dbUrl: string, tenant: BenchTenant, n: number): Promise<string[]> {
   const box = new SecretBox(SECRET_KEY);
@@ -79,18 +96,7 @@ async function seedFollowed(s: Servers, dbUrl: string, tenant: BenchTenant, n: n
       const c = await twinClient(s, i);
       const id = newId("txn");
       const now = new Date();
-      const poll = sealPoll(box, id, {
-        apiOrigin: s.paywayApi,
-        token: c.token,
-        clientId: c.client_id,
-        requestTime: c.requestTime,
-        cookies: c.cookies,
-        origin: s.sim,
-        referer: `${s.sim}/`,
-        userAgent: null,
-        language: "en",
-        expireInSec: "180",
-      });
+      const poll = sealPoll(box, id, pollSessionOf(s, c));
       await db.query(
         `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, client_id, qr, meta,
            request, upstream, expires_at, created_at, updated_at, next_check_at)
