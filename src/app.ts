@@ -27,6 +27,8 @@ import { KeyKinds } from "./auth/key-kinds.js";
 import { AdminService } from "./admin/admin-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { buildAppSchema, printAppSchema } from "./graphql/schema.js";
+import { AreaViews } from "./transactions/area-views.js";
+import { areaFieldResolvers } from "./transactions/area-fields.js";
 import type { EnumValues } from "./graphql/listed-enums.js";
 import { ResolverContainer } from "./graphql/container.js";
 import { createGraphQLEdge, type GraphQLEdge } from "./graphql/server.js";
@@ -93,7 +95,14 @@ export const entitiesOf = (modules: ModuleList) => modules.flatMap((m) => m.enti
 /** The modules' own migrations, after the central ones (src/db/migrations), in module order. */
 export const migrationsOf = (modules: ModuleList) => modules.flatMap((m) => m.migrations ?? []);
 const routesOf = (modules: ModuleList) => modules.flatMap((m) => m.routes ?? []);
-const resolversOf = (modules: ModuleList) => modules.flatMap((m) => m.resolvers ?? []);
+/** What the areas of a module list keep and show of their transactions (AreaDefinition.data). */
+export const areaViewsOf = (modules: ModuleList): AreaViews =>
+  new AreaViews(areasOf(modules).map((a) => ({ kind: a.key.kind, data: a.data })));
+/** The modules' resolver classes, and the ones that add the areas' fields to the transaction types. */
+const resolversOf = (modules: ModuleList) => [
+  ...modules.flatMap((m) => m.resolvers ?? []),
+  ...areaFieldResolvers(areaViewsOf(modules)),
+];
 
 /** What the ORM maps: every module's tables. */
 export const ENTITIES = entitiesOf(MODULES);
@@ -380,7 +389,7 @@ function buildCore(
       return area?.expiry === undefined ? [] : [[area.key.kind, area.expiry(p.settings.get(def))]];
     }),
   );
-  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, expiry);
+  const store = new TransactionStore(db, bus, clock, WEBHOOK_OUTBOX, expiry, areaViewsOf(p.defs));
   const box = new SecretBox(storage.secrets.secretKey);
   const invalidations = new Invalidations();
   const kinds = keyKindsOf(p.defs);
@@ -578,7 +587,10 @@ async function mountModules(
       ["/graphql", ...defs.flatMap((d) => d.rateLimited ?? [])],
       rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers)), http.addressOf),
     );
-  const container = new ResolverContainer(modules.flatMap((m) => m.resolvers ?? []));
+  const container = new ResolverContainer([
+    ...modules.flatMap((m) => m.resolvers ?? []),
+    ...areaFieldResolvers(areaViewsOf(defs)).map((cls) => new cls()),
+  ]);
   const edge = await createGraphQLEdge(await schemaOf(defs), http.server, {
     auth,
     logger,

@@ -3,7 +3,7 @@ import "./node-version.js";
 import "reflect-metadata";
 import { writeFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "./config.js";
-import { createApp, keyKindsOf, MODULES, schemaSdl, type Role } from "./app.js";
+import { areaViewsOf, createApp, keyKindsOf, MODULES, schemaSdl, type Role } from "./app.js";
 import { createLogger } from "./logger.js";
 import { prettyDestination } from "./logs/pretty.js";
 import { runAdminCli } from "./admin/cli.js";
@@ -28,7 +28,9 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === "admin") {
-    process.exitCode = await runAdminCli(rest, process.env, { listen: listenCommand(keyKindsOf(MODULES).list) });
+    process.exitCode = await runAdminCli(rest, process.env, {
+      listen: listenCommand({ kinds: keyKindsOf(MODULES).list, fields: areaViewsOf(MODULES).snapshotFields() }),
+    });
     return;
   }
   if (!["serve", "api", "worker"].includes(command)) {

@@ -35,6 +35,59 @@ export interface AreaDefinition<S = unknown> {
    * field of demo.json's `keys` holding the demo tenant's key of this kind.
    */
   docsExample?: { path: string; body(): unknown; demoKey: string };
+  /**
+   * Its own data on a transaction (docs/decisions/0208-areas-own-their-data.md): the upstream's identifier in the
+   * shared `upstream_ref` column, everything else under keys of its own in the `upstream` JSON, and the fields it
+   * shows of them. The core names none of them: it places what `present` answers where the fields say.
+   */
+  data?: AreaData;
+}
+
+/** A transaction row as an area's `present` reads it (the core's TxRecord has all of it). */
+export interface AreaRow {
+  id: string;
+  area: string;
+  status: string;
+  /** The upstream's identifier of the payment (the area's own: an order id, a QR's md5, a payment link's client id). */
+  upstreamRef: string | null;
+  /** The area's part of the row: keys only the area writes and reads (besides the core's payment, late, mismatch). */
+  upstream: Record<string, unknown>;
+}
+
+/** One value an area shows of its transactions: a field of the GraphQL `Transaction` type, and where else it shows. */
+export interface AreaField {
+  name: string;
+  /** Its GraphQL type (type-graphql's: `() => String`, `() => Boolean`, an object type class). */
+  type: () => unknown;
+  nullable?: boolean;
+  description?: string;
+  /** Its value on a transaction of another area (`null`, `false`): the field is on every transaction. */
+  none: null | boolean;
+  /**
+   * A key of the event snapshot (webhook bodies, subscriptions' `TransactionSnapshot`) when the transaction has it,
+   * placed after the key `after`; `select`: its sub-selection, for an object type (`{ code message }`).
+   */
+  snapshot?: { after: string; select?: string };
+  /**
+   * Shown by the checkout view (a client token reads it), after the key `after`. `link`: a URL the public page may
+   * open, shown only if it is one (checkout's rule: `http`, an http(s) URL; `app`, that or a banking app's scheme).
+   */
+  checkout?: { after: string; link?: "http" | "app" };
+  /** A column of the CSV export, named `column`, after the column `after`: the value's text, "" when none. */
+  csv?: { column: string; after: string };
+}
+
+/** What an area keeps and shows of its transactions (AreaDefinition.data). */
+export interface AreaData {
+  /** The fields it shows, in order. Two areas may show one field (the same declaration); the first one listed wins. */
+  fields: AreaField[];
+  /** Its fields' values for one of its transactions, read from the row already read (never a query). */
+  present(tx: AreaRow): Record<string, unknown>;
+  /**
+   * What `upstream_ref` is to its transactions: whether the transactions search matches it (by prefix, as typed or
+   * lowercased), and whether the checkout page shows it as the payment's reference (the payer's bank knows it).
+   */
+  ref?: { search?: "as-typed" | "lowercased"; reference?: boolean };
 }
 
 /**

@@ -10,9 +10,10 @@ import { TtlCache } from "../cache/ttl-cache.js";
 
 /**
  * What a clientToken shows of its one transaction: the checkout view (README "Client tokens") and nothing else —
- * never meta, payer details, internal ids or upstream answers.
+ * never meta, payer details, internal ids or upstream answers. Besides these, the fields the areas show there
+ * (AreaDefinition.data: a receipt, a scan, a deeplink), each after the key its declaration names.
  */
-export interface CheckoutView {
+export interface CheckoutView extends Record<string, unknown> {
   transactionId: string;
   status: string;
   amount: string;
@@ -21,11 +22,7 @@ export interface CheckoutView {
   /** The QR as a PNG data URL, rendered from `qr`. */
   qrImage: string | null;
   expiredAt: string;
-  receiptUrl: string | null;
-  scanned: boolean;
   merchantName: string;
-  /** The upstream's link into the payer's banking app, where the area's upstream gave one (hosted gateway, PayWay). */
-  deeplink: string | null;
   /** When it was paid (SUCCESS only; ISO 8601): the network's own time for a KHQR, else when the service recorded it. */
   paidAt: string | null;
   /** What identifies the payment at the bank or gateway (SUCCESS only): see `upstreamReference`. */
@@ -48,7 +45,7 @@ export class CheckoutViews {
 
   constructor(
     private readonly auth: Pick<Authenticator, "verifyClientToken">,
-    private readonly query: Pick<TransactionQuery, "one">,
+    private readonly query: Pick<TransactionQuery, "one" | "views">,
     private readonly admin: Pick<AdminService, "merchant">,
   ) {}
 
@@ -60,24 +57,22 @@ export class CheckoutViews {
     const tx = await this.query.one(principal, transactionId);
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     const merchant = await this.admin.merchant(tx.merchantRef);
-    // Whatever area gave one (the upstream's link into the payer's banking app); an area that gives none stores none.
-    const deeplink = httpUrl(tx.upstream.deeplink) ?? appLink(tx.upstream.deeplink);
-    return {
-      transactionId: tx.id,
-      status: tx.status,
-      amount: moneyText(tx.amount, tx.currency),
-      currency: tx.currency,
-      qr: tx.qr,
-      qrImage: tx.qr === null ? null : await this.image(tx.qr),
-      expiredAt: tx.expiresAt.toISOString(),
-      receiptUrl: httpUrl(tx.receiptUrl),
-      scanned: tx.upstream.scannedAt !== undefined,
-      merchantName: merchant?.merchantName ?? "",
-      deeplink,
-      paidAt: tx.status === "SUCCESS" ? paidAt(tx).toISOString() : null,
-      reference: tx.status === "SUCCESS" ? upstreamReference(tx) : null,
-      returnUrl: returnUrlOf(tx.request.returnUrl) ?? returnUrlOf(merchant?.returnUrl),
-    };
+    const views = this.query.views;
+    const core: [string, unknown][] = [
+      ["transactionId", tx.id],
+      ["status", tx.status],
+      ["amount", moneyText(tx.amount, tx.currency)],
+      ["currency", tx.currency],
+      ["qr", tx.qr],
+      ["qrImage", tx.qr === null ? null : await this.image(tx.qr)],
+      ["expiredAt", tx.expiresAt.toISOString()],
+      ["merchantName", merchant?.merchantName ?? ""],
+      ["paidAt", tx.status === "SUCCESS" ? paidAt(tx).toISOString() : null],
+      ["reference", tx.status === "SUCCESS" ? upstreamReference(tx, views.refIsReference(tx.area)) : null],
+      ["returnUrl", returnUrlOf(tx.request.returnUrl) ?? returnUrlOf(merchant?.returnUrl)],
+    ];
+    // The areas' fields; a link the payer's page may open only if it is one (an http(s) URL, or an app's scheme).
+    return views.checkout(tx, core, (v, kind) => httpUrl(v) ?? (kind === "app" ? appLink(v) : null)) as CheckoutView;
   }
 
   /**
@@ -99,14 +94,19 @@ function appLink(v: unknown): string | null {
 
 /**
  * What the payer's bank or the gateway knows this payment by (README "Checkout page"): the national network's
- * transaction hash where the network reported the payment (the payer's app shows it), else the order id the hosted
- * gateway was given (its `tran_id`), else the payment link's client id. Read from what the transaction holds, so an
- * area names its reference by filling one of these, not by being listed here. Never meta, the payer's account or
- * our internal ids.
+ * transaction hash where the network reported the payment (the payer's app shows it), else the upstream identifier
+ * of an area that declares it a reference (AreaDefinition.data.ref: the hosted gateway's order id, its `tran_id`;
+ * the payment link's client id). Never meta, the payer's account or our internal ids.
  */
-export function upstreamReference(tx: Pick<TxRecord, "orderId" | "clientId" | "upstream">): string | null {
+export function upstreamReference(
+  tx: Pick<TxRecord, "upstreamRef" | "upstream">,
+  refIsReference: boolean,
+): string | null {
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-  return text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash) ?? text(tx.orderId) ?? text(tx.clientId);
+  return (
+    text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash) ??
+    (refIsReference ? text(tx.upstreamRef) : null)
+  );
 }
 
 /** A stored return URL that still has a return URL's shape (an https or loopback http URL), else null. */

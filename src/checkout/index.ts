@@ -20,7 +20,7 @@ import { inFolder, serveAssets } from "../cache/static-assets.js";
  */
 export interface CheckoutModuleDeps {
   auth: Pick<Authenticator, "verifyClientToken">;
-  query: Pick<TransactionQuery, "one">;
+  query: Pick<TransactionQuery, "one" | "views">;
   admin: Pick<AdminService, "merchant">;
 }
 

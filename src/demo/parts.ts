@@ -122,7 +122,7 @@ async function describeQr(
 ): Promise<{ toAccountId: string; amount: string; currency: string } | undefined> {
   const rows = await db.query<{ amount: string; currency: string; bakong_account_id: string }>(
     `select t.amount, t.currency, m.bakong_account_id from "transaction" t join merchant m on m.id = t.merchant_ref
-     where t.md5 = ? and t.area = 'qr' order by t.created_at desc limit 1`,
+     where t.upstream_ref = ? and t.area = 'qr' order by t.created_at desc limit 1`,
     [md5],
   );
   const row = rows[0];

@@ -21,11 +21,11 @@ export function approvalMismatch(tx: TxRecord, paid: LinkPaid | undefined, now: 
   if (decoded !== null && decoded.status.code === 0) {
     const d = decoded.data;
     const qr = { amount: d.transactionAmount, currency: currencyCode(d.transactionCurrency) ?? d.transactionCurrency };
-    const fromQr = mismatchRecord(asked, qr, { reference: tx.clientId, source: "payment-link page's QR", at: now });
+    const fromQr = mismatchRecord(asked, qr, { reference: tx.upstreamRef, source: "payment-link page's QR", at: now });
     if (fromQr !== null) return fromQr;
   }
   if (paid === undefined) return null;
-  return mismatchRecord(asked, paid, { reference: tx.clientId, source: "payment-link page's approval", at: now });
+  return mismatchRecord(asked, paid, { reference: tx.upstreamRef, source: "payment-link page's approval", at: now });
 }
 
 /**
@@ -44,7 +44,6 @@ export function approvalChange(
     id: change.id,
     event: "payment.mismatched",
     mismatch,
-    receiptUrl: change.receiptUrl,
     upstream: change.upstream,
     ...(change.late === true ? { late: true } : {}),
   };

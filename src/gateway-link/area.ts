@@ -1,5 +1,6 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
 import type { LinkSettings } from "./settings.js";
+import { DEEPLINK_FIELD, storedDeeplink } from "../upstreams/deeplink-field.js";
 
 /** The payment-link area's keys: `pqr_gl_…`, bound to a payment-link configuration, x-auth-type api-gateway-link. */
 export const LINK_KEY: KeyKindSpec = {
@@ -28,5 +29,44 @@ export const LINK_AREA: AreaDefinition<LinkSettings> = {
     path: "/gateway-link/generate-qr",
     body: () => ({ amount: 5000, currency: 116 }),
     demoKey: "gatewayLink",
+  },
+  // Its upstream identifier is the payment link's client id (upstream_ref, unique per merchant: gateway-link-0004);
+  // the receipt, the scan and the deeplink are its own keys of `upstream`.
+  data: {
+    fields: [
+      {
+        name: "clientId",
+        type: () => String,
+        nullable: true,
+        description: "Gateway-link area",
+        none: null,
+        snapshot: { after: "updatedAt" },
+        csv: { column: "client_id", after: "completed_at_utc" },
+      },
+      {
+        name: "receiptUrl",
+        type: () => String,
+        nullable: true,
+        none: null,
+        snapshot: { after: "updatedAt" },
+        checkout: { after: "expiredAt", link: "http" },
+        csv: { column: "receipt_url", after: "external_ref" },
+      },
+      {
+        name: "scanned",
+        type: () => Boolean,
+        description: "The payer's app has scanned the QR (gateway-link area; false where it cannot be seen)",
+        none: false,
+        checkout: { after: "expiredAt" },
+      },
+      DEEPLINK_FIELD,
+    ],
+    present: (tx) => ({
+      clientId: tx.upstreamRef,
+      receiptUrl: typeof tx.upstream.receiptUrl === "string" ? tx.upstream.receiptUrl : null,
+      scanned: tx.upstream.scannedAt !== undefined,
+      deeplink: storedDeeplink(tx.upstream),
+    }),
+    ref: { reference: true },
   },
 };

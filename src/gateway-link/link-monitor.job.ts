@@ -157,13 +157,13 @@ async function holdPage(w: Watch, transactionId: string): Promise<void> {
 /** The transaction's page opened again by its clientId, or why not (an outage of the site is `unavailable`). */
 async function reopenPage(
   w: Watch,
-  tx: Pick<TxRecord, "upstream" | "clientId" | "merchantRef" | "expiresAt">,
+  tx: Pick<TxRecord, "upstream" | "upstreamRef" | "merchantRef" | "expiresAt">,
 ): Promise<{ session: LinkSession } | { error: string; unavailable: boolean }> {
   const url = (tx.upstream.linkUrl as string | undefined) ?? "";
   try {
     const session = await resumeLinkSession(w.pool, {
       url,
-      clientId: tx.clientId as string,
+      clientId: tx.upstreamRef as string,
       timeoutMs: w.deps.openTimeoutMs,
       protocol: w.deps.protocol,
       egress: w.deps.egress,
@@ -247,11 +247,10 @@ async function recordEvent(
       id: txId,
       to: "SUCCESS" as const,
       event: "payment.completed" as const,
-      receiptUrl: e.receiptUrl ?? null,
-      upstream: { approvedAt: clock.now().toISOString() },
+      upstream: { approvedAt: clock.now().toISOString(), ...(e.receiptUrl ? { receiptUrl: e.receiptUrl } : {}) },
     };
     const done = await recordApproval(store, change, e.paid, clock.now());
-    if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.receiptUrl !== null)
+    if (e.receiptUrl !== undefined || done.tx.status !== "SUCCESS" || done.tx.upstream.receiptUrl !== undefined)
       return { kind: "done" };
     return "awaiting_receipt";
   } else if (e.type === "receipt") {
@@ -259,8 +258,8 @@ async function recordEvent(
     await store.transition({
       id: txId,
       event: "transaction.updated",
-      receiptUrl: e.receiptUrl,
-      upstream: { receiptAt: clock.now().toISOString() },
+      addition: true,
+      upstream: { receiptUrl: e.receiptUrl, receiptAt: clock.now().toISOString() },
     });
     return { kind: "done" };
   } else if (e.type === "error" && e.fatal) {

@@ -258,7 +258,7 @@ export class LinkService {
       ({ tx } = await this.store.create({
         ...draft,
         qr: session.qr,
-        clientId: session.clientId,
+        upstreamRef: session.clientId,
         upstream: {
           linkUrl: url,
           linkConfigId: configId,
@@ -336,10 +336,11 @@ export class LinkService {
       expiredAt: tx.expiresAt.toISOString(),
       status: tx.status,
       requestData: { amount: req.amount, currency: req.currency, meta: tx.meta },
-      data: { qr: tx.qr ?? "", clientId: tx.clientId ?? "" },
+      data: { qr: tx.qr ?? "", clientId: tx.upstreamRef ?? "" },
     };
     if (typeof tx.upstream.deeplink === "string") v.deeplink = tx.upstream.deeplink;
-    if (tx.status === "SUCCESS" && tx.receiptUrl) v.receiptUrl = tx.receiptUrl;
+    if (tx.status === "SUCCESS" && typeof tx.upstream.receiptUrl === "string" && tx.upstream.receiptUrl)
+      v.receiptUrl = tx.upstream.receiptUrl;
     if (tx.upstream.scannedAt !== undefined) v.scanned = true;
     const reason = failureReason(tx);
     if (reason !== null) v.failureReason = reason;

@@ -650,8 +650,7 @@ export class LinkWatch {
       id: entry.id,
       to: "SUCCESS",
       event: "payment.completed",
-      receiptUrl,
-      upstream: { approvedAt: clock.now().toISOString() },
+      upstream: { approvedAt: clock.now().toISOString(), ...(receiptUrl === null ? {} : { receiptUrl }) },
     };
     // SUCCESS only when the QR paid is what was asked; else held (approval-check.ts). PayWay states no paid figures.
     const now = clock.now();

@@ -30,7 +30,24 @@ class LinkExpectedPayee extends Migration {
 }
 
 /** The payment-link area's own migrations, run after the central ones (module.ts). */
+/**
+ * One payment-link session per payment of a merchant: a page that answers with a client id another payment already
+ * holds is refused at insert (link-service.ts). The client id is the area's upstream identifier (m0011 moved it
+ * into upstream_ref).
+ */
+class LinkClientUnique extends Migration {
+  override name = "gateway-link-0003-client-unique";
+
+  up(): void {
+    this.addSql(
+      `create unique index if not exists transaction_link_ref_uq on "transaction" (merchant_ref, upstream_ref) ` +
+        `where area = 'gateway_link' and upstream_ref is not null`,
+    );
+  }
+}
+
 export const LINK_MIGRATIONS: MigrationSpec[] = [
   { name: "gateway-link-0001-key-target", class: LinkKeyTarget },
   { name: "gateway-link-0002-expected-payee", class: LinkExpectedPayee },
+  { name: "gateway-link-0003-client-unique", class: LinkClientUnique },
 ];

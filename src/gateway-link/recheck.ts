@@ -88,8 +88,7 @@ function statusAnswer(deps: LinkRecheckDeps, tx: TxRecord, session: LinkPollSess
       id: tx.id,
       to: "SUCCESS",
       event: "payment.completed",
-      receiptUrl,
-      upstream: { approvedAt: now.toISOString() },
+      upstream: { approvedAt: now.toISOString(), ...(receiptUrl === null ? {} : { receiptUrl }) },
     };
     // SUCCESS only when the QR paid is what was asked; else held (approval-check.ts). PayWay states no paid figures.
     const { id: _id, ...change } = approvalChange(tx, approved, undefined, now);

@@ -167,8 +167,8 @@ export async function askGateway(
   const source = `gateway ${old ? "transaction-detail" : "check-transaction-2"}`;
   try {
     const r = old
-      ? await deps.client.transactionDetail(cred, tx.orderId as string)
-      : await deps.client.checkTransaction(cred, tx.orderId as string);
+      ? await deps.client.transactionDetail(cred, tx.upstreamRef as string)
+      : await deps.client.checkTransaction(cred, tx.upstreamRef as string);
     const mapped = mapGatewayStatus(r.paymentStatus);
     const upstream = {
       gatewayStatus: { code: r.statusCode, message: r.message },

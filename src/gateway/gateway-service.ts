@@ -74,7 +74,7 @@ export class GatewayService {
         status: "CHECKOUT",
         amount: v.amount,
         currency: v.currency,
-        orderId: v.orderId,
+        upstreamRef: v.orderId,
         qr: up.qrString,
         meta: v.meta,
         request: {
@@ -156,7 +156,7 @@ export class GatewayService {
     };
     return {
       transactionId: tx.id,
-      orderId: tx.orderId as string,
+      orderId: tx.upstreamRef as string,
       qrString,
       qrImage: await QRCode.toDataURL(qrString, { errorCorrectionLevel: "M", margin: 1, width: 256 }),
       deeplink: up.deeplink,
@@ -172,7 +172,7 @@ export class GatewayService {
   }
 
   private async orderIdTaken(merchantRef: string, orderId: string): Promise<boolean> {
-    return await this.store.orderIdExists(merchantRef, orderId, GATEWAY_KEY.kind);
+    return await this.store.upstreamRefExists(merchantRef, orderId, GATEWAY_KEY.kind);
   }
 
   async status(key: KeyPrincipal, by: { transactionId?: unknown; orderId?: unknown }) {
@@ -189,12 +189,12 @@ export class GatewayService {
       ]);
     const tx = await this.store.findForKey(
       key.keyId,
-      hasId ? { id: value, area: "gateway" } : { orderId: value, area: "gateway" },
+      hasId ? { id: value, area: "gateway" } : { upstreamRef: value, area: "gateway" },
     );
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     return {
       transactionId: tx.id,
-      orderId: tx.orderId as string,
+      orderId: tx.upstreamRef as string,
       status: tx.status,
       amount: twoDecimals(tx.amount),
       currency: tx.currency,

@@ -3,7 +3,6 @@ import { GraphQLJSONObject } from "graphql-scalars";
 import { Bounds, ExactAmount, FieldRule, JsonObject, Nested, Text, WholeNumber } from "../validation/rules.js";
 import { ReturnUrlField } from "../validation/return-url.js";
 import { storableText, UNSTORABLE } from "../validation/storable.js";
-import { GatewayStatusGql } from "../transactions/transaction.types.js";
 import {
   EMAIL,
   isQrImageTemplate,
@@ -38,6 +37,13 @@ function GatewayText(rule: TextRule, required = false): PropertyDecorator {
 }
 
 const upper = (c: unknown) => (typeof c === "string" ? c.toUpperCase() : null);
+
+/** The hosted gateway's own status words (its `status` object): an area field of its transactions too (area.ts). */
+@ObjectType("GatewayStatus")
+export class GatewayStatusGql {
+  @Field() code!: string;
+  @Field() message!: string;
+}
 
 @InputType("GatewayItemInput")
 export class GatewayItemInput {

@@ -27,8 +27,24 @@ class GatewayQrImageTemplate extends Migration {
   }
 }
 
+/**
+ * A merchant's order ids are unique in the gateway area (its 409 on a repeated orderId; the service checks first, this
+ * backs it at insert): the order id is the area's upstream identifier (m0011 moved it into upstream_ref).
+ */
+class GatewayOrderUnique extends Migration {
+  override name = "gateway-0003-order-unique";
+
+  up(): void {
+    this.addSql(
+      `create unique index if not exists transaction_gateway_ref_uq on "transaction" (merchant_ref, upstream_ref) ` +
+        `where area = 'gateway'`,
+    );
+  }
+}
+
 /** The gateway area's own migrations, run after the central ones (module.ts). */
 export const GATEWAY_MIGRATIONS: MigrationSpec[] = [
   { name: "gateway-0001-key-target", class: GatewayKeyTarget },
   { name: "gateway-0002-qr-image-template", class: GatewayQrImageTemplate },
+  { name: "gateway-0003-order-unique", class: GatewayOrderUnique },
 ];

@@ -76,7 +76,7 @@ export function pushbackRouter(deps: PushbackDeps): RequestHandler[] {
         `update "transaction" t set next_check_at = ?
          from gateway_config c, api_key k
          where c.id = ? and k.target_ref = c.id and t.api_key_ref = k.id
-           and t.area = 'gateway' and t.status = 'CHECKOUT' and t.order_id = ? and not ${heldSql("t")}
+           and t.area = 'gateway' and t.status = 'CHECKOUT' and t.upstream_ref = ? and not ${heldSql("t")}
          returning t.id`,
         [clock.now(), configId, tranId],
       );

@@ -26,4 +26,21 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
     body: () => ({ amount: 1.5, currency: 840, expiredAfter: 86_400_000 }),
     demoKey: "qr",
   },
+  // Its upstream identifier is the QR's md5 (upstream_ref, lowercase hex): searched lowercased; the payer's bank
+  // knows the payment by the network's hash, not by it.
+  data: {
+    fields: [
+      {
+        name: "md5",
+        type: () => String,
+        nullable: true,
+        description: "Generic QR area",
+        none: null,
+        snapshot: { after: "updatedAt" },
+        csv: { column: "md5", after: "completed_at_utc" },
+      },
+    ],
+    present: (tx) => ({ md5: tx.upstreamRef }),
+    ref: { search: "lowercased" },
+  },
 };

@@ -8,8 +8,11 @@ import { paidOutcome } from "./paid-check.js";
 const TOLD_ONCE = new Set(["UNAUTHORIZED", "RATE_LIMITED"]);
 
 /** The whole batch's fault, quiet when it is one of those; any other error is thrown on (the loop's own warning). */
-async function listed(client: NetworkClient, txs: { md5: string | null }[]): Promise<Map<string, NetworkResult>> {
-  const md5s = txs.map((t) => t.md5 as string);
+async function listed(
+  client: NetworkClient,
+  txs: { upstreamRef: string | null }[],
+): Promise<Map<string, NetworkResult>> {
+  const md5s = txs.map((t) => t.upstreamRef as string);
   try {
     return await client.checkByMd5List(md5s);
   } catch (err) {
@@ -39,7 +42,7 @@ export function networkMonitorPort(
       const results = await listed(client, txs);
       const out = new Map<string, CheckOutcome>();
       for (const tx of txs) {
-        const r = results.get(tx.md5 as string);
+        const r = results.get(tx.upstreamRef as string);
         if (r?.kind === "paid") {
           // Completed only when it is what the QR asked (paid-check.ts); else held as payment.mismatched.
           out.set(tx.id, paidOutcome(tx, r, now()));

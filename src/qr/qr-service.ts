@@ -73,7 +73,7 @@ export class QrService {
       status: "PENDING",
       amount,
       currency: NUMERIC_TO_CODE[currency],
-      md5,
+      upstreamRef: md5,
       qr,
       meta,
       request: { amount: input.amount, currency, expiredAfter, ...(returnUrl === undefined ? {} : { returnUrl }) },
@@ -103,7 +103,7 @@ export class QrService {
       throw new AppError("BAD_USER_INPUT", "md5 must be 32 hex characters", [
         { field: "md5", message: "must be 32 hex characters" },
       ]);
-    const tx = await this.store.findForKey(key.keyId, { md5: md5.toLowerCase(), area: "qr" });
+    const tx = await this.store.findForKey(key.keyId, { upstreamRef: md5.toLowerCase(), area: "qr" });
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     return this.view(tx);
   }
@@ -127,7 +127,7 @@ export class QrService {
       expiredAt: tx.expiresAt.toISOString(),
       status: tx.status,
       requestData: { amount: req.amount, currency: req.currency, expiredAfter: req.expiredAfter, meta: tx.meta },
-      data: { qr: tx.qr ?? "", md5: tx.md5 ?? "" },
+      data: { qr: tx.qr ?? "", md5: tx.upstreamRef ?? "" },
     };
   }
 }

@@ -35,7 +35,8 @@ export function qrRecheck(port: MonitorPort): AreaRecheck {
       rule: "a generic QR payment is rechecked until 30 days after its expiry",
     }),
     async ask(tx): Promise<RecheckAnswer> {
-      if (tx.md5 === null) return { outcome: { kind: "fault", error: "it has no md5" }, said: "it has no md5 to ask" };
+      if (tx.upstreamRef === null)
+        return { outcome: { kind: "fault", error: "it has no md5" }, said: "it has no md5 to ask" };
       const outcome = (await port.check([tx])).get(tx.id) ?? { kind: "unchanged" };
       return { outcome, said: said(outcome) };
     },

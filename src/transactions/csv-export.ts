@@ -4,6 +4,7 @@
 import { stringifyExact } from "../exact-json.js";
 import { moneyText } from "./money.js";
 import type { TxRecord } from "./record.js";
+import type { AreaViews } from "./area-views.js";
 
 /** Cambodia's clock (UTC+7, no daylight saving): the local time column of every timestamp. */
 export const LOCAL_TIME_ZONE = "Asia/Phnom_Penh";
@@ -48,7 +49,10 @@ const text = (v: unknown): string => (typeof v === "string" ? v : typeof v === "
 const record = (v: unknown): Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
-/** The columns, in order: name and how a transaction (with its merchant's name) fills it. */
+/**
+ * The core's columns, in order: name and how a transaction (with its merchant's name) fills it. The areas' own
+ * (their identifiers, a receipt) are placed among them where each area's field says (AreaDefinition.data).
+ */
 const COLUMNS: readonly [string, (tx: TxRecord, merchantName: string) => string][] = [
   ["transaction_id", (tx) => tx.id],
   ["merchant_id", (tx) => tx.merchantRef],
@@ -64,18 +68,24 @@ const COLUMNS: readonly [string, (tx: TxRecord, merchantName: string) => string]
   ["expired_at_utc", (tx) => utc(expiredAt(tx))],
   ["expired_at_phnom_penh", (tx) => localTime(expiredAt(tx))],
   ["completed_at_utc", (tx) => utc(tx.completedAt)],
-  ["md5", (tx) => tx.md5 ?? ""],
-  ["order_id", (tx) => tx.orderId ?? ""],
-  ["client_id", (tx) => tx.clientId ?? ""],
   ["payment_hash", (tx) => text(record(tx.upstream.payment).hash)],
   ["external_ref", (tx) => text(record(tx.upstream.payment).externalRef)],
-  ["receipt_url", (tx) => tx.receiptUrl ?? ""],
   ["late", (tx) => (tx.upstream.late === true ? "true" : "false")],
   // Exactly as the caller sent it (key order, number text), as the API returns it.
   ["meta", (tx) => stringifyExact(tx.meta)],
 ];
 
-export const CSV_HEADER = csvLine(COLUMNS.map(([name]) => name));
+const CELLS = new Map(COLUMNS);
+
+/** The export's columns: the core's and the areas'. */
+export function csvColumns(views: AreaViews): string[] {
+  return views.csvColumns(COLUMNS.map(([name]) => name));
+}
+
+/** The header line. */
+export function csvHeader(views: AreaViews): string {
+  return csvLine(csvColumns(views));
+}
 
 /** When the payment was made: a SUCCESS transaction's completion (a late one's too). */
 function paidAt(tx: TxRecord): Date | null {
@@ -87,6 +97,7 @@ function expiredAt(tx: TxRecord): Date | null {
   return tx.status === "EXPIRED" || (tx.status === "SUCCESS" && tx.upstream.late === true) ? tx.expiresAt : null;
 }
 
-export function csvRow(tx: TxRecord, merchantName: string): string {
-  return csvLine(COLUMNS.map(([, cell]) => cell(tx, merchantName)));
+/** One transaction's line, its cells in the order of `columns` (csvColumns). */
+export function csvRow(tx: TxRecord, merchantName: string, views: AreaViews, columns: readonly string[]): string {
+  return csvLine(columns.map((c) => CELLS.get(c)?.(tx, merchantName) ?? views.csvCell(tx, c) ?? ""));
 }

@@ -6,7 +6,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { once } from "node:events";
 import type { FieldError } from "../errors.js";
 import { sendError } from "../rest/shim.js";
-import { CSV_HEADER, csvRow } from "./csv-export.js";
+import { csvColumns, csvLine, csvRow } from "./csv-export.js";
 import type { TransactionFilter, TransactionQuery } from "./transaction-query.js";
 import type { Area, TxStatus } from "./transaction.entity.js";
 
@@ -18,7 +18,7 @@ const LOCAL_OFFSET = "+07:00";
 const PARAMS = new Set(["from", "to", "merchantId", "area", "status", "pageSize"]);
 
 export interface ExportRouteDeps {
-  query: Pick<TransactionQuery, "each" | "merchantName">;
+  query: Pick<TransactionQuery, "each" | "merchantName" | "views">;
   /** Whether the request carries the operator's credential (the admin token). */
   isAdmin(req: Request): boolean;
   /** The areas this service has (a filter naming another is refused, not answered with an empty file). */
@@ -134,11 +134,14 @@ async function stream(deps: ExportRouteDeps, r: ExportRequest, res: Response): P
     if (!res.write(chunk) && !closed) await Promise.race([once(res, "drain"), once(res, "close")]);
   };
   try {
-    await write(CSV_HEADER);
+    const views = deps.query.views;
+    const columns = csvColumns(views);
+    await write(csvLine(columns));
     let page = first;
     while (!page.done && !closed) {
       let text = "";
-      for (const tx of page.value) text += csvRow(tx, (await deps.query.merchantName(tx.merchantRef)) ?? "");
+      for (const tx of page.value)
+        text += csvRow(tx, (await deps.query.merchantName(tx.merchantRef)) ?? "", views, columns);
       await write(text);
       if (closed) break;
       page = await pages.next();

@@ -2,6 +2,7 @@ import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Area, Json, TxStatus } from "./transaction.entity.js";
 import { moneyText } from "./money.js";
 import { mismatchOf, mismatchView } from "./mismatch.js";
+import type { AreaViews } from "./area-views.js";
 
 /** A transaction row as plain data (what services pass around). */
 export interface TxRecord {
@@ -12,14 +13,13 @@ export interface TxRecord {
   status: TxStatus;
   amount: string;
   currency: "USD" | "KHR";
-  orderId: string | null;
-  md5: string | null;
-  clientId: string | null;
+  /** The upstream's identifier of the payment, whatever the area calls it (AreaDefinition.data; decision 0208). */
+  upstreamRef: string | null;
   qr: string | null;
   meta: Json;
   request: Json;
+  /** The area's part of the row (its own keys), and the core's payment, late, mismatch. */
   upstream: Json;
-  receiptUrl: string | null;
   expiresAt: Date;
   createdAt: Date;
   updatedAt: Date;
@@ -38,14 +38,11 @@ export function rowToTx(r: Record<string, unknown>): TxRecord {
     status: r.status as TxStatus,
     amount: String(r.amount),
     currency: r.currency as "USD" | "KHR",
-    orderId: (r.order_id as string | null) ?? null,
-    md5: (r.md5 as string | null) ?? null,
-    clientId: (r.client_id as string | null) ?? null,
+    upstreamRef: (r.upstream_ref as string | null) ?? null,
     qr: (r.qr as string | null) ?? null,
     meta: (r.meta as Json) ?? {},
     request: (r.request as Json) ?? {},
     upstream: (r.upstream as Json) ?? {},
-    receiptUrl: (r.receipt_url as string | null) ?? null,
     expiresAt: toDate(r.expires_at),
     createdAt: toDate(r.created_at),
     updatedAt: toDate(r.updated_at),
@@ -56,29 +53,30 @@ export function rowToTx(r: Record<string, unknown>): TxRecord {
   };
 }
 
-/** The area-neutral view of a transaction carried by events, webhooks and subscriptions. */
-export function snapshot(tx: TxRecord): Json {
-  const out: Json = {
-    transactionId: tx.id,
-    area: tx.area,
-    status: tx.status,
-    amount: moneyText(tx.amount, tx.currency),
-    currency: tx.currency,
-    expiredAt: tx.expiresAt.toISOString(),
-    createdAt: tx.createdAt.toISOString(),
-    updatedAt: tx.updatedAt.toISOString(),
-  };
-  if (tx.orderId !== null) out.orderId = tx.orderId;
-  if (tx.md5 !== null) out.md5 = tx.md5;
-  if (tx.clientId !== null) out.clientId = tx.clientId;
-  if (tx.receiptUrl !== null) out.receiptUrl = tx.receiptUrl;
-  if (tx.completedAt !== null) out.completedAt = tx.completedAt.toISOString();
-  if (tx.upstream.gatewayStatus !== undefined) out.gatewayStatus = tx.upstream.gatewayStatus;
-  if (tx.upstream.payment !== undefined) out.payment = paymentView(tx.upstream.payment);
-  if (tx.upstream.late === true) out.late = true;
+/**
+ * The view of a transaction carried by events, webhooks and subscriptions: the core's keys, and the keys its area
+ * shows there (AreaViews: each after the key its field names), only those the transaction has.
+ */
+export function snapshot(tx: TxRecord, views: AreaViews): Json {
+  const core: [string, unknown][] = [
+    ["transactionId", tx.id],
+    ["area", tx.area],
+    ["status", tx.status],
+    ["amount", moneyText(tx.amount, tx.currency)],
+    ["currency", tx.currency],
+    ["expiredAt", tx.expiresAt.toISOString()],
+    ["createdAt", tx.createdAt.toISOString()],
+    ["updatedAt", tx.updatedAt.toISOString()],
+  ];
   const mismatch = mismatchOf(tx);
-  if (mismatch !== null) out.mismatch = mismatchView(mismatch);
-  return out;
+  // Absent keys hold their place (undefined), so an area key placed after one lands where it always did.
+  core.push(
+    ["completedAt", tx.completedAt?.toISOString()],
+    ["payment", tx.upstream.payment === undefined ? undefined : paymentView(tx.upstream.payment)],
+    ["late", tx.upstream.late === true ? true : undefined],
+    ["mismatch", mismatch === null ? undefined : mismatchView(mismatch)],
+  );
+  return views.snapshot(tx, core);
 }
 
 /** The payer's payment as the upstream reported it, its amount written by the one money rule (the network sends 1.5). */

@@ -4,6 +4,7 @@ import type { Db } from "../db/sql.js";
 import type { Principal } from "../auth/principal.js";
 import type { TransactionStore } from "./transition.js";
 import { rowToTx, type TxRecord } from "./record.js";
+import type { AreaViews } from "./area-views.js";
 import type { Area, TxStatus } from "./transaction.entity.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { Batcher, refusedByDatabase } from "../db/batcher.js";
@@ -16,7 +17,7 @@ export interface TransactionFilter {
   status?: TxStatus;
   createdFrom?: Date;
   createdTo?: Date;
-  /** orderId, md5 or transactionId: exact or by prefix. */
+  /** transactionId, or the upstream identifier of an area whose own is searched: exact or by prefix. */
   search?: string;
   /** Only late payments (true) or only the others (false). */
   latePayment?: boolean;
@@ -111,6 +112,11 @@ export class TransactionQuery {
     private readonly clock: Clock,
   ) {
     this.names = new TtlCache(60_000, () => clock.now().getTime(), 1000);
+  }
+
+  /** What the areas keep and show of their transactions (the store's). */
+  get views(): AreaViews {
+    return this.store.views;
   }
 
   /** The operators' overview of payments created in [from, to) (admin only: checked by the resolver). */
@@ -258,7 +264,16 @@ export class TransactionQuery {
         throw new AppError("BAD_USER_INPUT", "search is too long", [
           { field: "filter.search", message: "must be at most 100 characters" },
         ]);
-      add("(id like ? or order_id like ? or md5 like ?)", likePrefix(s), likePrefix(s), likePrefix(s.toLowerCase()));
+      // The id, and the upstream identifier of the areas that have theirs searched (AreaDefinition.data.ref).
+      const views = this.store.views;
+      add(
+        "(id like ? or (area = any(?::text[]) and upstream_ref like ?) or (area = any(?::text[]) and upstream_ref like ?))",
+        likePrefix(s),
+        views.searched("as-typed"),
+        likePrefix(s),
+        views.searched("lowercased"),
+        likePrefix(s.toLowerCase()),
+      );
     }
   }
 }

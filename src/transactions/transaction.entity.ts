@@ -8,8 +8,9 @@ export const NON_TERMINAL: readonly TxStatus[] = ["PENDING", "CHECKOUT"];
 export type Json = Record<string, unknown>;
 
 /**
- * One table for the three areas (the "entity family"): common columns plus the few that only one area
- * fills (orderId: gateway, md5: qr, clientId: gateway-link). Status changes only through transition().
+ * One table for every area (the "entity family"): common columns, the upstream's identifier of the payment
+ * (`upstreamRef`, whatever the area calls it) and the area's own part (`upstream`): an area's data is its own
+ * (docs/decisions/0208-areas-own-their-data.md). Status changes only through transition().
  */
 @Entity({ tableName: "transaction" })
 export class Transaction {
@@ -21,14 +22,11 @@ export class Transaction {
   /** Exact decimal as text (numeric(20,2) in the database). */
   @Property({ type: "decimal", precision: 20, scale: 2 }) amount!: string;
   @Property({ type: "text" }) currency!: "USD" | "KHR";
-  @Property({ type: "text", nullable: true }) orderId: string | null = null;
-  @Property({ type: "text", nullable: true }) md5: string | null = null;
-  @Property({ type: "text", nullable: true }) clientId: string | null = null;
+  @Property({ type: "text", nullable: true }) upstreamRef: string | null = null;
   @Property({ type: "text", nullable: true }) qr: string | null = null;
   @Property({ type: "json", columnType: "json" }) meta: Json = {};
   @Property({ type: "json" }) request: Json = {};
   @Property({ type: "json" }) upstream: Json = {};
-  @Property({ type: "text", nullable: true }) receiptUrl: string | null = null;
   @Property({ type: "timestamptz" }) expiresAt!: Date;
   @Property({ type: "timestamptz" }) createdAt!: Date;
   @Property({ type: "timestamptz" }) updatedAt!: Date;

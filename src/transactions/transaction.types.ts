@@ -18,12 +18,6 @@ export enum TxStatusGql {
 }
 registerEnumType(TxStatusGql, { name: "TransactionStatus" });
 
-@ObjectType("GatewayStatus")
-export class GatewayStatusGql {
-  @Field() code!: string;
-  @Field() message!: string;
-}
-
 @ObjectType("PaymentFacts", {
   description: "An amount, its currency and, where the area sees one, the receiving account",
 })
@@ -65,6 +59,7 @@ export class MismatchGql {
   resolution!: MismatchResolutionGql | null;
 }
 
+/** The areas' own keys are not declared here: app.ts adds each area's (AreaDefinition.data, area-fields.ts). */
 @ObjectType("TransactionSnapshot", {
   description: "A transaction as events, webhooks and subscriptions show it (all areas)",
 })
@@ -74,11 +69,6 @@ export class TransactionSnapshotGql {
   @Field(() => TxStatusGql) status!: TxStatusGql;
   @Field({ description: MONEY_DESCRIPTION }) amount!: string;
   @Field() currency!: string;
-  @Field(() => String, { nullable: true }) orderId?: string;
-  @Field(() => String, { nullable: true }) md5?: string;
-  @Field(() => String, { nullable: true }) clientId?: string;
-  @Field(() => String, { nullable: true }) receiptUrl?: string;
-  @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus?: GatewayStatusGql;
   @Field(() => GraphQLJSONObject, {
     nullable: true,
     description: "What the upstream reported about the payment (payer, hash, time)",

@@ -1,14 +1,20 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { AREA_ENUM, type AreaGql, GatewayStatusGql, MismatchGql, TxStatusGql } from "./transaction.types.js";
+import { AREA_ENUM, type AreaGql, MismatchGql, TxStatusGql } from "./transaction.types.js";
 import { mismatchOf, mismatchView } from "./mismatch.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
 import { MONEY_DESCRIPTION, moneyText } from "./money.js";
 import { failureReason } from "./failure-reason.js";
 
+/**
+ * A transaction of any area. Its areas' own fields are not declared here: each area declares them
+ * (AreaDefinition.data) and app.ts adds them to this type (area-fields.ts), read from `record`.
+ */
 @ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
 export class TransactionGql {
+  /** The row it shows (no GraphQL field): the areas' fields are read from it. */
+  record!: TxRecord;
   @Field(() => ID) id!: string;
   @Field(() => AREA_ENUM.values) area!: AreaGql;
   @Field(() => TxStatusGql) status!: TxStatusGql;
@@ -16,19 +22,7 @@ export class TransactionGql {
   @Field() currency!: string;
   @Field(() => ID) merchantId!: string;
   @Field(() => ID) apiKeyId!: string;
-  @Field(() => String, { nullable: true, description: "Hosted gateway area" }) orderId!: string | null;
-  @Field(() => String, { nullable: true, description: "Generic QR area" }) md5!: string | null;
-  @Field(() => String, { nullable: true, description: "Gateway-link area" }) clientId!: string | null;
   @Field(() => String, { nullable: true, description: "The KHQR payload string" }) qr!: string | null;
-  @Field(() => String, { nullable: true }) receiptUrl!: string | null;
-  @Field({ description: "The payer's app has scanned the QR (gateway-link area; false where it cannot be seen)" })
-  scanned!: boolean;
-  @Field(() => String, {
-    nullable: true,
-    description: "Hosted gateway and PayWay link payments: the deeplink that opens the payer's banking app on it",
-  })
-  deeplink!: string | null;
-  @Field(() => GatewayStatusGql, { nullable: true }) gatewayStatus!: GatewayStatusGql | null;
   @Field({
     description:
       "A late payment to reconcile: paid, but sent after the expiry or seen only after the transaction had expired",
@@ -61,6 +55,7 @@ export class TransactionGql {
 
 export function toTransactionGql(tx: TxRecord): TransactionGql {
   return {
+    record: tx,
     id: tx.id,
     area: tx.area,
     status: tx.status as TxStatusGql,
@@ -68,14 +63,7 @@ export function toTransactionGql(tx: TxRecord): TransactionGql {
     currency: tx.currency,
     merchantId: tx.merchantRef,
     apiKeyId: tx.apiKeyRef,
-    orderId: tx.orderId,
-    md5: tx.md5,
-    clientId: tx.clientId,
     qr: tx.qr,
-    receiptUrl: tx.receiptUrl,
-    scanned: tx.upstream.scannedAt !== undefined,
-    deeplink: typeof tx.upstream.deeplink === "string" ? tx.upstream.deeplink : null,
-    gatewayStatus: (tx.upstream.gatewayStatus as GatewayStatusGql | undefined) ?? null,
     latePayment: tx.upstream.late === true,
     failureReason: failureReason(tx),
     mismatch: toMismatchGql(tx),

@@ -4,6 +4,7 @@ import { newId } from "../ids.js";
 import { Db } from "../db/sql.js";
 import type { EventSink, StoredEvent } from "./stored-event.js";
 import { rowToTx, snapshot, type TxRecord } from "./record.js";
+import { AreaViews } from "./area-views.js";
 import type { EventType } from "./transaction-event.entity.js";
 import { TERMINAL, type Json, type TxStatus } from "./transaction.entity.js";
 import {
@@ -30,9 +31,8 @@ export interface NewTransaction {
   /** Exact decimal with at most 2 decimals (what the services validate). */
   amount: string;
   currency: "USD" | "KHR";
-  orderId?: string | null;
-  md5?: string | null;
-  clientId?: string | null;
+  /** The upstream's identifier of the payment (the area's own, e.g. its order id), if it has one yet. */
+  upstreamRef?: string | null;
   qr?: string | null;
   meta?: Json;
   request?: Json;
@@ -45,15 +45,19 @@ export interface TransitionRequest {
   id: string;
   event: EventType;
   /**
-   * New status; omitted for visible changes that keep the status (scanned, receipt arrived). A terminal
-   * transaction changes no more, with one exception: a SUCCESS without a receipt takes its receipt once,
-   * as `transaction.updated` with `receiptUrl` and no `to` (the payment page approved before the receipt existed).
+   * New status; omitted for visible changes that keep the status (the area's own news). A terminal transaction
+   * changes no more, with one exception: an `addition` (below).
    */
   to?: TxStatus;
-  /** Merged into the `upstream` JSON column (payer info, gatewayStatus, …). */
+  /** Merged into the `upstream` JSON column (payer info, the area's own keys, …). */
   upstream?: Json;
-  receiptUrl?: string | null;
-  clientId?: string | null;
+  /** Sets the upstream's identifier of the payment where it was not known yet (a null keeps what the row has). */
+  upstreamRef?: string | null;
+  /**
+   * A value the upstream gave after the payment (a receipt): `transaction.updated` with no `to`, whose `upstream`
+   * keys a SUCCESS takes once, while it holds none of them yet (the payment page approved before the receipt existed).
+   */
+  addition?: boolean;
   /**
    * A late payment (generic QR area, docs/decisions/0107-late-payments.md): the one move out of EXPIRED, to
    * SUCCESS as `payment.completed`, when the network shows a payment after the transaction was declared expired.
@@ -97,8 +101,8 @@ const NON_TERMINAL_SQL = "('PENDING','CHECKOUT')";
 const AMOUNT_RE = /^\d+(\.\d{1,2})?$/;
 
 /** Every column, named: the hot statements are prepared, and a prepared `*` fails once a migration adds one. */
-const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
-  receipt_url, expires_at, created_at, updated_at, completed_at, next_check_at, check_failures, version`;
+const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr, meta, request, upstream,
+  expires_at, created_at, updated_at, completed_at, next_check_at, check_failures, version`;
 
 /**
  * Creation of any number of transactions in one statement: the rows, each one's payment.created outbox
@@ -107,15 +111,15 @@ const TX_COLUMNS = `id, area, merchant_ref, api_key_ref, status, amount, currenc
  */
 const createManySql = (fanout: OutboxFanout | null) => `with input as (
     select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[],
-      ?::text[], ?::text[], ?::text[],
+      ?::text[],
       ?::json[], ?::jsonb[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::json[], ?::int[],
       ?::text[], ?::text[])
-      as i(id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr, meta, request, upstream,
+      as i(id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr, meta, request, upstream,
         expires_at, created_at, next_check_at, ev_id, payload, ord, idem_key_ref, idem_key)),
   tx as (
-    insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
+    insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr,
       meta, request, upstream, expires_at, created_at, updated_at, next_check_at)
-    select id, area, merchant_ref, api_key_ref, status, amount, currency, order_id, md5, client_id, qr,
+    select id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr,
       meta, request, upstream, expires_at, created_at, created_at, next_check_at
     from input order by ord
     returning id),
@@ -133,19 +137,7 @@ const TRANSITION_BATCH = { lanes: 2, maxBatch: 32 };
 interface PendingTransition {
   id: string;
   /** One element of each of TRANSITION_MANY_SQL's arrays, after the id. */
-  columns: [
-    string | null,
-    string,
-    string | null,
-    string | null,
-    Date,
-    boolean,
-    Date | null,
-    boolean,
-    boolean,
-    boolean,
-    boolean,
-  ];
+  columns: [string | null, string, string | null, Date, boolean, Date | null, boolean, boolean, boolean, boolean];
   eventId: string;
   event: EventType;
   now: Date;
@@ -167,9 +159,9 @@ interface PendingCreate {
  * a hold stops the checks (next_check_at null).
  */
 const TRANSITION_MANY_SQL = `with input as (
-    select * from unnest(?::text[], ?::text[], ?::jsonb[], ?::text[], ?::text[], ?::timestamptz[], ?::boolean[],
+    select * from unnest(?::text[], ?::text[], ?::jsonb[], ?::text[], ?::timestamptz[], ?::boolean[],
       ?::timestamptz[], ?::boolean[], ?::boolean[], ?::boolean[], ?::boolean[])
-      as i(id, status, upstream, receipt_url, client_id, now, terminal, next_check_at, late_receipt, late_payment, hold,
+      as i(id, status, upstream, upstream_ref, now, terminal, next_check_at, late_addition, late_payment, hold,
         resolve)),
   locked as (select t.id from "transaction" t join input i on i.id = t.id order by t.id for update of t)
   update "transaction" t set
@@ -177,8 +169,7 @@ const TRANSITION_MANY_SQL = `with input as (
     upstream = case when i.resolve
       then jsonb_set(t.upstream || (i.upstream - 'resolution'), '{mismatch,resolution}', i.upstream -> 'resolution')
       else t.upstream || i.upstream end,
-    receipt_url = coalesce(i.receipt_url, t.receipt_url),
-    client_id = coalesce(i.client_id, t.client_id),
+    upstream_ref = coalesce(i.upstream_ref, t.upstream_ref),
     updated_at = i.now,
     completed_at = case when i.terminal then i.now else t.completed_at end,
     next_check_at = case when i.terminal or i.hold then i.next_check_at else t.next_check_at end,
@@ -186,7 +177,8 @@ const TRANSITION_MANY_SQL = `with input as (
   from input i join locked l on l.id = i.id
   where t.id = i.id and case when i.resolve then ${heldSql("t")} and t.status in ('PENDING','CHECKOUT','EXPIRED')
     else not ${heldSql("t")} and (t.status in ${NON_TERMINAL_SQL}
-      or (i.late_receipt and t.status = 'SUCCESS' and t.receipt_url is null)
+      or (i.late_addition and t.status = 'SUCCESS'
+        and not exists (select 1 from jsonb_object_keys(i.upstream) k where (t.upstream -> k) is not null))
       or (i.late_payment and t.status = 'EXPIRED')) end
   returning ${TX_COLUMNS.split(",")
     .map((c) => `t.${c.trim()}`)
@@ -209,14 +201,11 @@ function newRecord(input: NewTransaction, now: Date): TxRecord {
     status: input.status,
     amount: `${whole.replace(/^0+(?=\d)/, "")}.${fraction.padEnd(2, "0")}`,
     currency: input.currency,
-    orderId: input.orderId ?? null,
-    md5: input.md5 ?? null,
-    clientId: input.clientId ?? null,
+    upstreamRef: input.upstreamRef ?? null,
     qr: input.qr ?? null,
     meta: input.meta ?? {},
     request: input.request ?? {},
     upstream: input.upstream ?? {},
-    receiptUrl: null,
     expiresAt: input.expiresAt,
     createdAt: now,
     updatedAt: now,
@@ -245,6 +234,8 @@ export class TransactionStore {
     fanout: OutboxFanout | null = null,
     /** Areas whose expiry waits for a check or has a late watch (each area declares it; app.ts collects them). */
     private readonly expiry: Partial<Record<TxRecord["area"], ExpiryPolicy>> = {},
+    /** What the areas show of their transactions (the snapshot's area keys; app.ts builds it from its areas). */
+    readonly views: AreaViews = new AreaViews(),
   ) {
     this.createManySql = createManySql(fanout);
     this.outboxManySql = outboxManySql(fanout);
@@ -302,7 +293,7 @@ export class TransactionStore {
           col((w) => w.tx.status),
           col((_, it) => it.eventId),
           col((_, it) => it.event),
-          col((w) => stringifyExact({ transaction: snapshot(w.tx), meta: w.tx.meta })),
+          col((w) => stringifyExact({ transaction: snapshot(w.tx, this.views), meta: w.tx.meta })),
           col((_, it) => it.now),
           NOTIFY_CHANNEL,
         ],
@@ -336,7 +327,7 @@ export class TransactionStore {
       area: draft.area,
       type: "payment.created",
       status: draft.status,
-      payload: { transaction: snapshot(draft), meta: draft.meta },
+      payload: { transaction: snapshot(draft, this.views), meta: draft.meta },
       createdAt: now,
     };
     const event = await this.committing(eventId, () =>
@@ -358,9 +349,7 @@ export class TransactionStore {
         col((p) => p.draft.status),
         col((p) => p.draft.amount),
         col((p) => p.draft.currency),
-        col((p) => p.draft.orderId),
-        col((p) => p.draft.md5),
-        col((p) => p.draft.clientId),
+        col((p) => p.draft.upstreamRef),
         col((p) => p.draft.qr),
         col((p) => stringifyExact(p.draft.meta)),
         col((p) => JSON.stringify(p.draft.request)),
@@ -388,8 +377,7 @@ export class TransactionStore {
   async transition(req: TransitionRequest): Promise<TransitionResult> {
     const now = this.clock.now();
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
-    const lateReceipt =
-      req.to === undefined && req.event === "transaction.updated" && typeof req.receiptUrl === "string";
+    const addition = req.addition === true && req.to === undefined && req.event === "transaction.updated";
     const latePayment = req.late === true && req.to === "SUCCESS" && req.event === "payment.completed";
     const hold = req.mismatch !== undefined && req.to === undefined && req.event === "payment.mismatched";
     const resolve = req.resolution !== undefined && terminal;
@@ -401,12 +389,11 @@ export class TransactionStore {
     const columns: PendingTransition["columns"] = [
       req.to ?? null,
       JSON.stringify(upstream),
-      req.receiptUrl ?? null,
-      req.clientId ?? null,
+      req.upstreamRef ?? null,
       now,
       terminal,
       terminal ? (req.nextCheckAt ?? null) : null,
-      lateReceipt,
+      addition,
       latePayment || lateHold,
       hold,
       resolve,
@@ -436,10 +423,9 @@ export class TransactionStore {
    */
   async findForKey(
     apiKeyRef: string,
-    by: { id?: string; md5?: string; orderId?: string; area: TxRecord["area"] },
+    by: { id: string; area: TxRecord["area"] } | { upstreamRef: string; area: TxRecord["area"] },
   ): Promise<TxRecord | null> {
-    const [col, val] =
-      by.id !== undefined ? ["id", by.id] : by.md5 !== undefined ? ["md5", by.md5] : ["order_id", by.orderId];
+    const [col, val] = "id" in by ? ["id", by.id] : ["upstream_ref", by.upstreamRef];
     const rows = await this.db.query(
       `select * from "transaction" where ${col} = ? and api_key_ref = ? and area = ? order by created_at desc limit 1`,
       [val, apiKeyRef, by.area],
@@ -447,11 +433,11 @@ export class TransactionStore {
     return rows.length === 0 ? null : this.expireIfDue(rowToTx(rows[0]));
   }
 
-  /** Whether the merchant has an order id in an area already (order ids are unique per merchant in the gateway area). */
-  async orderIdExists(merchantRef: string, orderId: string, area: TxRecord["area"]): Promise<boolean> {
+  /** Whether the merchant has a transaction of this upstream identifier in an area already (e.g. an order id). */
+  async upstreamRefExists(merchantRef: string, upstreamRef: string, area: TxRecord["area"]): Promise<boolean> {
     const rows = await this.db.query(
-      `select 1 from "transaction" where merchant_ref = ? and order_id = ? and area = ?`,
-      [merchantRef, orderId, area],
+      `select 1 from "transaction" where merchant_ref = ? and upstream_ref = ? and area = ?`,
+      [merchantRef, upstreamRef, area],
     );
     return rows.length > 0;
   }

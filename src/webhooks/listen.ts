@@ -5,6 +5,8 @@ import type { CliCommand, CliContext } from "../admin/cli.js";
 import { EVENT_TYPES } from "../transactions/transaction-event.entity.js";
 import { deliveryBody, deliveryHeaders } from "./signing.js";
 import type { KeyKindSpec } from "../auth/key-kinds.js";
+import type { AreaField } from "../module.js";
+import { placeAfter } from "../transactions/area-views.js";
 
 /**
  * `npm run admin -- listen --forward-to URL`: a merchant's local receiver gets the caller's events with no public
@@ -12,12 +14,13 @@ import type { KeyKindSpec } from "../auth/key-kinds.js";
  * headers a webhook delivery has, signed with a secret the merchant knows (docs/decisions/0103-listen-cli.md,
  * issue 18).
  */
-const QUERY = `subscription($lastEventId: ID) {
+/** The subscription: the snapshot's core keys and the areas' (`fields`: the snapshot keys the areas declare). */
+const queryOf = (fields: readonly AreaField[]) => `subscription($lastEventId: ID) {
   transactionUpdates(lastEventId: $lastEventId) {
     id type createdAt meta
     transaction {
       transactionId area status amount currency expiredAt createdAt updatedAt
-      orderId md5 clientId receiptUrl completedAt gatewayStatus { code message } payment
+      ${fields.map((f) => (f.snapshot?.select ? `${f.name} ${f.snapshot.select}` : f.name)).join(" ")} completedAt payment
     }
   }
 }`;
@@ -44,14 +47,24 @@ function parse(args: string[]): Flags {
   return out;
 }
 
-/** The webhook body's transaction: the snapshot's keys in its order, absent ones left out as the outbox does. */
-function snapshotOf(t: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The webhook body's transaction: the snapshot's keys in its order, absent ones left out as the outbox does (the
+ * areas' keys each after the key its field names, as the store places them: transactions/record.ts snapshot).
+ */
+function snapshotOf(t: Record<string, unknown>, fields: readonly AreaField[]): Record<string, unknown> {
   const order = ["transactionId", "area", "status", "amount", "currency", "expiredAt", "createdAt", "updatedAt"];
-  const optional = ["orderId", "md5", "clientId", "receiptUrl", "completedAt", "gatewayStatus", "payment"];
-  const out: Record<string, unknown> = {};
-  for (const k of order) out[k] = t[k];
-  for (const k of optional) if (t[k] !== null && t[k] !== undefined) out[k] = t[k];
-  return out;
+  const optional = ["completedAt", "payment"];
+  const present = (k: string) => (t[k] === null ? undefined : t[k]);
+  const core: [string, unknown][] = [
+    ...order.map((k): [string, unknown] => [k, t[k]]),
+    ...optional.map((k): [string, unknown] => [k, present(k)]),
+  ];
+  const placed = fields.flatMap((f) =>
+    f.snapshot !== undefined && present(f.name) !== undefined
+      ? [{ name: f.name, after: f.snapshot.after, value: t[f.name] }]
+      : [],
+  );
+  return placeAfter(core, placed);
 }
 
 interface Setup {
@@ -61,10 +74,12 @@ interface Setup {
   secret: string;
   secretSource: string;
   who: string;
+  /** The snapshot keys the service's areas declare (main.ts passes them). */
+  fields: readonly AreaField[];
 }
 
 /** `kinds`: the service's key kinds (main.ts passes its module list's), to tell a key's x-auth-type by its tag. */
-function setup(flags: Flags, ctx: CliContext, kinds: readonly KeyKindSpec[]): Setup {
+function setup(flags: Flags, ctx: CliContext, kinds: readonly KeyKindSpec[]): Omit<Setup, "fields"> {
   if (!flags["forward-to"]) throw new Error("--forward-to URL is required (e.g. http://127.0.0.1:3000/hooks)");
   let target: URL;
   try {
@@ -103,7 +118,7 @@ function setup(flags: Flags, ctx: CliContext, kinds: readonly KeyKindSpec[]): Se
 
 async function forward(s: Setup, e: Event): Promise<string> {
   const body = deliveryBody(e.id, e.type, new Date(e.createdAt), {
-    transaction: snapshotOf(e.transaction),
+    transaction: snapshotOf(e.transaction, s.fields),
     meta: e.meta,
   });
   const ts = Math.floor(Date.now() / 1000);
@@ -130,10 +145,10 @@ async function forward(s: Setup, e: Event): Promise<string> {
 }
 
 /** Subscribes until stopped; after a lost connection it subscribes again from the last event it forwarded. */
-async function run(args: string[], ctx: CliContext, kinds: readonly KeyKindSpec[]): Promise<number> {
+async function run(args: string[], ctx: CliContext, areas: ListenAreas): Promise<number> {
   let s: Setup;
   try {
-    s = setup(parse(args), ctx, kinds);
+    s = { ...setup(parse(args), ctx, areas.kinds), fields: areas.fields };
   } catch (err) {
     console.error((err as Error).message);
     return 2;
@@ -168,7 +183,7 @@ async function run(args: string[], ctx: CliContext, kinds: readonly KeyKindSpec[
         },
       });
       client.subscribe<{ transactionUpdates: Event }>(
-        { query: QUERY, variables: { lastEventId } },
+        { query: queryOf(s.fields), variables: { lastEventId } },
         {
           next: (v) => {
             const e = v.data?.transactionUpdates;
@@ -227,12 +242,18 @@ async function run(args: string[], ctx: CliContext, kinds: readonly KeyKindSpec[
   return Promise.race([stop, loop()]);
 }
 
-/** `npm run admin listen`, for the key kinds of the service's areas (main.ts passes them). */
-export function listenCommand(kinds: readonly KeyKindSpec[]): CliCommand {
+/** What `listen` knows of the service's areas: their key kinds, and the keys they add to the snapshot. */
+export interface ListenAreas {
+  kinds: readonly KeyKindSpec[];
+  fields: readonly AreaField[];
+}
+
+/** `npm run admin listen`, for the service's areas (main.ts passes them). */
+export function listenCommand(areas: ListenAreas): CliCommand {
   return {
     doc:
       "--forward-to URL [--events payment.completed,…] [--api-key KEY] [--secret whsec_…]: forward your events " +
       "to a local receiver as signed webhooks",
-    run: (args, ctx) => run(args, ctx, kinds),
+    run: (args, ctx) => run(args, ctx, areas),
   };
 }

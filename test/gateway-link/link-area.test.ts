@@ -115,11 +115,11 @@ describe("gateway-link area in real headless Chromium, against the link-page sim
       currency: "KHR" as const,
       meta: {},
       request: {},
-      clientId: "cl_shared_session",
+      upstreamRef: "cl_shared_session",
       expiresAt: new Date(Date.now() + 60_000),
     });
     const { tx } = await t.app.core.store.create(holder("txn_link_holder_a"));
-    expect(tx.clientId).toBe("cl_shared_session");
+    expect(tx.upstreamRef).toBe("cl_shared_session");
     await expect(t.app.core.store.create(holder("txn_link_holder_b"))).rejects.toMatchObject({ code: "23505" });
   });
 

@@ -138,7 +138,7 @@ describe("a PayWay page cannot vouch for itself", () => {
         return c.status === "SUCCESS" ? c : null;
       }, 20_000);
       expect(done.receiptUrl).toBeUndefined();
-      expect((await t.app.core.store.get(b.transactionId))?.receiptUrl ?? null).toBeNull();
+      expect((await t.app.core.store.get(b.transactionId))?.upstream.receiptUrl ?? null).toBeNull();
       expect(log.lines.join("\n")).toContain(`receipt URL dropped (not on the payment page's or its API's origin)`);
       expect(log.lines.join("\n")).toContain(`${CDN}/api/payment-gateway/v1/payments/download-receipt`);
     } finally {

@@ -1,6 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
 import { parse } from "csv-parse/sync";
-import { CSV_HEADER, csvCell, csvRow, localTime } from "../../src/transactions/csv-export.js";
+import { csvCell, csvColumns, csvLine, csvRow as areaRow, localTime } from "../../src/transactions/csv-export.js";
+import { areaViewsOf, MODULES } from "../../src/app.js";
 import { parseInstant, readExportRequest } from "../../src/transactions/export-route.js";
 import type { TxRecord } from "../../src/transactions/record.js";
 
@@ -12,14 +13,11 @@ const tx = (over: Partial<TxRecord> = {}): TxRecord => ({
   status: "SUCCESS",
   amount: "4000.00",
   currency: "KHR",
-  orderId: null,
-  md5: "0123456789abcdef0123456789abcdef",
-  clientId: null,
+  upstreamRef: "0123456789abcdef0123456789abcdef",
   qr: "000201",
   meta: {},
   request: {},
   upstream: { payment: { hash: "abc123", externalRef: "100FT42" } },
-  receiptUrl: null,
   expiresAt: new Date("2026-11-25T10:03:00Z"),
   createdAt: new Date("2026-11-25T10:00:00.123Z"),
   updatedAt: new Date("2026-11-25T10:01:00Z"),
@@ -30,9 +28,31 @@ const tx = (over: Partial<TxRecord> = {}): TxRecord => ({
   ...over,
 });
 
+// The columns of the service's areas, placed among the core's where each area's field says (AreaDefinition.data).
+const views = areaViewsOf(MODULES);
+const COLUMNS = csvColumns(views);
+const CSV_HEADER = csvLine(COLUMNS);
+const csvRow = (t: TxRecord, merchantName: string) => areaRow(t, merchantName, views, COLUMNS);
+
 const read = (csv: string) => parse(csv, { columns: true, relax_column_count: false }) as Record<string, string>[];
 
 describe("the reconciliation export's rows", () => {
+  it("has the columns it always had, in their order, the areas' among the core's", () => {
+    expect(COLUMNS.join(",")).toBe(
+      "transaction_id,merchant_id,merchant_name,area,status,amount,currency,created_at_utc,created_at_phnom_penh," +
+        "paid_at_utc,paid_at_phnom_penh,expired_at_utc,expired_at_phnom_penh,completed_at_utc,md5,order_id,client_id," +
+        "payment_hash,external_ref,receipt_url,late,meta",
+    );
+    const [gw] = read(CSV_HEADER + csvRow(tx({ area: "gateway", upstreamRef: "ORDER-1" }), "A"));
+    expect(gw).toMatchObject({ md5: "", order_id: "ORDER-1", client_id: "", receipt_url: "" });
+    const link = tx({ area: "gateway_link", upstreamRef: "cl_1", upstream: { receiptUrl: "https://r.example/1" } });
+    expect(read(CSV_HEADER + csvRow(link, "A"))[0]).toMatchObject({
+      md5: "",
+      client_id: "cl_1",
+      receipt_url: "https://r.example/1",
+    });
+  });
+
   it("open in a CSV parser with every field intact: Khmer, commas, quotes, line breaks, exact amounts", () => {
     const meta = { note: 'ការទូទាត់, "quoted"\r\nsecond line', n: 1.1 };
     const rows = read(
@@ -51,6 +71,8 @@ describe("the reconciliation export's rows", () => {
       paid_at_utc: "2026-11-25T10:01:00.000Z",
       paid_at_phnom_penh: "2026-11-25 17:01:00",
       expired_at_utc: "",
+      md5: "0123456789abcdef0123456789abcdef",
+      order_id: "",
       payment_hash: "abc123",
       external_ref: "100FT42",
       late: "false",

@@ -29,7 +29,7 @@ describe("monitor cadence: a pending transaction is checked once per interval, w
       status: "PENDING",
       amount: "2.00",
       currency: "USD",
-      md5: newId("md5"),
+      upstreamRef: newId("md5"),
       expiresAt: new Date(start + 600_000),
       nextCheckAt: new Date(start),
     });

@@ -24,7 +24,7 @@ describe("transition(): the one way a status changes", () => {
         status,
         amount: "1.50",
         currency: "USD",
-        md5: newId("md5"),
+        upstreamRef: newId("md5"),
         meta: { order: "A-1" },
         expiresAt: new Date(t.clock.now().getTime() + expiresInMs),
       })
@@ -101,7 +101,10 @@ describe("transition(): the one way a status changes", () => {
     expect(rows.map((r) => r.payload.transaction.status)).toEqual(["PENDING", "PENDING", "SUCCESS"]);
     const stored = await t.app.core.store.get(x.id);
     expect(stored).toMatchObject({ status: "SUCCESS", upstream: { scanned: true, paid: 1 }, version: 3 });
-    expect(results[3].event?.payload).toEqual({ transaction: snapshot(stored!), meta: { order: "A-1" } });
+    expect(results[3].event?.payload).toEqual({
+      transaction: snapshot(stored!, t.app.core.store.views),
+      meta: { order: "A-1" },
+    });
   });
 
   it("a terminal transaction never changes again", async () => {
@@ -114,39 +117,45 @@ describe("transition(): the one way a status changes", () => {
     });
     const again = await t.app.core.store.transition({ id: tx.id, to: "EXPIRED", event: "payment.expired" });
     const touch = await t.app.core.store.transition({ id: tx.id, event: "transaction.updated", upstream: { note: 1 } });
-    const scanned = await t.app.core.store.transition({ id: tx.id, event: "payment.scanned", receiptUrl: "https://x" });
+    const scanned = await t.app.core.store.transition({
+      id: tx.id,
+      event: "payment.scanned",
+      upstream: { receiptUrl: "https://x" },
+    });
     expect(again.won).toBe(false);
     expect(touch.won).toBe(false);
     expect(scanned.won).toBe(false);
     const now = await t.app.core.store.get(tx.id);
     expect(now?.status).toBe("SUCCESS");
-    expect(now?.receiptUrl).toBeNull();
+    expect(now?.upstream.receiptUrl).toBeUndefined();
     expect(now?.upstream.note).toBeUndefined();
     expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed"]);
   });
 
-  it("the one exception: a SUCCESS without a receipt takes its receipt once (transaction.updated); FAILED and EXPIRED never do", async () => {
+  it("the one exception: a SUCCESS takes an addition once (a receipt: transaction.updated); FAILED and EXPIRED never do", async () => {
+    // The area's value lives in its own part of the row (a link payment's receipt); the core names none.
     const tx = await create();
     const done = await t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" });
     const receipt = await t.app.core.store.transition({
       id: tx.id,
       event: "transaction.updated",
-      receiptUrl: "https://r/1",
+      addition: true,
+      upstream: { receiptUrl: "https://r/1" },
     });
     const second = await t.app.core.store.transition({
       id: tx.id,
       event: "transaction.updated",
-      receiptUrl: "https://r/2",
+      addition: true,
+      upstream: { receiptUrl: "https://r/2" },
     });
     expect(receipt.won).toBe(true);
     expect(receipt.tx).toMatchObject({
       status: "SUCCESS",
-      receiptUrl: "https://r/1",
+      upstream: { receiptUrl: "https://r/1" },
       completedAt: done.tx.completedAt,
     });
-    expect(receipt.event?.payload).toMatchObject({ transaction: { status: "SUCCESS", receiptUrl: "https://r/1" } });
     expect(second.won).toBe(false);
-    expect((await t.app.core.store.get(tx.id))?.receiptUrl).toBe("https://r/1");
+    expect((await t.app.core.store.get(tx.id))?.upstream.receiptUrl).toBe("https://r/1");
     expect((await events(tx.id)).map((e) => e.type)).toEqual([
       "payment.created",
       "payment.completed",
@@ -160,10 +169,16 @@ describe("transition(): the one way a status changes", () => {
         event: to === "FAILED" ? "payment.failed" : "payment.expired",
       });
       expect(
-        (await t.app.core.store.transition({ id: other.id, event: "transaction.updated", receiptUrl: "https://r/3" }))
-          .won,
+        (
+          await t.app.core.store.transition({
+            id: other.id,
+            event: "transaction.updated",
+            addition: true,
+            upstream: { receiptUrl: "https://r/3" },
+          })
+        ).won,
       ).toBe(false);
-      expect((await t.app.core.store.get(other.id))?.receiptUrl).toBeNull();
+      expect((await t.app.core.store.get(other.id))?.upstream.receiptUrl).toBeUndefined();
     }
   });
 
@@ -215,7 +230,7 @@ describe("transition(): the one way a status changes", () => {
           status: "PENDING",
           amount: "1.50",
           currency: "USD",
-          md5: newId("md5"),
+          upstreamRef: newId("md5"),
           expiresAt: new Date(t.clock.now().getTime() + 60_000),
         }),
       ).rejects.toThrow();
@@ -245,7 +260,7 @@ describe("transition(): the one way a status changes", () => {
         status: "PENDING",
         amount: "1.50",
         currency: "USD",
-        md5: newId("md5"),
+        upstreamRef: newId("md5"),
         expiresAt: new Date(t.clock.now().getTime() + 60_000),
       });
       const deliveries = await t.app.core.db.query<{ endpoint_ref: string }>(
@@ -281,7 +296,7 @@ describe("transition(): the one way a status changes", () => {
         currency: "USD" as const,
         expiresAt: new Date(t.clock.now().getTime() + 60_000),
         area: "qr" as const,
-        md5: newId("md5"),
+        upstreamRef: newId("md5"),
       });
       const checkCreated = async (created: Awaited<ReturnType<typeof t.app.core.store.create>>[]) => {
         for (const { tx, event } of created) {
@@ -324,7 +339,7 @@ describe("transition(): the one way a status changes", () => {
         area: "qr" as const,
         amount: "1.5",
         currency: "USD" as const,
-        md5: newId("md5"),
+        upstreamRef: newId("md5"),
         meta: { order: "A-1", nested: { z: 1, a: [1, 2] } },
       },
       {
@@ -332,14 +347,14 @@ describe("transition(): the one way a status changes", () => {
         status: "CHECKOUT" as const,
         amount: "5000",
         currency: "KHR" as const,
-        orderId: newId("o").slice(0, 20),
+        upstreamRef: newId("o").slice(0, 20),
         upstream: { gatewayStatus: { code: "0", message: "Success." }, deeplink: "x" },
       },
       {
         area: "gateway_link" as const,
         amount: "0.05",
         currency: "USD" as const,
-        clientId: "cl_1",
+        upstreamRef: "cl_1",
         qr: "000201",
         nextCheckAt: t.clock.now(),
       },
@@ -355,7 +370,7 @@ describe("transition(): the one way a status changes", () => {
       });
       const back = (await t.app.core.store.get(tx.id))!;
       expect(tx).toEqual(back);
-      expect(event.payload).toEqual({ transaction: snapshot(back), meta: back.meta });
+      expect(event.payload).toEqual({ transaction: snapshot(back, t.app.core.store.views), meta: back.meta });
       const [stored] = await t.app.core.db.query<{ payload: unknown }>(
         `select payload from transaction_event where id = ?`,
         [event.id],
@@ -374,7 +389,7 @@ describe("transition(): the one way a status changes", () => {
         status: "PENDING",
         amount: "1.505",
         currency: "USD",
-        md5: newId("md5"),
+        upstreamRef: newId("md5"),
         expiresAt: new Date(t.clock.now().getTime() + 60_000),
       }),
     ).rejects.toThrow(/at most 2 decimals/);
@@ -385,7 +400,7 @@ describe("transition(): the one way a status changes", () => {
     t.clock.advance(1500 + t.app.core.store.graceMs("qr"));
     const [a, b] = await Promise.all([
       t.app.core.store.findForKey(tenant.keyIds.qr, { id: tx.id, area: "qr" }),
-      t.app.core.store.findForKey(tenant.keyIds.qr, { md5: tx.md5!, area: "qr" }),
+      t.app.core.store.findForKey(tenant.keyIds.qr, { upstreamRef: tx.upstreamRef!, area: "qr" }),
     ]);
     expect(a?.status).toBe("EXPIRED");
     expect(b?.status).toBe("EXPIRED");
@@ -395,7 +410,7 @@ describe("transition(): the one way a status changes", () => {
   it("another key's transaction reads as missing", async () => {
     const tx = await create();
     expect(await t.app.core.store.findForKey(tenant.keyIds.gateway, { id: tx.id, area: "qr" })).toBeNull();
-    expect(await t.app.core.store.findForKey("key_nobody", { md5: tx.md5!, area: "qr" })).toBeNull();
+    expect(await t.app.core.store.findForKey("key_nobody", { upstreamRef: tx.upstreamRef!, area: "qr" })).toBeNull();
   });
 
   it("stores money exactly (numeric), never as a float", async () => {

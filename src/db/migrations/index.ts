@@ -8,6 +8,7 @@ import { M0007AreasRegistered } from "./m0007-areas-registered.js";
 import { M0008DeliveryBodies } from "./m0008-delivery-bodies.js";
 import { M0009MerchantReturnUrl } from "./m0009-merchant-return-url.js";
 import { M0010DeliveryCreatedIndex } from "./m0010-delivery-created-index.js";
+import { M0011UpstreamRef } from "./m0011-upstream-ref.js";
 
 /**
  * The central migrations: the shared tables. An area's own tables and constraints come with its module
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   { name: "m0008-delivery-bodies", class: M0008DeliveryBodies },
   { name: "m0009-merchant-return-url", class: M0009MerchantReturnUrl },
   { name: "m0010-delivery-created-index", class: M0010DeliveryCreatedIndex },
+  { name: "m0011-upstream-ref", class: M0011UpstreamRef },
 ];
