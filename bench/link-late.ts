@@ -89,7 +89,7 @@ async function seedExpired(
       values.push(upstream, now);
     }
     await db.query(
-      `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, client_id, qr, meta,
+      `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr, meta,
          request, upstream, expires_at, created_at, updated_at, completed_at) values ${rows.join(", ")}`,
       values,
     );

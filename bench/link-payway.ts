@@ -98,7 +98,7 @@ async function seedFollowed(s: Servers, dbUrl: string, tenant: BenchTenant, n: n
       const now = new Date();
       const poll = sealPoll(box, id, pollSessionOf(s, c));
       await db.query(
-        `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, client_id, qr, meta,
+        `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr, meta,
            request, upstream, expires_at, created_at, updated_at, next_check_at)
          values ($1, 'gateway_link', $2, $3, 'PENDING', $4, 'KHR', $5, $6, '{}', $7, $8, $9, $10, $10, $10)`,
         [

@@ -181,7 +181,8 @@ describe("one tenant at its share of the browser pool, another tenant's generate
   /** Declines every payment of `tenant` not ended yet (its payer says no on the page). */
   async function declineAll(tenant: Tenant): Promise<void> {
     const open = await t.app.core.db.query<{ client_id: string }>(
-      `select client_id from "transaction" where api_key_ref = ? and status in ('PENDING', 'EXPIRED') and client_id is not null`,
+      `select upstream_ref as client_id from "transaction"
+       where api_key_ref = ? and status in ('PENDING', 'EXPIRED') and upstream_ref is not null`,
       [tenant.keyIds.gatewayLink],
     );
     for (const { client_id } of open) await post(`${t.url}/sim/link/decline`, { clientId: client_id });

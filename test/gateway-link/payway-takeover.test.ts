@@ -69,7 +69,7 @@ describe("a PayWay payment whose worker is killed is finished by another, withou
     try {
       const final = await waitFor(async () => {
         const r = await pgc.query<{ status: string; receipt_url: string | null }>(
-          `select status, receipt_url from "transaction" where id = $1`,
+          `select status, upstream ->> 'receiptUrl' as receipt_url from "transaction" where id = $1`,
           [transactionId],
         );
         return r.rows[0]?.status === "SUCCESS" ? r.rows[0] : null;

@@ -26,7 +26,7 @@ async function checkedOnce(t: TestApp, orderId: string): Promise<void> {
   await waitFor(
     async () => {
       const [row] = await t.app.core.db.query<{ at: Date }>(
-        `select next_check_at as at from "transaction" where order_id = ?`,
+        `select next_check_at as at from "transaction" where area = 'gateway' and upstream_ref = ?`,
         [orderId],
       );
       return new Date(row.at).getTime() > t.clock.now().getTime() + 30_000;

@@ -58,7 +58,7 @@ describe("transition(): the one way a status changes", () => {
           to: "SUCCESS",
           event: "payment.completed",
           upstream: { payment: { hash: i === 5 ? "bad\u0000hash" : `h${i}` } },
-          ...(i === 7 ? { clientId: "client\u0000id" } : {}),
+          ...(i === 7 ? { upstreamRef: "client\u0000id" } : {}),
         }),
       ),
     );
@@ -315,7 +315,7 @@ describe("transition(): the one way a status changes", () => {
       // Two gateway orders with one order id among 40 creates: the unique index refuses whichever is written second.
       const orderId = newId("o").slice(0, 20);
       const inputs = Array.from({ length: 40 }, (_, i) =>
-        i === 7 || i === 23 ? { ...input(i), area: "gateway" as const, md5: null, orderId } : input(i),
+        i === 7 || i === 23 ? { ...input(i), area: "gateway" as const, upstreamRef: orderId } : input(i),
       );
       const results = await Promise.allSettled(inputs.map((x) => t.app.core.store.create(x)));
       const failed = results.flatMap((r, i) =>
