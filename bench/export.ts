@@ -34,7 +34,7 @@ async function seed(dbUrl: string, merchantId: string, keyId: string, n: number,
   await db.connect();
   try {
     await db.query(
-      `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, md5, qr, meta, request,
+      `insert into "transaction" (id, area, merchant_ref, api_key_ref, status, amount, currency, upstream_ref, qr, meta, request,
          upstream, expires_at, created_at, updated_at, completed_at)
        select 'txn_bench_' || ($4::int + g), 'qr', $1, $2,
          case when g % 2 = 0 then 'SUCCESS' else 'EXPIRED' end,

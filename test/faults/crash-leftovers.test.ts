@@ -82,7 +82,7 @@ describe("crash leftovers", () => {
         expect(retry.status).toBe(200);
         const answer = retry.body as { transactionId: string; data: { md5: string; qr: string }; status: string };
         const { rows } = await c.query<{ id: string; md5: string; qr: string }>(
-          `select id, md5, qr from "transaction" where api_key_ref = $1`,
+          `select id, upstream_ref as md5, qr from "transaction" where api_key_ref = $1`,
           [tenant.keyIds.qr],
         );
         expect(rows).toHaveLength(1);

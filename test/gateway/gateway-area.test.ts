@@ -162,7 +162,9 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
       code: "CONFLICT",
       details: [{ field: "qrData.orderId" }],
     });
-    const rows = await t.app.core.db.query(`select id from "transaction" where area = 'gateway' and upstream_ref = ?`, [id]);
+    const rows = await t.app.core.db.query(`select id from "transaction" where area = 'gateway' and upstream_ref = ?`, [
+      id,
+    ]);
     expect(rows).toHaveLength(1);
   });
 

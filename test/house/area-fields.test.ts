@@ -34,7 +34,11 @@ export function namedFields(source: string, names: readonly string[], columns: r
     if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) {
       const name = node.text.replace(/^#/, "");
       if (names.includes(name)) found.add(name);
-    } else if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateLiteralToken(node)) {
+    } else if (
+      ts.isStringLiteral(node) ||
+      ts.isNoSubstitutionTemplateLiteral(node) ||
+      ts.isTemplateLiteralToken(node)
+    ) {
       if (names.includes(node.text) || columns.includes(node.text)) found.add(node.text);
       for (const [c, re] of column) if (re.test(node.text)) found.add(c);
     }
@@ -47,7 +51,9 @@ export function namedFields(source: string, names: readonly string[], columns: r
 describe("areas own their data", () => {
   const views = areaViewsOf([...MODULES, terminalModule]);
   const names = views.names();
-  const columns = views.fields.flatMap((f) => (f.csv !== undefined && f.csv.column.includes("_") ? [f.csv.column] : []));
+  const columns = views.fields.flatMap((f) =>
+    f.csv !== undefined && f.csv.column.includes("_") ? [f.csv.column] : [],
+  );
 
   it("knows the areas' fields from their declarations", () => {
     // Each of the three areas shows at least one field of its own; the check below is only as good as this list.

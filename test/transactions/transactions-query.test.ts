@@ -117,7 +117,10 @@ describe("transactions connection (GraphQL)", () => {
     expect(await ids({ status: "SUCCESS" })).toEqual([mine.b[1]]);
     expect(await ids({ search: "ORD-ALPHA" })).toHaveLength(2);
     expect(await ids({ search: "ORD-ALPHA-2" })).toEqual([mine.a.at(-1)]);
-    const [row] = await t.app.core.db.query<{ md5: string }>(`select md5 from "transaction" where id = ?`, [mine.a[3]]);
+    const [row] = await t.app.core.db.query<{ md5: string }>(
+      `select upstream_ref as md5 from "transaction" where id = ?`,
+      [mine.a[3]],
+    );
     expect(await ids({ search: row.md5 })).toEqual([mine.a[3]]);
     expect(await ids({ search: mine.b[2].slice(0, -3) })).toContain(mine.b[2]);
     expect(await ids({ search: "%" })).toEqual([]); // LIKE wildcards are literal
