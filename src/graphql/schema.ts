@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { buildSchemaSync, type NonEmptyArray } from "type-graphql";
+import { buildSchemaSync, getMetadataStorage, type NonEmptyArray } from "type-graphql";
 import { GraphQLEnumType, printSchema, type GraphQLSchema } from "graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { RefuseNul } from "./refuse-nul.js";
@@ -24,6 +24,10 @@ export function buildAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[
   if (schema === undefined) {
     // Filled and read in one synchronous step: no other build can see these values.
     for (const e of enums) e.enum.fill(e.values);
+    // type-graphql keeps an object type's field list once a schema is built and adds the fields of the field
+    // resolvers it is given to that list: a later schema of the process would carry every earlier list's (the areas'
+    // fields, transactions/area-fields.ts). Each build lists its own.
+    for (const t of getMetadataStorage().objectTypes) t.fields = undefined;
     schema = buildSchemaSync({
       // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql's own resolver list type
       resolvers: resolvers as unknown as NonEmptyArray<Function>,

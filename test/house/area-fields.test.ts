@@ -2,8 +2,9 @@ import { describe, it, expect } from "@jest/globals";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
-import { areaViewsOf, MODULES } from "../../src/app.js";
+import { areaViewsOf, MODULES, schemaSdl } from "../../src/app.js";
 import { terminalModule } from "../fixtures/fourth-area/index.js";
+import type { AreaDefinition } from "../../src/module.js";
 
 /**
  * Areas own their data (docs/decisions/0208-areas-own-their-data.md): the core — transactions, checkout, webhooks,
@@ -77,5 +78,32 @@ describe("areas own their data", () => {
       namedFields(readFileSync(f, "utf8"), names, columns).map((n) => `${f}: ${n}`),
     );
     expect(named).toEqual([]);
+  });
+
+  it("a new area's field joins the transaction types of its app's schema, and no other's", async () => {
+    const area: AreaDefinition = {
+      ...(terminalModule.area as AreaDefinition),
+      data: {
+        fields: [
+          {
+            name: "terminalSerial",
+            type: () => String,
+            nullable: true,
+            description: "Card-terminal area",
+            none: null,
+            snapshot: { after: "updatedAt" },
+          },
+        ],
+        present: (tx) => ({ terminalSerial: tx.upstreamRef }),
+      },
+    };
+    const terminal = { ...terminalModule, area };
+    const typeOf = (sdl: string, name: string) => new RegExp(`\\ntype ${name} \\{[^}]*\\}`).exec(sdl)?.[0] ?? "";
+    const withIt = await schemaSdl([...MODULES, terminal]);
+    expect(typeOf(withIt, "Transaction")).toContain('"""Card-terminal area"""\n  terminalSerial: String');
+    expect(typeOf(withIt, "TransactionSnapshot")).toContain("terminalSerial: String");
+    const without = await schemaSdl(MODULES);
+    expect(without).not.toContain("terminalSerial");
+    expect(typeOf(without, "Transaction")).toContain("orderId: String");
   });
 });

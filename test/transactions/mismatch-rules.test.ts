@@ -43,7 +43,7 @@ describe("a payment-link approval is checked against the QR the page produced", 
         ? {}
         : { amount, creationTimestamp: 1_800_000_000_000, expirationTimestamp: 1_800_000_180_000 }),
     }).qr;
-  const tx = (q: string) => ({ amount: "5000.00", currency: "KHR", qr: q, clientId: "cl_1" }) as unknown as TxRecord;
+  const tx = (q: string) => ({ amount: "5000.00", currency: "KHR", qr: q, upstreamRef: "cl_1" }) as unknown as TxRecord;
   const now = new Date(1_800_000_100_000);
 
   it("the QR's own amount and currency (tags 54, 53) must be the request's; a QR without an amount differs", () => {
