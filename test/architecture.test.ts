@@ -138,7 +138,14 @@ describe("the module layering (docs/architecture.md)", () => {
       ["d.ts", []],
     ]);
     expect(circlesOf(graph)).toEqual([["a.ts", "b.ts", "c.ts", "a.ts"]]);
-    expect(circlesOf(new Map([["a.ts", ["b.ts"]], ["b.ts", []]]))).toEqual([]);
+    expect(
+      circlesOf(
+        new Map([
+          ["a.ts", ["b.ts"]],
+          ["b.ts", []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it("reads imports the way the rule needs (a violation is caught)", () => {
