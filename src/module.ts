@@ -115,6 +115,11 @@ export interface Module {
    * body: request field → the transaction's field, plus fixed values). The demo module declares its parts' controls.
    */
   simulatorControls?: Record<string, SimulatorControl[]>;
+  /**
+   * Services this module builds in `create` that other modules are given (the transactions module's store and read
+   * model, the admin module's AdminService): app.ts adds them to what the modules after it in the list receive.
+   */
+  provides?: object;
   /** What /readyz should say about this module (merged into `details`); informational, never failing it. */
   readiness?(): Record<string, unknown>;
 }

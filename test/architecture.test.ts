@@ -19,6 +19,7 @@ const LAYERS: string[][] = [
   ["admin", "events", "simulators"],
   ["webhooks"],
   ["qr", "gateway", "gateway-link", "dashboard", "checkout"],
+  ["http"],
   ["app.ts", "index.ts"],
   ["demo"],
   ["main.ts"],
