@@ -194,11 +194,11 @@ export interface AppOptions {
 }
 
 /**
- * The composition root (docs/architecture.md), in four named parts: `openStorage` (the database, migrations and
- * the job scheduler), `buildCore` (the shared mechanisms every module may be given), `openHttp` (the listeners and
- * the HTTP edge every request passes: request ids, logs, throttles, health, metrics) and `mountModules` (what the
- * modules serve: their handlers, the GraphQL edge, the REST paths, the docs and the dashboard); then the modules
- * start, and `stopApp` ends it all in reverse.
+ * The composition root (docs/architecture.md): `openStorage` (the database, migrations and the job scheduler),
+ * `buildCore` (the shared mechanisms), the HTTP edge's listeners (`openHttp`, src/http/), `createModules` (each
+ * module in list order, given the core and the services the modules before it provide), what the modules serve
+ * handed to the edge (`mountApi` with `apiOf`), the listeners' last handlers; then the modules start, and `stopApp`
+ * ends it all in reverse. The edge's policy is src/http/'s (docs/decisions/0219-the-http-edge-decides.md).
  */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const defs: ModuleList = opts.modules ?? MODULES;

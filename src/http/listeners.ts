@@ -39,7 +39,7 @@ export interface Http {
 export interface HttpDeps {
   logger: Logger;
   clock: Clock;
-  metrics: Pick<Metrics, "middleware"> & Metrics;
+  metrics: Metrics;
   auth: Pick<Authenticator, "isAdminToken" | "verifyClientToken">;
 }
 
