@@ -34,13 +34,21 @@ describe("a fourth area, added by one line of the module list", () => {
   let secret: string;
   const modules = [...MODULES, terminalModule];
 
-  const createKey = async (kind: string, target: Record<string, string> = {}) =>
+  const createKey = async (kind: string) =>
     (
       await t.admin<{ createApiKey: { apiKey: string; key: { id: string; kind: string } } }>(
         `mutation($i: ApiKeyInput!) { createApiKey(input: $i) { apiKey key { id kind } } }`,
-        { i: { merchantId, kind, ...target } },
+        { i: { merchantId, kind } },
       )
     ).createApiKey;
+  /** A terminal key, bound to a terminal (the area's own admin mutation; createApiKey names built-in targets only). */
+  const createTerminalKey = async (terminalConfigId: string, merchant = merchantId) => {
+    const { createTerminalKey: created } = await t.admin<{ createTerminalKey: { apiKey: string; keyId: string } }>(
+      `mutation($i: TerminalKeyInput!) { createTerminalKey(input: $i) { apiKey keyId } }`,
+      { i: { merchantId: merchant, terminalConfigId } },
+    );
+    return { apiKey: created.apiKey, key: { id: created.keyId, kind: "terminal" } };
+  };
   const createTerminal = async (upstreamTerminalId: string, merchant = merchantId) =>
     (
       await t.admin<{ createTerminalConfig: { id: string } }>(
@@ -48,7 +56,7 @@ describe("a fourth area, added by one line of the module list", () => {
         { i: { merchantId: merchant, name: `Till ${upstreamTerminalId}`, upstreamTerminalId } },
       )
     ).createTerminalConfig.id;
-  const terminalKey = async () => (await createKey("terminal", { terminalConfigId })).apiKey;
+  const terminalKey = async () => (await createTerminalKey(terminalConfigId)).apiKey;
   const graphql = async <T>(query: string, variables: Record<string, unknown>, headers: Record<string, string>) => {
     const res = await fetch(`${t.url}/graphql`, {
       method: "POST",
@@ -87,7 +95,7 @@ describe("a fourth area, added by one line of the module list", () => {
     );
     merchantId = createMerchant.id;
     terminalConfigId = await createTerminal("T-100");
-    const created = await createKey("terminal", { terminalConfigId });
+    const created = await createTerminalKey(terminalConfigId);
     key = created.apiKey;
     keyId = created.key.id;
     const { createWebhookEndpoint } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
@@ -230,9 +238,9 @@ describe("a fourth area, added by one line of the module list", () => {
     // Read before anything starts (no database, no listener): the same config without simulators, an environment
     // without its upstream's address (with simulators it defaults to its simulator's).
     const config = { ...t.app.core.config, simulators: false };
-    const started = createApp(config, { modules, env: { TERMINAL_MONITOR_INTERVAL_MS: "300" } });
+    const started = createApp(config, { modules: [terminalModule], env: { TERMINAL_MONITOR_INTERVAL_MS: "300" } });
     await expect(started).rejects.toThrow(new ConfigError("TERMINAL_API_URL is required"));
-    const bad = createApp(config, { modules, env: { TERMINAL_API_URL: "ftp://terminal.example" } });
+    const bad = createApp(config, { modules: [terminalModule], env: { TERMINAL_API_URL: "ftp://terminal.example" } });
     await expect(bad).rejects.toThrow(/^TERMINAL_API_URL must use http: or https:, got "ftp:"$/);
   });
 
@@ -288,21 +296,31 @@ describe("a fourth area, added by one line of the module list", () => {
   });
 
   it("binds its keys to one of its configurations (the key target), checked by the admin API", async () => {
-    const refuse = async (target: Record<string, string>) =>
-      (
-        await graphql<unknown>(
-          `
-            mutation ($i: ApiKeyInput!) {
-              createApiKey(input: $i) {
-                apiKey
-              }
+    // The admin API's createApiKey knows the kind, and that its keys need a terminal.
+    const unbound = await graphql<unknown>(
+      `
+        mutation ($i: ApiKeyInput!) {
+          createApiKey(input: $i) {
+            apiKey
+          }
+        }
+      `,
+      { i: { merchantId, kind: "terminal" } },
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+    );
+    expect(JSON.stringify(unbound.errors)).toMatch(/terminalConfigId.*is required for a terminal key/);
+    const refuse = (id: string) =>
+      graphql<unknown>(
+        `
+          mutation ($i: TerminalKeyInput!) {
+            createTerminalKey(input: $i) {
+              apiKey
             }
-          `,
-          { i: { merchantId, kind: "terminal", ...target } },
-          { authorization: `Bearer ${ADMIN_TOKEN}` },
-        )
-      ).errors?.[0]?.message;
-    expect(await refuse({})).toMatch(/terminalConfigId is required for a terminal key/);
+          }
+        `,
+        { i: { merchantId, terminalConfigId: id } },
+        { authorization: `Bearer ${ADMIN_TOKEN}` },
+      ).then((r) => JSON.stringify(r.errors));
     // Another merchant's terminal is not this merchant's to bind.
     const { createMerchant: other } = await t.admin<{ createMerchant: { id: string } }>(
       `mutation($i: MerchantInput!) { createMerchant(input: $i) { id } }`,
@@ -319,7 +337,7 @@ describe("a fourth area, added by one line of the module list", () => {
         },
       },
     );
-    expect(await refuse({ terminalConfigId: await createTerminal("T-200", other.id) })).toMatch(
+    expect(await refuse(await createTerminal("T-200", other.id))).toMatch(
       /Terminal configuration not found for this merchant/,
     );
     const listed = await t.admin<{ terminalConfigs: { id: string; upstreamTerminalId: string }[] }>(
@@ -346,7 +364,7 @@ describe("a fourth area, added by one line of the module list", () => {
 
   it("calls its upstream through the shared client: a refusal is UPSTREAM_UNAVAILABLE naming the terminal API", async () => {
     const off = await createTerminal("T-OFF-1");
-    const { apiKey } = await createKey("terminal", { terminalConfigId: off });
+    const { apiKey } = await createTerminalKey(off);
     const res = await graphql<unknown>(
       `
         mutation {
