@@ -124,6 +124,8 @@ describe(`no function in src/ over ${MAX_LINES} lines`, () => {
         "src/checkout/checkout-view.ts",
       ]),
     );
+    // The fixture fourth area, written as a folder of src/ would be, is measured with src/.
+    expect(sources(FIXTURE_AREA).map((file) => relative(ROOT, file))).toContain("test/fixtures/fourth-area/index.ts");
     // A browser script's shapes: a custom element's method and a closure assigned to a property.
     const page = `class Page extends HTMLElement {\n  render(o) {\n    this.onClick = (ev) => {\n${body(119)}\n    };\n  }\n}\n`;
     expect(measureFunctions("page.js", page)).toEqual([
