@@ -16,7 +16,7 @@ const DISTINCT = 1000;
 const RUNS = 5;
 const TARGET_MS = 200;
 
-type Work = (i: number) => number;
+export type Work = (i: number) => number;
 let sink = 0; // results feed this so the optimiser cannot drop the calls
 
 /** CPU milliseconds for n iterations. */
@@ -42,7 +42,7 @@ function median(xs: number[]): number {
 }
 
 /** Median ops/s of ours and of the SDK, their runs interleaved. */
-function compare(name: string, ours: Work, baseline: Work): Row {
+export function compare(name: string, ours: Work, baseline: Work): Row {
   const nOurs = calibrate(ours);
   const nBase = calibrate(baseline);
   const a: number[] = [];

@@ -1,7 +1,7 @@
 // `npm run bench`: every section in order, printed as markdown; a full run also writes bench/results.md.
 // BENCH_QUICK=1 runs a ~1–2 minute smoke of the same sections (figures not meaningful, nothing written).
 // --only=NAME[,NAME…] runs only the sections whose name contains one of them (codec, load, embedded load,
-// link monitors, link time to QR, link payway, link late watch, events, floods, lifecycle, startup, export), e.g. `npm run bench -- --only=floods`; nothing is written then either.
+// link monitors, link time to QR, link payway, link late watch, events, floods, lifecycle, startup, export, libs: graphql-armor, libs: lru-cache, libs: zod and envalid), e.g. `npm run bench -- --only=floods`; nothing is written then either.
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,9 @@ import { benchEmbedded } from "./embedded.js";
 import { benchFlood } from "./flood.js";
 import { benchLifecycle } from "./lifecycle.js";
 import { benchExportSection } from "./export.js";
+import { benchArmorSection } from "./libs-armor.js";
+import { benchLruSection } from "./libs-lru.js";
+import { benchConfigSection } from "./libs-config.js";
 
 const quick = process.env.BENCH_QUICK === "1";
 const only = process.argv
@@ -87,6 +90,10 @@ async function main(): Promise<void> {
   await run("lifecycle", () => benchLifecycle({ quick, log }));
   await run("startup", () => benchStartup({ quick, log }));
   await run("export", () => benchExportSection({ quick, log }));
+  // Hand-written code beside the library that could replace it (issue 38 item 8): `--only=libs`.
+  await run("libs: graphql-armor", () => benchArmorSection());
+  await run("libs: lru-cache", () => benchLruSection());
+  await run("libs: zod and envalid", async () => benchConfigSection());
   console.error(`# done in ${Math.round((Date.now() - started) / 1000)} s`);
   if (quick || only) return;
   const out = fileURLToPath(new URL("../../bench/results.md", import.meta.url));

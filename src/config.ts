@@ -482,6 +482,8 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 /**
  * A module's own settings, read from the environment by the rules above (module.ts `settings`): a bad value stops
  * the start with a ConfigError naming the variable, as loadConfig's own do. An area's settings live with the area.
+ * zod and envalid were measured against these readers and not adopted
+ * (docs/decisions/0229-configuration-reader-stays-ours.md).
  */
 export class EnvReader {
   constructor(private readonly env: Env) {}

@@ -5,6 +5,10 @@ import type { ClassOf } from "./graphql/container.js";
 import type { KeyKindSpec } from "./auth/key-kinds.js";
 import type { MigrationSpec } from "./db/orm.js";
 import type { Config, EnvReader } from "./config.js";
+import type { Clock } from "./clock.js";
+import type { Db } from "./db/sql.js";
+import type { Logger } from "./logger.js";
+import type { UpstreamOrigins } from "./upstreams/origins.js";
 
 export type { ClassOf, KeyKindSpec, MigrationSpec };
 
@@ -122,6 +126,64 @@ export interface ModuleDefinition<Deps, M extends Module = Module, S = undefined
   settings?(env: EnvReader, config: Config): S;
   /** `settings`: what `settings(env, config)` read, when the module has any. */
   create(deps: Deps, settings: S): M;
+  /**
+   * Demo mode's part of an area: a dynamic import of the area's own `demo.ts` (`() => import("./demo.js")`), the one
+   * file of its folder that may import its simulator. Loaded only in demo mode (src/demo/), so a production
+   * process never loads a simulator.
+   */
+  demo?(): Promise<AreaDemo<S, M>>;
+}
+
+/** What an area's demo part may use (the demo module's deps), besides the area's own settings. */
+export interface DemoPartDeps {
+  clock: Clock;
+  logger: Logger;
+  db: Db;
+  upstreamOrigins: Pick<UpstreamOrigins, "set">;
+}
+
+/** An area's stand-in upstream in demo mode (and in tests): mounted on the service's port, started and stopped with it. */
+export interface DemoPart {
+  mount(app: Express): void;
+  /** The dashboard's buttons for a transaction of the area (README "Simulator controls"). */
+  controls: SimulatorControl[];
+  /** The simulator itself, for tests to drive (the demo module's `simulators`, by the area's kind). */
+  simulator?: unknown;
+  start?(): Promise<void>;
+  stop?(): Promise<void>;
+}
+
+/**
+ * An area's part of the demo tenant (src/demo/seed.ts): its key, and what the key is bound to, created through the
+ * area's running module `M`.
+ */
+export interface DemoSeed<M extends Module = Module> {
+  label: string;
+  /** Its field in demo.json's `keys` (documented: qr, gateway, gatewayLink) and in its `ids`. */
+  keyField: string;
+  idField: string;
+  /** How the banner names its key. */
+  bannerLabel: string;
+  /** Its entry in demo.json's `simulators`. */
+  simulator: { name: string; url(base: string): string };
+  /** The banner's hint of how to pay on its simulator (`/sim/network/pay {"md5"}`). */
+  payHint?: string;
+  /** The banner's first thing to try, given the base URL and the demo key of this area. */
+  tryIt?(base: string, key: string): string[];
+  /** Creates what its key is bound to: the key input's target field, and ids a restart needs. */
+  target?(
+    module: M,
+    merchantId: string,
+    base: string,
+  ): Promise<{ input: Record<string, string>; ids: Record<string, string> }>;
+  /** On a restart with the same tenant: point what it created at this process (the port may differ). */
+  refresh?(module: M, ids: Record<string, string>, base: string): Promise<void>;
+}
+
+/** An area's `demo.ts`: its simulator (a demo part, given the area's own settings) and its demo seed. */
+export interface AreaDemo<S = unknown, M extends Module = Module> {
+  part?(deps: DemoPartDeps, settings: S): DemoPart;
+  seed?: DemoSeed<M>;
 }
 
 /** What a module may read of a committed event (the events module's StoredEvent has all of it). */
@@ -168,6 +230,11 @@ export interface Module {
    * body: request field → the transaction's field, plus fixed values). The demo module declares its parts' controls.
    */
   simulatorControls?: Record<string, SimulatorControl[]>;
+  /**
+   * Services this module builds in `create` that other modules are given (the transactions module's store and read
+   * model, the admin module's AdminService): app.ts adds them to what the modules after it in the list receive.
+   */
+  provides?: object;
   /** What /readyz should say about this module (merged into `details`); informational, never failing it. */
   readiness?(): Record<string, unknown>;
 }

@@ -7,6 +7,7 @@ import { type ClientPrincipal, type KeyPrincipal, type Principal } from "./princ
 import type { SecretBox } from "./secret-box.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import type { Invalidation, Invalidations } from "../cache/invalidation.js";
+import { credentialsFromHeaders } from "./credentials.js";
 
 const LAST_USED_EVERY_MS = 60_000;
 /**
@@ -100,10 +101,20 @@ export class Authenticator {
     return this.adminToken;
   }
 
+  /**
+   * The admin-token check, the one of the service: GraphQL's admin principal (fromCredentials), the operator HTTP
+   * paths (isAdminRequest) and the metrics scrape all ask it.
+   */
   isAdminToken(token: string): boolean {
     const a = createHash("sha256").update(token).digest();
     const b = createHash("sha256").update(this.adminToken).digest();
     return timingSafeEqual(a, b);
+  }
+
+  /** Whether an HTTP request carries the admin token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+  isAdminRequest(headers: Record<string, string | string[] | undefined>): boolean {
+    const token = credentialsFromHeaders(headers).bearer ?? "";
+    return token !== "" && this.isAdminToken(token);
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * A small in-process read-through cache with a time-to-live and a size bound. Concurrent misses of one key
  * share one load. A value whose load began before an invalidation is handed to its callers but not kept,
- * so a revocation that commits while a lookup is in flight cannot be undone by that lookup.
+ * so a revocation that commits while a lookup is in flight cannot be undone by that lookup. lru-cache was measured
+ * against it and not adopted (docs/decisions/0228-ttl-cache-stays-ours.md).
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();

@@ -1,19 +1,28 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { App } from "../app.js";
+import { MODULES, type App, type ModuleList } from "../app.js";
+import type { DemoSeed, Module } from "../module.js";
 import { writeFileAtomic } from "../db/data-dir.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
 import { webhooksModule } from "../webhooks/index.js";
-import { DEMO_SEEDS, type DemoSeed } from "./seeds.js";
+import { loadDemos } from "./areas.js";
 
+/** demo.json: its `keys` and `simulators` have a field per area with a demo seed (README: qr, gateway, gatewayLink). */
 export interface DemoFile {
   baseUrl: string;
   adminToken: string;
-  keys: { qr: string; gateway: string; gatewayLink: string };
+  keys: Record<string, string>;
   webhook: { url: string; secret: string };
-  simulators: { network: string; gateway: string; link: string };
+  simulators: Record<string, string>;
   /** Not among the documented demo.json fields; kept so a restart finds the same tenant. */
-  ids?: { merchant: string; qrKey: string; gatewayKey: string; linkKey: string; linkConfig: string; webhook: string };
+  ids?: Record<string, string>;
+}
+
+/** An area's seed with its running module (what its target is created through). */
+interface Seeding {
+  kind: string;
+  seed: DemoSeed;
+  module: Module;
 }
 
 /** The demo merchant's deeplink settings: its generic QRs carry a deeplink (issue 20). */
@@ -24,17 +33,26 @@ const DEMO_DEEPLINK = {
 };
 
 /**
- * The demo tenant of `npm start`: a merchant, one key of each area that has a demo seed (`DEMO_SEEDS`, keyed by
- * area), a webhook endpoint pointing at the built-in inbox; printed and written to DATA_DIR/demo.json. Restarting
- * reuses the same tenant and keys.
+ * The demo tenant of `npm start`: a merchant, one key of each area of `modules` that has a demo seed (its
+ * `demo.ts`), a webhook endpoint pointing at the built-in inbox; printed and written to DATA_DIR/demo.json.
+ * Restarting reuses the same tenant and keys.
  *
  * `print` receives the banner (keys, URLs, what to try): main.ts prints it on stdout; a test that seeds a demo
  * in its own process passes nothing, so its output stays the test runner's.
  */
-export async function seedDemo(app: App, print: (banner: string) => void = () => undefined): Promise<DemoFile> {
+export async function seedDemo(
+  app: App,
+  print: (banner: string) => void = () => undefined,
+  modules: ModuleList = MODULES,
+): Promise<DemoFile> {
   const { config, admin } = app.core;
   const webhooks = app.module(webhooksModule).endpoints;
-  const seeds = app.core.kinds.kinds().flatMap((kind) => (DEMO_SEEDS[kind] ? [DEMO_SEEDS[kind]] : []));
+  const seedings: Seeding[] = (await loadDemos(modules)).flatMap(({ def, demo }) =>
+    demo.seed === undefined || def.area === undefined
+      ? []
+      : [{ kind: def.area.key.kind, seed: demo.seed, module: app.module(def) }],
+  );
+  const seeds = seedings.map((s) => s.seed);
   const file = join(config.dataDir, "demo.json");
   const base = app.url;
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as DemoFile) : null;
@@ -43,8 +61,8 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
   if (previous?.ids && existing) {
     demo = { ...previous, baseUrl: base };
     // The port may differ from the last run: keep the tenant's URLs pointing at this process.
-    const ids = previous.ids as unknown as Record<string, string>;
-    for (const seed of seeds) await seed.refresh?.(app, ids, base);
+    const ids = previous.ids;
+    for (const { seed, module } of seedings) await seed.refresh?.(module, ids, base);
     await webhooks.update(previous.ids.webhook, { url: `${base}/sim/inbox` });
     // Demo data from before deeplink settings existed gets them too.
     if (existing.deeplinkAppName === null) await admin.updateMerchant(existing.id, DEMO_DEEPLINK);
@@ -65,11 +83,11 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
     const ids: Record<string, string> = { merchant: merchant.id };
     const secret = WebhookEndpointService.newSecret();
     const endpoints = [];
-    for (const seed of seeds) {
-      const bound = (await seed.target?.(app, merchant.id, base)) ?? { input: {}, ids: {} };
+    for (const { kind, seed, module } of seedings) {
+      const bound = (await seed.target?.(module, merchant.id, base)) ?? { input: {}, ids: {} };
       const key = await admin.createApiKey({
         merchantId: merchant.id,
-        kind: seed.kind,
+        kind,
         label: seed.label,
         ...bound.input,
       });
@@ -81,10 +99,10 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
     demo = {
       baseUrl: base,
       adminToken: "",
-      keys: keys as DemoFile["keys"],
+      keys,
       webhook: { url: `${base}/sim/inbox`, secret },
       simulators: simulatorUrls(seeds, base),
-      ids: ids as unknown as DemoFile["ids"],
+      ids,
     };
   }
   demo.adminToken = app.core.auth.adminTokenForDemo();
@@ -99,11 +117,13 @@ export async function seedDemo(app: App, print: (banner: string) => void = () =>
 
 /** demo.json's `simulators`: where each area's simulated upstream is. */
 function simulatorUrls(seeds: DemoSeed[], base: string): DemoFile["simulators"] {
-  return Object.fromEntries(seeds.map((s) => [s.simulator.name, s.simulator.url(base)])) as DemoFile["simulators"];
+  return Object.fromEntries(seeds.map((s) => [s.simulator.name, s.simulator.url(base)]));
 }
 
 function banner(d: DemoFile, file: string, seeds: DemoSeed[]): string {
-  const keys = d.keys as unknown as Record<string, string>;
+  const keys = d.keys;
+  const tryIt = seeds.find((s) => s.tryIt !== undefined);
+  const pays = seeds.flatMap((s) => (s.payHint === undefined ? [] : [s.payHint]));
   const lines = [
     "",
     "  Payment QR Service — demo mode (embedded simulators; nothing leaves this machine)",
@@ -115,12 +135,24 @@ function banner(d: DemoFile, file: string, seeds: DemoSeed[]): string {
     ...seeds.map((s) => `  ${s.bannerLabel.padEnd(25)} ${keys[s.keyField]}`),
     `  Webhook secret            ${d.webhook.secret}`,
     "",
-    `  Try: curl -s ${d.baseUrl}/qr/generate -H 'content-type: application/json' -H 'x-auth-type: api-key' \\`,
-    `         -H 'x-api-key: ${d.keys.qr}' -d '{"amount":1.5,"currency":840,"expiredAfter":120000}'`,
-    `  Pay on the simulators: POST ${d.baseUrl}/sim/network/pay {"md5"}, /sim/gateway/pay {"tranId","outcome"},`,
-    `         /sim/link/approve {"clientId"} (all controls: README, "Simulator controls")`,
+    ...(tryIt?.tryIt?.(d.baseUrl, keys[tryIt.keyField] ?? "") ?? []).map((l, i) =>
+      i === 0 ? `  Try: ${l}` : `  ${l}`,
+    ),
+    ...payLines(d.baseUrl, pays),
     `  All of this is in ${file}`,
     "",
   ];
   return `${lines.join("\n")}\n`;
+}
+
+/** The banner's "Pay on the simulators" lines: each area's hint, two to a line. */
+function payLines(base: string, hints: string[]): string[] {
+  if (hints.length === 0) return [];
+  const rows: string[] = [];
+  for (let i = 0; i < hints.length; i += 2) rows.push(hints.slice(i, i + 2).join(", "));
+  const last = rows.length - 1;
+  return rows.map((row, i) => {
+    const text = i === last ? `${row} (all controls: README, "Simulator controls")` : `${row},`;
+    return i === 0 ? `  Pay on the simulators: POST ${base}${text}` : `         ${text}`;
+  });
 }

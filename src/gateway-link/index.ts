@@ -254,4 +254,6 @@ export const linkModule: ModuleDefinition<LinkModuleDeps, LinkModule, LinkSettin
   rateLimited: ["/gateway-link"],
   settings: linkSettings,
   create: createLinkModule,
+  // Demo mode only (src/demo/ loads it): its simulator and its part of the demo tenant.
+  demo: () => import("./demo.js"),
 };

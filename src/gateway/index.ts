@@ -114,4 +114,6 @@ export const gatewayModule: ModuleDefinition<GatewayModuleDeps, GatewayModule, G
   rateLimited: ["/gateway"],
   settings: gatewaySettings,
   create: createGatewayModule,
+  // Demo mode only (src/demo/ loads it): its simulator and its part of the demo tenant.
+  demo: () => import("./demo.js"),
 };

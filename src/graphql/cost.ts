@@ -22,6 +22,8 @@ import {
  * 1, times how many times it will be resolved: a list multiplies what is selected under it by its size
  * (`first` where the field takes one, otherwise the assumed size below). Fields that do more than read a
  * value cost more (a PNG render, a query per row). Introspection is not priced (it is off in production).
+ * graphql-armor's cost-limit was measured against this rule and not adopted
+ * (docs/decisions/0227-graphql-limits-stay-ours.md).
  */
 const FIELD_COST: Record<string, number> = {
   "Query.transactions": 5,

@@ -5,32 +5,18 @@ import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/di
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
 import type { RequestHandler } from "express";
-import { execute, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from "graphql";
+import { execute, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
-import type { Logger } from "../logger.js";
 import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
-import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting.js";
 import { stringifyExact } from "../exact-json.js";
-import { checkoutViewError, outsideCheckoutView } from "./checkout-view.js";
-import { costError, operationCost } from "./cost.js";
 import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
 import { withExplorerLink } from "./explorer.js";
-import type { GraphQLEdge } from "./server.js";
+import type { FailureLog, GraphQLEdge } from "./edge.js";
+import type { GraphQLAdmission } from "./admission.js";
 
 // The HTTP edge of /graphql: Apollo Server with the service's operation checks and response rules, the express
 // middleware in front of it, and the REST shim's direct runner (graphql-js without Apollo's pipeline).
-
-/** Logs the cause of an INTERNAL (error) or SERVICE_UNAVAILABLE (warning) answer; the client sees a generic message. */
-export type FailureLog = (f: GraphQLFormattedError, err: unknown, path: unknown, where: string) => void;
-
-export function failureLog(logger: Logger): FailureLog {
-  return (f, err, path, where) => {
-    if (f.extensions?.code === "INTERNAL") logger.error({ err, path }, `internal error in ${where}`);
-    else if (f.extensions?.code === "SERVICE_UNAVAILABLE")
-      logger.warn({ err, path }, `service unavailable during ${where}`);
-  };
-}
 
 export interface OperationLimits {
   maxCost: number;
@@ -39,9 +25,8 @@ export interface OperationLimits {
 }
 
 export interface ApolloEdgeDeps {
-  schema: GraphQLSchema;
+  admission: GraphQLAdmission;
   httpServer: Server;
-  limitsRule: ValidationRule;
   introspection: boolean;
   exposeInternals: boolean;
   limits: OperationLimits;
@@ -58,8 +43,9 @@ export function createApollo(deps: ApolloEdgeDeps): ApolloServer<GqlContext> {
   /** Responses measured in willSendResponse, so stringifyResult does not serialise them a second time. */
   const serialised = new WeakMap<object, string>();
   return new ApolloServer<GqlContext>({
-    schema: deps.schema,
-    validationRules: [deps.limitsRule],
+    schema: deps.admission.schema,
+    // Apollo parses and validates with graphql-js's rules; the edge's limits are the admission's (admission.ts).
+    validationRules: [deps.admission.limitsRule],
     introspection: deps.introspection,
     allowBatchedHttpRequests: false,
     // "Did you mean …?" suggestions name fields and types: off where introspection is (production).
@@ -85,7 +71,7 @@ export function createApollo(deps: ApolloEdgeDeps): ApolloServer<GqlContext> {
     },
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer }),
-      operationRules(deps.schema, deps.limits, serialised),
+      operationRules(deps.admission, deps.limits, serialised),
       // The default cache-control plugin wraps every field resolver to collect hints; no type declares any,
       // so it only cost time on every field of every operation (REST included).
       ApolloServerPluginCacheControlDisabled(),
@@ -117,32 +103,26 @@ function landingPage(): ApolloServerPlugin<GqlContext> {
 }
 
 /**
- * The per-operation rules of HTTP: no subscriptions, the checkout view for client tokens, the cost budget, the
- * time budget, the response-size cap, and the status of an answer that answered nothing.
+ * The per-operation rules of HTTP: the admission's verdict (no subscriptions, the checkout view for client tokens,
+ * the cost budget), the time budget, the response-size cap, and the status of an answer that answered nothing.
  */
 function operationRules(
-  schema: GraphQLSchema,
+  admission: GraphQLAdmission,
   limits: OperationLimits,
   serialised: WeakMap<object, string>,
 ): ApolloServerPlugin<GqlContext> {
   return {
     async requestDidStart() {
       return {
-        // Apollo would run a subscription operation over HTTP as a query (its resolvers expect a stream: INTERNAL).
-        async didResolveOperation({ operation, contextValue, document, request }) {
-          if (operation?.operation === "subscription")
-            throw new GraphQLError("Subscriptions are served over graphql-ws (WebSocket) on /graphql, not over HTTP", {
-              extensions: { code: "BAD_USER_INPUT", http: { status: 400 } },
-            });
-          if (contextValue.principal.type === "client") {
-            const outside = outsideCheckoutView(schema, document);
-            if (outside.length > 0) throw checkoutViewError(outside);
-          }
-          const tooCostly = costError(
-            operationCost(schema, document, request.variables, request.operationName),
-            limits.maxCost,
-          );
-          if (tooCostly !== null) throw tooCostly;
+        async didResolveOperation({ contextValue, document, request }) {
+          const refusal = admission.operation({
+            document,
+            operationName: request.operationName,
+            variables: request.variables,
+            principal: contextValue.principal,
+            transport: "http",
+          });
+          if (refusal !== null) throw refusal;
         },
         // The time budget: once it is spent, every field still to resolve fails at once (what was
         // resolved is kept), so an operation cannot hold the process for longer than GRAPHQL_TIME_BUDGET_MS.
@@ -216,6 +196,7 @@ function shapeAnswer(
  */
 export function graphqlMiddleware(
   apollo: ApolloServer<GqlContext>,
+  admission: GraphQLAdmission,
   contextFor: GraphQLEdge["contextFor"],
 ): RequestHandler {
   const apolloMiddleware = expressMiddleware(apollo, {
@@ -223,11 +204,11 @@ export function graphqlMiddleware(
   });
   return (req, res, next) => {
     const query: unknown = (req.body as { query?: unknown } | undefined)?.query ?? req.query?.query;
-    const nesting = typeof query === "string" ? documentNesting(query) : 0;
-    if (nesting > MAX_DOCUMENT_NESTING) {
+    const tooDeep = typeof query === "string" ? admission.tooDeep(query) : null;
+    if (tooDeep !== null) {
       res
         .status(400)
-        .json({ errors: [{ message: tooDeepMessage(nesting), extensions: { code: "BAD_USER_INPUT", details: [] } }] });
+        .json({ errors: [{ message: tooDeep.message, extensions: { code: "BAD_USER_INPUT", details: [] } }] });
       return;
     }
     return apolloMiddleware(req, res, next);

@@ -25,7 +25,8 @@ const NOTHING: Size = { depth: 0, fields: 0 };
  * following every spread anew costs 2^n for n fragments that each spread the next one twice, and a 1 KB
  * document held the event loop for seconds (docs/decisions/0139-graphql-validation-is-linear.md). Measuring
  * stops at the first field over the limit, and is not continued into an unknown fragment or around a cycle
- * (graphql-js's own rules refuse those documents).
+ * (graphql-js's own rules refuse those documents). graphql-armor's max-depth and max-aliases were measured against
+ * this rule and not adopted (docs/decisions/0227-graphql-limits-stay-ours.md).
  */
 export function limitsRule(maxDepth: number, maxFields: number) {
   return (context: ValidationContext): ASTVisitor => {

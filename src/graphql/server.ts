@@ -1,42 +1,20 @@
 import type { IncomingMessage, Server } from "node:http";
-import type { ApolloServer } from "@apollo/server";
-import type { RequestHandler } from "express";
-import {
-  parse,
-  specifiedRules,
-  validate,
-  type DocumentNode,
-  type GraphQLFormattedError,
-  type GraphQLSchema,
-} from "graphql";
+import type { GraphQLSchema } from "graphql";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { ResolverContainer } from "./container.js";
 import { credentialsFromHeaders } from "../auth/credentials.js";
 import type { GqlContext } from "./context.js";
-import { limitsRule } from "./limits.js";
+import { GraphQLAdmission } from "./admission.js";
+import { failureLog, type GraphQLEdge } from "./edge.js";
 import type { Invalidations } from "../cache/invalidation.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
 import type { BearerThrottle } from "../auth/bearer-throttle.js";
 import type { SocketLimits } from "./sockets.js";
-import { createApollo, directRunner, failureLog, graphqlMiddleware } from "./http-edge.js";
+import { createApollo, directRunner, graphqlMiddleware } from "./http-edge.js";
 import { createWebSocketEdge } from "./ws-edge.js";
 
-export interface GraphQLEdge {
-  schema: GraphQLSchema;
-  apollo: ApolloServer<GqlContext>;
-  middleware: RequestHandler;
-  contextFor(headers: Record<string, string | string[] | undefined>, requestId: string): Promise<GqlContext>;
-  /** Parses and validates a fixed document once (the REST shim's eight); throws when it is not valid. */
-  prepare(source: string): DocumentNode;
-  /** Executes a prepared document against the schema, errors formatted exactly as Apollo formats them. */
-  run(
-    document: DocumentNode,
-    variables: Record<string, unknown>,
-    ctx: GqlContext,
-  ): Promise<{ data?: Record<string, unknown> | null; errors?: GraphQLFormattedError[] }>;
-  dispose(): Promise<void>;
-}
+export type { GraphQLEdge };
 
 /** Apollo Server 5 on express at /graphql, graphql-ws on the same server and path. */
 export interface GraphQLEdgeDeps {
@@ -104,31 +82,27 @@ export async function createGraphQLEdge(
       idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
     };
   };
-  const limits = limitsRule(12, 500);
-  const rules = [...specifiedRules, limits];
   const opLimits = deps.limits ?? DEFAULT_OPERATION_LIMITS;
+  // One admission for both doors and the REST shim's fixed documents (admission.ts).
+  const admission = new GraphQLAdmission(schema, { introspection: deps.introspection, maxCost: opLimits.maxCost });
   const sockets = createWebSocketEdge({
-    schema,
+    admission,
     httpServer,
     auth,
     logger,
     container,
     exposeInternals,
-    introspection: deps.introspection,
     invalidations: deps.invalidations,
     limiter: deps.limiter ?? null,
     throttle: deps.credentialThrottle ?? null,
     addressOf: deps.addressOf ?? ((req) => req.socket.remoteAddress ?? "unknown"),
     limits: deps.ws ?? DEFAULT_WS_LIMITS,
-    maxCost: opLimits.maxCost,
-    rules,
     logFailure,
     now: deps.now ?? Date.now,
   });
   const apollo = createApollo({
-    schema,
+    admission,
     httpServer,
-    limitsRule: limits,
     introspection: deps.introspection,
     exposeInternals,
     limits: opLimits,
@@ -136,19 +110,12 @@ export async function createGraphQLEdge(
     drainSockets: () => sockets.drain(),
   });
   await apollo.start();
-  const prepare = (source: string): DocumentNode => {
-    const document = parse(source);
-    const errors = validate(schema, document, rules);
-    if (errors.length > 0)
-      throw new Error(`invalid fixed GraphQL document: ${errors.map((e) => e.message).join("; ")}`);
-    return document;
-  };
   return {
     schema,
     apollo,
-    middleware: graphqlMiddleware(apollo, contextFor),
+    middleware: graphqlMiddleware(apollo, admission, contextFor),
     contextFor,
-    prepare,
+    prepare: (source) => admission.prepare(source),
     run: directRunner(schema, exposeInternals, logFailure),
     async dispose() {
       sockets.stopSweep();

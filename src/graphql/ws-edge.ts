@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { WebSocketServer } from "ws";
 import { useServer, type Extra } from "graphql-ws/use/ws";
 import type { ServerOptions } from "graphql-ws";
-import { getOperationAST, GraphQLError, validate, type DocumentNode, type GraphQLSchema } from "graphql";
+import { GraphQLError } from "graphql";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { Principal } from "../auth/principal.js";
@@ -11,21 +11,19 @@ import type { ResolverContainer } from "./container.js";
 import { credentialsFromConnectionParams } from "../auth/credentials.js";
 import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
-import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting.js";
 import type { Invalidations } from "../cache/invalidation.js";
 import { bucketOf, rateLimitedMessage, type RateLimiter } from "../auth/rate-limit.js";
 import { throttledMessage, type BearerThrottle } from "../auth/bearer-throttle.js";
 import { CLOSE, SocketRegistry, type SocketLimits, type TrackedSocket } from "./sockets.js";
-import { checkoutViewError, outsideCheckoutView } from "./checkout-view.js";
-import { costError, operationCost } from "./cost.js";
 import { SharedExecution } from "./shared-execution.js";
 import { SharedFrames } from "./frames.js";
 import { InitWait } from "./init-wait.js";
-import type { FailureLog } from "./http-edge.js";
+import type { FailureLog } from "./edge.js";
+import type { GraphQLAdmission } from "./admission.js";
 
 // The websocket edge of /graphql: graphql-ws on the HTTP server's upgrade, with this service's admission (caps per
 // address and credential, the shared credential throttle, the rate limiter), the per-operation checks HTTP makes
-// too (nesting, validation, cost, the checkout view), re-authorisation of open sockets, and the idle sweep.
+// too (the admission of admission.ts: nesting, validation, cost, the checkout view), re-authorisation of open sockets, and the idle sweep.
 
 type Credentials = ReturnType<typeof credentialsFromConnectionParams>;
 /** What a /graphql websocket carries through graphql-ws (`ctx.extra`). */
@@ -38,22 +36,19 @@ export type SocketExtra = {
 type WsOptions = ServerOptions<Record<string, unknown>, Extra & Partial<SocketExtra>>;
 
 export interface WebSocketEdgeDeps {
-  schema: GraphQLSchema;
+  /** The rules every document and operation passes, the same as over HTTP (admission.ts). */
+  admission: GraphQLAdmission;
   httpServer: Server;
   auth: Pick<Authenticator, "fromCredentials">;
   logger: Logger;
   container: ResolverContainer;
   exposeInternals: boolean;
-  introspection: boolean;
   invalidations?: Invalidations;
   limiter: RateLimiter | null;
   throttle: Pick<BearerThrottle, "refusal" | "fail"> | null;
   /** Who an upgrade request comes from (src/auth/client-address.ts): the budgets per address are charged to it. */
   addressOf: (req: IncomingMessage) => string;
   limits: SocketLimits & { keepaliveMs: number; idleTimeoutMs: number };
-  maxCost: number;
-  /** The validation rules of every operation (graphql-js's and the edge's limits). */
-  rules: Parameters<typeof validate>[2];
   logFailure: FailureLog;
   now: () => number;
 }
@@ -122,7 +117,7 @@ export function createWebSocketEdge(deps: WebSocketEdgeDeps): WebSocketEdge {
   const formatErrors = subscriptionErrors(deps);
   const cleanup = useServer<Record<string, unknown>, SocketExtra>(
     {
-      schema: deps.schema,
+      schema: deps.admission.schema,
       // Ours (init-wait.ts): graphql-ws's timer closed sockets whose connection_init had arrived but not been read.
       connectionInitWaitTimeout: 0,
       subscribe: (args) => shared.subscribe(args),
@@ -237,8 +232,9 @@ function socketAdmission(
 }
 
 /**
- * A subscribe message: nesting, parse, credentials again, rate limit and the socket's operation caps,
- * validation (once per document), cost and the checkout view; an error for this subscription, never the socket.
+ * A subscribe message: the document's text (nesting, parse), credentials again, rate limit and the socket's
+ * operation caps, then validation (once per document) and the operation's verdict: the admission of HTTP
+ * (admission.ts); an error for this subscription, never the socket.
  */
 function subscriptionGate(
   deps: WebSocketEdgeDeps,
@@ -246,26 +242,15 @@ function subscriptionGate(
   shared: SharedExecution,
   reauthorise: Reauthorise,
 ): NonNullable<WsOptions["onSubscribe"]> {
-  const { schema, limiter } = deps;
-  const validDocuments = new WeakSet<DocumentNode>();
-  const outsideView = new WeakMap<DocumentNode, ReturnType<typeof outsideCheckoutView>>();
+  const { admission, limiter } = deps;
   return async (ctx, _id, payload) => {
     const socket = ctx.extra.socket;
     ctx.extra.lastActive = deps.now();
-    const nesting = documentNesting(payload.query);
-    if (nesting > MAX_DOCUMENT_NESTING) return operationError(tooDeepMessage(nesting), "BAD_USER_INPUT");
-    // graphql-ws lets a syntax error escape and closes the whole socket with 4500 (every other
-    // subscription on it ends too); answered as an error for this subscription instead.
-    let document: DocumentNode;
-    try {
-      document = shared.parseShared(payload.query);
-    } catch (err) {
-      return [
-        err instanceof GraphQLError
-          ? err
-          : new GraphQLError("The document could not be parsed", { extensions: { code: "BAD_USER_INPUT" } }),
-      ];
-    }
+    // graphql-ws lets a syntax error escape and closes the whole socket with 4500 (every other subscription on it
+    // ends too); answered as an error for this subscription instead. The same text is the same DocumentNode
+    // (parseShared), so a document validated once is valid for good: every checkout page subscribes with one.
+    const parsed = admission.parse(payload.query, (source) => shared.parseShared(source));
+    if ("errors" in parsed) return parsed.errors;
     const principal = await reauthorise(socket, ctx.extra);
     if (principal === null || ctx.extra.ctx === undefined)
       return operationError("The credential of this socket is no longer valid", "UNAUTHENTICATED");
@@ -275,33 +260,17 @@ function subscriptionGate(
     }
     const refusal = sockets.startOperation(socket, Object.keys(ctx.subscriptions).length);
     if (refusal !== null) return operationError(refusal, "RATE_LIMITED");
-    // A document is the same DocumentNode for the same text (parseShared), so one that validated once is
-    // valid for good: every checkout page subscribes with the same document.
-    if (!validDocuments.has(document)) {
-      const errors = validate(schema, document, deps.rules);
-      if (errors.length > 0)
-        return deps.introspection
-          ? errors
-          : errors.map((e) => Object.assign(e, { message: e.message.replace(/ ?Did you mean .*\?$/, "") }));
-      validDocuments.add(document);
-    }
-    if (getOperationAST(document, payload.operationName) === null)
-      return operationError("Unable to identify operation", "BAD_USER_INPUT");
-    const tooCostly = costError(
-      operationCost(schema, document, payload.variables ?? undefined, payload.operationName),
-      deps.maxCost,
-    );
-    if (tooCostly !== null) return [tooCostly];
-    if (principal.type === "client") {
-      let outside = outsideView.get(document);
-      if (outside === undefined) outsideView.set(document, (outside = outsideCheckoutView(schema, document)));
-      if (outside.length > 0) return [checkoutViewError(outside)];
-    }
+    const { document } = parsed;
+    const invalid = admission.validate(document);
+    if (invalid.length > 0) return invalid;
+    const { operationName, variables } = payload;
+    const refused = admission.operation({ document, operationName, variables, principal, transport: "websocket" });
+    if (refused !== null) return [refused];
     return {
-      schema,
+      schema: admission.schema,
       document,
-      operationName: payload.operationName,
-      variableValues: payload.variables,
+      operationName,
+      variableValues: variables,
       contextValue: ctx.extra.ctx,
     };
   };

@@ -281,4 +281,6 @@ export const qrModule: ModuleDefinition<QrModuleDeps, QrModule, QrSettings> = {
   rateLimited: ["/qr", "/cards"],
   settings: qrSettings,
   create: createQrModule,
+  // Demo mode only (src/demo/ loads it): its simulator and its part of the demo tenant.
+  demo: () => import("./demo.js"),
 };

@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from "express";
 import { AppError, type ErrorCode, type FieldError } from "../errors.js";
 import type { GqlContext } from "../graphql/context.js";
-import type { GraphQLEdge } from "../graphql/server.js";
+import type { GraphQLEdge } from "../graphql/edge.js";
 import { httpStatusFor, UNAVAILABLE_MESSAGE } from "../graphql/errors.js";
 import { databaseUnavailable } from "../db/unavailable.js";
 import type { RestRoute } from "./route-table.js";

@@ -1,42 +1,75 @@
 import type { Module, ModuleDefinition } from "../module.js";
-import type { TransactionQuery } from "./transaction-query.js";
-import type { TransactionStore } from "./transition.js";
-import type { Idempotency } from "./idempotency.js";
+import { TransactionQuery } from "./transaction-query.js";
+import { TransactionStore, type ExpiryPolicy } from "./transition.js";
+import type { AreaViews } from "./area-views.js";
+import { Idempotency } from "./idempotency.js";
+import type { EventSink } from "./stored-event.js";
+import type { OutboxFanout } from "./outbox-sql.js";
 import { Transaction } from "./transaction.entity.js";
 import { TransactionEvent } from "./transaction-event.entity.js";
 import { TransactionsResolver } from "./transactions.resolver.js";
 import { OverviewResolver } from "./overview.resolver.js";
 import { MismatchResolutions, MismatchResolver } from "./mismatch.resolver.js";
-import { PaymentRechecks, type RecheckRegistry } from "./recheck.js";
+import { PaymentRechecks, RecheckRegistry } from "./recheck.js";
 import { RecheckResolver } from "./recheck.resolver.js";
 import { TRANSACTIONS_MIGRATIONS } from "./migrations.js";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 
-/**
- * The transaction tables and their read side over GraphQL. The write model (TransactionStore, the one
- * transition function) and the read model (TransactionQuery) are built by app.ts's core, because every
- * area writes through the one and reads through the other. So is the registry of the areas' rechecks, which each
- * area fills when it is created; the recheck itself (recheck.ts) is this module's.
- */
-export interface TransactionsModuleDeps {
+/** What the transactions module builds for the modules after it (app.ts hands these on; decision 0220). */
+export interface TransactionServices {
+  /** The write model: create and the one transition function. */
   store: TransactionStore;
+  /** The read model: cursor pages and single transactions, scoped by principal. */
   query: TransactionQuery;
   idempotency: Idempotency;
-  clock: Clock;
-  db: Db;
-  logger: Logger;
+  /** Each area registers what asking its upstream again about one payment is (recheck.ts). */
   rechecks: RecheckRegistry;
 }
 
-export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
-  const rechecks = new PaymentRechecks({ ...deps, registry: deps.rechecks });
+/**
+ * What the transactions module is built from: shared mechanisms, and the ports app.ts plugs in from the module list
+ * (the events module's bus, the webhooks module's delivery rows, the areas' expiry policies).
+ */
+export interface TransactionsModuleDeps {
+  clock: Clock;
+  db: Db;
+  logger: Logger;
+  bus: EventSink;
+  outboxFanout: OutboxFanout | null;
+  expiryPolicies: Partial<Record<string, ExpiryPolicy>>;
+  areaViews: AreaViews;
+}
+
+export interface TransactionsModule extends Module {
+  provides: TransactionServices;
+}
+
+/**
+ * The transaction tables, their write model (TransactionStore, the one transition function), their read model
+ * (TransactionQuery), idempotency and the registry of the areas' rechecks, with their read side over GraphQL. Every
+ * area writes through the store and reads through the query: the module provides them to the modules after it.
+ */
+export function createTransactionsModule(deps: TransactionsModuleDeps): TransactionsModule {
+  const store = new TransactionStore(
+    deps.db,
+    deps.bus,
+    deps.clock,
+    deps.outboxFanout,
+    deps.expiryPolicies,
+    deps.areaViews,
+  );
+  const query = new TransactionQuery(deps.db, store, deps.clock);
+  const idempotency = new Idempotency(deps.db, deps.clock);
+  const registry = new RecheckRegistry();
+  const rechecks = new PaymentRechecks({ ...deps, store, query, registry });
   return {
+    provides: { store, query, idempotency, rechecks: registry },
     resolvers: [
-      new TransactionsResolver(deps.query, deps.store),
-      new OverviewResolver(deps.query),
-      new MismatchResolver(new MismatchResolutions(deps.store, deps.clock)),
+      new TransactionsResolver(query, store),
+      new OverviewResolver(query),
+      new MismatchResolver(new MismatchResolutions(store, deps.clock)),
       new RecheckResolver(rechecks),
     ],
     jobs: [
@@ -45,7 +78,7 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
         name: "idempotency.prune",
         every: "10 minutes",
         lockLifetimeMs: 60_000,
-        run: async () => void (await deps.idempotency.prune()),
+        run: async () => void (await idempotency.prune()),
       },
       // A recheck's row gates the next one for seconds; a day later it gates nothing.
       {
@@ -58,7 +91,7 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Module {
   };
 }
 
-export const transactionsModule: ModuleDefinition<TransactionsModuleDeps> = {
+export const transactionsModule: ModuleDefinition<TransactionsModuleDeps, TransactionsModule> = {
   name: "transactions",
   entities: [Transaction, TransactionEvent],
   resolvers: [TransactionsResolver, OverviewResolver, MismatchResolver, RecheckResolver],

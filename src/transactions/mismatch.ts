@@ -4,7 +4,6 @@
 // three areas and the read side say it one way.
 
 import type { Json, TxStatus } from "./transaction.entity.js";
-import type { TxRecord } from "./record.js";
 import { moneyText } from "./money.js";
 
 export type MismatchField = "amount" | "currency" | "account";
@@ -53,13 +52,16 @@ export function heldSql(alias = ""): string {
   return `((${u} -> 'mismatch') is not null and (${u} #> '{mismatch,resolution}') is null)`;
 }
 
-export function mismatchOf(tx: Pick<TxRecord, "upstream">): MismatchRecord | null {
+/** What the mismatch rules read of a transaction (a TxRecord has it; named here so record.ts may import this file). */
+type HasUpstream = { upstream: Json };
+
+export function mismatchOf(tx: HasUpstream): MismatchRecord | null {
   const m = tx.upstream.mismatch;
   return m !== null && typeof m === "object" ? (m as MismatchRecord) : null;
 }
 
 /** Held: a mismatch no operator has resolved (the status is what it was when it arrived: PENDING, CHECKOUT, EXPIRED). */
-export function isHeld(tx: Pick<TxRecord, "upstream">): boolean {
+export function isHeld(tx: HasUpstream): boolean {
   const m = mismatchOf(tx);
   return m !== null && m.resolution === undefined;
 }

@@ -21,7 +21,7 @@ interface LinkConfigView {
   expectedPayeeSource: string | null;
 }
 
-/** The twin's QRs pay this account (src/demo/payway-twin.ts). */
+/** The twin's QRs pay this account (src/simulators/payway/running-twin.ts). */
 const TWIN_PAYEE = "sim_payway@abaa";
 /** An origin the page may load from (LINK_ALLOWED_ORIGINS): a CDN's, say. Not a place for receipts. */
 const CDN = "https://cdn.example.com";

@@ -1,8 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, checkFailures, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
-import type { GatewaySimulator } from "../../src/simulators/gateway/index.js";
 import { waitFor } from "../support/wait.js";
-import { demoModule } from "../../src/demo/index.js";
+import { gatewaySim } from "../support/simulators.js";
 
 interface GwQr {
   transactionId: string;
@@ -125,7 +124,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
     const b = (await gen({ lifetime: 3 })).body as GwQr;
     expect(((await status({ transactionId: b.transactionId })).body as GwStatus).status).toBe("CHECKOUT");
     // Several monitor rounds see the gateway report PENDING, which is what CHECKOUT means: no transaction.updated.
-    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const sim = gatewaySim(t.app);
     const checks = sim.state.calls.check;
     await waitFor(async () => sim.state.calls.check >= checks + 3, 15_000);
     const types = async () =>
@@ -169,7 +168,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
   });
 
   it("the contract's amount, lifetime and field rules → 400 naming the field and the rule; the gateway sees none", async () => {
-    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const sim = gatewaySim(t.app);
     const calls = sim.state.calls.generate;
     const khmerItems = [{ name: "ក".repeat(120), quantity: 1, price: 1 }];
     const cases: [Record<string, unknown>, string, RegExp][] = [
@@ -203,7 +202,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
   });
 
   it("KHR and USD, with and without items in Khmer: generated at the strict simulator and checked to SUCCESS", async () => {
-    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const sim = gatewaySim(t.app);
     const items = [
       { name: "កាហ្វេទឹកដោះគោ", quantity: 2, price: 2.5 },
       { name: "នំបញ្ចុក", quantity: 1, price: 5 },
@@ -225,7 +224,7 @@ describe("hosted gateway area over REST, against the gateway simulator", () => {
   });
 
   it("sends the configuration's QR image template, the one it is changed to, or the request's own", async () => {
-    const sim = t.app.module(demoModule).gateway as GatewaySimulator;
+    const sim = gatewaySim(t.app);
     const sent = async (qrData: Record<string, unknown> = {}) => {
       const b = (await gen(qrData)).body as GwQr;
       return sim.state.transactions.get(`gw_merchant_1/${b.orderId}`)?.qrImageTemplate;

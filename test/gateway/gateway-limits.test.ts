@@ -3,7 +3,7 @@ import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type
 import pg from "pg";
 import { gatewayModule } from "../../src/gateway/index.js";
 import { Client } from "../support/http.js";
-import { demoModule } from "../../src/demo/index.js";
+import { gatewaySim } from "../support/simulators.js";
 import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 7: the gateway's limits as they are — check-transaction-2 sees 7 days, transaction-detail
@@ -85,7 +85,7 @@ describe("gateway limits (monitor every 500 ms)", () => {
   });
 
   it("older than 7 days → transaction-detail, within 10 calls a minute per merchant; a paid one is found", async () => {
-    const sim = t.app.module(demoModule).gateway!;
+    const sim = gatewaySim(t.app);
     const old: { orderId: string; res: { status: number } }[] = [];
     for (let i = 0; i < 12; i++) old.push(await gen(tenant, 30 * 24 * 60));
     for (const o of old) expect(o.res.status).toBe(200);
@@ -109,7 +109,7 @@ describe("gateway limits (monitor every 500 ms)", () => {
   });
 
   it("a 429 pauses the merchant's checks (one call, not one per backoff step)", async () => {
-    const sim = t.app.module(demoModule).gateway!;
+    const sim = gatewaySim(t.app);
     const other = await gatewayTenant(t, "gw_limits_2");
     const { orderId: id } = await gen(other);
     await post(`${t.url}/sim/gateway/fault`, { mode: "rate-limited" });

@@ -11,7 +11,7 @@ import {
 } from "../support/app.js";
 import { WebhookReceiver } from "../support/webhook-receiver.js";
 import { waitFor } from "../support/wait.js";
-import { demoModule } from "../../src/demo/index.js";
+import { gatewaySim } from "../support/simulators.js";
 import { runAdminCli } from "../../src/admin/cli.js";
 
 // Issue 36, item 2, hosted gateway: an approval whose payment_amount / payment_currency is not the order's is held
@@ -115,7 +115,7 @@ describe("hosted gateway: an approval that is not the order's amount or currency
       resolution: null,
     });
     // The gateway now reports the order's amount, and its pushback asks for a check: a held payment is not checked.
-    const sim = t.app.module(demoModule).gateway!;
+    const sim = gatewaySim(t.app);
     delete [...sim.state.transactions.values()].find((x) => x.tranId === order.orderId)!.paidAmount;
     await post(`${t.url}/gateway/pushback/${tenant.gatewayConfigId}`, { tran_id: order.orderId, status: "0" });
     await moreJobRuns(t, "gateway.monitor", 3);

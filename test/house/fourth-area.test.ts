@@ -2,17 +2,20 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createApp, MODULES, restOpenApi, schemaSdl } from "../../src/app.js";
 import { ConfigError } from "../../src/config.js";
 import { verifyWebhook } from "../../src/index.js";
+import { withDemo, seedDemo, type DemoModule } from "../../src/demo/index.js";
+import type { ModuleDefinition } from "../../src/module.js";
 import { startTestApp, post, AUTH, ADMIN_TOKEN, type TestApp } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 import { startReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import { subscribe } from "../support/ws.js";
-import { startTerminalUpstream, type TerminalUpstream } from "../fixtures/fourth-area/upstream.js";
+import type { TerminalSimulator } from "../fixtures/fourth-area/simulator.js";
 import { terminalModule } from "../fixtures/fourth-area/index.js";
 
 /**
- * An area is a registration (docs/architecture.md, "Adding an area"): a fourth upstream area, defined in
- * test/fixtures/fourth-area/ with its own upstream, key kind, x-auth-type, migration, REST path, GraphQL resolver
- * and monitor, joins the module list and works end to end with no file of src/ changed for it.
+ * An area is a registration (docs/architecture.md, "Adding a fourth area"): a fourth upstream area, defined in
+ * test/fixtures/fourth-area/ with its own key kind bound to its own configurations, x-auth-type, migrations, REST
+ * path, GraphQL resolvers, monitor, Idempotency-Key, upstream client and demo part (its simulator, its seed), joins
+ * the module list and works end to end with no file of src/ changed for it.
  */
 const TERMINAL = (key: string) => ({ "x-api-key": key, "x-auth-type": "api-terminal" });
 const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) {
@@ -21,8 +24,9 @@ type One = { transactionUpdated: { id: string; type: string; transaction: { area
 type Charge = { transactionId: string; chargeId: string; status: string; amount: string };
 
 describe("a fourth area, added by one line of the module list", () => {
-  let upstream: TerminalUpstream;
+  let upstream: TerminalSimulator;
   let t: TestApp;
+  let terminalConfigId: string;
   let receiver: WebhookReceiver;
   let merchantId: string;
   let key: string;
@@ -37,6 +41,22 @@ describe("a fourth area, added by one line of the module list", () => {
         { i: { merchantId, kind } },
       )
     ).createApiKey;
+  /** A terminal key, bound to a terminal (the area's own admin mutation; createApiKey names built-in targets only). */
+  const createTerminalKey = async (terminalConfigId: string, merchant = merchantId) => {
+    const { createTerminalKey: created } = await t.admin<{ createTerminalKey: { apiKey: string; keyId: string } }>(
+      `mutation($i: TerminalKeyInput!) { createTerminalKey(input: $i) { apiKey keyId } }`,
+      { i: { merchantId: merchant, terminalConfigId } },
+    );
+    return { apiKey: created.apiKey, key: { id: created.keyId, kind: "terminal" } };
+  };
+  const createTerminal = async (upstreamTerminalId: string, merchant = merchantId) =>
+    (
+      await t.admin<{ createTerminalConfig: { id: string } }>(
+        `mutation($i: TerminalConfigInput!) { createTerminalConfig(input: $i) { id } }`,
+        { i: { merchantId: merchant, name: `Till ${upstreamTerminalId}`, upstreamTerminalId } },
+      )
+    ).createTerminalConfig.id;
+  const terminalKey = async () => (await createTerminalKey(terminalConfigId)).apiKey;
   const graphql = async <T>(query: string, variables: Record<string, unknown>, headers: Record<string, string>) => {
     const res = await fetch(`${t.url}/graphql`, {
       method: "POST",
@@ -47,14 +67,17 @@ describe("a fourth area, added by one line of the module list", () => {
   };
 
   beforeAll(async () => {
-    upstream = await startTerminalUpstream();
     receiver = await startReceiver();
     // The throttle is on (120 a minute: a burst of 30 per credential) so the new area's path can be seen throttled.
-    // The area's own settings come from the environment like any other (its module reads them).
+    // The area's own settings come from the environment like any other (its module reads them). Simulators are on:
+    // demo mode's module, built from the same list, starts the area's simulator (its demo.ts), which its client calls.
+    const withItsDemo = await withDemo(modules);
     t = await startTestApp(
-      { RATE_LIMIT_PER_MINUTE: "120", TERMINAL_API_URL: upstream.url, TERMINAL_MONITOR_INTERVAL_MS: "300" },
-      { modules },
+      { RATE_LIMIT_PER_MINUTE: "120", TERMINAL_MONITOR_INTERVAL_MS: "300" },
+      { modules: withItsDemo },
     );
+    const demo = t.app.module(withItsDemo[0] as ModuleDefinition<never, DemoModule, unknown>);
+    upstream = demo.simulators.terminal as TerminalSimulator;
     const { createMerchant } = await t.admin<{ createMerchant: { id: string } }>(
       `mutation($i: MerchantInput!) { createMerchant(input: $i) { id } }`,
       {
@@ -71,7 +94,8 @@ describe("a fourth area, added by one line of the module list", () => {
       },
     );
     merchantId = createMerchant.id;
-    const created = await createKey("terminal");
+    terminalConfigId = await createTerminal("T-100");
+    const created = await createTerminalKey(terminalConfigId);
     key = created.apiKey;
     keyId = created.key.id;
     const { createWebhookEndpoint } = await t.admin<{ createWebhookEndpoint: { secret: string } }>(
@@ -83,7 +107,6 @@ describe("a fourth area, added by one line of the module list", () => {
   afterAll(async () => {
     await t?.stop();
     await receiver?.down();
-    await upstream?.close();
   });
 
   it("the admin API issues keys of the new kind (its own tag), and the schema and OpenAPI list it", async () => {
@@ -117,7 +140,13 @@ describe("a fourth area, added by one line of the module list", () => {
     expect(rest.status).toBe(200);
     const charge = rest.body as Charge;
     expect(charge).toMatchObject({ status: "PENDING", amount: "4.20" });
-    expect(upstream.charges.get(charge.chargeId)).toMatchObject({ status: "PENDING", currency: "USD" });
+    // Opened on the key's terminal (its configuration), through the area's upstream client.
+    expect(upstream.charges.get(charge.chargeId)).toMatchObject({
+      status: "PENDING",
+      currency: "USD",
+      terminalId: "T-100",
+      reference: charge.transactionId,
+    });
     const viaGraphql = await graphql<{ terminalCharge: Charge }>(
       `
         mutation ($i: TerminalChargeInput!) {
@@ -144,7 +173,7 @@ describe("a fourth area, added by one line of the module list", () => {
     const { sub } = subscribe<One>(t.url, TERMINAL(key), ONE, { id: charge.transactionId });
     const asked = upstream.statusCalls;
     await waitFor(async () => upstream.statusCalls > asked, 10_000);
-    upstream.pay(charge.chargeId);
+    expect(upstream.pay(charge.transactionId)).toBe(true);
 
     const status = async () =>
       (
@@ -206,10 +235,12 @@ describe("a fourth area, added by one line of the module list", () => {
   }, 60_000);
 
   it("reads the area's settings from the environment: a missing one stops the start naming it", async () => {
-    // Read before anything starts (no database, no listener): the same config, an environment without it.
-    const started = createApp(t.app.core.config, { modules, env: { TERMINAL_MONITOR_INTERVAL_MS: "300" } });
+    // Read before anything starts (no database, no listener): the same config without simulators, an environment
+    // without its upstream's address (with simulators it defaults to its simulator's).
+    const config = { ...t.app.core.config, simulators: false };
+    const started = createApp(config, { modules: [terminalModule], env: { TERMINAL_MONITOR_INTERVAL_MS: "300" } });
     await expect(started).rejects.toThrow(new ConfigError("TERMINAL_API_URL is required"));
-    const bad = createApp(t.app.core.config, { modules, env: { TERMINAL_API_URL: "ftp://terminal.example" } });
+    const bad = createApp(config, { modules: [terminalModule], env: { TERMINAL_API_URL: "ftp://terminal.example" } });
     await expect(bad).rejects.toThrow(/^TERMINAL_API_URL must use http: or https:, got "ftp:"$/);
   });
 
@@ -248,7 +279,7 @@ describe("a fourth area, added by one line of the module list", () => {
   });
 
   it("throttles the new area's REST path per credential (its prefix comes from its module definition)", async () => {
-    const own = (await createKey("terminal")).apiKey;
+    const own = await terminalKey();
     const answers: number[] = [];
     let retryAfter: string | null = null;
     for (let i = 0; i < 45 && !answers.includes(429); i++) {
@@ -262,5 +293,120 @@ describe("a fourth area, added by one line of the module list", () => {
     expect(Number(retryAfter)).toBeGreaterThan(0);
     // Another credential has its own bucket.
     expect((await post(`${t.url}/terminal/charge`, { amount: 1, currency: "USD" }, TERMINAL(key))).status).toBe(200);
+  });
+
+  it("binds its keys to one of its configurations (the key target), checked by the admin API", async () => {
+    // The admin API's createApiKey knows the kind, and that its keys need a terminal.
+    const unbound = await graphql<unknown>(
+      `
+        mutation ($i: ApiKeyInput!) {
+          createApiKey(input: $i) {
+            apiKey
+          }
+        }
+      `,
+      { i: { merchantId, kind: "terminal" } },
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+    );
+    expect(JSON.stringify(unbound.errors)).toMatch(/terminalConfigId.*is required for a terminal key/);
+    const refuse = (id: string) =>
+      graphql<unknown>(
+        `
+          mutation ($i: TerminalKeyInput!) {
+            createTerminalKey(input: $i) {
+              apiKey
+            }
+          }
+        `,
+        { i: { merchantId, terminalConfigId: id } },
+        { authorization: `Bearer ${ADMIN_TOKEN}` },
+      ).then((r) => JSON.stringify(r.errors));
+    // Another merchant's terminal is not this merchant's to bind.
+    const { createMerchant: other } = await t.admin<{ createMerchant: { id: string } }>(
+      `mutation($i: MerchantInput!) { createMerchant(input: $i) { id } }`,
+      {
+        i: {
+          name: "Other",
+          accountType: "merchant",
+          bakongAccountId: "other@devb",
+          merchantName: "Other",
+          merchantCity: "Phnom Penh",
+          merchantId: "TM002",
+          acquiringBank: "Dev Bank",
+          defaultCurrency: 840,
+        },
+      },
+    );
+    expect(await refuse(await createTerminal("T-200", other.id))).toMatch(
+      /Terminal configuration not found for this merchant/,
+    );
+    const listed = await t.admin<{ terminalConfigs: { id: string; upstreamTerminalId: string }[] }>(
+      `query($m: ID) { terminalConfigs(merchantId: $m) { id upstreamTerminalId } }`,
+      { m: merchantId },
+    );
+    expect(listed.terminalConfigs).toEqual([{ id: terminalConfigId, upstreamTerminalId: "T-100" }]);
+  });
+
+  it("answers a retry with the same Idempotency-Key once, and refuses the key with another body", async () => {
+    const own = await terminalKey();
+    const send = (body: unknown) =>
+      post(`${t.url}/terminal/charge`, body, { ...TERMINAL(own), "idempotency-key": "till-42" });
+    const first = await send({ amount: 3, currency: "USD" });
+    const again = await send({ amount: 3, currency: "USD" });
+    expect(first.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const opened = [...upstream.charges.values()].filter((c) => c.reference === (first.body as Charge).transactionId);
+    expect(opened).toHaveLength(1);
+    const other = await send({ amount: 4, currency: "USD" });
+    expect(other.status).toBe(409);
+    expect((other.body as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_CONFLICT");
+  });
+
+  it("calls its upstream through the shared client: a refusal is UPSTREAM_UNAVAILABLE naming the terminal API", async () => {
+    const off = await createTerminal("T-OFF-1");
+    const { apiKey } = await createTerminalKey(off);
+    const res = await graphql<unknown>(
+      `
+        mutation {
+          terminalCharge(input: { amount: 1, currency: "USD" }) {
+            transactionId
+          }
+        }
+      `,
+      {},
+      TERMINAL(apiKey),
+    );
+    expect(res.errors?.[0]).toMatchObject({
+      message: "terminal API /charges: HTTP 503",
+      extensions: { code: "UPSTREAM_UNAVAILABLE", upstream: "terminal", reason: "HTTP_STATUS" },
+    });
+  });
+
+  it("has a demo part and seed of its own: its controls on the dashboard, its key in the demo tenant", async () => {
+    const config = (await (await fetch(`${t.url}/dashboard/config.json`)).json()) as {
+      controls: Record<string, { label: string; path: string }[]>;
+    };
+    expect(config.controls.terminal).toEqual([
+      { label: "Tap card", path: "terminal/pay", fields: { reference: "transactionId" } },
+    ]);
+    const demo = await seedDemo(t.app, undefined, modules);
+    expect(demo.keys.terminal).toMatch(/^pqr_tm_/);
+    expect(demo.simulators.terminal).toBe(`${t.url}/sim/terminal-api`);
+    const charged = await post(
+      `${t.url}/terminal/charge`,
+      { amount: 2, currency: "KHR" },
+      TERMINAL(demo.keys.terminal),
+    );
+    expect(charged.status).toBe(200);
+    const { transactionId, chargeId } = charged.body as Charge;
+    expect(upstream.charges.get(chargeId)?.terminalId).toBe("T-DEMO-01");
+    // The dashboard's button: the control's body takes the transaction's field it names.
+    const tap = await post(`${t.url}/sim/terminal/pay`, { reference: transactionId }, {});
+    expect(tap.status).toBe(200);
+    const statusOf = async () =>
+      (
+        await t.app.core.db.query<{ status: string }>(`select status from "transaction" where id = ?`, [transactionId])
+      )[0]?.status;
+    await waitFor(async () => (await statusOf()) === "SUCCESS", 15_000);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
-import { demoModule } from "../../src/demo/index.js";
+import { networkSim } from "../support/simulators.js";
 
 // Issue 20, point 5: a merchant with deeplink settings gets a short link with each generic QR (best effort).
 
@@ -31,7 +31,7 @@ describe("generic QR deeplinks (generate_deeplink_by_qr)", () => {
   afterAll(async () => t?.stop());
 
   it("a merchant with settings gets `deeplink` from the network; one without gets none (response unchanged)", async () => {
-    const sim = t.app.module(demoModule).network!;
+    const sim = networkSim(t.app);
     const calls = sim.state.calls.deeplink;
     const res = await gen(withSettings);
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
-import { demoModule } from "../../src/demo/index.js";
+import { networkSim } from "../support/simulators.js";
 
 // Issue 20, point 1: production's md5-list endpoint can answer a bare nginx 403 with a valid token while the
 // single-md5 endpoint works. The monitor keeps following payments with single checks and says so.
@@ -22,7 +22,7 @@ describe("generic QR monitor when the md5-list endpoint is refused", () => {
   afterAll(async () => t?.stop());
 
   it("md5list-forbidden → payments still become SUCCESS via single checks; mode single in /metrics; back to list after", async () => {
-    const sim = t.app.module(demoModule).network!;
+    const sim = networkSim(t.app);
     expect(await metric()).toEqual([
       'network_md5_check_mode{mode="list"} 1',
       'network_md5_check_mode{mode="single"} 0',

@@ -12,7 +12,7 @@ import {
 import { WebhookReceiver } from "../support/webhook-receiver.js";
 import { subscribe } from "../support/ws.js";
 import { waitFor } from "../support/wait.js";
-import { demoModule } from "../../src/demo/index.js";
+import { networkSim } from "../support/simulators.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
@@ -149,7 +149,7 @@ describe("generic QR: a paid answer that is not what the QR asked is held, never
     await heldEvent(tx.transactionId);
     // The network now answers the right amount: a later paid answer. The monitor does not ask for a held payment,
     // and the one transition function refuses to complete it whoever asks.
-    const sim = t.app.module(demoModule).network!;
+    const sim = networkSim(t.app);
     sim.state.transactions.get(tx.data.md5)!.amount = "2.50";
     t.clock.advance(31_000 + 30_000);
     await moreJobRuns(t, "qr.monitor", 3);

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/glob
 import { startTestApp, createTenant, capturedLogger, post, AUTH, ADMIN_TOKEN } from "../support/app.js";
 import type { TestApp, Tenant } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
-import { demoModule } from "../../src/demo/index.js";
+import { networkSim } from "../support/simulators.js";
 import { loadConfig, EnvReader } from "../../src/config.js";
 import { qrSettings } from "../../src/qr/settings.js";
 
@@ -24,7 +24,7 @@ describe("the network's limits, as the operator sees them", () => {
   let tenant: Tenant;
   const log = capturedLogger("info");
   const lines = () => log.lines.map((l) => JSON.parse(l) as LogLine);
-  const sim = () => t.app.module(demoModule).network!;
+  const sim = () => networkSim(t.app);
   const limits = (body: Record<string, unknown>) => post(`${t.url}/sim/network/limits`, body);
   const readyz = async () =>
     (await (await fetch(`${t.url}/readyz`)).json()) as { ok: boolean; details?: Record<string, unknown> };

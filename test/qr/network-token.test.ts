@@ -7,7 +7,7 @@ import { Readable } from "node:stream";
 import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { qrModule } from "../../src/qr/index.js";
 import { runAdminCli } from "../../src/admin/cli.js";
-import { demoModule } from "../../src/demo/index.js";
+import { networkSim } from "../support/simulators.js";
 import { waitFor } from "../support/wait.js";
 
 // Issue 20, point 3: the network token is a JWT valid ~90 days; an expired one answers 401.
@@ -165,7 +165,7 @@ describe("network token: automatic renewal with NETWORK_API_EMAIL", () => {
   afterAll(async () => t?.stop());
 
   it("a 401 renews once and the check goes on; a renewal that fails is not retried for the same token", async () => {
-    const sim = t.app.module(demoModule).network!;
+    const sim = networkSim(t.app);
     t.clock.advance(31 * DAY);
     const first = await payAndStatus(t, tenant);
     await waitFor(async () => (await first.status()) === "SUCCESS", 15_000);
@@ -188,7 +188,7 @@ describe("network token: automatic renewal with NETWORK_API_EMAIL", () => {
   });
 
   it("ahead of expiry (within 14 days) the scheduled job renews, at most once a day", async () => {
-    const sim = t.app.module(demoModule).network!;
+    const sim = networkSim(t.app);
     const token = t.app.module(qrModule).token;
     const soon = (await post(`${t.url}/sim/network/token`, { expiresInMs: 10 * DAY, renewalWorks: true })).body as {
       token: string;

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { recheck, rechecked, type RecheckReply } from "../support/recheck.js";
-import { demoModule } from "../../src/demo/index.js";
+import { networkSim } from "../support/simulators.js";
 import type { NetworkSimulatorState } from "../../src/simulators/network/index.js";
 
 // Issue 37, item 1: a recheck is an upstream call on the caller's say-so (docs/decisions/0194-recheck-bounds.md). One
@@ -35,7 +35,7 @@ describe("recheckPayment under a hostile key", () => {
     t = await startTestApp({}, { role: "api" });
     hostile = await createTenant(t, { name: "Hostile Shop" });
     victim = await createTenant(t, { name: "Victim Shop", bakongAccountId: "victim_shop@devb" });
-    net = t.app.module(demoModule).network!.state;
+    net = networkSim(t.app).state;
   });
   afterEach(async () => {
     await post(`${t.url}/sim/network/fault`, { mode: "ok" });

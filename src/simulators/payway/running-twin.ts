@@ -1,11 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import type { Clock } from "../clock.js";
-import type { Logger } from "../logger.js";
-import { createPaywayTwin, type PaywayTwin } from "../simulators/payway/index.js";
-import { DEMO_PAYWAY_LINKS } from "../simulators/demo-upstreams.js";
-import { simulatedQr } from "../simulators/upstream-qr.js";
+import type { Clock } from "../../clock.js";
+import type { Logger } from "../../logger.js";
+import { createPaywayTwin, type PaywayTwin } from "./index.js";
+import { DEMO_PAYWAY_LINKS } from "../demo-upstreams.js";
+import { simulatedQr } from "../upstream-qr.js";
 
 /** How long the twin's QRs say they live (KHQR tag 99): 30 days, as captured real PayWay QRs do. */
 const PAYWAY_QR_LIFE_MS = 30 * 24 * 3600_000;
