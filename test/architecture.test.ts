@@ -8,7 +8,7 @@ import { dirname, join, normalize, relative } from "node:path";
  * modules meet. The layers, lowest first:
  */
 const LAYERS: string[][] = [
-  ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr", "node-version.ts"],
+  ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr", "money", "node-version.ts"],
   ["validation", "cache", "logger.ts"],
   ["db", "upstreams", "logs"],
   ["jobs", "auth", "startup.ts"],

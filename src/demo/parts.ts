@@ -6,6 +6,7 @@ import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
 import type { UpstreamOrigins } from "../upstreams/origins.js";
 import { PAYWAY_API } from "../upstreams/origins.js";
+import { moneyText } from "../money/money.js";
 import { createNetworkSimulator, type NetworkSimulator } from "../simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../simulators/gateway/index.js";
 import { createLinkSimulator, type LinkSimulator } from "../simulators/link/index.js";
@@ -129,7 +130,7 @@ async function describeQr(
   if (row === undefined) return undefined;
   return {
     toAccountId: row.bakong_account_id,
-    amount: Number(row.amount).toFixed(row.currency === "KHR" ? 0 : 2),
+    amount: moneyText(row.amount, row.currency),
     currency: row.currency,
   };
 }

@@ -1,6 +1,6 @@
 import { registerDecorator, ValidateNested } from "class-validator";
 import { Extensions } from "type-graphql";
-import { exactDecimal } from "./decimal.js";
+import { exactDecimal } from "../money/money.js";
 import { storableJson, storableText, UNSTORABLE } from "./storable.js";
 
 /**
