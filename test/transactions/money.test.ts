@@ -89,9 +89,16 @@ describe("amounts outside the REST contract's fixed fields follow the rule; the 
     const text = await checkout.text();
     expect(await (await fetch(`${t.url}/dashboard/js/money.js`)).text()).toBe(text);
     // Loaded as the browser loads it: a plain ES module with no import, whose every function answers as the server's.
-    const served = (await import(`data:text/javascript;base64,${Buffer.from(text).toString("base64")}`)) as typeof money;
+    const served = (await import(
+      `data:text/javascript;base64,${Buffer.from(text).toString("base64")}`
+    )) as typeof money;
     expect(Object.keys(served).sort()).toEqual(Object.keys(money).sort());
-    for (const [amount, currency] of [["4000", "KHR"], ["1234.5", "USD"], ["4000.50", "KHR"], ["0.05", "USD"]]) {
+    for (const [amount, currency] of [
+      ["4000", "KHR"],
+      ["1234.5", "USD"],
+      ["4000.50", "KHR"],
+      ["0.05", "USD"],
+    ]) {
       expect(served.formatMoney(amount, currency)).toBe(formatMoney(amount, currency));
       expect(served.moneyText(amount, currency)).toBe(moneyText(amount, currency));
     }
