@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, post, type TestApp, ADMIN_TOKEN } from "../support/app.js";
+import { createTenant, startTestApp, post, type TestApp, ADMIN_TOKEN } from "../support/app.js";
 
 type Gql = {
   data?: Record<string, unknown> | null;
@@ -19,21 +19,8 @@ describe("the operator API's inputs follow the one set of field rules", () => {
       (r) => r.body as Gql,
     );
   beforeAll(async () => {
-    t = await startTestApp({}, { role: "api" });
-    const { createMerchant } = await t.admin<{ createMerchant: { id: string } }>(
-      `mutation($i: MerchantInput!) { createMerchant(input: $i) { id } }`,
-      {
-        i: {
-          name: "Rules shop",
-          accountType: "individual",
-          bakongAccountId: "rules@devb",
-          merchantName: "Rules",
-          merchantCity: "Phnom Penh",
-          defaultCurrency: 840,
-        },
-      },
-    );
-    merchantId = createMerchant.id;
+    t = await startTestApp();
+    ({ merchantId } = await createTenant(t));
   });
   afterAll(async () => t?.stop());
 
