@@ -4,7 +4,7 @@ import { AREA_ENUM, type AreaGql, GatewayStatusGql, MismatchGql, TxStatusGql } f
 import { mismatchOf, mismatchView } from "./mismatch.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
-import { MONEY_DESCRIPTION, moneyText } from "./money.js";
+import { MONEY_DESCRIPTION, moneyText } from "../money/money.js";
 import { failureReason } from "./failure-reason.js";
 
 @ObjectType("Transaction", { description: "A transaction of any area, as the dashboard and clients read it" })
