@@ -72,8 +72,8 @@ async function main(argv: string[]): Promise<void> {
     try {
       await app.stop();
     } finally {
-      // Exit explicitly: whatever a dependency may leave behind after stop() (Agenda 6's run watchdogs are
-      // unref'd, jobs/agenda-watchdogs.ts) must not delay the exit.
+      // Exit explicitly: whatever a dependency may leave behind after stop() (Agenda 6's run watchdog, a timer of
+      // half a job's lock lifetime that it never clears) must not delay the exit.
       process.exit(0);
     }
   };

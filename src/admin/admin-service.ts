@@ -7,6 +7,7 @@ import { generateKey } from "../auth/keys.js";
 import type { KeyKinds } from "../auth/key-kinds.js";
 import { Merchant } from "./merchant.entity.js";
 import { Checker } from "../validation/checker.js";
+import { CURRENCY_NUMBER, oneOf } from "../validation/rules.js";
 import { returnUrlProblem } from "../validation/return-url.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
 import { TtlCache } from "../cache/ttl-cache.js";
@@ -128,10 +129,8 @@ export class AdminService {
       ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)),
     } as Merchant;
     const c = new Checker();
-    if (merged.accountType !== "individual" && merged.accountType !== "merchant")
-      c.fail("accountType", "must be individual or merchant");
-    if (merged.defaultCurrency !== 116 && merged.defaultCurrency !== 840)
-      c.fail("defaultCurrency", "must be 116 (KHR) or 840 (USD)");
+    c.check("accountType", merged.accountType, oneOf(["individual", "merchant"], "must be individual or merchant"));
+    c.check("defaultCurrency", merged.defaultCurrency, CURRENCY_NUMBER);
     for (const e of validateMerchantAccount(merged)) c.fail(e.field, e.message);
     for (const e of deeplinkErrors(merged as unknown as Record<string, unknown>)) c.fail(e.field, e.message);
     if (merged.returnUrl === "") merged.returnUrl = null;

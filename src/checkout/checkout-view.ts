@@ -4,7 +4,7 @@ import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
 import type { TxRecord } from "../transactions/record.js";
-import { moneyText } from "../transactions/money.js";
+import { moneyText } from "../money/money.js";
 import { AppError } from "../errors.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 

@@ -11,6 +11,7 @@ import { AppError } from "../errors.js";
 import { credentialsFromHeaders } from "../auth/credentials.js";
 import { CheckoutViews } from "./checkout-view.js";
 import { inFolder, serveAssets } from "../cache/static-assets.js";
+import { moneyModuleAt } from "../money/browser-file.js";
 
 /**
  * The hosted checkout page (`/pay/<id>#token=<clientToken>`, the `checkoutUrl` of every generate answer) and
@@ -98,7 +99,9 @@ export function createCheckoutModule(deps: CheckoutModuleDeps): Module & { views
         res.setHeader("cache-control", "public, max-age=31536000, immutable");
         fonts(req, res, next);
       });
-      // Our own files: revalidated on every load (their ETag answers 304).
+      // Our own files: revalidated on every load (their ETag answers 304). money.js is the one Money rule the server
+      // uses too (src/money/money.ts, compiled).
+      r.use("/checkout", serveAssets(moneyModuleAt("/money.js"), "no-cache"));
       r.use("/checkout", serveAssets(inFolder(assets), "no-cache"));
       r.get("/pay/:id", (_req, res) => {
         res.setHeader("content-security-policy", CSP);

@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inFolder, serveAssets } from "../cache/static-assets.js";
+import { moneyModuleAt } from "../money/browser-file.js";
 
 export interface DashboardOptions {
   /** Whether the /sim/* controls exist (demo mode and tests): the dashboard shows its pay/approve/… buttons only then. */
@@ -94,6 +95,8 @@ export function dashboardRouter(opts: DashboardOptions): Router {
     if (path.endsWith("/")) return next();
     res.redirect(301, `${path}/${query === undefined ? "" : `?${query}`}`);
   });
+  // js/money.js is the one Money rule the server uses too (src/money/money.ts, compiled).
+  r.use(serveAssets(moneyModuleAt("/js/money.js"), "no-cache"));
   r.use(serveAssets(inFolder(publicDir(), "index.html"), "no-cache"));
   return r;
 }

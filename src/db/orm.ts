@@ -22,12 +22,10 @@ export async function createOrm(
   entities: (new (...args: never[]) => object)[],
   migrations: readonly MigrationSpec[] = [],
 ): Promise<Orm> {
-  // `json` columns (meta, outbox payloads, idempotent responses) keep the text as written; reading it with
-  // its exact text remembered is what returns meta exactly as sent (src/exact-json.ts). jsonb is unchanged.
-  pg.types.setTypeParser(pg.types.builtins.JSON, parseExact);
   return MikroORM.init({
     driver: PostgreSqlDriver,
     clientUrl: url,
+    driverOptions: { onPoolCreated: readJsonExactly },
     entities,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
@@ -44,6 +42,18 @@ export async function createOrm(
     allowGlobalContext: false,
     forceUtcTimezone: true,
   });
+}
+
+/**
+ * `json` columns (meta, outbox payloads, idempotent responses) keep the text as written; reading it with its exact
+ * text remembered is what returns meta exactly as sent (src/exact-json.ts). jsonb is unchanged. Only this ORM's pool
+ * reads them so: its clients take their type parsers from the pool's options (MikroORM's own, which this wraps), and
+ * pg's process-wide parsers stay as they are for every other client.
+ */
+function readJsonExactly(pool: pg.Pool): void {
+  const types = new pg.TypeOverrides(pool.options.types as ConstructorParameters<typeof pg.TypeOverrides>[0]);
+  types.setTypeParser(pg.types.builtins.JSON, parseExact);
+  pool.options.types = types;
 }
 
 export async function migrate(orm: Orm): Promise<void> {

@@ -6,7 +6,8 @@
 import { decodeKhqr } from "../khqr/index.js";
 import type { TxRecord } from "../transactions/record.js";
 import type { TransactionStore, TransitionRequest, TransitionResult } from "../transactions/transition.js";
-import { currencyCode, mismatchRecord, type MismatchRecord } from "../transactions/mismatch.js";
+import { currencyCode } from "../money/money.js";
+import { mismatchRecord, type MismatchRecord } from "../transactions/mismatch.js";
 import type { LinkPaid } from "./link-protocol.js";
 
 /**

@@ -3,6 +3,7 @@ import { AppError } from "../errors.js";
 import type { Orm } from "../db/orm.js";
 import type { AdminService } from "../admin/admin-service.js";
 import { Checker } from "../validation/checker.js";
+import { CURRENCY_NUMBER, oneOf } from "../validation/rules.js";
 import { checkTargetUrl, resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { KHQR_MAX } from "../khqr/index.js";
 import { LinkConfig, type PayeeSource } from "./link-config.entity.js";
@@ -31,8 +32,11 @@ export class LinkConfigs {
   }
 
   private checkProtocol(c: Checker, protocol: string | null | undefined): void {
-    if (protocol !== undefined && protocol !== null && !(LINK_PROTOCOL_NAMES as readonly string[]).includes(protocol))
-      c.fail("protocol", `must be one of ${LINK_PROTOCOL_NAMES.join(", ")} (or null for LINK_PAGE_PROTOCOL)`);
+    const known = oneOf(
+      LINK_PROTOCOL_NAMES,
+      `must be one of ${LINK_PROTOCOL_NAMES.join(", ")} (or null for LINK_PAGE_PROTOCOL)`,
+    );
+    if (protocol !== undefined && protocol !== null) c.check("protocol", protocol, known);
   }
 
   /** The egress policy (upstreams/egress.ts) on a page URL: its shape, then where its name resolves now. */
@@ -73,7 +77,7 @@ export class LinkConfigs {
     c.text("name", input.name, { required: true, max: 100 });
     const url = c.text("url", input.url, { required: true, max: 2000 });
     if (url !== null) await this.checkUrl(c, url);
-    if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");
+    c.check("currency", input.currency, CURRENCY_NUMBER);
     this.checkProtocol(c, input.protocol);
     c.done("Invalid payment-link configuration");
     await this.merchants.mustHaveMerchant(input.merchantId);
@@ -104,8 +108,8 @@ export class LinkConfigs {
       if (url !== null && (await this.checkUrl(c, url))) l.url = url;
     }
     if (input.currency !== undefined) {
-      if (input.currency !== 116 && input.currency !== 840) c.fail("currency", "must be 116 (KHR) or 840 (USD)");
-      else l.currency = input.currency;
+      // The rule admits 116 and 840 only.
+      if (c.check("currency", input.currency, CURRENCY_NUMBER)) l.currency = input.currency as 116 | 840;
     }
     this.checkProtocol(c, input.protocol);
     if (input.protocol !== undefined) l.protocol = input.protocol;

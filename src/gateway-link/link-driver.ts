@@ -25,9 +25,8 @@ import type {
 } from "./link-protocol.js";
 import { focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
 import { fillAmount, fillField, pressContinue } from "./page-form.js";
-import { compareDecimals, decimalText } from "./decimal-compare.js";
 import type { FieldError } from "../errors.js";
-import { moneyText, NUMERIC_TO_CODE } from "../transactions/money.js";
+import { compareDecimals, decimalText, moneyText, NUMERIC_TO_CODE } from "../money/money.js";
 import { pollSessionOf } from "./poll-seed.js";
 import { EventChannel } from "./event-channel.js";
 import { classifyRefusal, type PageRefusal } from "./page-refusal.js";

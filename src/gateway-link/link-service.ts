@@ -9,7 +9,7 @@ import type { Authenticator } from "../auth/keys.js";
 import type { LinkConfigs } from "./link-configs.js";
 import type { NewTransaction, TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { NUMERIC_TO_CODE } from "../transactions/money.js";
+import { NUMERIC_TO_CODE } from "../money/money.js";
 import { failureReason } from "../transactions/failure-reason.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";

@@ -2,8 +2,7 @@
 // typed: its currency, whether the link fixes the amount, the amount's bounds, and the fields besides the amount it
 // asks for. The keys are known from public code (high confidence), their nesting is not: they are searched for.
 
-import { moneyText, NUMERIC_TO_CODE } from "../transactions/money.js";
-import { compareDecimals, decimalText } from "./decimal-compare.js";
+import { compareDecimals, decimalText, moneyText, NUMERIC_TO_CODE } from "../money/money.js";
 import type { FieldHints, PageCheck, PageVerdict, PageWant, PayerField } from "./link-protocol.js";
 
 /**

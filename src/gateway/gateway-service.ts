@@ -8,7 +8,7 @@ import type { Authenticator } from "../auth/keys.js";
 import type { GatewayConfigs, GatewayCredentials } from "./gateway-configs.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { twoDecimals } from "../transactions/money.js";
+import { twoDecimals } from "../money/money.js";
 import { decimalInput } from "../validation/check.js";
 import { gatewayItems, LIFETIME_DEFAULT, type GenerateGatewayQrInput } from "./gateway.types.js";
 import type { GatewayClient } from "./upstream-client.js";

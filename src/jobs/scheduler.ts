@@ -2,7 +2,6 @@ import { Agenda, type Job } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import pg from "pg";
 import type { Logger } from "../logger.js";
-import { outsideWatchdogs, unrefRunWatchdogs } from "./agenda-watchdogs.js";
 
 export interface JobSpec<T extends Record<string, unknown> = Record<string, unknown>> {
   name: string;
@@ -63,7 +62,7 @@ export class Scheduler {
   }
 
   define<T extends Record<string, unknown>>(spec: JobSpec<T>): void {
-    this.agenda.define<T>(spec.name, async (job) => outsideWatchdogs(() => spec.run(job.attrs.data, job)), {
+    this.agenda.define<T>(spec.name, async (job) => spec.run(job.attrs.data, job), {
       concurrency: spec.concurrency ?? 1,
       lockLifetime: spec.lockLifetimeMs ?? 60_000,
     });
@@ -87,7 +86,6 @@ export class Scheduler {
   /** Start processing jobs (serve and worker roles). */
   async start(): Promise<void> {
     await this.agenda.start();
-    unrefRunWatchdogs(this.agenda, PROCESS_EVERY_MS);
     for (const spec of this.specs)
       if (spec.every) await this.agenda.every(spec.every, spec.name, {}, { skipImmediate: false });
     this.started = true;

@@ -1,6 +1,7 @@
 import QRCode from "qrcode";
 import { Resvg } from "@resvg/resvg-js";
 import { decodeKhqr } from "../khqr/index.js";
+import { groupedAmount } from "../money/money.js";
 
 /**
  * The national KHQR card (issue 20): a red header with the KHQR mark and a folded corner, the merchant name,
@@ -63,14 +64,6 @@ function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Thousands separators; KHR has no minor unit on the card. */
-function formatAmount(amount: string, currency: "USD" | "KHR"): string {
-  const [whole, fraction = ""] = amount.split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  if (currency === "KHR") return grouped;
-  return `${grouped}.${fraction.padEnd(2, "0").slice(0, 2)}`;
-}
-
 export function renderCardSvg(facts: CardFacts): string {
   const qr = QRCode.create(facts.qr, { errorCorrectionLevel: "H" });
   const n = qr.modules.size;
@@ -99,7 +92,7 @@ export function renderCardSvg(facts: CardFacts): string {
 ${text(cx, HEADER / 2 + 11, 30, 'text-anchor="middle" font-weight="bold" fill="#FFFFFF"')}KHQR</text>
 ${text(28, HEADER + 44, 17, `fill="${MUTED}"`)}${name}</text>
 ${text(28, HEADER + 92, 34, `font-weight="bold" fill="${INK}"`)}${escapeXml(
-    formatAmount(facts.amount, facts.currency),
+    groupedAmount(facts.amount, facts.currency),
   )}<tspan dx="8" font-size="17" font-weight="normal" fill="${MUTED}">${facts.currency}</tspan></text>
 <line x1="0" y1="${QR_TOP - 24}" x2="${WIDTH}" y2="${QR_TOP - 24}" stroke="${DIVIDER}" stroke-width="2"
  stroke-dasharray="8 6"/>

@@ -4,6 +4,7 @@ import { createNetworkSimulator } from "../simulators/network/index.js";
 import { mountSimulator } from "../simulators/http.js";
 import type { QrModule } from "./index.js";
 import type { QrSettings } from "./settings.js";
+import { moneyText } from "../money/money.js";
 
 /**
  * The generic QR area in demo mode (loaded by `qrModule.demo`, never by production code): the national network's
@@ -54,7 +55,7 @@ async function describeQr(
   if (row === undefined) return undefined;
   return {
     toAccountId: row.bakong_account_id,
-    amount: Number(row.amount).toFixed(row.currency === "KHR" ? 0 : 2),
+    amount: moneyText(row.amount, row.currency),
     currency: row.currency,
   };
 }

@@ -1,6 +1,7 @@
 import { decodeKhqr } from "../khqr/index.js";
 import type { CheckOutcome } from "../transactions/monitor.js";
-import { currencyCode, mismatchRecord } from "../transactions/mismatch.js";
+import { currencyCode } from "../money/money.js";
+import { mismatchRecord } from "../transactions/mismatch.js";
 import type { TxRecord } from "../transactions/record.js";
 import type { NetworkResult } from "./network-client.js";
 

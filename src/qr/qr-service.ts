@@ -7,7 +7,7 @@ import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
-import { NUMERIC_TO_CODE } from "../transactions/money.js";
+import { NUMERIC_TO_CODE } from "../money/money.js";
 import { decimalInput } from "../validation/check.js";
 import type { GenerateQrInput } from "./qr.types.js";
 import { encodeKhqr, decodeKhqr, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";

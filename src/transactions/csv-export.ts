@@ -2,7 +2,7 @@
 // time. Pure text rules here; the route that streams it (auth, query parameters, backpressure) is export-route.ts.
 
 import { stringifyExact } from "../exact-json.js";
-import { moneyText } from "./money.js";
+import { moneyText } from "../money/money.js";
 import type { TxRecord } from "./record.js";
 import type { AreaViews } from "./area-views.js";
 

@@ -4,7 +4,7 @@
 // three areas and the read side say it one way.
 
 import type { Json, TxStatus } from "./transaction.entity.js";
-import { moneyText } from "./money.js";
+import { canonicalDecimal, currencyCode, moneyText } from "../money/money.js";
 
 export type MismatchField = "amount" | "currency" | "account";
 
@@ -68,29 +68,6 @@ export function isHeld(tx: HasUpstream): boolean {
 
 /** The statuses a held transaction can have: the one it had when the payment arrived. */
 export const HELD_STATUSES: readonly TxStatus[] = ["PENDING", "CHECKOUT", "EXPIRED"];
-
-/**
- * An exact decimal's canonical text ("01.50" → "1.5", "4000.00" → "4000"), from text or a JSON number (whose
- * shortest text is what the upstream wrote: 1.5 → "1.5"); null when it is not a non-negative decimal.
- */
-export function canonicalDecimal(value: unknown): string | null {
-  let text: string | null = null;
-  if (typeof value === "number" && Number.isFinite(value) && !/e/i.test(String(value))) text = String(value);
-  else if (typeof value === "string") text = value.trim();
-  if (text === null || !/^\d+(\.\d+)?$/.test(text)) return null;
-  const [whole, fraction = ""] = text.split(".");
-  const w = whole.replace(/^0+(?=\d)/, "");
-  const f = fraction.replace(/0+$/, "");
-  return f === "" ? w : `${w}.${f}`;
-}
-
-/** "USD"/"KHR", or the ISO 4217 numbers KHQR writes (840/116); null for anything else. */
-export function currencyCode(value: unknown): "USD" | "KHR" | null {
-  const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim().toUpperCase() : "";
-  if (text === "USD" || text === "840") return "USD";
-  if (text === "KHR" || text === "116") return "KHR";
-  return null;
-}
 
 /** Account ids are compared without case or surrounding space (`shop@bank` and `Shop@Bank` are one account). */
 const accountKey = (value: unknown): string | null =>

@@ -3,7 +3,7 @@ import type { Db } from "../db/sql.js";
 import type { TransactionStore } from "./transition.js";
 import type { Area } from "./transaction.entity.js";
 import { LATE_SQL, statusAsReadSql } from "./read-status.js";
-import { moneyText, type CurrencyCode } from "./money.js";
+import { moneyText, type CurrencyCode } from "../money/money.js";
 
 /**
  * The operators' overview: what happened to the payments created in a window, counted in SQL (one statement over

@@ -1,6 +1,6 @@
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from "type-graphql";
 import { AREA_ENUM, type AreaGql } from "./transaction.types.js";
-import { MONEY_DESCRIPTION } from "./money.js";
+import { MONEY_DESCRIPTION } from "../money/money.js";
 import type { OverviewArgs, OverviewFigures } from "./overview.js";
 
 export enum OverviewBucketGql {

@@ -1,6 +1,6 @@
 import { toDate, toDateOrNull } from "../db/sql.js";
 import type { Area, Json, TxStatus } from "./transaction.entity.js";
-import { moneyText } from "./money.js";
+import { moneyText } from "../money/money.js";
 import { mismatchOf, mismatchView } from "./mismatch.js";
 import type { AreaViews } from "./area-views.js";
 

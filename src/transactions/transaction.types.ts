@@ -1,5 +1,5 @@
 import { Field, ID, ObjectType, registerEnumType } from "type-graphql";
-import { MONEY_DESCRIPTION } from "./money.js";
+import { MONEY_DESCRIPTION } from "../money/money.js";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { ListedEnum } from "../graphql/listed-enums.js";
 import type { StoredEvent } from "./stored-event.js";

@@ -4,7 +4,7 @@ import { AREA_ENUM, type AreaGql, MismatchGql, TxStatusGql } from "./transaction
 import { mismatchOf, mismatchView } from "./mismatch.js";
 import type { TxRecord } from "./record.js";
 import { stringifyExact } from "../exact-json.js";
-import { MONEY_DESCRIPTION, moneyText } from "./money.js";
+import { MONEY_DESCRIPTION, moneyText } from "../money/money.js";
 import { failureReason } from "./failure-reason.js";
 
 /**

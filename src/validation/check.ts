@@ -1,6 +1,6 @@
 import { validateSync, type ValidationError } from "class-validator";
 import { AppError, type FieldError } from "../errors.js";
-import { exactDecimal } from "./decimal.js";
+import { exactDecimal } from "../money/money.js";
 
 /** The details of class-validator's errors, named by path (`qrData.items.0.name`), nested ones first. */
 function details(errors: ValidationError[], prefix: string, out: FieldError[]): FieldError[] {

@@ -1,11 +1,12 @@
 import type { FieldError } from "../errors.js";
 import { invalidInput } from "./check.js";
+import { text, type Check, type TextOptions } from "./rules.js";
 
 /**
- * The imperative form of the rules, for inputs whose rules depend on the operation or on stored state
- * (the operator API's create-or-update inputs, where a field is required on create and optional on
- * update): collects field errors, then throws them all at once as the same BAD_USER_INPUT as the
- * decorated input classes (rules.ts).
+ * The field rules of rules.ts applied by hand, for inputs whose rules depend on the operation or on stored state
+ * (the operator API's create-or-update inputs, where a field is required on create and optional on update): collects
+ * field errors, then throws them all at once as the same BAD_USER_INPUT as the decorated input classes. A rule that
+ * relates fields or asks stored state says its message through `fail`.
  */
 export class Checker {
   readonly errors: FieldError[] = [];
@@ -14,35 +15,20 @@ export class Checker {
     this.errors.push({ field, message });
   }
 
-  text(
-    field: string,
-    value: unknown,
-    opts: { required?: boolean; max: number; pattern?: RegExp; patternMessage?: string },
-  ): string | null {
-    if (value === undefined || value === null || value === "") {
-      if (opts.required) this.fail(field, "is required");
-      return null;
-    }
-    if (typeof value !== "string") {
-      this.fail(field, "must be a string");
-      return null;
-    }
-    if (value.length > opts.max) this.fail(field, `must be at most ${opts.max} characters`);
-    else if (opts.pattern && !opts.pattern.test(value))
-      this.fail(field, opts.patternMessage ?? "has an invalid format");
-    return value;
+  /** Applies one rule (rules.ts) to one field; whether the value passed. */
+  check(field: string, value: unknown, rule: Check<object>): boolean {
+    const message = rule(value, {});
+    if (message !== null) this.fail(field, message);
+    return message === null;
+  }
+
+  /** The text rule (rules.ts `text`), "" as no value; the text when it is one (null when absent or not a string). */
+  text(field: string, value: unknown, opts: Omit<TextOptions, "emptyIsAbsent">): string | null {
+    this.check(field, value, text({ ...opts, emptyIsAbsent: true }));
+    return typeof value === "string" && value !== "" ? value : null;
   }
 
   done(message = "Invalid input"): void {
     if (this.errors.length > 0) throw invalidInput(this.errors, message);
-  }
-}
-
-export function isHttpUrl(v: string): boolean {
-  try {
-    const u = new URL(v);
-    return u.protocol === "http:" || u.protocol === "https:";
-  } catch {
-    return false;
   }
 }

@@ -1,12 +1,16 @@
 import { registerDecorator, ValidateNested } from "class-validator";
 import { Extensions } from "type-graphql";
-import { exactDecimal } from "./decimal.js";
+import { exactDecimal } from "../money/money.js";
 import { storableJson, storableText, UNSTORABLE } from "./storable.js";
 
 /**
- * Field rules for input classes (class-validator decorators, next to the fields they guard). A check
- * returns null when the value is fine, else the field's message; the messages are the API's error details.
- * Each rule also checks the value's type: REST bodies reach the same classes as GraphQL variables.
+ * The one validation mechanism (docs/decisions/0224-one-validation-mechanism.md): field rules, each a `Check` that
+ * returns null when the value is fine, else the field's message (the API's error detail), and every failure answered
+ * by the one BAD_USER_INPUT of check.ts with all details. A rule is applied in one of two ways: as a decorator on an
+ * input class, next to the field it guards (type-graphql runs them before the resolver: check.ts validateArgument),
+ * or, where the rule depends on the operation or on stored state (the operator API's create-or-update inputs), by a
+ * `Checker` (checker.ts) calling the same checks. Each rule also checks the value's type: REST bodies reach the same
+ * classes as GraphQL variables.
  */
 export type Check<T> = (value: unknown, input: T) => string | null;
 
@@ -33,8 +37,15 @@ function inOrder(...rules: PropertyDecorator[]): PropertyDecorator {
 }
 
 /** One of `values`. */
+export function oneOf(values: readonly unknown[], message: string): Check<object> {
+  return (v) => (values.includes(v) ? null : message);
+}
+
+/** A currency as the operator API takes it (merchants, payment-link configurations): its ISO 4217 number. */
+export const CURRENCY_NUMBER = oneOf([116, 840], "must be 116 (KHR) or 840 (USD)");
+
 export function OneOf<T extends object>(values: readonly unknown[], message: string): PropertyDecorator {
-  return FieldRule<T>("oneOf", (v) => (values.includes(v) ? null : message));
+  return FieldRule<T>("oneOf", oneOf(values, message));
 }
 
 /**
@@ -65,23 +76,34 @@ export function WholeNumber<T extends object>(
   });
 }
 
-/** Text the database can store, at most `max` characters, optionally matching `pattern`. */
-export function Text<T extends object>(opts: {
+export interface TextOptions {
   max: number;
   required?: boolean;
   pattern?: RegExp;
   patternMessage?: string;
   /** Off where the pattern already admits only storable characters. */
   storable?: boolean;
-}): PropertyDecorator {
-  return FieldRule<T>("text", (v) => {
-    if (v === undefined || v === null || (opts.required && v === "")) return opts.required ? "is required" : null;
+  /** "" is no value (the operator API: "" clears an optional field), not text checked against the pattern. */
+  emptyIsAbsent?: boolean;
+}
+
+const absentText = (v: unknown, opts: TextOptions): boolean =>
+  v === undefined || v === null || (v === "" && (opts.required === true || opts.emptyIsAbsent === true));
+
+/** Text the database can store, at most `max` characters, optionally matching `pattern`. */
+export function text(opts: TextOptions): Check<object> {
+  return (v) => {
+    if (absentText(v, opts)) return opts.required ? "is required" : null;
     if (typeof v !== "string") return "must be a string";
     if (v.length > opts.max) return `must be at most ${opts.max} characters`;
     if (opts.storable !== false && !storableText(v)) return UNSTORABLE;
     if (opts.pattern && !opts.pattern.test(v)) return opts.patternMessage ?? "has an invalid format";
     return null;
-  });
+  };
+}
+
+export function Text<T extends object>(opts: TextOptions): PropertyDecorator {
+  return FieldRule<T>("text", text(opts));
 }
 
 /** The limits of `meta` and `metaData`. */

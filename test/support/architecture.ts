@@ -19,7 +19,7 @@ export interface SourceTree {
  */
 export function layersWith(areas: readonly string[]): string[][] {
   return [
-    ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr", "node-version.ts"],
+    ["config.ts", "clock.ts", "errors.ts", "ids.ts", "exact-json.ts", "khqr", "money", "node-version.ts"],
     ["validation", "cache", "logger.ts"],
     ["db", "upstreams", "logs"],
     ["jobs", "auth", "startup.ts"],

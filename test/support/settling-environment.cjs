@@ -27,11 +27,34 @@ function beyond(before, now) {
     .map(([kind, n]) => `${kind} +${n - (before.get(kind) ?? 0)}`);
 }
 
+// Agenda 6 (pinned, 6.2.6) arms a watchdog with every job run (`checkIfJobIsStillAlive` in its JobProcessor: a
+// `delay` of half the job's lock lifetime, 15 or 30 s here, re-armed while the run lasts) and never clears it: after
+// stop(), the last watchdog holds the file's worker open for up to 30 s. The service exits explicitly (main.ts); a
+// test file ends without exiting, so here — in the test's own global, never in the service's code — a timer that
+// Agenda's `delay` creates is unref'd: it still fires while the file runs, it only holds no stopped process open.
+// Found by the stack at the timer's creation (the "delay" frame of Agenda's JobProcessor, named by its source map as
+// src/JobProcessor.ts), looked at only for timers of 500 ms and more (the watchdog is never shorter).
+const AGENDA_DELAY = /\bat delay \([^)]*[\\/]agenda[\\/](?:dist|src)[\\/]JobProcessor\.[jt]s:/;
+const WATCHDOG_MIN_MS = 500;
+
+function unrefAgendaWatchdogs(realSetTimeout) {
+  const setTimeout = function (...args) {
+    const timer = realSetTimeout.apply(this, args);
+    if (typeof args[1] === "number" && args[1] >= WATCHDOG_MIN_MS && AGENDA_DELAY.test(new Error().stack ?? ""))
+      timer.unref();
+    return timer;
+  };
+  // util.promisify(setTimeout) and the like keep working: the wrapper carries the original's properties.
+  Object.defineProperties(setTimeout, Object.getOwnPropertyDescriptors(realSetTimeout));
+  return setTimeout;
+}
+
 class SettlingEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
     this.testPath = context.testPath;
     this.rootDir = config.projectConfig.rootDir;
+    this.global.setTimeout = unrefAgendaWatchdogs(this.global.setTimeout);
   }
 
   async setup() {

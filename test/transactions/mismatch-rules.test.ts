@@ -1,5 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
-import { differences, canonicalDecimal } from "../../src/transactions/mismatch.js";
+import { differences } from "../../src/transactions/mismatch.js";
+import { canonicalDecimal } from "../../src/money/money.js";
 import { approvalMismatch } from "../../src/gateway-link/approval-check.js";
 import { encodeKhqr } from "../../src/khqr/index.js";
 import type { TxRecord } from "../../src/transactions/record.js";

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { readFileSync } from "node:fs";
-import { moneyText } from "../../src/transactions/money.js";
-import { pathToFileURL } from "node:url";
+import * as money from "../../src/money/money.js";
 import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
+
+const { moneyText, formatMoney } = money;
 
 describe("the one money rule: text with the currency's decimals (KHR 0, USD 2)", () => {
   it("writes every amount with its currency's decimals, never rounding money", () => {
@@ -18,16 +18,11 @@ describe("the one money rule: text with the currency's decimals (KHR 0, USD 2)",
     expect(moneyText("1.505", "USD")).toBe("1.505");
   });
 
-  it("is shown to people the same way on the checkout page and in the dashboard (one file, two copies held equal)", async () => {
-    const checkout = readFileSync("src/checkout/public/money.js", "utf8");
-    // Browser code, plain JS: loaded as the browser loads it.
-    const { formatMoney } = (await import(pathToFileURL("src/checkout/public/money.js").href)) as {
-      formatMoney(amount: string, currency: string): string;
-    };
-    expect(readFileSync("src/dashboard/public/js/money.js", "utf8")).toBe(checkout);
+  it("is shown to people the same way wherever a person reads an amount", () => {
     expect(formatMoney("4000", "KHR")).toBe("4,000 KHR");
     expect(formatMoney("1234.5", "USD")).toBe("1,234.50 USD");
     expect(formatMoney("0.05", "USD")).toBe("0.05 USD");
+    expect(formatMoney("1234567", "KHR")).toBe("1,234,567 KHR");
   });
 });
 
@@ -86,6 +81,29 @@ describe("amounts outside the REST contract's fixed fields follow the rule; the 
       expect(((await view.json()) as { amount: string }).amount).toBe(text);
     },
   );
+
+  it("the checkout page and the dashboard load the server's own Money module (one source, served twice)", async () => {
+    const checkout = await fetch(`${t.url}/checkout/money.js`);
+    expect(checkout.status).toBe(200);
+    expect(checkout.headers.get("content-type")).toMatch(/javascript/);
+    const text = await checkout.text();
+    expect(await (await fetch(`${t.url}/dashboard/js/money.js`)).text()).toBe(text);
+    // Loaded as the browser loads it: a plain ES module with no import, whose every function answers as the server's.
+    const served = (await import(
+      `data:text/javascript;base64,${Buffer.from(text).toString("base64")}`
+    )) as typeof money;
+    expect(Object.keys(served).sort()).toEqual(Object.keys(money).sort());
+    for (const [amount, currency] of [
+      ["4000", "KHR"],
+      ["1234.5", "USD"],
+      ["4000.50", "KHR"],
+      ["0.05", "USD"],
+    ]) {
+      expect(served.formatMoney(amount, currency)).toBe(formatMoney(amount, currency));
+      expect(served.moneyText(amount, currency)).toBe(moneyText(amount, currency));
+    }
+    expect(served.compareDecimals("100.005", "100.00")).toBe(1);
+  });
 
   it("the hosted gateway's check-status keeps the contract's two decimals, KHR too", async () => {
     const orderId = `money-${Date.now() % 1e9}`;
