@@ -8,7 +8,6 @@ import type { UpstreamOrigins } from "../upstreams/origins.js";
 import { PAYWAY_API } from "../upstreams/origins.js";
 import { createNetworkSimulator, type NetworkSimulator } from "../simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../simulators/gateway/index.js";
-import { createLinkSimulator, type LinkSimulator } from "../simulators/link/index.js";
 import { mountSimulator } from "../simulators/http.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
 import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
@@ -50,7 +49,6 @@ export interface DemoPart {
 export interface DemoSimulators {
   network?: NetworkSimulator;
   gateway?: GatewaySimulator;
-  link?: LinkSimulator;
   payway?: RunningTwin;
 }
 
@@ -93,14 +91,10 @@ export const DEMO_PARTS: Record<string, (deps: DemoPartDeps, sims: DemoSimulator
   },
   gateway_link(deps, sims) {
     const twin = startTwin(deps.clock, deps.logger);
-    const link = createLinkSimulator({ makeQr: simulatedQr("sim_link@abaa", "Sim Pay Link") });
     sims.payway = twin;
-    sims.link = link;
     return {
       mount(app) {
-        // The PayWay twin's controls first: a client it does not know passes on to the older simulator's.
         app.use(twin.twin.controls, twin.twin.page);
-        app.use(link.router, link.controls);
       },
       controls: [
         { label: "Scan", path: "link/scan", fields: { clientId: "clientId" } },

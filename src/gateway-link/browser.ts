@@ -252,8 +252,8 @@ export class BrowserPool {
   }
 
   /** Whether a new payment of `owner` could have a page held for it now (PageShares.holdRefusal); null without shares. */
-  holdRefusal(owner: PageOwner, waiting?: readonly Claim[], opensHold?: boolean): ShareRefusal | null {
-    return this.shares?.holdRefusal(owner, waiting, opensHold) ?? null;
+  holdRefusal(owner: PageOwner, waiting?: readonly Claim[]): ShareRefusal | null {
+    return this.shares?.holdRefusal(owner, waiting) ?? null;
   }
 
   stats(): BrowserPoolStats {

@@ -100,17 +100,16 @@ export class PageShares {
   /**
    * Whether a new payment of `owner` could have a page held for it now, by its own shares (a generate asks before it
    * opens: a payment it could not follow is refused, not issued). Pages kept past their payment's expiry do not count;
-   * `waiting` are payments still within their time that need a page and have none yet: they count as held, and so do
-   * the configuration's pages opening when `opensHold` (its protocol keeps the page it opens: a page monitor's).
+   * `waiting` are payments still within their time that need a page and have none yet: they count as held;
+   * pages opening do not (each is closed once its QR is read).
    */
-  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = [], opensHold = false): ShareRefusal | null {
+  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = []): ShareRefusal | null {
     const now = this.now();
-    const opening = opensHold ? this.count("open", owner, "configuration") : 0;
     for (const scope of ["merchant", "configuration"] as const) {
       const cap = this.capOf("hold", scope);
       const claims = [...this.held(owner, scope), ...waiting.filter((w) => within(w.owner, owner, scope))];
       const protectedClaims = claims.filter((t) => t.until > now);
-      if (protectedClaims.length + opening >= cap) return this.holdsFull(scope, cap, protectedClaims);
+      if (protectedClaims.length >= cap) return this.holdsFull(scope, cap, protectedClaims);
     }
     return null;
   }

@@ -206,8 +206,7 @@ export class PageTraffic implements TrafficReader {
     this.sessionRequest = { ...response.request, url: response.url };
     this.settle.resolve(info);
     this.armStall();
-    const initial = info.action ?? (call === "request_qr" ? "request_qr" : undefined);
-    if (initial) this.report(initial);
+    if (call === "request_qr") this.report("request_qr");
   }
 
   private callFailed(

@@ -37,12 +37,3 @@ export class Checker {
     if (this.errors.length > 0) throw invalidInput(this.errors, message);
   }
 }
-
-export function isHttpUrl(v: string): boolean {
-  try {
-    const u = new URL(v);
-    return u.protocol === "http:" || u.protocol === "https:";
-  } catch {
-    return false;
-  }
-}

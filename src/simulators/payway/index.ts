@@ -31,8 +31,6 @@ export interface PaywayTwinOptions {
   pagePath?: string;
   /** Links served from the start (more with POST /sim/payway/links). */
   links?: Partial<TwinLink>[];
-  /** Controls for a client the twin does not know pass on (to the older simulator's, mounted after). */
-  passUnknownClients?: boolean;
 }
 
 export interface PaywayTwin {
@@ -101,7 +99,7 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
       );
   });
   const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr, edge });
-  const controls = twinControls(store, state, options.passUnknownClients ?? false, clock);
+  const controls = twinControls(store, state, clock);
   controls.get("/sim/payway/seen", (_req, res) => void res.json(edge.view()));
   return { page, api, controls, state, store, edge, linkPath: (code) => `${pagePath}/${code}` };
 }
@@ -131,7 +129,7 @@ function addLink(store: TwinStore, l: Partial<TwinLink>): TwinLink {
   return link;
 }
 
-function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, clock: () => number): express.Router {
+function twinControls(store: TwinStore, state: TwinState, clock: () => number): express.Router {
   const controls = express.Router();
   const json = express.json({ limit: "16kb" });
   const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response, next: NextFunction) => {
@@ -139,7 +137,6 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, 
     const body = bodyRecord(req.body, details);
     const id = typeof body.clientId === "string" ? body.clientId : "";
     const client = store.client(id);
-    if (client === undefined && passUnknown) return next();
     if (id === "") return sendControlError(res, "BAD_USER_INPUT", "invalid request", [...details, required]);
     if (client === undefined) return sendControlError(res, "NOT_FOUND", `no PayWay client ${id}`);
     const outcome = apply(client);
@@ -186,9 +183,8 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, 
       return { ok: true, client: c };
     })(req, res, next);
   });
-  controls.get("/sim/link/clients/:clientId", (req, res, next) => {
+  controls.get("/sim/link/clients/:clientId", (req, res) => {
     const client = store.client(String(req.params.clientId));
-    if (client === undefined && passUnknown) return next();
     if (client === undefined) return sendControlError(res, "NOT_FOUND", "no such PayWay client");
     res.json(clientView(client));
   });
