@@ -132,7 +132,7 @@ function addLink(store: TwinStore, l: Partial<TwinLink>): TwinLink {
 function twinControls(store: TwinStore, state: TwinState, clock: () => number): express.Router {
   const controls = express.Router();
   const json = express.json({ limit: "16kb" });
-  const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response, next: NextFunction) => {
+  const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);
     const id = typeof body.clientId === "string" ? body.clientId : "";
@@ -159,16 +159,16 @@ function twinControls(store: TwinStore, state: TwinState, clock: () => number): 
     onClient((c) => store.decline(c)),
   );
   // Polls report a word public code does not show (lower-case letters, digits, '-' or '_'), until scan/approve/decline.
-  controls.post("/sim/link/report", json, (req, res, next) => {
+  controls.post("/sim/link/report", json, (req, res) => {
     const action = isRecordBody(req.body) ? req.body.action : undefined;
     if (typeof action !== "string" || !/^[a-z0-9_-]{1,40}$/.test(action))
       return sendControlError(res, "BAD_USER_INPUT", "invalid request", [
         { field: "action", message: "1-40 lower-case letters, digits, '-' or '_'" },
       ]);
-    onClient((c) => store.report(c, action))(req, res, next);
+    onClient((c) => store.report(c, action))(req, res);
   });
   // `status` (400–599, default 500): what its polls answer from now on.
-  controls.post("/sim/link/break", json, (req, res, next) => {
+  controls.post("/sim/link/break", json, (req, res) => {
     const status = isRecord(req.body) ? req.body.status : undefined;
     if (
       status !== undefined &&
@@ -181,7 +181,7 @@ function twinControls(store: TwinStore, state: TwinState, clock: () => number): 
       c.broken = true;
       c.brokenStatus = typeof status === "number" ? status : 500;
       return { ok: true, client: c };
-    })(req, res, next);
+    })(req, res);
   });
   controls.get("/sim/link/clients/:clientId", (req, res) => {
     const client = store.client(String(req.params.clientId));
