@@ -199,11 +199,7 @@ interface Steps {
   verify(info: LinkSessionInfo): string | null;
 }
 
-async function startSession(
-  pool: BrowserPool,
-  options: CommonOptions,
-  steps: Steps,
-): Promise<LinkSession> {
+async function startSession(pool: BrowserPool, options: CommonOptions, steps: Steps): Promise<LinkSession> {
   const protocol = options.protocol;
   const origin = new URL(options.url).origin;
   // A configuration stored before the policy (or a name that now resolves elsewhere) is not driven.

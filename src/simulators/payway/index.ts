@@ -4,7 +4,7 @@
 //   const twin = createPaywayTwin({ makeQr, apiOrigin: () => "http://127.0.0.1:5001" });
 //   pageServer.use(twin.page); apiServer.use(twin.api); pageServer.use(twin.controls);
 
-import express, { type Request, type Response, type NextFunction } from "express";
+import express, { type Request, type Response } from "express";
 import type { FieldError } from "../../errors.js";
 import { isRecord, paywayRequestTime } from "../../upstreams/payway.js";
 import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
