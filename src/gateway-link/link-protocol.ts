@@ -56,19 +56,12 @@ export interface LinkRefusal {
 export interface LinkStatus {
   action: LinkAction;
   receiptUrl?: string;
-  /** What the payer paid, where the page states it with the approval (its receipt's figures): checked against the request. */
-  paid?: LinkPaid;
 }
 
 /** The page reported an action the adapter does not know: the payment is still pending, and nothing changes. */
 export interface LinkPending {
   /** The action as the page wrote it (told once per page, then ignored). */
   pending: string;
-}
-
-export interface LinkPaid {
-  amount: string;
-  currency: "USD" | "KHR";
 }
 
 export type LinkCall = "request_qr" | "status";

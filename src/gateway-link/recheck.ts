@@ -92,7 +92,7 @@ function statusAnswer(deps: LinkRecheckDeps, tx: TxRecord, session: LinkPollSess
       upstream: { approvedAt: now.toISOString() },
     };
     // SUCCESS only when the QR paid is what was asked; else held (approval-check.ts). PayWay states no paid figures.
-    const { id: _id, ...change } = approvalChange(tx, approved, undefined, now);
+    const { id: _id, ...change } = approvalChange(tx, approved, now);
     const said = change.mismatch === undefined ? reported : `${reported}, but ${describeMismatch(change.mismatch)}`;
     return { outcome: { kind: "transition", change }, said };
   }

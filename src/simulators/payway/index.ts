@@ -11,7 +11,7 @@ import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
 import { twinApiRouter } from "./twin-api.js";
 import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
 import { cloudflareBlockPage, renderTwinNotice, renderTwinPage, TWIN_STYLESHEET } from "./twin-page.js";
-import { hostileScript, webrtcScript } from "./twin-hostile.js";
+import { embedsScript, hostileScript, webrtcScript } from "./twin-hostile.js";
 import { detectionScript, headlessRequest, sendChallenge, TwinEdge } from "./twin-edge.js";
 import { DEFAULT_LINK_OPTIONS, linkOptionsOf } from "./twin-layout.js";
 import { TwinStore, type ControlOutcome, type TwinClient, type TwinCurrency, type TwinLink } from "./twin-store.js";
@@ -108,6 +108,7 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
 function prelude(state: TwinState): string | undefined {
   if (state.fault.mode === "hostile") return hostileScript();
   if (state.fault.mode === "webrtc") return webrtcScript(state.fault.udpPort);
+  if (state.fault.mode === "embeds") return embedsScript(state.fault.origins);
   return undefined;
 }
 
