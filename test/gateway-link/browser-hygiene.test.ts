@@ -95,3 +95,4 @@ describe("the browser and what it reads (issue 16, finding 4)", () => {
       await post(`${t.url}/sim/payway/fault`, { mode: "ok" });
     }
   });
+});
