@@ -25,11 +25,7 @@ export function approvalMismatch(tx: TxRecord, now: Date): MismatchRecord | null
  * What an approval changes: SUCCESS (`change`, as the caller built it) when it is what was asked, else the hold (with
  * the receipt URL, if one came). `late` as the caller would record the SUCCESS.
  */
-export function approvalChange(
-  tx: TxRecord | null,
-  change: TransitionRequest,
-  now: Date,
-): TransitionRequest {
+export function approvalChange(tx: TxRecord | null, change: TransitionRequest, now: Date): TransitionRequest {
   const mismatch = tx === null ? null : approvalMismatch(tx, now);
   if (mismatch === null) return change;
   return {

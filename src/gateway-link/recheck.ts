@@ -49,8 +49,8 @@ export function linkRecheck(deps: LinkRecheckDeps): AreaRecheck {
       if (tx.upstream.poll === undefined)
         return {
           cannot:
-            `its page (the ${String(tx.upstream.protocol ?? "simulated")} page protocol) has no status call ` +
-            "that can be asked without the page; only a PayWay link payment is rechecked",
+            "it has no stored status call to ask without its page (a payment of the retired simulated page); " +
+            "only a PayWay link payment is rechecked",
         };
       const expiry = qrExpiry(tx.qr);
       if (expiry !== null) return { endsAt: expiry, rule: "the life of the QR the page issued (its KHQR tag 99)" };
