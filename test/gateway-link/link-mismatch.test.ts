@@ -91,8 +91,10 @@ describe("payment link: an approval of another amount is held, never SUCCESS", (
       i: { transactionId, action: "ACCEPT_AS_PAID", by: "ops" },
     });
     expect(await check(transactionId)).toBe("SUCCESS");
+    // PayWay reports processing-payment before the approval: the payer's scan.
     expect((await view(transactionId)).events.map((e) => e.type)).toEqual([
       "payment.created",
+      "payment.scanned",
       "payment.mismatched",
       "payment.completed",
     ]);
