@@ -196,7 +196,7 @@ class ConfigsPage extends HTMLElement {
     if (this.merchants.length === 0) return fill(section.querySelector(".form-slot"), this.noMerchants());
     const simHint = this.config.simulators
       ? ` Demo: the built-in PayWay twin's links are ${this.config.linkSimulatorUrl}ABAPAYDEMO01 (KHR) and ` +
-        `${this.config.linkSimulatorUrl}ABAPAYDEMOUSD (USD)`
+        `…/ABAPAYDEMOUSD (USD)`
       : "";
     const form = editorForm({
       title: editing ? `Edit ${editing.name}` : "New payment-link configuration",
