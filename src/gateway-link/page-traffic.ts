@@ -179,7 +179,8 @@ export class PageTraffic implements TrafficReader {
       return this.callFailed(
         call,
         `${call} answered HTTP ${httpStatus}${said}`,
-        // The same statuses the worker's own polls wait out: a page is never failed for a 500 or a 52x either (docs/decisions/0189-link-outages-never-fail-a-payment.md).
+        // The same statuses the worker's own polls wait out: a page is never failed for a 500 or a 52x either
+        // (docs/decisions/0189-link-outages-never-fail-a-payment.md).
         isOutageStatus(httpStatus),
         httpStatus,
         refusal,
