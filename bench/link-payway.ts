@@ -264,14 +264,13 @@ async function floorPage(pool: BrowserPool, url: string): Promise<void> {
  * amount, Continue, list-payment-options read) and closes it. What the service adds beyond it is its own cost.
  */
 async function samePage(pool: BrowserPool, s: Servers, i: number): Promise<void> {
-  const session = await openLinkSession(pool, {
+  await openLinkSession(pool, {
     url: s.sim + LINK,
     amount: String(3000 + i),
     currency: 116,
     timeoutMs: 20_000,
     protocol: paywayLinkProtocol(s.paywayApi),
   });
-  await session.close();
 }
 
 /**

@@ -1,14 +1,13 @@
 // `npm run bench`: every section in order, printed as markdown; a full run also writes bench/results.md.
 // BENCH_QUICK=1 runs a ~1–2 minute smoke of the same sections (figures not meaningful, nothing written).
 // --only=NAME[,NAME…] runs only the sections whose name contains one of them (codec, load, embedded load,
-// link monitors, link time to QR, link payway, link late watch, events, floods, lifecycle, startup, export, libs: graphql-armor, libs: lru-cache, libs: zod and envalid), e.g. `npm run bench -- --only=floods`; nothing is written then either.
+// link time to QR, link payway, link late watch, events, floods, lifecycle, startup, export, libs: graphql-armor, libs: lru-cache, libs: zod and envalid), e.g. `npm run bench -- --only=floods`; nothing is written then either.
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { toMarkdown, type Section } from "./table.js";
 import { benchCodecSection } from "./codec.js";
 import { benchLoad } from "./load.js";
-import { benchLinkMonitorsSection } from "./link-monitors.js";
 import { benchLinkQrSection } from "./link-qr.js";
 import { benchLinkPaywaySection } from "./link-payway.js";
 import { benchLinkLateSection } from "./link-late.js";
@@ -81,7 +80,6 @@ async function main(): Promise<void> {
   for (const row of sections.find((x) => x.title.startsWith("Load:"))?.rows ?? [])
     postgres.set(String(row[0]), Number(row[2]));
   await run("embedded load", () => benchEmbedded({ quick, log, postgres }));
-  await run("link monitors", () => benchLinkMonitorsSection({ quick, log }));
   await run("link time to QR", () => benchLinkQrSection({ quick, log }));
   await run("link payway", () => benchLinkPaywaySection({ quick, log }));
   await run("link late watch", () => benchLinkLateSection({ quick, log }));

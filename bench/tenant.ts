@@ -1,5 +1,7 @@
 // A bench tenant created through the admin GraphQL API, as an operator would (mirrors test/support/app.ts).
 
+import { demoLinkUrl } from "../src/simulators/demo-upstreams.js";
+
 export const AUTH = {
   qr: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-key" }),
   gateway: (key: string) => ({ "x-api-key": key, "x-auth-type": "api-gateway" }),
@@ -66,16 +68,8 @@ export async function createTenant(baseUrl: string, adminToken: string, simUrl: 
   );
   const { createLinkConfig: l } = await admin<{ createLinkConfig: { id: string } }>(
     `mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) { id } }`,
-    // The older simulated page (a page a monitor holds), whatever LINK_PAGE_PROTOCOL's default.
-    {
-      input: {
-        merchantId: m.id,
-        name: "link",
-        url: `${simUrl}/sim/link/p/bench-shop?currency=KHR`,
-        currency: 116,
-        protocol: "simulated",
-      },
-    },
+    // The PayWay twin's KHR link (bench/sim-upstreams.ts), followed without a page as production follows one.
+    { input: { merchantId: m.id, name: "link", url: demoLinkUrl(simUrl), currency: 116, protocol: "payway" } },
   );
   const key = async (kind: string, extra: Record<string, string>) =>
     (

@@ -33,7 +33,7 @@ export interface Config {
   /**
    * Where user-given URLs (webhook endpoints, payment-link pages) may lead. Strict (public unicast only)
    * unless EGRESS_ALLOW_PRIVATE_URLS is on, which it is by default outside production: demo mode delivers to
-   * its own loopback receiver (/sim/webhooks) and drives its loopback link simulator.
+   * its own loopback receiver (/sim/webhooks) and drives its loopback PayWay twin.
    */
   egress: { permissive: boolean };
   rateLimit: { perMinute: number };

@@ -78,16 +78,13 @@ describe("configuration: shared settings in config.ts, each area's in its own se
     const demo = new EnvReader(DEV);
     expect(qrSettings(demo, sim)).toMatchObject({ baseUrl: null, token: "sim-network-token" });
     expect(gatewaySettings(demo, sim)).toMatchObject({ baseUrl: null, pushback: true });
-    expect(linkSettings(demo, sim)).toMatchObject({ pageProtocol: "simulated", paywayApiOrigin: null });
+    expect(linkSettings(demo, sim)).toMatchObject({ paywayApiOrigin: null });
 
     const prod = loadConfig(PROD, 4096);
     const real = new EnvReader(PROD);
     expect(qrSettings(real, prod)).toMatchObject({ baseUrl: "https://network.example", token: "" });
     expect(gatewaySettings(real, prod)).toMatchObject({ baseUrl: "https://gateway.example", pushback: false });
-    expect(linkSettings(real, prod)).toMatchObject({
-      pageProtocol: "payway",
-      paywayApiOrigin: "https://pwapp.ababank.com",
-    });
+    expect(linkSettings(real, prod)).toMatchObject({ paywayApiOrigin: "https://pwapp.ababank.com" });
     expect(() => qrSettings(new EnvReader({}), prod)).toThrow("NETWORK_API_URL is required when SIMULATORS is off");
     expect(() => gatewaySettings(new EnvReader({}), prod)).toThrow(
       "GATEWAY_API_URL is required when SIMULATORS is off",

@@ -87,7 +87,7 @@ const COMMANDS: Record<string, Command> = {
     query: "query { gatewayQrImageTemplates { names defaultName } }",
   },
   "link-config:create": {
-    doc: "--merchantId --name --url --currency 116|840 [--protocol payway|simulated --expectedPayee name@bank]",
+    doc: "--merchantId --name --url --currency 116|840 [--protocol payway --expectedPayee name@bank]",
     query:
       "mutation($input: LinkConfigInput!) { createLinkConfig(input: $input) " +
       "{ id name url currency protocol expectedPayee } }",

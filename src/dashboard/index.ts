@@ -70,7 +70,7 @@ export function dashboardRouter(opts: DashboardOptions): Router {
       simulators: opts.simulators,
       graphqlPath: "/graphql",
       inboxUrl: opts.simulators ? `${opts.baseUrl}/sim/inbox` : null,
-      linkSimulatorUrl: opts.simulators ? `${opts.baseUrl}/sim/link/p/` : null,
+      linkSimulatorUrl: opts.simulators ? `${opts.baseUrl}/sim/payway/` : null,
       areas: opts.areas,
       controls: opts.controls,
     });

@@ -1,5 +1,5 @@
-// One headless Chromium per process, shared by all payment-link monitors of that process. Each
-// monitor leases a page: a hidden target (see BrowserPoolOptions.pageMode) created straight on its
+// One headless Chromium per process, shared by all payment-link pages of that process. Each
+// page is a lease: a hidden target (see BrowserPoolOptions.pageMode) created straight on its
 // URL and held before its first request while its traffic rules are put in place, driven over its
 // own CDP session (no Page abstraction: the protocol alone, which costs a fraction of the CPU). Each
 // lease gets a browser context of its own (no cookies, storage or renderer shared between payments).
@@ -150,11 +150,6 @@ export interface PageLease {
   documentAnswer(): DocumentAnswer | null;
   /** Closes the page (and its context, if its own) and frees the slot. Idempotent, never throws. */
   release(): Promise<void>;
-  /**
-   * Keeps an opened page as its owner's held page until `until` (a page monitor takes over the page its generate
-   * opened): null, or the share refusal (the lease is unchanged: its holder releases it). Null without shares.
-   */
-  hold(until: number): ShareRefusal | null;
 }
 
 export interface BrowserPoolStats {
@@ -252,8 +247,8 @@ export class BrowserPool {
   }
 
   /** Whether a new payment of `owner` could have a page held for it now (PageShares.holdRefusal); null without shares. */
-  holdRefusal(owner: PageOwner, waiting?: readonly Claim[], opensHold?: boolean): ShareRefusal | null {
-    return this.shares?.holdRefusal(owner, waiting, opensHold) ?? null;
+  holdRefusal(owner: PageOwner, waiting?: readonly Claim[]): ShareRefusal | null {
+    return this.shares?.holdRefusal(owner, waiting) ?? null;
   }
 
   stats(): BrowserPoolStats {
@@ -396,8 +391,7 @@ export class BrowserPool {
           controller.abort(new BrowserPoolError("PAGE_EVICTED", "the held page was taken for a newer payment"));
           void release();
         };
-      const hold = (until: number): ShareRefusal | null => (ticket ? (this.shares?.hold(ticket, until) ?? null) : null);
-      return { session, signal: controller.signal, start, documentAnswer: () => answer, release, hold };
+      return { session, signal: controller.signal, start, documentAnswer: () => answer, release };
     } catch (err) {
       released = Promise.resolve();
       await closePage();

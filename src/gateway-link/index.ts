@@ -11,7 +11,6 @@ import type { Module, ModuleDefinition } from "../module.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import { BrowserPool, chooseSandbox, sandboxForThisMachine } from "./browser.js";
 import { chromiumMissing, LinkService } from "./link-service.js";
-import { LinkMonitors, linkMonitorJob } from "./link-monitor.job.js";
 import { linkSweepJob } from "./link-watch.job.js";
 import { LinkWatch } from "./link-watch.js";
 import { LinkRefusals } from "./link-refusals.js";
@@ -28,7 +27,7 @@ import { LINK_MIGRATIONS } from "./migrations.js";
 import { LinkConfig } from "./link-config.entity.js";
 import { LinkConfigs } from "./link-configs.js";
 import { LinkConfigResolver } from "./link-config.resolver.js";
-import { simulatedLinkProtocol, type LinkPageProtocol, type LinkProtocolName } from "./link-protocol.js";
+import type { LinkPageProtocol, LinkProtocolName } from "./link-protocol.js";
 import { paywayLinkProtocol } from "./payway-protocol.js";
 import { linkSettings, type LinkSettings } from "./settings.js";
 import { linkRecheck } from "./recheck.js";
@@ -53,8 +52,6 @@ export interface LinkModuleDeps {
   metrics: Pick<Metrics, "registry">;
   /** Where this process is reachable: the hosted checkout page's address. */
   baseUrl: string;
-  /** Enqueue a one-off job: the page monitor runs wherever a worker takes it. */
-  enqueue(name: string, data: Record<string, unknown>): Promise<void>;
   /** Where the area says what asking a PayWay page's API again about one payment is (transactions/recheck.ts). */
   rechecks: Pick<RecheckRegistry, "register">;
 }
@@ -69,23 +66,21 @@ export interface LinkModule extends Module {
 }
 
 /**
- * The gateway-link area: a payment-link page driven by a headless browser until it shows its QR; then followed
- * by a page monitor (pages that need their page, held ≤ 180 s) or, for a PayWay link, by this worker polling the
- * page's API itself (link-watch.ts).
+ * The gateway-link area: a PayWay payment-link page driven by a headless browser until it shows its QR, then closed;
+ * the payment is followed by a worker polling the page's API itself (link-watch.ts).
  */
 export function createLinkModule(deps: LinkModuleDeps, settings: LinkSettings): LinkModule {
   const { config, logger } = deps;
   const pool = createPool(settings, config, logger, deps.clock);
-  const monitors = new LinkMonitors();
-  const configs = new LinkConfigs(deps.orm, deps.admin, config.egress, settings.pageProtocol);
+  const configs = new LinkConfigs(deps.orm, deps.admin, config.egress);
   deps.admin.acceptKeyTarget({
     kind: LINK_AREA.key.kind,
     notFound: "Payment-link configuration not found for this merchant",
     belongsTo: (id, merchantId) => configs.belongsTo(id, merchantId),
   });
   const apiOrigin = () => settings.paywayApiOrigin ?? deps.upstreamOrigins.get(PAYWAY_API) ?? "";
-  const protocol = (name: LinkProtocolName): LinkPageProtocol =>
-    name === "payway" ? paywayLinkProtocol(apiOrigin()) : simulatedLinkProtocol;
+  // The one adapter there is; a configuration names it (link-protocol.ts).
+  const protocol = (_name: LinkProtocolName): LinkPageProtocol => paywayLinkProtocol(apiOrigin());
   const pollTimeoutMs = Math.min(settings.openTimeoutMs, 10_000);
   const polls = pollClient(settings.proxy, pollTimeoutMs);
   const refusals = new LinkRefusals(logger, polls.proxy, () => deps.clock.now());
@@ -104,29 +99,19 @@ export function createLinkModule(deps: LinkModuleDeps, settings: LinkSettings): 
     box: deps.box,
     watch: deps.delivers ? watch : null,
     refusals,
-    // The monitor runs wherever a worker takes the job; in `serve` that is usually this process.
-    startMonitor: (transactionId) => deps.enqueue("link.monitor", { transactionId }),
   });
-  const monitorDeps = {
-    ...deps,
-    maxMonitors: settings.maxMonitors,
-    openTimeoutMs: settings.openTimeoutMs,
-    protocol: simulatedLinkProtocol,
-    egress: config.egress,
-    allowedOrigins: settings.allowedOrigins,
-  };
   return {
     service,
     configs,
     pool,
     watch,
     resolvers: [new LinkResolver(service, deps.idempotency), new LinkConfigResolver(configs)],
-    jobs: [linkMonitorJob(monitorDeps, service, pool, monitors), linkSweepJob(deps, watch)],
+    jobs: [linkSweepJob(deps, watch)],
     async start() {
       if (deps.delivers) watch.start();
     },
-    // SIGTERM: monitors and polled payments handed over to other workers (handOver below).
-    handOver: () => handOver(deps, watch, monitors),
+    // SIGTERM: the payments this worker polls are made due now, for another worker's sweep to claim.
+    handOver: () => watch.handOver(),
     async stop() {
       await watch.stop();
       await pool.close();
@@ -165,24 +150,6 @@ function pollWatch(
         share,
       }),
   });
-}
-
-/**
- * SIGTERM: this process takes no more jobs; its page monitors stop (pages closed, nothing written) and each gets a
- * fresh job, which another worker resumes by clientId within a second or two; the payments it polls are made due
- * now, for another worker's sweep to claim.
- */
-async function handOver(deps: LinkModuleDeps, watch: LinkWatch, monitors: LinkMonitors): Promise<void> {
-  const { logger } = deps;
-  await watch.handOver();
-  const handed = await monitors.interruptAll();
-  for (const transactionId of handed)
-    await deps
-      .enqueue("link.monitor", { transactionId })
-      .catch((err: unknown) =>
-        logger.warn({ err, tx: transactionId }, "could not hand a link monitor over; its job lock expires in 30 s"),
-      );
-  if (handed.length > 0) logger.info({ monitors: handed.length }, "link monitors handed over");
 }
 
 /** What /metrics says of the payments this process follows without a browser. */

@@ -11,7 +11,7 @@ export class LinkConfig {
   @Property({ type: "text" }) name!: string;
   @Property({ type: "text" }) url!: string;
   @Property({ type: "integer" }) currency!: 116 | 840;
-  /** The page's adapter (`simulated`, `payway`); null: LINK_PAGE_PROTOCOL. */
+  /** The page's adapter (`payway`, the one there is: link-protocol.ts); null: the default, the same. */
   @Property({ type: "text", nullable: true }) protocol: string | null = null;
   /** The KHQR account (tag 29/30 sub 00) every QR of this link must pay; null: the next QR records it. */
   @Property({ type: "text", nullable: true }) expectedPayee: string | null = null;

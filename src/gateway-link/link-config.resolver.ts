@@ -11,11 +11,11 @@ export class LinkConfigGql {
   @Field() name!: string;
   @Field() url!: string;
   @Field(() => Int) currency!: number;
-  @Field({ description: "The adapter the page is driven with: simulated or payway (LINK_PAGE_PROTOCOL when unset)" })
+  @Field({ description: "The adapter the page is driven with: payway, the one there is" })
   protocol!: string;
   @Field(() => String, {
     nullable: true,
-    description: "The adapter this configuration names itself; null when LINK_PAGE_PROTOCOL decides",
+    description: "The adapter this configuration names itself; null when the default decides",
   })
   protocolSetting!: string | null;
   @Field(() => String, {
@@ -34,11 +34,11 @@ export class LinkConfigGql {
 }
 
 @ObjectType("LinkPageProtocols", {
-  description: "The page adapters this service has, and the one LINK_PAGE_PROTOCOL names",
+  description: "The page adapters this service has, and the default one",
 })
 export class LinkPageProtocolsGql {
   @Field(() => [String]) names!: string[];
-  @Field({ description: "The adapter of a configuration that names none (LINK_PAGE_PROTOCOL)" })
+  @Field({ description: "The adapter of a configuration that names none" })
   defaultName!: string;
 }
 
@@ -48,7 +48,7 @@ export class LinkConfigInputGql {
   @Field({ nullable: true }) name?: string;
   @Field({ nullable: true }) url?: string;
   @Field(() => Int, { nullable: true }) currency?: number;
-  @Field(() => String, { nullable: true, description: "simulated or payway; null: LINK_PAGE_PROTOCOL" })
+  @Field(() => String, { nullable: true, description: "payway; null: the default (payway)" })
   protocol?: string | null;
   @Field(() => String, {
     nullable: true,

@@ -15,26 +15,24 @@ export class LinkConfigs {
     private readonly orm: Orm,
     private readonly merchants: Pick<AdminService, "mustHaveMerchant">,
     private readonly egress: EgressPolicy,
-    /** LINK_PAGE_PROTOCOL: the adapter of a configuration that names none. */
-    private readonly defaultProtocol: LinkProtocolName = "simulated",
   ) {}
 
-  /** LINK_PAGE_PROTOCOL: what a configuration that names no adapter is driven with. */
+  /** What a configuration that names no adapter is driven with: the one there is (link-protocol.ts). */
   get defaultProtocolName(): LinkProtocolName {
-    return this.defaultProtocol;
+    return LINK_PROTOCOL_NAMES[0];
   }
 
   /** The adapter a configuration's page is driven with. */
   protocolOf(l: LinkConfig): LinkProtocolName {
     return (LINK_PROTOCOL_NAMES as readonly string[]).includes(l.protocol ?? "")
       ? (l.protocol as LinkProtocolName)
-      : this.defaultProtocol;
+      : this.defaultProtocolName;
   }
 
   private checkProtocol(c: Checker, protocol: string | null | undefined): void {
     const known = oneOf(
       LINK_PROTOCOL_NAMES,
-      `must be one of ${LINK_PROTOCOL_NAMES.join(", ")} (or null for LINK_PAGE_PROTOCOL)`,
+      `must be one of ${LINK_PROTOCOL_NAMES.join(", ")} (or null for the default)`,
     );
     if (protocol !== undefined && protocol !== null) c.check("protocol", protocol, known);
   }

@@ -1,17 +1,11 @@
 // Drives a merchant's hosted payment-link page in a leased browser page: opens the configured
-// URL, asks for a KHQR as a visitor would, and turns the page's own API traffic into events.
-// It knows nothing of transactions or the 180-second limit; the monitor above it does.
+// URL, asks for a KHQR as a visitor would, and reads the QR and what its status poll needs from the page's own API
+// traffic; then the page is closed. It knows nothing of transactions or the 180-second limit; the watch does.
 
 import { ProtocolError, TimeoutError, type CDPSession } from "puppeteer-core";
 import { resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
-import {
-  BrowserPoolError,
-  type AcquireOptions,
-  type BrowserPool,
-  type PageLease,
-  type ShareRefusal,
-} from "./browser.js";
-import { PageTraffic, PageTrafficError, type LinkEvent, type WatchOptions } from "./page-traffic.js";
+import { BrowserPoolError, type AcquireOptions, type BrowserPool, type PageLease } from "./browser.js";
+import { PageTraffic, PageTrafficError, type WatchOptions } from "./page-traffic.js";
 import { isOutageStatus } from "./poll-client.js";
 import type {
   LinkPageProtocol,
@@ -23,15 +17,13 @@ import type {
   PayerFields,
   VisitorForm,
 } from "./link-protocol.js";
-import { focusElement, MissingElementError, pressEnter, typeText } from "./page-input.js";
-import { fillAmount, fillField, pressContinue } from "./page-form.js";
+import { fillAmount, fillField, MissingElementError, pressContinue } from "./page-form.js";
 import type { FieldError } from "../errors.js";
 import { compareDecimals, decimalText, moneyText, NUMERIC_TO_CODE } from "../money/money.js";
 import { pollSessionOf } from "./poll-seed.js";
-import { EventChannel } from "./event-channel.js";
 import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
 
-export type { LinkEvent, WatchOptions };
+export type { WatchOptions };
 
 /** invalid_input: the request does not fit the link (its fixed amount, its bounds, a field it requires): `invalid`. */
 export type LinkDriverErrorKind = "timeout" | "page_error" | "browser_error" | "invalid_input";
@@ -82,22 +74,8 @@ export interface LinkSession {
   readonly clientId: string;
   /** Opens the payer's banking app on this QR, when the protocol makes one. */
   readonly deeplink?: string;
-  /**
-   * Set when the protocol follows the payment without its page (`pollsWithoutPage`): the page is closed already,
-   * `events` is empty, and the worker polls the page's API with this.
-   */
-  readonly poll?: LinkPollSession;
-  /**
-   * Changes of the page's state, each reported once, in order; single consumer. The stream ends
-   * after `approved` with a receipt (or after the `receipt` that follows an approval without one),
-   * after a fatal `error`, on close(), or when the pool is closed (process
-   * shutdown: no error, the payment is interrupted, not failed). The page is released when it ends.
-   */
-  readonly events: AsyncIterable<LinkEvent>;
-  /** Releases the page. Idempotent. */
-  close(): Promise<void>;
-  /** Keeps the page as its owner's held page until `until` (PageLease.hold): null, or why not (then close it). */
-  hold(until: number): ShareRefusal | null;
+  /** The page is closed already: the worker polls the page's API with this (link-watch.ts). */
+  readonly poll: LinkPollSession;
 }
 
 interface CommonOptions {
@@ -105,7 +83,7 @@ interface CommonOptions {
   url: string;
   /** Bound on everything up to the QR: waiting for a page, loading, typing, the API answer. */
   timeoutMs: number;
-  /** How the page is driven and read (LINK_PAGE_PROTOCOL; never a silent default). */
+  /** How the page is driven and read (the configuration's adapter; never a silent default). */
   protocol: LinkPageProtocol;
   /**
    * Where the page may be (upstreams/egress.ts): its name is resolved and checked before each opening.
@@ -136,24 +114,11 @@ export interface OpenLinkOptions extends CommonOptions {
   payer?: PayerFields;
 }
 
-export interface ResumeLinkOptions extends CommonOptions {
-  clientId: string;
-}
-
 export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Promise<LinkSession> {
-  return startSession(pool, options, options.url, {
+  return startSession(pool, options, {
     async interact(session, protocol, remainingMs) {
       const verdict = protocol.pageCheck ? await checkPage(session, protocol.pageCheck, options) : {};
-      if (protocol.form) return fillAsVisitor(session, protocol.form, verdict, options, remainingMs);
-      // Keyboard only, as a visitor who types the amount and presses Enter on the button: the
-      // pool's hidden pages draw no frames, so they never receive mouse input.
-      const { amountSelector, payButtonSelector } = protocol;
-      if (amountSelector === undefined || payButtonSelector === undefined)
-        throw new LinkDriverError("page_error", `the ${protocol.name} adapter names neither a form nor selectors`);
-      await focusElement(session, amountSelector, remainingMs(), { clear: true }).catch(missing("an amount field"));
-      await typeText(session, options.amount);
-      await focusElement(session, payButtonSelector, remainingMs()).catch(missing("a pay button"));
-      await pressEnter(session);
+      return fillAsVisitor(session, protocol.form, verdict, options, remainingMs);
     },
     verify(info) {
       if (info.currency !== undefined && info.currency !== options.currency) {
@@ -227,41 +192,15 @@ function pageError(err: unknown): never {
   throw err;
 }
 
-function missing(what: string): (err: unknown) => never {
-  return (err) => {
-    if (err instanceof MissingElementError) throw new LinkDriverError("page_error", `the payment page has no ${what}`);
-    throw err;
-  };
-}
-
-/** Reopens the page of an existing payment (e.g. after the worker that opened it died). */
-export function resumeLinkSession(pool: BrowserPool, options: ResumeLinkOptions): Promise<LinkSession> {
-  const protocol = options.protocol;
-  const target = protocol.resumeUrl(options.url, options.clientId);
-  if (target === null) return Promise.reject(new LinkDriverError("page_error", "this payment page cannot be resumed"));
-  return startSession(pool, options, target, {
-    interact: async () => undefined,
-    verify: (info) =>
-      info.clientId === options.clientId ? null : `resumed client ${info.clientId}, expected ${options.clientId}`,
-  });
-}
-
 interface Steps {
   interact(session: CDPSession, protocol: LinkPageProtocol, remainingMs: () => number): Promise<void>;
   /** A reason to refuse the session, or null. */
   verify(info: LinkSessionInfo): string | null;
 }
 
-async function startSession(
-  pool: BrowserPool,
-  options: CommonOptions,
-  target: string,
-  steps: Steps,
-): Promise<LinkSession> {
+async function startSession(pool: BrowserPool, options: CommonOptions, steps: Steps): Promise<LinkSession> {
   const protocol = options.protocol;
   const origin = new URL(options.url).origin;
-  if (new URL(target).origin !== origin)
-    throw new LinkDriverError("page_error", "refusing to open a URL outside the configured link's origin");
   // A configuration stored before the policy (or a name that now resolves elsewhere) is not driven.
   if (options.egress && !(await resolvesAllowed(options.url, options.egress)))
     throw new LinkDriverError("page_error", "the payment page's address is not a public address");
@@ -272,7 +211,7 @@ async function startSession(
   let lease: PageLease;
   try {
     lease = await pool.acquire({
-      url: target,
+      url: options.url,
       timeoutMs: remainingMs(),
       allowedOrigins: [
         origin,
@@ -306,15 +245,11 @@ async function startSession(
     const refusal = steps.verify(info);
     if (refusal) throw new LinkDriverError("page_error", refusal);
     const base = { qr: info.qr, clientId: info.clientId, ...(info.deeplink ? { deeplink: info.deeplink } : {}) };
-    if (!protocol.pollsWithoutPage)
-      return { ...base, events: traffic.events, close: () => traffic.close(), hold: (until) => lease.hold(until) };
     // The page's work is done once its QR is read: what its status poll needs is taken from it, and it is closed.
     const poll = await pollSessionOf(lease.session, info, traffic, options.url, protocol);
     // Closed behind the answer: the QR need not wait for the page's context to be torn down.
     void traffic.close();
-    const ended = new EventChannel<LinkEvent>();
-    ended.end();
-    return { ...base, poll, events: ended, close: async () => undefined, hold: () => null };
+    return { ...base, poll };
   } catch (err) {
     const error = toDriverError(err, lease.signal);
     await traffic.close();

@@ -1,7 +1,7 @@
 // What the driver needs to know about a payment-link page: where to type, what to press, and
 // how to recognise and read the page's own API traffic. Hosted pages publish no protocol, so each is an
-// adapter, chosen per link configuration (default LINK_PAGE_PROTOCOL): `simulatedLinkProtocol` speaks our
-// simulator's (docs/link-simulator.md), `paywayLinkProtocol` (payway-protocol.ts) a real ABA PayWay link's.
+// adapter, named per link configuration: `paywayLinkProtocol` (payway-protocol.ts) reads a real ABA PayWay link's,
+// the one adapter there is (docs/decisions/0216-the-old-simulated-link-page-retired.md).
 
 import type { PageRequest } from "./chromium.js";
 
@@ -13,11 +13,9 @@ export interface LinkSessionInfo {
   /** When the page reports them, the driver checks they match what it asked for. */
   currency?: 116 | 840;
   amount?: string;
-  /** Current action, when a resumed page reports it with the session. */
-  action?: LinkAction;
   /** A link that opens the payer's banking app on this QR, when the protocol knows how to make one. */
   deeplink?: string;
-  /** What the worker needs to follow the payment without the page (protocols with `pollsWithoutPage`). */
+  /** What the worker needs to follow the payment without the page (its status poll). */
   poll?: LinkPollSeed;
 }
 
@@ -58,8 +56,6 @@ export interface LinkRefusal {
 export interface LinkStatus {
   action: LinkAction;
   receiptUrl?: string;
-  /** What the payer paid, where the page states it with the approval (its receipt's figures): checked against the request. */
-  paid?: LinkPaid;
 }
 
 /** The page reported an action the adapter does not know: the payment is still pending, and nothing changes. */
@@ -68,12 +64,7 @@ export interface LinkPending {
   pending: string;
 }
 
-export interface LinkPaid {
-  amount: string;
-  currency: "USD" | "KHR";
-}
-
-export type LinkCall = "request_qr" | "resume" | "status";
+export type LinkCall = "request_qr" | "status";
 
 /**
  * What a payer may tell a page besides the amount: the generate request's optional fields, named as there. A page
@@ -140,13 +131,8 @@ export interface FieldHints {
 
 export interface LinkPageProtocol {
   name: LinkProtocolName;
-  /**
-   * How the form is filled: as a visitor would (`form`: fields by kind and wording, once hydrated), or by fixed
-   * selectors, the amount typed key by key into `amountSelector` and Enter pressed on `payButtonSelector`.
-   */
-  form?: VisitorForm;
-  amountSelector?: string;
-  payButtonSelector?: string;
+  /** How the form is filled: as a visitor would (fields by kind and wording, once hydrated: page-form.ts). */
+  form: VisitorForm;
   /** Where the page's API lives when it is not on the page's own origin (then allowed for the page too). */
   apiOrigin?: string;
   /** Which API call a response belongs to, by its URL (already checked to be the page's or its API's origin). */
@@ -154,59 +140,16 @@ export interface LinkPageProtocol {
   parseSession(body: unknown, request: PageRequest): LinkSessionInfo | LinkRefusal | null;
   /** A status answer: what it says, still pending in words the adapter does not know, or null when unreadable. */
   parseStatus(body: unknown): LinkStatus | LinkPending | null;
-  /** The URL that reopens an existing payment, or null when this page cannot resume. */
-  resumeUrl(linkUrl: string, clientId: string): string | null;
   pageCheck?: PageCheck;
-  /** Once the QR is read the page is closed: the worker polls the page's API itself (LinkSessionInfo.poll). */
-  pollsWithoutPage?: boolean;
 }
 
-export type LinkProtocolName = "simulated" | "payway";
-export const LINK_PROTOCOL_NAMES: readonly LinkProtocolName[] = ["simulated", "payway"];
+/**
+ * The adapters a link configuration may name. Once its QR is read a page is closed, and the worker polls the page's
+ * API itself (LinkSessionInfo.poll, link-watch.ts).
+ */
+export type LinkProtocolName = "payway";
+export const LINK_PROTOCOL_NAMES: readonly LinkProtocolName[] = ["payway"];
 
 export function isRefusal(v: LinkSessionInfo | LinkRefusal): v is LinkRefusal {
   return "refusal" in v;
-}
-
-const ACTIONS: ReadonlySet<string> = new Set<LinkAction>(["request_qr", "scanned", "approved"]);
-
-export const simulatedLinkProtocol: LinkPageProtocol = {
-  name: "simulated",
-  amountSelector: "#amount",
-  payButtonSelector: "#pay-button",
-  classify(url) {
-    const m = /\/sim\/link\/api\/(request_qr|resume|status)$/.exec(url.pathname);
-    return m ? (m[1] as LinkCall) : null;
-  },
-  parseSession(body) {
-    if (!isRecord(body) || !nonEmpty(body.qr) || !nonEmpty(body.clientId)) return null;
-    const info: LinkSessionInfo = { qr: body.qr, clientId: body.clientId };
-    if (body.currency === "KHR") info.currency = 116;
-    if (body.currency === "USD") info.currency = 840;
-    if (typeof body.amount === "string") info.amount = body.amount;
-    if (typeof body.action === "string" && ACTIONS.has(body.action)) info.action = body.action as LinkAction;
-    return info;
-  },
-  parseStatus(body) {
-    if (!isRecord(body) || typeof body.action !== "string" || !ACTIONS.has(body.action)) return null;
-    const status: LinkStatus = { action: body.action as LinkAction };
-    if (nonEmpty(body.receiptUrl)) status.receiptUrl = body.receiptUrl;
-    // The simulated page states what was paid with its approval (docs/link-simulator.md, "Page API").
-    if (nonEmpty(body.paidAmount) && (body.paidCurrency === "USD" || body.paidCurrency === "KHR"))
-      status.paid = { amount: body.paidAmount, currency: body.paidCurrency };
-    return status;
-  },
-  resumeUrl(linkUrl, clientId) {
-    const url = new URL(linkUrl);
-    url.searchParams.set("clientId", clientId);
-    return url.toString();
-  },
-};
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function nonEmpty(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0;
 }

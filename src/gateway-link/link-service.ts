@@ -45,9 +45,6 @@ export interface LinkView {
 
 /** Gateway-link area: a QR obtained by driving the key's payment-link page in headless Chromium. */
 export class LinkService {
-  /** Sessions opened here and not yet taken by a monitor in this process (saves reopening the page). */
-  readonly handoff = new Map<string, LinkSession>();
-
   constructor(
     private readonly store: TransactionStore,
     private readonly configs: Pick<LinkConfigs, "get" | "protocolOf" | "recordPayee">,
@@ -64,7 +61,6 @@ export class LinkService {
       watch: LinkWatch | null;
       refusals: LinkRefusals;
       allowedOrigins: readonly string[];
-      startMonitor: (transactionId: string) => Promise<void>;
       /** Where the hosted checkout page is (checkoutUrl). */
       baseUrl?: string;
     },
@@ -88,12 +84,12 @@ export class LinkService {
 
     if (!this.pool.executableAvailable())
       throw new AppError("SERVICE_UNAVAILABLE", chromiumMissing(this.pool.executablePath));
-    // Its page, and the page its payment may need held (a page monitor's, or one polled through after refused
-    // polls), come out of this merchant's and this configuration's shares of the pool: a payment that could not be
-    // followed is refused (429) before anything is opened or stored.
+    // Its page, and the page its payment may need held (one polled through after refused polls), come out of this
+    // merchant's and this configuration's shares of the pool: a payment that could not be followed is refused (429)
+    // before anything is opened or stored.
     const owner: PageOwner = { merchant: key.merchantRef, config: link.id };
     const protocol = this.opts.protocol(this.configs.protocolOf(link));
-    const full = this.pool.holdRefusal(owner, this.opts.watch?.waitingForPages(), !protocol.pollsWithoutPage);
+    const full = this.pool.holdRefusal(owner, this.opts.watch?.waitingForPages());
     if (full !== null) throw shareRefused(full);
     const issuedAt = this.clock.now();
     const expiresAt = new Date(issuedAt.getTime() + LINK_LIFETIME_MS);
@@ -133,13 +129,8 @@ export class LinkService {
         throw invalidInput([...err.invalid], "The payment link refuses this request");
       return this.noQr(draft, link.url, err);
     }
-    // Nothing may leave the page open: a failed payee check (the database) closes it as a refusal does.
-    const refusal = await this.payeeRefusal(link, session.qr).catch(async (err: unknown) => {
-      await session.close();
-      throw err;
-    });
+    const refusal = await this.payeeRefusal(link, session.qr);
     if (refusal !== null) {
-      await session.close();
       this.logger.warn({ url: link.url, linkConfig: link.id }, refusal);
       return this.failed(draft, capitalised(refusal), refusal);
     }
@@ -235,7 +226,7 @@ export class LinkService {
     throw new AppError("UPSTREAM_UNAVAILABLE", message, [], { transactionId: draft.id });
   }
 
-  /** Stores the payment with its QR and hands it to whoever follows it: a page monitor, or this worker's watch. */
+  /** Stores the payment with its QR and hands it to whoever follows it: this worker's watch, or any worker's. */
   private async record(
     draft: Draft,
     { url, configId }: { url: string; configId: string },
@@ -246,12 +237,12 @@ export class LinkService {
     // the browser through and still refuse the polls: link-refusals.ts).
     this.opts.refusals.answered("open");
     const poll = session.poll;
-    if (poll?.expireInSec != null && poll.expireInSec !== String(LINK_LIFETIME_MS / 1000))
+    if (poll.expireInSec !== null && poll.expireInSec !== String(LINK_LIFETIME_MS / 1000))
       this.logger.warn(
         { url, expireInSec: poll.expireInSec },
         "the payment page gives its QR another lifetime than 180 s; the payment still expires after 180 s",
       );
-    const local = poll !== undefined && this.opts.watch !== null && this.opts.watch.room > 0;
+    const local = this.opts.watch !== null && this.opts.watch.room > 0;
     const now = this.clock.now().getTime();
     let tx: TxRecord;
     try {
@@ -264,13 +255,12 @@ export class LinkService {
           linkConfigId: configId,
           protocol: protocol.name,
           ...(session.deeplink === undefined ? {} : { deeplink: session.deeplink }),
-          ...(poll === undefined ? {} : { poll: sealPoll(this.opts.box, draft.id, poll) }),
+          poll: sealPoll(this.opts.box, draft.id, poll),
         },
-        // Followed here: leased to this worker; else due now, for any worker to claim. A page monitor: its expiry.
-        nextCheckAt: poll === undefined ? draft.expiresAt : new Date(local ? now + POLL_LEASE_MS : now),
+        // Followed here: leased to this worker; else due now, for any worker to claim.
+        nextCheckAt: new Date(local ? now + POLL_LEASE_MS : now),
       }));
     } catch (err) {
-      await session.close();
       if ((err as { code?: string }).code !== "23505") throw err;
       // The page answered with a session another payment of this merchant already holds (a provider that
       // resumed a session it should not have): never two payments on one upstream session.
@@ -281,31 +271,8 @@ export class LinkService {
         "the payment page answered with a session another payment holds",
       );
     }
-    if (poll !== undefined) {
-      if (local) this.opts.watch?.adopt(tx, true);
-      return tx;
-    }
-    // The page its monitor follows is held from now on; with no room left (a race with another generate of this
-    // merchant) it is closed, and the monitor reopens it once there is.
-    const refusal = session.hold(draft.expiresAt.getTime());
-    if (refusal !== null) {
-      this.logger.warn(
-        { tx: tx.id, scope: refusal.scope },
-        "no held page for this payment yet; its monitor reopens it",
-      );
-      await session.close();
-    } else this.handOff(tx.id, session);
-    await this.opts.startMonitor(tx.id);
+    if (local) this.opts.watch?.adopt(tx, true);
     return tx;
-  }
-
-  private handOff(id: string, session: LinkSession): void {
-    this.handoff.set(id, session);
-    setTimeout(() => {
-      // Not taken by a local monitor within a few seconds (api-only process): release the page; a worker resumes it.
-      const s = this.handoff.get(id);
-      if (s) void s.close().then(() => this.handoff.delete(id));
-    }, 5_000).unref();
   }
 
   /** The generate answer rebuilt from its transaction (an Idempotency-Key retry after a crash). */

@@ -15,9 +15,9 @@ export interface LinkSweepDeps {
 
 /**
  * The gateway-link area's sweep, every second on one worker at a time: ends the link transactions whose 180 s
- * passed with no page monitor running (e.g. every worker was down; a page monitor's transaction falls due at its
- * expiry), and hands the due payments followed without a page — pending ones, and expired ones whose next late
- * poll is due — to this worker's watch, as many as it has room for. Their claim is their lease (poll-store.ts).
+ * passed with nothing to poll (a payment of the retired simulated page: decision 0217), and hands the due payments
+ * followed without a page — pending ones, and expired ones whose next late poll is due — to this worker's watch, as
+ * many as it has room for. Their claim is their lease (poll-store.ts).
  */
 export function linkSweepJob(deps: LinkSweepDeps, watch: LinkWatch | null): JobSpec {
   const { clock, db, store, logger } = deps;

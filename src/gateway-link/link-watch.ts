@@ -654,9 +654,9 @@ export class LinkWatch {
     };
     // SUCCESS only when the QR paid is what was asked; else held (approval-check.ts). PayWay states no paid figures.
     const now = clock.now();
-    let r = await recordApproval(store, entry.late ? { ...change, late: true } : change, undefined, now);
+    let r = await recordApproval(store, entry.late ? { ...change, late: true } : change, now);
     // Declared expired meanwhile (a read, the sweep): the approval is a late payment.
-    if (!r.won && r.tx.status === "EXPIRED") r = await recordApproval(store, { ...change, late: true }, undefined, now);
+    if (!r.won && r.tx.status === "EXPIRED") r = await recordApproval(store, { ...change, late: true }, now);
     if (r.won && r.tx.upstream.late === true)
       logger.warn(
         { tx: entry.id, expiredAt: new Date(entry.expiresAt).toISOString() },

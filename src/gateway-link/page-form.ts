@@ -2,12 +2,15 @@
 // (a MutationObserver, and a quarter-second look for what no mutation announces, such as a stylesheet that shows
 // a field) until what it needs is visible and enabled — after the page's framework has hydrated it — then acts.
 // Every step runs in an isolated world of the page (its document, none of its scripts: a page that replaced
-// focus(), click() or the value setter does not see them called). Kept apart from page-input.ts, the fixed-selector
-// keyboard of the simulated page.
+// focus(), click() or the value setter does not see them called).
 
 import type { CDPSession } from "puppeteer-core";
 import type { FieldHints } from "./link-protocol.js";
-import { MissingElementError } from "./page-input.js";
+
+/** The element a step waits for is not on the page (yet) when the time is up. */
+export class MissingElementError extends Error {
+  override readonly name = "MissingElementError";
+}
 
 /** What the page's amount field turned out to be: typed into, or showing a fixed amount of the link's own. */
 export type AmountOutcome = { kind: "filled" } | { kind: "fixed"; value: string };

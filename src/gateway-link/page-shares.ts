@@ -1,6 +1,6 @@
 // Fair shares of the browser pool. Two uses of a page: opening (a generate drives its payment page to the QR: a
-// second or two) and holding (a page kept for a payment: a page monitor's, or one a PayWay payment is polled through
-// after its own polls were refused, for its 180 s and then its late watch). One tenant's payments could otherwise
+// second or two) and holding (a page kept for a payment: one a PayWay payment is polled through after its own polls
+// were refused, for its 180 s and then its late watch). One tenant's payments could otherwise
 // take every page of the worker, and every other tenant's generate failed. So each merchant, and each of its
 // payment-link configurations, may hold and open only so many pages at once, and held pages in all never take the
 // pages kept for opening. Pure accounting: BrowserPool consults it before it takes a slot (browser.ts).
@@ -70,25 +70,11 @@ export class PageShares {
       this.tickets.add(ticket);
       return ticket;
     }
-    const refusal = this.makeRoom(owner, until, null);
+    const refusal = this.makeRoom(owner, until);
     if (refusal) return refusal;
     const ticket = new ShareTicket(owner, "hold", until);
     this.tickets.add(ticket);
     return ticket;
-  }
-
-  /** Turns an open into a page held until `until` (a page monitor keeps the page its generate opened). */
-  hold(ticket: ShareTicket, until: number): ShareRefusal | null {
-    if (ticket.released) return { kind: "hold", scope: "worker", cap: this.caps.held, retryAfterMs: OPEN_RETRY_MS };
-    if (ticket.kind === "hold") {
-      ticket.until = until;
-      return null;
-    }
-    const refusal = this.makeRoom(ticket.owner, until, ticket);
-    if (refusal) return refusal;
-    ticket.kind = "hold";
-    ticket.until = until;
-    return null;
   }
 
   release(ticket: ShareTicket): void {
@@ -100,17 +86,16 @@ export class PageShares {
   /**
    * Whether a new payment of `owner` could have a page held for it now, by its own shares (a generate asks before it
    * opens: a payment it could not follow is refused, not issued). Pages kept past their payment's expiry do not count;
-   * `waiting` are payments still within their time that need a page and have none yet: they count as held, and so do
-   * the configuration's pages opening when `opensHold` (its protocol keeps the page it opens: a page monitor's).
+   * `waiting` are payments still within their time that need a page and have none yet: they count as held;
+   * pages opening do not (each is closed once its QR is read).
    */
-  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = [], opensHold = false): ShareRefusal | null {
+  holdRefusal(owner: PageOwner, waiting: readonly Claim[] = []): ShareRefusal | null {
     const now = this.now();
-    const opening = opensHold ? this.count("open", owner, "configuration") : 0;
     for (const scope of ["merchant", "configuration"] as const) {
       const cap = this.capOf("hold", scope);
       const claims = [...this.held(owner, scope), ...waiting.filter((w) => within(w.owner, owner, scope))];
       const protectedClaims = claims.filter((t) => t.until > now);
-      if (protectedClaims.length + opening >= cap) return this.holdsFull(scope, cap, protectedClaims);
+      if (protectedClaims.length >= cap) return this.holdsFull(scope, cap, protectedClaims);
     }
     return null;
   }
@@ -130,11 +115,11 @@ export class PageShares {
   }
 
   /**
-   * Room for one more held page of `owner` (besides `converting`, counted already as an open). Over a share, a payment
+   * Room for one more held page of `owner`. Over a share, a payment
    * still within its time may take the page of one that is past it (a late watch), the oldest first, in the narrowest
    * share that is full; a page kept past its time takes nobody's.
    */
-  private makeRoom(owner: PageOwner, until: number, converting: ShareTicket | null): ShareRefusal | null {
+  private makeRoom(owner: PageOwner, until: number): ShareRefusal | null {
     const now = this.now();
     for (;;) {
       const full = (["configuration", "merchant", "worker"] as const).filter(
@@ -145,7 +130,7 @@ export class PageShares {
       const victim =
         until > now
           ? this.held(owner, full[0])
-              .filter((t) => t !== converting && t.until <= now && t.evict !== null)
+              .filter((t) => t.until <= now && t.evict !== null)
               .sort((a, b) => a.until - b.until)[0]
           : undefined;
       if (victim === undefined) {

@@ -17,7 +17,6 @@ import {
   type LinkAction,
   type LinkCall,
   type LinkPageProtocol,
-  type LinkPaid,
   type LinkSessionInfo,
 } from "./link-protocol.js";
 import { classifyRefusal, type PageRefusal } from "./page-refusal.js";
@@ -26,8 +25,7 @@ import { isOutageStatus } from "./poll-client.js";
 export type LinkEvent =
   | { type: "request_qr" }
   | { type: "scanned" }
-  /** `paid`: what the page says was paid, when it says (checked against the request before SUCCESS). */
-  | { type: "approved"; receiptUrl?: string; paid?: LinkPaid }
+  | { type: "approved"; receiptUrl?: string }
   /** The receipt of an approval that came without one (the page keeps polling until it has it). */
   | { type: "receipt"; receiptUrl: string }
   | {
@@ -181,8 +179,8 @@ export class PageTraffic implements TrafficReader {
       return this.callFailed(
         call,
         `${call} answered HTTP ${httpStatus}${said}`,
-        // The same statuses the worker's own polls wait out: a page monitor's payment is never FAILED for a 500 or
-        // a 52x either (docs/decisions/0189-link-outages-never-fail-a-payment.md).
+        // The same statuses the worker's own polls wait out: a page is never failed for a 500 or a 52x either
+        // (docs/decisions/0189-link-outages-never-fail-a-payment.md).
         isOutageStatus(httpStatus),
         httpStatus,
         refusal,
@@ -195,7 +193,7 @@ export class PageTraffic implements TrafficReader {
       this.runUnavailable = true;
       this.armStall();
       if ("pending" in status) return this.unknownAction(status.pending);
-      return this.report(status.action, status.receiptUrl, status.paid);
+      return this.report(status.action, status.receiptUrl);
     }
     if (this.established) return; // a second session answer (e.g. a reload) changes nothing
     const info = this.protocol.parseSession(body, response.request);
@@ -206,8 +204,7 @@ export class PageTraffic implements TrafficReader {
     this.sessionRequest = { ...response.request, url: response.url };
     this.settle.resolve(info);
     this.armStall();
-    const initial = info.action ?? (call === "request_qr" ? "request_qr" : undefined);
-    if (initial) this.report(initial);
+    if (call === "request_qr") this.report("request_qr");
   }
 
   private callFailed(
@@ -243,7 +240,7 @@ export class PageTraffic implements TrafficReader {
     );
   }
 
-  private report(action: LinkAction, reported?: string, paid?: LinkPaid): void {
+  private report(action: LinkAction, reported?: string): void {
     const receiptUrl =
       reported === undefined ? undefined : (acceptableReceipt(reported, this.origin, this.receiptOrigins) ?? undefined);
     if (reported !== undefined && receiptUrl === undefined && !this.receiptDropped) {
@@ -261,7 +258,7 @@ export class PageTraffic implements TrafficReader {
     }
     this.lastAction = action;
     if (action === "approved") {
-      this.events.push({ type: "approved", ...(receiptUrl ? { receiptUrl } : {}), ...(paid ? { paid } : {}) });
+      this.events.push({ type: "approved", ...(receiptUrl ? { receiptUrl } : {}) });
       if (receiptUrl) {
         this.finish();
         void this.lease?.release();

@@ -64,9 +64,7 @@ export function paywayLinkProtocol(apiOrigin: string): LinkPageProtocol {
       if (s.receiptUrl !== null) status.receiptUrl = s.receiptUrl;
       return status;
     },
-    resumeUrl: () => null,
     pageCheck: PAYWAY_PAGE_CHECK,
-    pollsWithoutPage: true,
   };
 }
 

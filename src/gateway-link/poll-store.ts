@@ -68,7 +68,7 @@ export async function claimPolls(
 }
 
 /**
- * Link transactions due and followed by a page monitor (or by no one): the pending ones past their 180 s are
+ * Link transactions due with no poll session (the retired simulated page's): the pending ones past their 180 s are
  * returned to be expired; an expired one with a late-watch time but nothing to poll gets none.
  */
 export async function claimUnpolled(db: Db, now: Date, limit: number): Promise<TxRecord[]> {

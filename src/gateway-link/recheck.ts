@@ -49,8 +49,8 @@ export function linkRecheck(deps: LinkRecheckDeps): AreaRecheck {
       if (tx.upstream.poll === undefined)
         return {
           cannot:
-            `its page (the ${String(tx.upstream.protocol ?? "simulated")} page protocol) has no status call ` +
-            "that can be asked without the page; only a PayWay link payment is rechecked",
+            "it has no stored status call to ask without its page (a payment of the retired simulated page); " +
+            "only a PayWay link payment is rechecked",
         };
       const expiry = qrExpiry(tx.qr);
       if (expiry !== null) return { endsAt: expiry, rule: "the life of the QR the page issued (its KHQR tag 99)" };
@@ -91,7 +91,7 @@ function statusAnswer(deps: LinkRecheckDeps, tx: TxRecord, session: LinkPollSess
       upstream: { approvedAt: now.toISOString(), ...(receiptUrl === null ? {} : { receiptUrl }) },
     };
     // SUCCESS only when the QR paid is what was asked; else held (approval-check.ts). PayWay states no paid figures.
-    const { id: _id, ...change } = approvalChange(tx, approved, undefined, now);
+    const { id: _id, ...change } = approvalChange(tx, approved, now);
     const said = change.mismatch === undefined ? reported : `${reported}, but ${describeMismatch(change.mismatch)}`;
     return { outcome: { kind: "transition", change }, said };
   }

@@ -4,7 +4,7 @@ import { PAYWAY_DEFAULT_API_ORIGIN } from "../upstreams/payway.js";
 /** The payment-link area's own settings (README "Configuration"). */
 export interface LinkSettings {
   chromiumPath: string;
-  /** LINK_MAX_MONITORS: page monitors per worker, and pages held at once in all (monitors and pages polled through). */
+  /** LINK_MAX_MONITORS: pages held at once per worker (pages polled through after refused polls). */
   maxMonitors: number;
   /** LINK_OPEN_PAGES: pages of the pool kept for opening (generates), which held pages never take. */
   openPages: number;
@@ -20,8 +20,6 @@ export interface LinkSettings {
    * (45 s: a page whose Continue waits for its scripts to hydrate it is waited for, as a working scraper waits).
    */
   openTimeoutMs: number;
-  /** The default adapter of a link configuration that names none (link-protocol.ts). */
-  pageProtocol: "simulated" | "payway";
   /**
    * Origin of a PayWay link page's API (PAYWAY_API_ORIGIN); null: the built-in twin's (simulators on), which is
    * only known once it listens.
@@ -59,8 +57,8 @@ export interface LinkSettings {
 }
 
 /**
- * Read when the app is created, before anything opens (module.ts `settings`). With simulators a page is the
- * simulator's own and PayWay is the built-in twin; without them, a real PayWay link.
+ * Read when the app is created, before anything opens (module.ts `settings`). With simulators PayWay is the
+ * built-in twin; without them, a real PayWay link.
  */
 export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">): LinkSettings {
   const { simulators } = config;
@@ -72,11 +70,6 @@ export function linkSettings(env: EnvReader, config: Pick<Config, "simulators">)
     openPages,
     shares: shareSettings(env, maxMonitors, openPages),
     openTimeoutMs: env.int("LINK_OPEN_TIMEOUT_MS", 45000, 1000, 120000),
-    pageProtocol: env.oneOf(
-      "LINK_PAGE_PROTOCOL",
-      ["simulated", "payway"] as const,
-      simulators ? "simulated" : "payway",
-    ),
     paywayApiOrigin: env.origin("PAYWAY_API_ORIGIN") ?? (simulators ? null : PAYWAY_DEFAULT_API_ORIGIN),
     proxy: env.url("LINK_PROXY", ["http:", "https:"]),
     lateWatchMs: env.int("LINK_LATE_WATCH_MS", 24 * 3600_000, 0, 30 * 24 * 3600_000),

@@ -5,7 +5,6 @@
 
 export type CurrencyCode = "USD" | "KHR";
 export const NUMERIC_TO_CODE: Record<number, CurrencyCode> = { 840: "USD", 116: "KHR" };
-export const CODE_TO_NUMERIC: Record<CurrencyCode, 116 | 840> = { USD: 840, KHR: 116 };
 
 /** Digits after the point each currency is written with: riel has no minor unit in use, the dollar has cents. */
 export const CURRENCY_DECIMALS: Record<CurrencyCode, number> = { USD: 2, KHR: 0 };

@@ -4,7 +4,6 @@ import { Entity, PrimaryKey, Property } from "@mikro-orm/decorators/legacy";
 export type Area = string;
 export type TxStatus = "PENDING" | "CHECKOUT" | "SUCCESS" | "FAILED" | "EXPIRED";
 export const TERMINAL: readonly TxStatus[] = ["SUCCESS", "FAILED", "EXPIRED"];
-export const NON_TERMINAL: readonly TxStatus[] = ["PENDING", "CHECKOUT"];
 export type Json = Record<string, unknown>;
 
 /**

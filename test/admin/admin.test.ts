@@ -117,7 +117,7 @@ describe("admin API", () => {
       name: "cli",
       url: "https://pay.example/x",
       currency: 840,
-      protocol: "simulated",
+      protocol: "payway",
       expectedPayee: null,
     });
     // The payee every QR of the link must pay: set and listed by the operator's CLI, a bad one refused.

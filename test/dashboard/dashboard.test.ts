@@ -106,29 +106,27 @@ describe("dashboard in real headless Chromium", () => {
     await screenshot(page, "merchants-desktop");
   });
 
-  it("creates a payment-link configuration pointing at the link simulator, and a gateway-link key shown once with a copy button", async () => {
+  it("creates a payment-link configuration pointing at the PayWay twin, and a gateway-link key shown once with a copy button", async () => {
     await open("#/configs");
     await fillForm(await form("New payment-link configuration"), {
       name: "Dash link",
-      url: `${t.url}/sim/link/p/dash-shop?currency=KHR`,
+      url: `${t.url}/sim/payway/ABAPAYDEMO01`,
       currency: "116",
     });
-    // The page adapter: the service default, or one the configuration names (here the simulated page's).
+    // The page adapter: the service default, or one the configuration names (here payway, the one there is).
     const adapters = await textOf(page, '[data-field="protocol"] select');
-    expect(adapters).toMatch(/Service default \(LINK_PAGE_PROTOCOL: \w+\)/);
-    expect(adapters).toContain("payway");
-    await page.select('form[aria-label="New payment-link configuration"] [name="protocol"]', "simulated");
+    expect(adapters).toMatch(/Service default \(payway\)/);
+    await page.select('form[aria-label="New payment-link configuration"] [name="protocol"]', "payway");
     await click('form[aria-label="New payment-link configuration"] button[type=submit]');
-    await waitForText(page, "pqr-configs .link table", "/sim/link/p/dash-shop");
+    await waitForText(page, "pqr-configs .link table", "/sim/payway/ABAPAYDEMO01");
     const row = "pqr-configs .link tbody tr:last-child";
-    expect(await textOf(page, row)).toContain("simulated");
     expect(await textOf(page, row)).not.toContain("service default");
     // Edited back to the service default: the configuration names no adapter again, and says which one applies.
     await click(`${row} button`);
     await page.waitForSelector('form[aria-label="Edit Dash link"]');
     expect(
       await page.$eval('form[aria-label="Edit Dash link"] [name="protocol"]', (e) => (e as HTMLSelectElement).value),
-    ).toBe("simulated");
+    ).toBe("payway");
     await page.select('form[aria-label="Edit Dash link"] [name="protocol"]', "");
     await click('form[aria-label="Edit Dash link"] button[type=submit]');
     await waitForText(page, row, "(service default)");

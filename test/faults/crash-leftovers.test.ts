@@ -98,36 +98,39 @@ describe("crash leftovers", () => {
       }
     }));
 
-  it("SIGTERM of a worker holding a link page: another worker resumes it within 5 s", () =>
+  it("SIGTERM of a worker polling a link payment: another worker polls it within 5 s", () =>
     withLogs(cluster, async () => {
       const a = await cluster.add("worker-a", "worker");
       const link = await generateLink(api.url, tenant, "SUCCESS");
-      // Worker A takes the monitor and reopens the page by clientId (the api process's hand-over ends after 5 s).
-      const resumedByA = ups.link.calls("resume");
+      // Worker A's sweep claims the payment (the api process follows none) and polls PayWay's status call for it.
+      const polledByA = ups.link.calls(STATUS_CALL);
       let until = Date.now() + 30_000;
-      while (ups.link.calls("resume") === resumedByA && Date.now() < until) await sleep(100);
-      expect(ups.link.calls("resume")).toBeGreaterThan(resumedByA);
-      expect(a.descendants().length).toBeGreaterThan(0);
+      while (ups.link.calls(STATUS_CALL) === polledByA && Date.now() < until) await sleep(100);
+      expect(ups.link.calls(STATUS_CALL)).toBeGreaterThan(polledByA);
 
       await cluster.add("worker-b", "worker");
-      const before = ups.link.calls("resume");
       const stopping = Date.now();
       await a.stop();
       const stoppedS = (Date.now() - stopping) / 1000;
+      // A stopped: every status call from now on is B's.
+      const before = ups.link.calls(STATUS_CALL);
       until = Date.now() + 40_000;
-      while (ups.link.calls("resume") === before && Date.now() < until) await sleep(100);
+      while (ups.link.calls(STATUS_CALL) === before && Date.now() < until) await sleep(100);
       const resumedS = (Date.now() - stopping) / 1000;
       console.log(
-        `SIGTERM hand-over: worker A stopped in ${stoppedS.toFixed(1)} s, B resumed the page ${resumedS.toFixed(1)} s after the signal`,
+        `SIGTERM hand-over: worker A stopped in ${stoppedS.toFixed(1)} s, B polled the payment ${resumedS.toFixed(1)} s after the signal`,
       );
-      expect(ups.link.calls("resume")).toBeGreaterThan(before);
+      expect(ups.link.calls(STATUS_CALL)).toBeGreaterThan(before);
       expect(resumedS).toBeLessThan(5 + stoppedS);
       expect(resumedS).toBeLessThan(10);
 
-      // The resumed page is followed: the approval is seen, the payment is not failed by the shutdown.
+      // The payment is followed on: the approval is seen, the payment is not failed by the shutdown.
       await settle(ups, link);
       until = Date.now() + 30_000;
       while ((await statuses(db.url, [link.id])).get(link.id) !== "SUCCESS" && Date.now() < until) await sleep(200);
       expect((await statuses(db.url, [link.id])).get(link.id)).toBe("SUCCESS");
     }));
 });
+
+/** The last segment of PayWay's status call (src/upstreams/payway.ts), as the upstream counts its arrivals. */
+const STATUS_CALL = "check-payment-status";

@@ -93,14 +93,19 @@ describe("scale-out: 2 api + 2 worker processes, subscribers on each api process
       );
       await Promise.all(lanes.map((f) => f()));
       const links: Tracked[] = [];
-      const resumes = ups.link.calls("resume");
+      const polls = ups.link.calls("check-payment-status");
       for (const [i, t] of tenants.entries()) {
         for (let j = 0; j < PER_TENANT.link; j++)
           links.push(await generateLink(apis[(i + j) % 2].url, t, j === 0 ? "SUCCESS" : "FAILED"));
       }
       txs.push(...links);
-      // A worker holds each page (past the api process's 5 s hand-over): it resumed each by clientId.
-      await waitFor(() => ups.link.calls("resume") >= resumes + links.length, 60_000, 100, "the workers' resumes");
+      // The workers' sweeps claim the payments (the api processes follow none) and poll PayWay's status call.
+      await waitFor(
+        () => ups.link.calls("check-payment-status") >= polls + links.length,
+        60_000,
+        100,
+        "the workers' polls",
+      );
       for (const l of links) await settle(ups, l);
 
       await waitTerminal(db.url, txs, 180_000);

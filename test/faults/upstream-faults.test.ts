@@ -56,7 +56,7 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
           webhooks: receiver,
         });
         const txs: Tracked[] = [];
-        const resumes = ups.link.calls("resume");
+        const polls = ups.link.calls("check-payment-status");
         // Per area: [settled during the fault, settled after it] × outcomes.
         const during = [
           await generateQr(api.url, tenant, "SUCCESS"),
@@ -73,8 +73,8 @@ describe(`upstreams down, slow and answering garbage for ${OUTAGE_MS / 1000} s`,
         ];
         const round = [...during, ...after];
         txs.push(...round);
-        // The link monitors hold their pages (past the api process's 5 s hand-over): the worker resumed each.
-        await waitFor(() => ups.link.calls("resume") >= resumes + 3, 60_000, 100, "the worker's resumes");
+        // The worker's sweep claims the link payments (the api process follows none) and polls PayWay for them.
+        await waitFor(() => ups.link.calls("check-payment-status") >= polls + 3, 60_000, 100, "the worker's polls");
 
         for (const which of ["network", "gateway", "link"] as const) await ups.fault(which, kind);
         const faultStart = Date.now();

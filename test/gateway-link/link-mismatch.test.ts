@@ -2,10 +2,11 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startTestApp, createTenant, moreJobRuns, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { WebhookReceiver } from "../support/webhook-receiver.js";
 import { waitFor } from "../support/wait.js";
+import { simulatedQr } from "../../src/simulators/upstream-qr.js";
 
-// Issue 36, item 2, payment link (real Chromium on the simulated page): an approval whose paid figures (the receipt's)
-// are not what was asked is held — payment.mismatched, still PENDING past the 180 s, never SUCCESS — with the receipt
-// it came with, until an operator accepts it as paid.
+// Issue 36, item 2, payment link (real Chromium on the PayWay twin): an approval of a QR that is not what was asked
+// (its KHQR amount) is held — payment.mismatched, still PENDING past the 180 s, never SUCCESS — with the receipt it
+// came with, until an operator accepts it as paid.
 
 interface View {
   status: string;
@@ -49,7 +50,7 @@ describe("payment link: an approval of another amount is held, never SUCCESS", (
     await receiver.down();
   });
 
-  it("4000 KHR paid on a 5000 KHR QR: held with its receipt, PENDING past the 180 s; accepted → SUCCESS", async () => {
+  it("a 4000 KHR QR paid for a 5000 KHR request: held with its receipt, PENDING past the 180 s; accepted → SUCCESS", async () => {
     const g = await post(
       `${t.url}/gateway-link/generate-qr`,
       { amount: 5000, currency: 116 },
@@ -57,7 +58,10 @@ describe("payment link: an approval of another amount is held, never SUCCESS", (
     );
     expect(g.status).toBe(200);
     const { transactionId, data } = g.body as { transactionId: string; data: { clientId: string } };
-    expect((await post(`${t.url}/sim/link/approve`, { clientId: data.clientId, amount: "4000" })).status).toBe(200);
+    // The QR the payer paid says 4000 (a page that issued another amount than it was asked: the stored QR is it).
+    const paidQr = simulatedQr("sim_payway@abaa", "Sim PayWay Shop")("4000", 116);
+    await t.app.core.db.query(`update "transaction" set qr = ? where id = ?`, [paidQr, transactionId]);
+    expect((await post(`${t.url}/sim/link/approve`, { clientId: data.clientId })).status).toBe(200);
     const delivery = await waitFor(
       () =>
         receiver.deliveries.find(
@@ -69,13 +73,13 @@ describe("payment link: an approval of another amount is held, never SUCCESS", (
     const held = await view(transactionId);
     expect(held).toMatchObject({
       status: "PENDING",
-      receiptUrl: expect.stringContaining(`/sim/link/receipt/${data.clientId}`),
+      receiptUrl: expect.stringContaining("download-receipt"),
       mismatch: {
         fields: ["amount"],
         expected: { amount: "5000", currency: "KHR" },
         arrived: { amount: "4000", currency: "KHR" },
         reference: data.clientId,
-        source: "payment-link page's approval",
+        source: "payment-link page's QR",
         resolution: null,
       },
     });
@@ -87,8 +91,10 @@ describe("payment link: an approval of another amount is held, never SUCCESS", (
       i: { transactionId, action: "ACCEPT_AS_PAID", by: "ops" },
     });
     expect(await check(transactionId)).toBe("SUCCESS");
+    // PayWay reports processing-payment before the approval: the payer's scan.
     expect((await view(transactionId)).events.map((e) => e.type)).toEqual([
       "payment.created",
+      "payment.scanned",
       "payment.mismatched",
       "payment.completed",
     ]);

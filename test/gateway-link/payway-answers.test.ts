@@ -2,10 +2,6 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { linkModule } from "../../src/gateway-link/index.js";
-import { BrowserPool } from "../../src/gateway-link/browser.js";
-import { openLinkSession, type LinkEvent } from "../../src/gateway-link/link-driver.js";
-import { paywayLinkProtocol } from "../../src/gateway-link/payway-protocol.js";
-import { CHROMIUM_PATH } from "../support/link-sim.js";
 import { simulatedQr } from "../../src/simulators/upstream-qr.js";
 import { capturedLogger, createTenant, post, startTestApp, AUTH, type TestApp, type Tenant } from "../support/app.js";
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
@@ -206,45 +202,6 @@ describe("PayWay answers read leniently, and errors that name their cause", () =
       status: "FAILED",
       failureReason: "the payment page could not be reached: net::ERR_CONNECTION_REFUSED",
     });
-  }, 60_000);
-});
-
-describe("a page's own status answers read by the payway adapter (a page kept open)", () => {
-  it("an action public code does not show is pending: no change, no error, told once; then the approval", async () => {
-    // A twin whose page polls every 200 ms, and the adapter with its page kept (as a page monitor would).
-    const fast = await startPaywayTwin({ makeQr: simulatedQr("twin_shop@abaa", "Twin Shop"), pollIntervalMs: 200 });
-    const pool = new BrowserPool({
-      executablePath: CHROMIUM_PATH,
-      maxPages: 1,
-      extraArgs: ["--disable-features=LocalNetworkAccessChecks"],
-    });
-    try {
-      const warnings: string[] = [];
-      const session = await openLinkSession(pool, {
-        url: await fast.link({ currency: "USD" }),
-        amount: "2.00",
-        currency: 840,
-        protocol: { ...paywayLinkProtocol(fast.apiOrigin), pollsWithoutPage: false },
-        timeoutMs: 15_000,
-        onWarning: (w) => warnings.push(w),
-      });
-      const events: LinkEvent[] = [];
-      const reading = (async () => {
-        for await (const e of session.events) events.push(e);
-      })();
-      await fast.post("/sim/link/report", { clientId: session.clientId, action: "awaiting-otp" });
-      // More of the page's polls than the five unreadable answers in a row that would end its session.
-      const from = fast.twin.store.client(session.clientId)?.polls ?? 0;
-      await waitFor(() => (fast.twin.store.client(session.clientId)?.polls ?? 0) >= from + 8, 15_000);
-      expect(events).toEqual([{ type: "request_qr" }]);
-      expect(warnings.filter((w) => w.includes('"awaiting-otp"'))).toHaveLength(1);
-      await fast.post("/sim/link/approve", { clientId: session.clientId });
-      await reading;
-      expect(events.map((e) => e.type)).toEqual(["request_qr", "scanned", "approved"]);
-    } finally {
-      await pool.close();
-      await fast.close();
-    }
   }, 60_000);
 });
 

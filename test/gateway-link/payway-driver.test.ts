@@ -70,12 +70,6 @@ describe("payway adapter against the PayWay twin", () => {
     expect(warnings).toEqual([]);
     // The page is closed as soon as its QR is read (behind the answer): nothing is held for the 180 s.
     await waitFor(() => (pool.stats().pages === 0 ? true : undefined), 5_000, 50, "the page closed");
-    expect(
-      await (async () => {
-        for await (const e of session.events) return e;
-        return null;
-      })(),
-    ).toBeNull();
   });
 
   it("types a KHR amount as a whole number", async () => {

@@ -40,8 +40,7 @@ describe("recheckPayment, gateway-link area (PayWay twin)", () => {
       code: string;
     };
     tenant = await createTenant(t, { linkUrl: `${t.url}/sim/payway/${link.code}`, linkProtocol: "payway" });
-    // Its link is the simulated page's, which is followed through the page only.
-    other = await createTenant(t, { name: "Other Shop", linkProtocol: "simulated" });
+    other = await createTenant(t, { name: "Other Shop" });
   });
   afterAll(async () => t?.stop());
 
@@ -99,17 +98,22 @@ describe("recheckPayment, gateway-link area (PayWay twin)", () => {
     ]);
   }, 60_000);
 
-  it("another key's payment is NOT_FOUND as a missing one; a simulated-page payment cannot be rechecked", async () => {
+  it("another key's payment is NOT_FOUND as a missing one; a payment without a poll session cannot be rechecked", async () => {
     const b = await gen(2000);
     const foreign = await refusal(t, b.transactionId, AUTH.gatewayLink(other.keys.gatewayLink));
     expect(foreign).toEqual(await refusal(t, "txn_doesnotexist0000000000", AUTH.gatewayLink(other.keys.gatewayLink)));
     expect(foreign.extensions?.code).toBe("NOT_FOUND");
-    const simulated = await gen(2000, other.keys.gatewayLink);
-    const r = await refusal(t, simulated.transactionId, AUTH.gatewayLink(other.keys.gatewayLink));
+    // A payment the retired simulated page issued before an upgrade: its row has no poll session.
+    const old = await gen(2000, other.keys.gatewayLink);
+    await t.app.core.db.query(
+      `update "transaction" set upstream = (upstream - 'poll') || '{"protocol":"simulated"}' where id = ?`,
+      [old.transactionId],
+    );
+    const r = await refusal(t, old.transactionId, AUTH.gatewayLink(other.keys.gatewayLink));
     expect(r.extensions?.code).toBe("BAD_USER_INPUT");
     expect(r.message).toBe(
-      `Transaction ${simulated.transactionId} cannot be rechecked: its page (the simulated page protocol) has no ` +
-        "status call that can be asked without the page; only a PayWay link payment is rechecked",
+      `Transaction ${old.transactionId} cannot be rechecked: it has no stored status call to ask without its page ` +
+        "(a payment of the retired simulated page); only a PayWay link payment is rechecked",
     );
   }, 60_000);
 

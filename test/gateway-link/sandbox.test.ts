@@ -12,7 +12,8 @@ import {
 import { detectSandboxSituation } from "../../src/gateway-link/chromium.js";
 import { ConfigError, EnvReader, loadConfig } from "../../src/config.js";
 import { linkSettings } from "../../src/gateway-link/settings.js";
-import { CHROMIUM_PATH, startLinkSim } from "../support/link-sim.js";
+import { CHROMIUM_PATH } from "../support/link-sim.js";
+import { startPaywayTwin } from "../support/payway-twin.js";
 
 describe("Chromium's sandbox (issue 16, finding 4)", () => {
   it("is used wherever the machine allows it: non-root with user namespaces; --no-sandbox only as root or without them", () => {
@@ -32,10 +33,10 @@ describe("Chromium's sandbox (issue 16, finding 4)", () => {
     expect(situation.root).toBe(process.getuid?.() === 0);
     const choice = sandboxForThisMachine();
     expect(choice).toEqual(chooseSandbox(situation));
-    const sim = await startLinkSim();
+    const sim = await startPaywayTwin();
     const pool = new BrowserPool({ executablePath: CHROMIUM_PATH, maxPages: 1 });
     try {
-      const lease = await pool.acquire({ url: sim.linkUrl() });
+      const lease = await pool.acquire({ url: await sim.link() });
       const cmdline = readFileSync(`/proc/${pool.stats().pid}/cmdline`, "utf8").split("\0");
       expect(cmdline.includes("--no-sandbox")).toBe(!choice.sandboxed);
       expect(await lease.start()).toBe(200);

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { demoLinkUrl } from "../../src/simulators/demo-upstreams.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, MODULES, type App, type ModuleList, type Role } from "../../src/app.js";
@@ -116,10 +117,10 @@ export interface TenantOptions {
   name?: string;
   /** Default "test_shop@devb". */
   bakongAccountId?: string;
-  /** Default this service's own link simulator page. */
+  /** Default the PayWay twin's KHR link on this service's port (demo mode's). */
   linkUrl?: string;
   linkCurrency?: number;
-  /** The link configuration's page adapter (`simulated`, `payway`); unset: LINK_PAGE_PROTOCOL. */
+  /** The link configuration's page adapter (`payway`); unset: the default (the same). */
   linkProtocol?: string;
   gatewayMerchantId?: string;
   gatewaySecret?: string;
@@ -166,7 +167,7 @@ export async function createTenant(t: Pick<TestApp, "admin" | "url">, opts: Tena
       input: {
         merchantId: m.id,
         name: "link",
-        url: opts.linkUrl ?? `${t.url}/sim/link/p/test-shop?currency=KHR`,
+        url: opts.linkUrl ?? demoLinkUrl(t.url),
         currency: opts.linkCurrency ?? 116,
         ...(opts.linkProtocol === undefined ? {} : { protocol: opts.linkProtocol }),
       },

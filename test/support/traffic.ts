@@ -111,7 +111,7 @@ export async function generateLink(apiUrl: string, t: Tenant, expect: Outcome): 
   return { id: b.transactionId, area: "gateway_link", tenant: t, expect, clientId: b.data.clientId, amount };
 }
 
-/** The payer's side: pay or fail on the network, approve or decline at the gateway, approve or break the link page. */
+/** The payer's side: pay or fail on the network, approve or decline at the gateway and on the PayWay twin. */
 export async function settle(ups: Upstreams, tx: Tracked): Promise<void> {
   let r: { status: number; body: unknown };
   if (tx.area === "qr") {
@@ -130,7 +130,7 @@ export async function settle(ups: Upstreams, tx: Tracked): Promise<void> {
       outcome: tx.expect === "SUCCESS" ? "APPROVED" : "DECLINED",
     });
   } else {
-    r = await ups.link.post(tx.expect === "SUCCESS" ? "/sim/link/approve" : "/sim/link/break", {
+    r = await ups.link.post(tx.expect === "SUCCESS" ? "/sim/link/approve" : "/sim/link/decline", {
       clientId: tx.clientId,
     });
   }

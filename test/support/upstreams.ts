@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import express, { type RequestHandler } from "express";
 import { createNetworkSimulator, type NetworkSimulator } from "../../src/simulators/network/index.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../../src/simulators/gateway/index.js";
-import { createLinkSimulator, type LinkSimulator } from "../../src/simulators/link/index.js";
+import { createPaywayTwin, type PaywayTwin } from "../../src/simulators/payway/index.js";
+import { DEMO_PAYWAY_LINKS } from "../../src/simulators/demo-upstreams.js";
 import { closeNow, listenLoopback } from "./listen.js";
 import { sleep } from "./wait.js";
 import type { TenantOptions } from "./app.js";
@@ -118,21 +119,25 @@ export type FaultKind = "down" | "slow" | "garbage";
 export interface Upstreams {
   network: Upstream & { sim: NetworkSimulator };
   gateway: Upstream & { sim: GatewaySimulator };
-  link: Upstream & { sim: LinkSimulator };
+  /** The PayWay twin: its page on 127.0.0.1 and its API as `localhost` of the same port (two hosts, two cookie jars). */
+  link: Upstream & { sim: PaywayTwin };
   /** Environment for the service processes: where the upstreams are. */
   env: Record<string, string>;
-  /** A payment-link URL on the link simulator, as the admin configures it. */
+  /** A payment-link URL on the PayWay twin, as the admin configures it (its KHR link; every slug shares it). */
   linkUrl(slug: string): string;
   /**
    * A merchant's accounts on these upstreams, as createTenant's options: its own network account, gateway
-   * credentials (registered with the gateway simulator now) and payment-link page (the simulated page).
+   * credentials (registered with the gateway simulator now) and payment-link page (the PayWay twin's).
    */
   tenantOptions(
     name: string,
   ): Required<
     Pick<TenantOptions, "name" | "bakongAccountId" | "gatewayMerchantId" | "gatewaySecret" | "linkUrl" | "linkProtocol">
   >;
-  /** Start / end one kind of fault on one upstream (down = port closed; slow = 5 s answers; garbage = unreadable answers). */
+  /**
+   * Start / end one kind of fault on one upstream (down = port closed; slow = 5 s answers; garbage = unreadable
+   * answers; on the PayWay twin, garbage is an outage of its API: 502s).
+   */
   fault(which: "network" | "gateway" | "link", kind: FaultKind | "ok", slowMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -153,11 +158,16 @@ export async function startUpstreams(): Promise<Upstreams> {
   gateway.app.use("/sim/gateway-api", gateway.count, gatewaySim.api);
   gateway.controls.use(gatewaySim.controls);
 
-  const linkSim = createLinkSimulator({ makeQr: fakeQr });
-  const link = Object.assign(new Upstream("link", express(), express()), { sim: linkSim });
-  link.app.use("/sim/link/api", link.count);
-  link.app.use(linkSim.router);
-  link.controls.use(linkSim.controls);
+  let linkPort = 0;
+  const twin = createPaywayTwin({
+    makeQr: (amount, currency) => fakeQr(amount, currency),
+    apiOrigin: () => `http://localhost:${linkPort}`,
+    pagePath: "/sim/payway",
+    links: DEMO_PAYWAY_LINKS,
+  });
+  const link = Object.assign(new Upstream("link", express(), express()), { sim: twin });
+  link.app.use(link.count, twin.api, twin.page);
+  link.controls.use(twin.controls);
 
   await Promise.all([
     network.up(),
@@ -167,6 +177,7 @@ export async function startUpstreams(): Promise<Upstreams> {
     gateway.startControls(),
     link.startControls(),
   ]);
+  linkPort = link.port;
   const all = { network, gateway, link };
   return {
     ...all,
@@ -174,8 +185,9 @@ export async function startUpstreams(): Promise<Upstreams> {
       NETWORK_API_URL: `${network.base}/sim/network-api`,
       NETWORK_API_TOKEN: NETWORK_TOKEN,
       GATEWAY_API_URL: `${gateway.base}/sim/gateway-api`,
+      PAYWAY_API_ORIGIN: `http://localhost:${link.port}`,
     },
-    linkUrl: (slug) => `${link.base}/sim/link/p/${slug}?currency=KHR`,
+    linkUrl: () => `${link.base}/sim/payway/${DEMO_PAYWAY_LINKS[0].code}`,
     tenantOptions(name) {
       const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
       const gatewayMerchantId = `fm_${randomBytes(4).toString("hex")}`;
@@ -186,21 +198,28 @@ export async function startUpstreams(): Promise<Upstreams> {
         bakongAccountId: `${slug.slice(0, 12)}@devb`,
         gatewayMerchantId,
         gatewaySecret,
-        // The older simulated page (a page a monitor holds), whatever LINK_PAGE_PROTOCOL's default.
-        linkUrl: `${link.base}/sim/link/p/${slug}?currency=KHR`,
-        linkProtocol: "simulated",
+        linkUrl: `${link.base}/sim/payway/${DEMO_PAYWAY_LINKS[0].code}`,
+        linkProtocol: "payway",
       };
     },
     async fault(which, kind, slowMs = 5000) {
       const u = all[which];
       if (kind === "down") return u.down();
       await u.up();
-      const mode = kind === "ok" ? "ok" : kind === "slow" ? "slow" : "garbage";
-      const res = await u.post(`/sim/${which}/fault`, { mode, slowMs, variant: "text" });
-      if (res.status !== 200) throw new Error(`${which} fault ${mode}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      const res =
+        which === "link"
+          ? await twinFault(u, kind, slowMs)
+          : await u.post(`/sim/${which}/fault`, { mode: kind, slowMs, variant: "text" });
+      if (res.status !== 200) throw new Error(`${which} fault ${kind}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
     },
     async close() {
       await Promise.all([network.close(), gateway.close(), link.close()]);
     },
   };
+}
+
+/** The PayWay twin's fault for one of the kinds the other upstreams share (garbage: its API answers 502s). */
+function twinFault(u: Upstream, kind: "slow" | "garbage" | "ok", slowMs: number) {
+  if (kind === "garbage") return u.post("/sim/payway/fault", { mode: "outage", httpStatus: 502 });
+  return u.post("/sim/payway/fault", kind === "slow" ? { mode: "slow", slowMs } : { mode: "ok" });
 }

@@ -195,7 +195,7 @@ describe("webhook and payment-link egress in strict mode (production's default)"
       {
         query: `mutation($i: LinkConfigInput!) { createLinkConfig(input: $i) { id } }`,
         variables: {
-          i: { merchantId: tenant.merchantId, name: "x", url: `${t.url}/sim/link/p/test-shop`, currency: 116 },
+          i: { merchantId: tenant.merchantId, name: "x", url: `${t.url}/sim/payway/ABAPAYDEMO01`, currency: 116 },
         },
       },
       { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -203,7 +203,7 @@ describe("webhook and payment-link egress in strict mode (production's default)"
     expect((r.body as { errors?: { message: string }[] }).errors?.[0]?.message).toMatch(/url/);
     // A loopback page stored by an older release: generating from it fails without opening the page.
     await t.app.core.db.query(`update link_config set url = ? where id = ?`, [
-      `${t.url}/sim/link/p/test-shop?currency=KHR`,
+      `${t.url}/sim/payway/ABAPAYDEMO01`,
       tenant.linkConfigId,
     ]);
     const g = await post(

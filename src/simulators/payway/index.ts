@@ -4,14 +4,14 @@
 //   const twin = createPaywayTwin({ makeQr, apiOrigin: () => "http://127.0.0.1:5001" });
 //   pageServer.use(twin.page); apiServer.use(twin.api); pageServer.use(twin.controls);
 
-import express, { type Request, type Response, type NextFunction } from "express";
+import express, { type Request, type Response } from "express";
 import type { FieldError } from "../../errors.js";
 import { isRecord, paywayRequestTime } from "../../upstreams/payway.js";
 import { bodyRecord, controlBodyErrors, sendControlError } from "../http.js";
 import { twinApiRouter } from "./twin-api.js";
 import { callerAddress, initialTwinState, twinFaultControl, type TwinState } from "./twin-fault.js";
 import { cloudflareBlockPage, renderTwinNotice, renderTwinPage, TWIN_STYLESHEET } from "./twin-page.js";
-import { hostileScript, webrtcScript } from "./twin-hostile.js";
+import { embedsScript, hostileScript, webrtcScript } from "./twin-hostile.js";
 import { detectionScript, headlessRequest, sendChallenge, TwinEdge } from "./twin-edge.js";
 import { DEFAULT_LINK_OPTIONS, linkOptionsOf } from "./twin-layout.js";
 import { TwinStore, type ControlOutcome, type TwinClient, type TwinCurrency, type TwinLink } from "./twin-store.js";
@@ -31,8 +31,6 @@ export interface PaywayTwinOptions {
   pagePath?: string;
   /** Links served from the start (more with POST /sim/payway/links). */
   links?: Partial<TwinLink>[];
-  /** Controls for a client the twin does not know pass on (to the older simulator's, mounted after). */
-  passUnknownClients?: boolean;
 }
 
 export interface PaywayTwin {
@@ -101,7 +99,7 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
       );
   });
   const api = twinApiRouter({ store, state, clock, makeQr: options.makeQr, edge });
-  const controls = twinControls(store, state, options.passUnknownClients ?? false, clock);
+  const controls = twinControls(store, state, clock);
   controls.get("/sim/payway/seen", (_req, res) => void res.json(edge.view()));
   return { page, api, controls, state, store, edge, linkPath: (code) => `${pagePath}/${code}` };
 }
@@ -110,6 +108,7 @@ export function createPaywayTwin(options: PaywayTwinOptions): PaywayTwin {
 function prelude(state: TwinState): string | undefined {
   if (state.fault.mode === "hostile") return hostileScript();
   if (state.fault.mode === "webrtc") return webrtcScript(state.fault.udpPort);
+  if (state.fault.mode === "embeds") return embedsScript(state.fault.origins);
   return undefined;
 }
 
@@ -131,15 +130,14 @@ function addLink(store: TwinStore, l: Partial<TwinLink>): TwinLink {
   return link;
 }
 
-function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, clock: () => number): express.Router {
+function twinControls(store: TwinStore, state: TwinState, clock: () => number): express.Router {
   const controls = express.Router();
   const json = express.json({ limit: "16kb" });
-  const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response, next: NextFunction) => {
+  const onClient = (apply: (c: TwinClient) => ControlOutcome) => (req: Request, res: Response) => {
     const details: FieldError[] = [];
     const body = bodyRecord(req.body, details);
     const id = typeof body.clientId === "string" ? body.clientId : "";
     const client = store.client(id);
-    if (client === undefined && passUnknown) return next();
     if (id === "") return sendControlError(res, "BAD_USER_INPUT", "invalid request", [...details, required]);
     if (client === undefined) return sendControlError(res, "NOT_FOUND", `no PayWay client ${id}`);
     const outcome = apply(client);
@@ -162,16 +160,16 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, 
     onClient((c) => store.decline(c)),
   );
   // Polls report a word public code does not show (lower-case letters, digits, '-' or '_'), until scan/approve/decline.
-  controls.post("/sim/link/report", json, (req, res, next) => {
+  controls.post("/sim/link/report", json, (req, res) => {
     const action = isRecordBody(req.body) ? req.body.action : undefined;
     if (typeof action !== "string" || !/^[a-z0-9_-]{1,40}$/.test(action))
       return sendControlError(res, "BAD_USER_INPUT", "invalid request", [
         { field: "action", message: "1-40 lower-case letters, digits, '-' or '_'" },
       ]);
-    onClient((c) => store.report(c, action))(req, res, next);
+    onClient((c) => store.report(c, action))(req, res);
   });
   // `status` (400–599, default 500): what its polls answer from now on.
-  controls.post("/sim/link/break", json, (req, res, next) => {
+  controls.post("/sim/link/break", json, (req, res) => {
     const status = isRecord(req.body) ? req.body.status : undefined;
     if (
       status !== undefined &&
@@ -184,11 +182,10 @@ function twinControls(store: TwinStore, state: TwinState, passUnknown: boolean, 
       c.broken = true;
       c.brokenStatus = typeof status === "number" ? status : 500;
       return { ok: true, client: c };
-    })(req, res, next);
+    })(req, res);
   });
-  controls.get("/sim/link/clients/:clientId", (req, res, next) => {
+  controls.get("/sim/link/clients/:clientId", (req, res) => {
     const client = store.client(String(req.params.clientId));
-    if (client === undefined && passUnknown) return next();
     if (client === undefined) return sendControlError(res, "NOT_FOUND", "no such PayWay client");
     res.json(clientView(client));
   });

@@ -31,7 +31,6 @@ export function startTwin(clock: Clock, logger: Logger): RunningTwin {
     clock: () => clock.now().getTime(),
     pagePath: "/sim/payway",
     links: DEMO_PAYWAY_LINKS,
-    passUnknownClients: true,
   });
   let server: Server | null = null;
   return {

@@ -14,7 +14,9 @@ import { faultLinkOptions, LINK_FAULT_MODES, type TwinLinkOptions } from "./twin
  * poll made through them reads "approved", while the API refuses polls as bot-check does (so a worker falls back
  * to a page); payee: list-payment-options issues QRs payable to `payee`; oversize: `call`'s answers are `bytes`
  * long (streamed, no length given); foreign-receipt: an approval's download_receipt is on `receiptOrigin`;
- * webrtc: the page sends WebRTC (STUN over UDP) to 127.0.0.1:`udpPort` as it loads.
+ * webrtc: the page sends WebRTC (STUN over UDP) to 127.0.0.1:`udpPort` as it loads; embeds: the page pulls in each
+ * of `origins` as a page with analytics or chat does (a script, an iframe, a fetch, a beacon, a WebSocket, a worker's
+ * fetch).
  * From public sources again: qr-status: list-payment-options answers the QR (qr_string, token, client_id) with its
  * `status` absent or with code "0" (`qrStatus`), as Eavheang/payway-merchant's sample answer has none and
  * somvannda/chmabapay accepts "0".
@@ -43,6 +45,7 @@ export type TwinFaultMode =
   | "oversize"
   | "foreign-receipt"
   | "webrtc"
+  | "embeds"
   | "qr-status"
   | "challenge"
   | "invalid-data-once"
@@ -64,6 +67,7 @@ export const TWIN_FAULT_MODES: readonly TwinFaultMode[] = [
   "oversize",
   "foreign-receipt",
   "webrtc",
+  "embeds",
   "qr-status",
   "challenge",
   "invalid-data-once",
@@ -104,6 +108,8 @@ export interface TwinFault {
   receiptOrigin: string;
   /** webrtc: the loopback UDP port the page's WebRTC aims at. */
   udpPort: number;
+  /** embeds: the other sites (origins) the page pulls in. */
+  origins: string[];
   /** qr-status: the QR answer without `status`, or with `status.code` "0". */
   qrStatus: TwinQrStatus;
   /** invalid-data-once, invalid-token: the refusals still to answer (null: until the mode changes). */
@@ -140,6 +146,7 @@ export function initialTwinState(): TwinState {
       call: "list-payment-options",
       receiptOrigin: "https://receipts.example",
       udpPort: 9,
+      origins: [],
       qrStatus: "absent",
       remaining: null,
       link: {},
@@ -214,6 +221,9 @@ export function twinFaultControl(state: TwinState, clock: () => number = Date.no
     const link = pageMode === undefined ? {} : faultLinkOptions(pageMode, body, details);
     if (mode === "status" && code === PAYWAY_OK)
       details.push({ field: "code", message: 'must not be "00" (that is success)' });
+    const origins = body.origins;
+    if (origins !== undefined && !(Array.isArray(origins) && origins.length <= 10 && origins.every(isOriginValue)))
+      details.push({ field: "origins", message: "at most 10 origins: scheme://host[:port]" });
     if (receiptOrigin !== undefined && !isOrigin(receiptOrigin))
       details.push({ field: "receiptOrigin", message: "an origin: scheme://host[:port]" });
     if (details.length > 0) return sendControlError(res, "BAD_USER_INPUT", "invalid fault request", details);
@@ -229,6 +239,7 @@ export function twinFaultControl(state: TwinState, clock: () => number = Date.no
       call: call ?? prev.call,
       receiptOrigin: receiptOrigin ?? prev.receiptOrigin,
       udpPort: udpPort ?? prev.udpPort,
+      origins: Array.isArray(origins) ? (origins as string[]) : prev.origins,
       qrStatus: qrStatus ?? prev.qrStatus,
       // invalid-data-once refuses once unless told `calls` (a page refused on its fresh reload too).
       remaining: mode === "invalid-data-once" ? (calls ?? 1) : mode === "invalid-token" ? (calls ?? null) : null,
@@ -241,6 +252,10 @@ export function twinFaultControl(state: TwinState, clock: () => number = Date.no
     };
     res.json(state.fault);
   };
+}
+
+function isOriginValue(v: unknown): boolean {
+  return typeof v === "string" && isOrigin(v);
 }
 
 function isOrigin(v: string): boolean {

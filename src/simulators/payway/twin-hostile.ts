@@ -114,3 +114,31 @@ export function webrtcScript(udpPort: number): string {
 })();
 `;
 }
+
+/**
+ * The page pulls in each of `origins` as a hosted page with analytics or a chat widget does: a script, an iframe, a
+ * fetch, a beacon, a WebSocket and a worker's fetch. A third party never breaks the page.
+ */
+export function embedsScript(origins: readonly string[]): string {
+  return String.raw`
+(function () {
+  var attempt = function (f) { try { f(); } catch (e) { /* a third party never breaks the page */ } };
+  ${JSON.stringify(origins)}.forEach(function (base) {
+    attempt(function () {
+      var s = document.createElement("script"); s.async = true; s.src = base + "/script.js"; document.head.appendChild(s);
+    });
+    attempt(function () {
+      var f = document.createElement("iframe"); f.src = base + "/frame"; f.title = "widget";
+      document.documentElement.appendChild(f);
+    });
+    attempt(function () { fetch(base + "/fetch", { mode: "no-cors" }).catch(function () {}); });
+    attempt(function () { navigator.sendBeacon(base + "/beacon", "x"); });
+    attempt(function () { var ws = new WebSocket(base.replace(/^http/, "ws") + "/ws"); ws.onerror = function () {}; });
+    attempt(function () {
+      var src = "fetch(" + JSON.stringify(base + "/worker") + ", { mode: 'no-cors' }).catch(function () {});";
+      new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+    });
+  });
+})();
+`;
+}

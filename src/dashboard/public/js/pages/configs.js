@@ -195,7 +195,8 @@ class ConfigsPage extends HTMLElement {
     );
     if (this.merchants.length === 0) return fill(section.querySelector(".form-slot"), this.noMerchants());
     const simHint = this.config.simulators
-      ? ` Demo: the built-in page simulator is ${this.config.linkSimulatorUrl}<slug>?currency=KHR`
+      ? ` Demo: the built-in PayWay twin's links are ${this.config.linkSimulatorUrl}ABAPAYDEMO01 (KHR) and ` +
+        `…/ABAPAYDEMOUSD (USD)`
       : "";
     const form = editorForm({
       title: editing ? `Edit ${editing.name}` : "New payment-link configuration",
@@ -226,12 +227,10 @@ class ConfigsPage extends HTMLElement {
           label: "Page adapter",
           value: editing?.protocolSetting ?? "",
           options: [
-            { value: "", label: `Service default (LINK_PAGE_PROTOCOL: ${this.linkPageProtocols.defaultName})` },
+            { value: "", label: `Service default (${this.linkPageProtocols.defaultName})` },
             ...this.linkPageProtocols.names.map((n) => ({ value: n, label: n })),
           ],
-          help:
-            "How the page is driven: payway for a real ABA PayWay link (https://link.payway.com.kh/…), " +
-            "simulated for the service's own simulated page",
+          help: "How the page is driven: payway, for an ABA PayWay link (https://link.payway.com.kh/…)",
         },
         {
           name: "expectedPayee",
