@@ -9,6 +9,8 @@ import { ADMIN_TOKEN, AUTH, post } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 import { statusOf } from "../support/http.js";
 import { keepOutput } from "../support/child-output.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
+import { createApp, MODULES } from "../../src/app.js";
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {
@@ -53,6 +55,17 @@ function run(
   );
 }
 
+/** The message of the ConfigError `f` throws (what main.ts prints after "Configuration error: "); fails otherwise. */
+function configRefusal(f: () => unknown): string {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+  throw new Error("no ConfigError");
+}
+
 /** One line that says what is wrong and what to do; no stack trace. */
 function expectOneClearLine(stderr: string, ...mentions: RegExp[]): void {
   const lines = stderr
@@ -66,24 +79,30 @@ function expectOneClearLine(stderr: string, ...mentions: RegExp[]): void {
 }
 
 describe("start-up failures are one clear line and a non-zero exit", () => {
+  // The rule is loadConfig's: each weak token is refused in-process with the line main.ts prints; one of them goes
+  // through a real start, which shows that line is all the operator sees (and the exit code).
+  const WEAK_TOKEN =
+    /^ADMIN_TOKEN is too weak \(.+\); use 32 random bytes \(`openssl rand -base64 32`, or `node -e [^`]+`\)$/;
   it.each([
     "aaaaaaaaaaaaaaaa",
     "password12345678password12345678",
     "abcdefghijklmnopqrstuvwxyz0123456789",
     "ThisIsMyAdminTokenForProduction2026!!",
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", // the SHA-256 of ""
-  ])(
-    "a weak production ADMIN_TOKEN (%s) is refused with one line: why and how to make one (none printed)",
-    async (weak) => {
-      const r = await run({ ...PROD, ADMIN_TOKEN: weak, PORT: String(await freePort()) });
-      expect(r.code).not.toBe(0);
-      const lines = r.stderr.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("npm "));
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(
-        /^Configuration error: ADMIN_TOKEN is too weak \(.+\); use 32 random bytes \(`openssl rand -base64 32`, or `node -e [^`]+`\)$/,
-      );
-    },
-  );
+  ])("a weak production ADMIN_TOKEN (%s) is refused: why and how to make one (none printed)", (weak) => {
+    const refusal = configRefusal(() => loadConfig({ ...PROD, ADMIN_TOKEN: weak, PORT: "4000" }, null));
+    expect(refusal).toMatch(WEAK_TOKEN);
+    expect(refusal).not.toContain(weak);
+  });
+
+  it("a weak ADMIN_TOKEN stops a real start with that one line and a non-zero exit", async () => {
+    const r = await run({ ...PROD, ADMIN_TOKEN: "aaaaaaaaaaaaaaaa", PORT: String(await freePort()) });
+    expect(r.code).not.toBe(0);
+    const lines = r.stderr.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("npm "));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.replace(/^Configuration error: /, "")).toMatch(WEAK_TOKEN);
+    expect(lines[0]).toMatch(/^Configuration error: /);
+  });
 
   it("production without DATABASE_URL is refused unless EMBEDDED_IN_PRODUCTION=1, which starts with a warning", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
@@ -119,8 +138,9 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     }
   }, 120_000);
 
-  // An area's own variables are read by the area (its settings.ts), not by config.ts: a bad one is refused the same way.
-  it.each([
+  // An area's own variables are read by the area (its settings.ts), not by config.ts: a bad one is refused the same way,
+  // when the app is created and before anything opens. Each is checked in-process; one goes through a real start.
+  const AREA_BAD: [Record<string, string>, string][] = [
     [{ NETWORK_API_URL: "" }, "NETWORK_API_URL is required when SIMULATORS is off"],
     [{ GATEWAY_API_URL: "ftp://gateway.example" }, 'GATEWAY_API_URL must use http: or https:, got "ftp:"'],
     [{ QR_MONITOR_INTERVAL_MS: "50" }, "QR_MONITOR_INTERVAL_MS must be between 200 and 60000, got 50"],
@@ -137,24 +157,43 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       'PAYWAY_API_ORIGIN: "https://pwapp.example.com/api" is not an origin (scheme://host[:port], no path): ' +
         "use https://pwapp.example.com",
     ],
-  ])(
-    "an area's bad variable %j is refused with one line before anything opens",
-    async (bad, message) => {
-      const parent = mkdtempSync(join(tmpdir(), "pqr-startup-"));
-      // Where the embedded database and the generated secrets would go: it must not come into being.
-      const dataDir = join(parent, "data");
-      try {
-        const env = { ...PROD, EMBEDDED_IN_PRODUCTION: "1", DATA_DIR: dataDir, PORT: String(await freePort()) };
-        const r = await run({ ...env, ...bad });
-        expect(r.code).toBe(2);
-        expect(r.stderr.split("\n").filter((l) => l.trim() !== "")).toEqual([`Configuration error: ${message}`]);
-        expect(existsSync(dataDir)).toBe(false);
-      } finally {
-        rmSync(parent, { recursive: true, force: true });
-      }
-    },
-    60_000,
-  );
+  ];
+  it.each(AREA_BAD)("an area's bad variable %j is refused before anything opens", async (bad, message) => {
+    const parent = mkdtempSync(join(tmpdir(), "pqr-startup-"));
+    // Where the embedded database and the generated secrets would go: it must not come into being.
+    const dataDir = join(parent, "data");
+    try {
+      const env = { ...PROD, EMBEDDED_IN_PRODUCTION: "1", DATA_DIR: dataDir, PORT: "4000", ...bad };
+      const config = loadConfig(env, null);
+      let refusal: string | null = null;
+      await createApp(config, { modules: MODULES, env }).then(
+        (app) => app.stop(),
+        (err: unknown) => {
+          if (!(err instanceof ConfigError)) throw err;
+          refusal = err.message;
+        },
+      );
+      expect(refusal).toBe(message);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it("an area's bad variable stops a real start with one line and exit code 2, nothing created", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "pqr-startup-"));
+    const dataDir = join(parent, "data");
+    try {
+      const [bad, message] = AREA_BAD[2] as [Record<string, string>, string];
+      const env = { ...PROD, EMBEDDED_IN_PRODUCTION: "1", DATA_DIR: dataDir, PORT: String(await freePort()) };
+      const r = await run({ ...env, ...bad });
+      expect(r.code).toBe(2);
+      expect(r.stderr.split("\n").filter((l) => l.trim() !== "")).toEqual([`Configuration error: ${message}`]);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("the strength estimator's dictionaries are loaded in production only", async () => {
     // A fresh process each: whether loading the configuration required @zxcvbn-ts, and how long it took.
