@@ -1,3 +1,5 @@
+const { availableParallelism } = require("node:os");
+
 // ESM jest: MikroORM 7 and Agenda 6 ship ESM only (jest runs them through --experimental-vm-modules).
 module.exports = {
   // jest's node environment, whose teardown waits for what a file closed to finish closing (see the file).
@@ -9,5 +11,7 @@ module.exports = {
   transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
   globalSetup: "<rootDir>/test/global-setup.ts",
   testTimeout: 60000,
-  maxWorkers: 2,
+  // Two test files per core: a file spends most of its time waiting (on the service it started, a browser, timers),
+  // about a third of it on CPU, so two per core keep the cores busy (docs/decisions/0234-two-test-files-per-core.md).
+  maxWorkers: Math.min(8, 2 * availableParallelism()),
 };
