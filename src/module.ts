@@ -134,6 +134,16 @@ export interface ModuleDefinition<Deps, M extends Module = Module, S = undefined
   demo?(): Promise<AreaDemo<S, M>>;
 }
 
+/**
+ * What app.ts gives every area's module, besides what each one asks for in its own deps (qr/index.ts QrModuleDeps and
+ * the others extend this): the clock, the database and the logger.
+ */
+export interface AreaModuleDeps {
+  clock: Clock;
+  db: Db;
+  logger: Logger;
+}
+
 /** What an area's demo part may use (the demo module's deps), besides the area's own settings. */
 export interface DemoPartDeps {
   clock: Clock;

@@ -38,6 +38,16 @@ export function generateKey(tag: string): { plain: string; prefix: string; hash:
   return { plain, prefix: plain.slice(0, 14), hash: hashKey(plain) };
 }
 
+/**
+ * Whether a presented token is the expected secret (the admin token, METRICS_TOKEN), compared in constant time: both are
+ * hashed first, so neither where they differ nor the expected one's length shows in the time taken.
+ */
+export function sameToken(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
 /** Resolves request credentials to a principal. Never says why a key is refused beyond a generic reason. */
 export class Authenticator {
   private readonly lastUsedWritten = new Map<string, number>();
@@ -106,9 +116,7 @@ export class Authenticator {
    * paths (isAdminRequest) and the metrics scrape all ask it.
    */
   isAdminToken(token: string): boolean {
-    const a = createHash("sha256").update(token).digest();
-    const b = createHash("sha256").update(this.adminToken).digest();
-    return timingSafeEqual(a, b);
+    return sameToken(token, this.adminToken);
   }
 
   /** Whether an HTTP request carries the admin token (`Authorization: Bearer <ADMIN_TOKEN>`). */

@@ -1,13 +1,12 @@
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
-import type { Db } from "../db/sql.js";
 import type { Orm } from "../db/orm.js";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
-import type { Module, ModuleDefinition } from "../module.js";
+import type { AreaModuleDeps, Module, ModuleDefinition } from "../module.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import { BrowserPool, chooseSandbox, sandboxForThisMachine } from "./browser.js";
 import { chromiumMissing, LinkService } from "./link-service.js";
@@ -33,13 +32,10 @@ import { linkSettings, type LinkSettings } from "./settings.js";
 import { linkRecheck } from "./recheck.js";
 import type { RecheckRegistry } from "../transactions/recheck.js";
 
-export interface LinkModuleDeps {
+export interface LinkModuleDeps extends AreaModuleDeps {
   config: Pick<Config, "egress">;
   /** Where the PayWay page API answers when PAYWAY_API_ORIGIN is unset (demo mode's twin registers it). */
   upstreamOrigins: Pick<UpstreamOrigins, "get">;
-  clock: Clock;
-  db: Db;
-  logger: Logger;
   store: TransactionStore;
   idempotency: Idempotency;
   orm: Orm;

@@ -114,6 +114,13 @@ export interface OpenLinkOptions extends CommonOptions {
   payer?: PayerFields;
 }
 
+/** Whether two amount texts are one amount ("12.5" is "12.50"); a text that is no decimal matches nothing. */
+function sameAmount(a: string, b: string): boolean {
+  const x = decimalText(a);
+  const y = decimalText(b);
+  return x !== null && y !== null && compareDecimals(x, y) === 0;
+}
+
 export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Promise<LinkSession> {
   return startSession(pool, options, {
     async interact(session, protocol, remainingMs) {
@@ -124,7 +131,7 @@ export function openLinkSession(pool: BrowserPool, options: OpenLinkOptions): Pr
       if (info.currency !== undefined && info.currency !== options.currency) {
         return `the payment page issued a QR in currency ${info.currency}, configured ${options.currency}`;
       }
-      if (info.amount !== undefined && Number(info.amount) !== Number(options.amount)) {
+      if (info.amount !== undefined && !sameAmount(info.amount, options.amount)) {
         return `the payment page issued a QR for ${info.amount}, asked ${options.amount}`;
       }
       return null;

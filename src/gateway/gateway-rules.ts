@@ -1,4 +1,6 @@
 import type { FieldError } from "../errors.js";
+import { canonicalDecimal, compareDecimals, CURRENCY_DECIMALS, moneyText } from "../money/money.js";
+import { isQrImageTemplate, QR_IMAGE_TEMPLATES, type QrImageTemplate } from "../upstreams/gateway-templates.js";
 
 /**
  * What the gateway's QR API accepts in a generate-qr request, from its public pages. The service checks these
@@ -13,30 +15,11 @@ import type { FieldError } from "../errors.js";
  *         docs/SANDBOX-FINDINGS.md §7a). Measured, not documented: lower confidence.
  */
 
-/**
- * [QR] qr_image_template: required, at most 20 characters, one of these templates (the page's list; [SBX] §7a
- * generated a QR with each of the ten, and saw any other value refused with HTTP 400).
- */
-export const QR_IMAGE_TEMPLATES = [
-  "template1",
-  "template1_color",
-  "template2",
-  "template2_color",
-  "template3_color",
-  "template4",
-  "template4_color",
-  "template5",
-  "template5_color",
-  "template6_color",
-] as const;
-export type QrImageTemplate = (typeof QR_IMAGE_TEMPLATES)[number];
+/** [QR] qr_image_template: one of the gateway's templates (the list and its sources: upstreams/gateway-templates.ts). */
+export { isQrImageTemplate, QR_IMAGE_TEMPLATES, type QrImageTemplate } from "../upstreams/gateway-templates.js";
 /** A configuration that names none sends this one: the documented template public clients send most. */
 export const DEFAULT_QR_IMAGE_TEMPLATE: QrImageTemplate = "template3_color";
 export const QR_IMAGE_TEMPLATE_MESSAGE = `must be one of the gateway's QR image templates: ${QR_IMAGE_TEMPLATES.join(", ")}`;
-
-export function isQrImageTemplate(v: unknown): v is QrImageTemplate {
-  return typeof v === "string" && (QR_IMAGE_TEMPLATES as readonly string[]).includes(v);
-}
 
 /** [QR] lifetime: required, whole minutes, minimum 3, maximum 43,200 (30 days). */
 export const LIFETIME_MIN = 3;
@@ -112,19 +95,18 @@ export function itemsProblem(items: readonly WireItem[]): string | null {
     : null;
 }
 
+/** [QR] amount: at least 100 KHR (status 47) or 0.01 USD. */
+export const MIN_AMOUNT: Record<"USD" | "KHR", string> = { USD: "0.01", KHR: "100" };
+
 /**
- * The amount as it travels, in the body and in the hash alike: KHR in whole riels ("4000"), USD with two decimals
- * ("10.50"). [QR] amount: at least 100 KHR (status 47) or 0.01 USD. Null when `amount` (exact decimal text) does
- * not fit its currency.
+ * The amount as it travels, in the body and in the hash alike: the currency's decimals (money.ts), KHR in whole
+ * riels ("4000"), USD with two decimals ("10.50"). Null when `amount` (exact decimal text) does not fit its currency
+ * or is below its MIN_AMOUNT.
  */
 export function wireAmount(amount: string, currency: "USD" | "KHR"): string | null {
-  const m = /^(\d{1,13})(?:\.(\d{1,2}))?$/.exec(amount);
-  if (m === null) return null;
-  const whole = m[1].replace(/^0+(?=\d)/, "");
-  const fraction = (m[2] ?? "").padEnd(2, "0");
-  if (currency === "KHR") return fraction === "00" && Number(whole) >= 100 ? whole : null;
-  const text = `${whole}.${fraction}`;
-  return text === "0.00" ? null : text;
+  const exact = /^\d{1,13}(?:\.\d{1,2})?$/.test(amount) ? canonicalDecimal(amount) : null;
+  if (exact === null || (CURRENCY_DECIMALS[currency] === 0 && exact.includes("."))) return null;
+  return compareDecimals(exact, MIN_AMOUNT[currency]) < 0 ? null : moneyText(exact, currency);
 }
 
 /** A text rule's problem with an optional value, or null. */

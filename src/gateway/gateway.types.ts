@@ -11,6 +11,7 @@ import {
   LIFETIME_MAX,
   LIFETIME_MESSAGE,
   LIFETIME_MIN,
+  MIN_AMOUNT,
   NAME,
   PHONE,
   QR_IMAGE_TEMPLATE_MESSAGE,
@@ -18,6 +19,7 @@ import {
   TRAN_ID,
   type TextRule,
 } from "./gateway-rules.js";
+import { compareDecimals, CURRENCY_DECIMALS } from "../money/money.js";
 
 export { LIFETIME_MAX, LIFETIME_MIN } from "./gateway-rules.js";
 export const LIFETIME_DEFAULT = 6;
@@ -91,11 +93,13 @@ export class GatewayQrDataInput {
 
   @Field(() => Float, { description: "USD ≥ 0.01 (2 decimals), KHR ≥ 100 (whole)" })
   @ExactAmount<GatewayQrDataInput>({
-    decimals: (d) => (upper(d.currency) === "KHR" ? 0 : 2),
+    decimals: (d) => CURRENCY_DECIMALS[upper(d.currency) === "KHR" ? "KHR" : "USD"],
     more: (amount, d) => {
-      if (upper(d.currency) === "USD" && Number(amount) < 0.01) return "must be at least 0.01 USD";
-      if (upper(d.currency) === "KHR" && Number(amount) < 100) return "must be at least 100 KHR";
-      return null;
+      const currency = upper(d.currency);
+      if (currency !== "USD" && currency !== "KHR") return null;
+      return compareDecimals(amount, MIN_AMOUNT[currency]) < 0
+        ? `must be at least ${MIN_AMOUNT[currency]} ${currency}`
+        : null;
     },
   })
   amount!: number;

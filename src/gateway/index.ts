@@ -1,17 +1,14 @@
 import type { Request } from "express";
-import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
-import type { Db } from "../db/sql.js";
 import type { Orm } from "../db/orm.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import { upgradeLegacySecrets } from "../auth/stored-secrets.js";
 import type { Invalidations } from "../cache/invalidation.js";
-import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
-import type { Module, ModuleDefinition } from "../module.js";
+import type { AreaModuleDeps, Module, ModuleDefinition } from "../module.js";
 import { createGatewayClient } from "./upstream-client.js";
 import { GatewayLimits, gatewayMonitorJob } from "./gateway-monitor.job.js";
 import { PUSHBACK_PATH, pushbackRouter } from "./pushback.js";
@@ -29,13 +26,10 @@ import { gatewaySettings, type GatewaySettings } from "./settings.js";
 import { gatewayRecheck } from "./recheck.js";
 import type { RecheckRegistry } from "../transactions/recheck.js";
 
-export interface GatewayModuleDeps {
+export interface GatewayModuleDeps extends AreaModuleDeps {
   config: Pick<Config, "upstreamTimeoutMs" | "rateLimit" | "trustedProxies">;
   /** Where this process is reachable: the simulated gateway API's default address. */
   baseUrl: string;
-  clock: Clock;
-  db: Db;
-  logger: Logger;
   store: TransactionStore;
   idempotency: Idempotency;
   orm: Orm;

@@ -8,7 +8,7 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { logsRequests, requestLogOptions } from "../logs/requests.js";
 import { listen } from "../startup.js";
-import type { Authenticator } from "../auth/keys.js";
+import { sameToken, type Authenticator } from "../auth/keys.js";
 import { BearerThrottle, throttleKey } from "../auth/bearer-throttle.js";
 import { clientAddress } from "../auth/client-address.js";
 import { answerClientError } from "../rest/client-error.js";
@@ -132,7 +132,9 @@ export async function openHttp(config: Config, deps: HttpDeps): Promise<Http> {
   else
     app.get(
       "/metrics",
-      scrape((token) => auth.isAdminToken(token) || (config.metricsToken !== null && token === config.metricsToken)),
+      scrape(
+        (token) => auth.isAdminToken(token) || (config.metricsToken !== null && sameToken(token, config.metricsToken)),
+      ),
     );
   return { app, server, adminApp, adminServer, baseUrl, credentialThrottle, addressOf, now };
 }

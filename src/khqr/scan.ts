@@ -7,65 +7,24 @@ import { crc16, readHex4 } from "./crc.js";
 import { E } from "./errors.js";
 import {
   at,
+  K_ACCOUNT,
+  K_ADDITIONAL,
+  K_LANGUAGE,
+  K_TIMESTAMP,
   lastScan,
   S_ACCOUNT,
-  S_ACCOUNT_ID,
-  S_ACQUIRING_BANK,
-  S_BILL,
-  S_CITY,
-  S_CITY_ALT,
-  S_COUNTRY,
-  S_CREATED,
+  S_AMOUNT,
   S_CRC,
-  S_CURRENCY,
+  S_CREATED,
   S_EXPIRES,
-  S_LANGUAGE,
   S_LANGUAGE_TEMPLATE,
-  S_MCC,
-  S_MOBILE,
-  S_NAME,
-  S_NAME_ALT,
   S_PFI,
   S_POI,
-  S_PURPOSE,
-  S_STORE,
-  S_SUB01,
   S_TAG99,
-  S_TERMINAL,
-  S_AMOUNT,
+  SUB_SLOT,
+  TOP_SLOT,
 } from "./slots.js";
 import { isTemplateId, isWellFormed, readTlv } from "./tlv.js";
-
-const TOP_SLOT = new Int8Array(100).fill(-1);
-TOP_SLOT[0] = S_PFI;
-TOP_SLOT[1] = S_POI;
-TOP_SLOT[52] = S_MCC;
-TOP_SLOT[53] = S_CURRENCY;
-TOP_SLOT[54] = S_AMOUNT;
-TOP_SLOT[58] = S_COUNTRY;
-TOP_SLOT[59] = S_NAME;
-TOP_SLOT[60] = S_CITY;
-TOP_SLOT[63] = S_CRC;
-
-// Sub-tag slots of the templates we read, indexed kind * 100 + sub id.
-const K_ACCOUNT = 0;
-const K_ADDITIONAL = 1;
-const K_LANGUAGE = 2;
-const K_TIMESTAMP = 3;
-const SUB_SLOT = new Int8Array(400).fill(-1);
-SUB_SLOT[K_ACCOUNT * 100 + 0] = S_ACCOUNT_ID;
-SUB_SLOT[K_ACCOUNT * 100 + 1] = S_SUB01;
-SUB_SLOT[K_ACCOUNT * 100 + 2] = S_ACQUIRING_BANK;
-SUB_SLOT[K_ADDITIONAL * 100 + 1] = S_BILL;
-SUB_SLOT[K_ADDITIONAL * 100 + 2] = S_MOBILE;
-SUB_SLOT[K_ADDITIONAL * 100 + 3] = S_STORE;
-SUB_SLOT[K_ADDITIONAL * 100 + 7] = S_TERMINAL;
-SUB_SLOT[K_ADDITIONAL * 100 + 8] = S_PURPOSE;
-SUB_SLOT[K_LANGUAGE * 100 + 0] = S_LANGUAGE;
-SUB_SLOT[K_LANGUAGE * 100 + 1] = S_NAME_ALT;
-SUB_SLOT[K_LANGUAGE * 100 + 2] = S_CITY_ALT;
-SUB_SLOT[K_TIMESTAMP * 100 + 0] = S_CREATED;
-SUB_SLOT[K_TIMESTAMP * 100 + 1] = S_EXPIRES;
 
 // Set by readTemplate: the template held a sub-id it has no slot for.
 let foreignSub = false;

@@ -31,6 +31,38 @@ export const S_CRC = 23;
 export const S_TAG99 = 24;
 export const SLOTS = 25;
 
+/** The slot of each top-level tag id, -1 for none. */
+export const TOP_SLOT = new Int8Array(100).fill(-1);
+TOP_SLOT[0] = S_PFI;
+TOP_SLOT[1] = S_POI;
+TOP_SLOT[52] = S_MCC;
+TOP_SLOT[53] = S_CURRENCY;
+TOP_SLOT[54] = S_AMOUNT;
+TOP_SLOT[58] = S_COUNTRY;
+TOP_SLOT[59] = S_NAME;
+TOP_SLOT[60] = S_CITY;
+TOP_SLOT[63] = S_CRC;
+
+// Sub-tag slots of the templates we read, indexed kind * 100 + sub id.
+export const K_ACCOUNT = 0;
+export const K_ADDITIONAL = 1;
+export const K_LANGUAGE = 2;
+export const K_TIMESTAMP = 3;
+export const SUB_SLOT = new Int8Array(400).fill(-1);
+SUB_SLOT[K_ACCOUNT * 100 + 0] = S_ACCOUNT_ID;
+SUB_SLOT[K_ACCOUNT * 100 + 1] = S_SUB01;
+SUB_SLOT[K_ACCOUNT * 100 + 2] = S_ACQUIRING_BANK;
+SUB_SLOT[K_ADDITIONAL * 100 + 1] = S_BILL;
+SUB_SLOT[K_ADDITIONAL * 100 + 2] = S_MOBILE;
+SUB_SLOT[K_ADDITIONAL * 100 + 3] = S_STORE;
+SUB_SLOT[K_ADDITIONAL * 100 + 7] = S_TERMINAL;
+SUB_SLOT[K_ADDITIONAL * 100 + 8] = S_PURPOSE;
+SUB_SLOT[K_LANGUAGE * 100 + 0] = S_LANGUAGE;
+SUB_SLOT[K_LANGUAGE * 100 + 1] = S_NAME_ALT;
+SUB_SLOT[K_LANGUAGE * 100 + 2] = S_CITY_ALT;
+SUB_SLOT[K_TIMESTAMP * 100 + 0] = S_CREATED;
+SUB_SLOT[K_TIMESTAMP * 100 + 1] = S_EXPIRES;
+
 /** at[2k] = start, at[2k+1] = end of slot k in the last scanned string; start -1 = absent. */
 export const at = new Int32Array(SLOTS * 2);
 /**

@@ -1,12 +1,9 @@
-import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
-import type { Db } from "../db/sql.js";
-import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { TransactionStore } from "../transactions/transition.js";
 import type { Idempotency } from "../transactions/idempotency.js";
-import type { Module, ModuleDefinition } from "../module.js";
+import type { AreaModuleDeps, Module, ModuleDefinition } from "../module.js";
 import { Gauge, type Registry } from "prom-client";
 import {
   createNetworkClient,
@@ -33,7 +30,7 @@ import { QR_AREA } from "./area.js";
 import { QrService } from "./qr-service.js";
 import { qrSettings, type QrSettings } from "./settings.js";
 
-export interface QrModuleDeps {
+export interface QrModuleDeps extends AreaModuleDeps {
   config: Pick<Config, "upstreamTimeoutMs">;
   /** Where the area's gauges are registered (the /metrics registry). */
   metrics: { registry: Registry };
@@ -42,9 +39,6 @@ export interface QrModuleDeps {
   invalidations: Invalidations;
   /** Where this process is reachable: the simulated network API's default address. */
   baseUrl: string;
-  clock: Clock;
-  db: Db;
-  logger: Logger;
   store: TransactionStore;
   idempotency: Idempotency;
   admin: Pick<AdminService, "merchantForIssue">;

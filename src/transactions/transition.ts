@@ -19,6 +19,7 @@ import { Batcher, refusedByDatabase } from "../db/batcher.js";
 import { heldSql, isHeld, type MismatchRecord, type MismatchResolution } from "./mismatch.js";
 import { AppError } from "../errors.js";
 import { stringifyExact } from "../exact-json.js";
+import { canonicalDecimal, twoDecimals } from "../money/money.js";
 
 export { NOTIFY_CHANNEL };
 
@@ -44,20 +45,12 @@ export interface NewTransaction {
 export interface TransitionRequest {
   id: string;
   event: EventType;
-  /**
-   * New status; omitted for visible changes that keep the status (the area's own news). A terminal transaction
-   * changes no more, with one exception: an `addition` (below).
-   */
+  /** New status; omitted for visible changes that keep the status (the area's own news). */
   to?: TxStatus;
   /** Merged into the `upstream` JSON column (payer info, the area's own keys, …). */
   upstream?: Json;
   /** Sets the upstream's identifier of the payment where it was not known yet (a null keeps what the row has). */
   upstreamRef?: string | null;
-  /**
-   * A value the upstream gave after the payment (a receipt): `transaction.updated` with no `to`, whose `upstream`
-   * keys a SUCCESS takes once, while it holds none of them yet (the payment page approved before the receipt existed).
-   */
-  addition?: boolean;
   /**
    * A late payment (generic QR area, docs/decisions/0107-late-payments.md): the one move out of EXPIRED, to
    * SUCCESS as `payment.completed`, when the network shows a payment after the transaction was declared expired.
@@ -137,7 +130,7 @@ const TRANSITION_BATCH = { lanes: 2, maxBatch: 32 };
 interface PendingTransition {
   id: string;
   /** One element of each of TRANSITION_MANY_SQL's arrays, after the id. */
-  columns: [string | null, string, string | null, Date, boolean, Date | null, boolean, boolean, boolean, boolean];
+  columns: [string | null, string, string | null, Date, boolean, Date | null, boolean, boolean, boolean];
   eventId: string;
   event: EventType;
   now: Date;
@@ -154,15 +147,14 @@ interface PendingCreate {
  * Any number of transitions of distinct transactions in one statement (the same text whatever the batch size,
  * prepared once per connection). Rows are locked in id order first, so two groups in two processes that share
  * transactions wait for each other instead of deadlocking. Each item changes its row only from a non-terminal
- * state (or its one allowed exception); a row that does not qualify is not returned. A held row (a payment that
+ * state (or, for a late payment, from EXPIRED); a row that does not qualify is not returned. A held row (a payment that
  * differs from what was asked, not resolved yet) takes nothing but a resolution, and a resolution nothing else;
  * a hold stops the checks (next_check_at null).
  */
 const TRANSITION_MANY_SQL = `with input as (
     select * from unnest(?::text[], ?::text[], ?::jsonb[], ?::text[], ?::timestamptz[], ?::boolean[],
-      ?::timestamptz[], ?::boolean[], ?::boolean[], ?::boolean[], ?::boolean[])
-      as i(id, status, upstream, upstream_ref, now, terminal, next_check_at, late_addition, late_payment, hold,
-        resolve)),
+      ?::timestamptz[], ?::boolean[], ?::boolean[], ?::boolean[])
+      as i(id, status, upstream, upstream_ref, now, terminal, next_check_at, late_payment, hold, resolve)),
   locked as (select t.id from "transaction" t join input i on i.id = t.id order by t.id for update of t)
   update "transaction" t set
     status = coalesce(i.status, t.status),
@@ -177,8 +169,6 @@ const TRANSITION_MANY_SQL = `with input as (
   from input i join locked l on l.id = i.id
   where t.id = i.id and case when i.resolve then ${heldSql("t")} and t.status in ('PENDING','CHECKOUT','EXPIRED')
     else not ${heldSql("t")} and (t.status in ${NON_TERMINAL_SQL}
-      or (i.late_addition and t.status = 'SUCCESS'
-        and not exists (select 1 from jsonb_object_keys(i.upstream) k where (t.upstream -> k) is not null))
       or (i.late_payment and t.status = 'EXPIRED')) end
   returning ${TX_COLUMNS.split(",")
     .map((c) => `t.${c.trim()}`)
@@ -192,14 +182,13 @@ const TRANSITION_MANY_SQL = `with input as (
 function newRecord(input: NewTransaction, now: Date): TxRecord {
   if (!AMOUNT_RE.test(input.amount))
     throw new Error(`amount ${input.amount} is not an exact decimal with at most 2 decimals`);
-  const [whole, fraction = ""] = input.amount.split(".");
   return {
     id: input.id,
     area: input.area,
     merchantRef: input.merchantRef,
     apiKeyRef: input.apiKeyRef,
     status: input.status,
-    amount: `${whole.replace(/^0+(?=\d)/, "")}.${fraction.padEnd(2, "0")}`,
+    amount: twoDecimals(canonicalDecimal(input.amount) ?? input.amount),
     currency: input.currency,
     upstreamRef: input.upstreamRef ?? null,
     qr: input.qr ?? null,
@@ -377,7 +366,6 @@ export class TransactionStore {
   async transition(req: TransitionRequest): Promise<TransitionResult> {
     const now = this.clock.now();
     const terminal = req.to !== undefined && TERMINAL.includes(req.to);
-    const addition = req.addition === true && req.to === undefined && req.event === "transaction.updated";
     const latePayment = req.late === true && req.to === "SUCCESS" && req.event === "payment.completed";
     const hold = req.mismatch !== undefined && req.to === undefined && req.event === "payment.mismatched";
     const resolve = req.resolution !== undefined && terminal;
@@ -393,7 +381,6 @@ export class TransactionStore {
       now,
       terminal,
       terminal ? (req.nextCheckAt ?? null) : null,
-      addition,
       latePayment || lateHold,
       hold,
       resolve,

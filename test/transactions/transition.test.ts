@@ -132,56 +132,6 @@ describe("transition(): the one way a status changes", () => {
     expect((await events(tx.id)).map((e) => e.type)).toEqual(["payment.created", "payment.completed"]);
   });
 
-  it("the one exception: a SUCCESS takes an addition once (a receipt: transaction.updated); FAILED and EXPIRED never do", async () => {
-    // The area's value lives in its own part of the row (a link payment's receipt); the core names none.
-    const tx = await create();
-    const done = await t.app.core.store.transition({ id: tx.id, to: "SUCCESS", event: "payment.completed" });
-    const receipt = await t.app.core.store.transition({
-      id: tx.id,
-      event: "transaction.updated",
-      addition: true,
-      upstream: { receiptUrl: "https://r/1" },
-    });
-    const second = await t.app.core.store.transition({
-      id: tx.id,
-      event: "transaction.updated",
-      addition: true,
-      upstream: { receiptUrl: "https://r/2" },
-    });
-    expect(receipt.won).toBe(true);
-    expect(receipt.tx).toMatchObject({
-      status: "SUCCESS",
-      upstream: { receiptUrl: "https://r/1" },
-      completedAt: done.tx.completedAt,
-    });
-    expect(second.won).toBe(false);
-    expect((await t.app.core.store.get(tx.id))?.upstream.receiptUrl).toBe("https://r/1");
-    expect((await events(tx.id)).map((e) => e.type)).toEqual([
-      "payment.created",
-      "payment.completed",
-      "transaction.updated",
-    ]);
-    for (const to of ["FAILED", "EXPIRED"] as const) {
-      const other = await create();
-      await t.app.core.store.transition({
-        id: other.id,
-        to,
-        event: to === "FAILED" ? "payment.failed" : "payment.expired",
-      });
-      expect(
-        (
-          await t.app.core.store.transition({
-            id: other.id,
-            event: "transaction.updated",
-            addition: true,
-            upstream: { receiptUrl: "https://r/3" },
-          })
-        ).won,
-      ).toBe(false);
-      expect((await t.app.core.store.get(other.id))?.upstream.receiptUrl).toBeUndefined();
-    }
-  });
-
   /**
    * Runs `body` while every webhook delivery-row insert raises (a trigger), with an endpoint of the key so the
    * outbox statement writes one: a real failure half-way through the statement that records an event.

@@ -5,6 +5,7 @@ import {
   generateQrHash,
   hashesEqual,
 } from "../../upstreams/gateway-hash.js";
+import { isQrImageTemplate } from "../../upstreams/gateway-templates.js";
 
 /**
  * The gateway's request rules as the simulator enforces them: which status code a request earns and with which
@@ -30,20 +31,6 @@ export interface GenerateOrder {
   callbackUrl: string | null;
   qrImageTemplate: string;
 }
-
-/** [QR] qr_image_template: required, one of the page's templates ([SBX] §7a: each works, others HTTP 400). */
-export const QR_TEMPLATES = [
-  "template1",
-  "template1_color",
-  "template2",
-  "template2_color",
-  "template3_color",
-  "template4",
-  "template4_color",
-  "template5",
-  "template5_color",
-  "template6_color",
-];
 
 /** [QR] lifetime: required, minutes, 3 to 43,200 (30 days). */
 export const MAX_LIFETIME_MINUTES = 43_200;
@@ -99,7 +86,7 @@ export function checkGenerateRequest(body: Record<string, unknown>): GenerateOrd
     lifetime !== null &&
     lifetime >= MIN_LIFETIME_MINUTES &&
     lifetime <= MAX_LIFETIME_MINUTES &&
-    QR_TEMPLATES.includes(hashText(body.qr_image_template)) &&
+    isQrImageTemplate(hashText(body.qr_image_template)) &&
     (absent(body.purchase_type) || ["purchase", "pre-auth"].includes(hashText(body.purchase_type))) &&
     (absent(body.items) || itemsOk(body.items)) &&
     (absent(body.callback_url) || decodedUrl(body.callback_url) !== null);

@@ -1,5 +1,5 @@
 // Labelled form fields with inline errors, and the create/edit form every resource page uses.
-import { announce, h } from "./dom.js";
+import { announce, AREA_LABELS, h } from "./dom.js";
 
 let seq = 0;
 
@@ -146,4 +146,16 @@ export function editorForm({ title, fields, submitLabel, onSubmit, onCancel, val
 /** Options for a merchant <select>. */
 export function merchantOptions(merchants) {
   return merchants.map((m) => ({ value: m.id, label: m.name }));
+}
+
+/** The "Area" filter of a page's filters form: all areas, or one of the service's (the overview, the transactions). */
+export function areaFilter() {
+  return field({
+    name: "area",
+    label: "Area",
+    options: [
+      { value: "", label: "All areas" },
+      ...Object.entries(AREA_LABELS).map(([value, label]) => ({ value, label })),
+    ],
+  });
 }

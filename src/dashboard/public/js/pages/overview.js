@@ -4,7 +4,7 @@
 // alternative (a summary as its label and the same figures as a table for screen readers).
 import { gql, session } from "../api.js";
 import { announce, AREA_LABELS, fill, h, shortId, table } from "../dom.js";
-import { field } from "../form.js";
+import { areaFilter, field } from "../form.js";
 import { formatMoney } from "../money.js";
 import { OVERVIEW_QUERY as QUERY } from "../overview-query.js";
 
@@ -77,14 +77,7 @@ class OverviewPage extends HTMLElement {
       field({ name: "from", label: "From (Phnom Penh date)", type: "date", value: today }),
       field({ name: "to", label: "To (inclusive)", type: "date", value: today }),
       field({ name: "merchantId", label: "Merchant", options: [{ value: "", label: "All merchants" }] }),
-      field({
-        name: "area",
-        label: "Area",
-        options: [
-          { value: "", label: "All areas" },
-          ...Object.entries(AREA_LABELS).map(([value, label]) => ({ value, label })),
-        ],
-      }),
+      areaFilter(),
       h(
         "button",
         {

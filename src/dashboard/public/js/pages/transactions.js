@@ -2,7 +2,7 @@
 // `transactionUpdates` subscription (all areas, all merchants for the admin token), with filters.
 import { gql, onConnection, subscribe } from "../api.js";
 import { AREA_LABELS, fill, fmtAmount, h, shortId, statusBadge, timeEl } from "../dom.js";
-import { field, values } from "../form.js";
+import { areaFilter, field, values } from "../form.js";
 
 const NODE =
   "id area status latePayment amount currency orderId md5 clientId createdAt updatedAt mismatch { resolution { action } }";
@@ -84,14 +84,7 @@ class TransactionsPage extends HTMLElement {
     const form = h(
       "form",
       { class: "filters", "aria-label": "Filter transactions" },
-      field({
-        name: "area",
-        label: "Area",
-        options: [
-          { value: "", label: "All areas" },
-          ...Object.entries(AREA_LABELS).map(([value, label]) => ({ value, label })),
-        ],
-      }),
+      areaFilter(),
       field({
         name: "status",
         label: "Status",
