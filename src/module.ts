@@ -54,7 +54,7 @@ export interface AreaRow {
   status: string;
   /** The upstream's identifier of the payment (the area's own: an order id, a QR's md5, a payment link's client id). */
   upstreamRef: string | null;
-  /** The area's part of the row: keys only the area writes and reads (besides the core's payment, late, mismatch). */
+  /** The area's part of the row: keys only the area writes and reads (besides the core's late, mismatch, failure). */
   upstream: Record<string, unknown>;
 }
 
@@ -81,17 +81,42 @@ export interface AreaField {
   csv?: { column: string; after: string };
 }
 
+/**
+ * A column of the CSV export that is no field of the GraphQL types (AreaData.csv): named `column`, after the column
+ * `after`; `cell`, its text for one of the area's transactions ("" when none).
+ */
+export interface AreaColumn {
+  column: string;
+  after: string;
+  cell(tx: AreaRow): string;
+}
+
 /** What an area keeps and shows of its transactions (AreaDefinition.data). */
 export interface AreaData {
-  /** The fields it shows, in order. Two areas may show one field (the same declaration); the first one listed wins. */
+  /**
+   * The fields it shows, in order. Two areas may show one field: their declarations must agree (type, `nullable`,
+   * `none`, where it shows; a description given by one or alike), else the app is not built. It stands where the
+   * first area in module order lists it.
+   */
   fields: AreaField[];
   /** Its fields' values for one of its transactions, read from the row already read (never a query). */
   present(tx: AreaRow): Record<string, unknown>;
   /**
    * What `upstream_ref` is to its transactions: whether the transactions search matches it (by prefix, as typed or
-   * lowercased), and whether the checkout page shows it as the payment's reference (the payer's bank knows it).
+   * lowercased), and `field`, the field that shows it (how the search's description names it).
    */
-  ref?: { search?: "as-typed" | "lowercased"; reference?: boolean };
+  ref?: { search?: "as-typed" | "lowercased"; field?: string };
+  /**
+   * What the payer's bank or the gateway knows a paid transaction by (the checkout view's `reference`), if the
+   * area knows one: never meta, the payer's account or the service's own ids.
+   */
+  reference?(tx: AreaRow): string | null;
+  /** When a paid transaction was paid by the upstream's own clock, where it reported one (the checkout's `paidAt`). */
+  paidAt?(tx: AreaRow): Date | null;
+  /** The event snapshot's `payment`: what the upstream reported about the payment (payer, hash, time); undefined: none. */
+  payment?(tx: AreaRow): unknown;
+  /** CSV columns besides its fields' (the network's payment hash), placed as a field's `csv` is. */
+  csv?: AreaColumn[];
 }
 
 /**

@@ -3,7 +3,6 @@ import { returnUrlShapeProblem } from "../validation/return-url.js";
 import type { AdminService } from "../admin/admin-service.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
-import type { TxRecord } from "../transactions/record.js";
 import { moneyText } from "../money/money.js";
 import { AppError } from "../errors.js";
 import { TtlCache } from "../cache/ttl-cache.js";
@@ -23,9 +22,17 @@ export interface CheckoutView extends Record<string, unknown> {
   qrImage: string | null;
   expiredAt: string;
   merchantName: string;
-  /** When it was paid (SUCCESS only; ISO 8601): the network's own time for a KHQR, else when the service recorded it. */
+  /**
+   * When it was paid (SUCCESS only; ISO 8601): the upstream's own time of the payment where its area keeps one (the
+   * national network's, for a KHQR: for a late payment found long after, when the money moved), else when the
+   * service recorded it (AreaDefinition.data.paidAt).
+   */
   paidAt: string | null;
-  /** What identifies the payment at the bank or gateway (SUCCESS only): see `upstreamReference`. */
+  /**
+   * What the payer's bank or the gateway knows the payment by (SUCCESS only; README "Checkout page"), as its area
+   * says (AreaDefinition.data.reference: the network's transaction hash, the hosted gateway's order id, the payment
+   * link's client id); never meta, the payer's account or our internal ids.
+   */
   reference: string | null;
   /**
    * Where the page sends the payer back after the final state: the generate request's `returnUrl`, else the
@@ -67,8 +74,8 @@ export class CheckoutViews {
       ["qrImage", tx.qr === null ? null : await this.image(tx.qr)],
       ["expiredAt", tx.expiresAt.toISOString()],
       ["merchantName", merchant?.merchantName ?? ""],
-      ["paidAt", tx.status === "SUCCESS" ? paidAt(tx).toISOString() : null],
-      ["reference", tx.status === "SUCCESS" ? upstreamReference(tx, views.refIsReference(tx.area)) : null],
+      ["paidAt", tx.status === "SUCCESS" ? (views.paidAt(tx) ?? tx.completedAt ?? tx.updatedAt).toISOString() : null],
+      ["reference", tx.status === "SUCCESS" ? views.reference(tx) : null],
       ["returnUrl", returnUrlOf(tx.request.returnUrl) ?? returnUrlOf(merchant?.returnUrl)],
     ];
     // The areas' fields; a link the payer's page may open only if it is one (an http(s) URL, or an app's scheme).
@@ -92,40 +99,7 @@ function appLink(v: unknown): string | null {
   return scheme && !["javascript", "data", "vbscript", "file", "blob"].includes(scheme) ? v : null;
 }
 
-/**
- * What the payer's bank or the gateway knows this payment by (README "Checkout page"): the national network's
- * transaction hash where the network reported the payment (the payer's app shows it), else the upstream identifier
- * of an area that declares it a reference (AreaDefinition.data.ref: the hosted gateway's order id, its `tran_id`;
- * the payment link's client id). Never meta, the payer's account or our internal ids.
- */
-export function upstreamReference(
-  tx: Pick<TxRecord, "upstreamRef" | "upstream">,
-  refIsReference: boolean,
-): string | null {
-  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-  return (
-    text((tx.upstream.payment as { hash?: unknown } | undefined)?.hash) ??
-    (refIsReference ? text(tx.upstreamRef) : null)
-  );
-}
-
 /** A stored return URL that still has a return URL's shape (an https or loopback http URL), else null. */
 function returnUrlOf(v: unknown): string | null {
   return typeof v === "string" && returnUrlShapeProblem(v) === null ? v : null;
-}
-
-/** Epoch milliseconds a person could have paid at (2000 … 2100); anything else is not a time. */
-const plausibleMs = (v: unknown): number | null =>
-  typeof v === "number" && Number.isFinite(v) && v > 946_684_800_000 && v < 4_102_444_800_000 ? v : null;
-
-/**
- * When a SUCCESS was paid: the upstream's own time of the payment where it reported one (the national network's
- * acknowledged time, or its creation time) — for a late payment found long after, that is when the money moved,
- * not when we noticed —, else when the transition to SUCCESS was recorded (the gateways tell no time of their own
- * in what is kept).
- */
-export function paidAt(tx: Pick<TxRecord, "upstream" | "completedAt" | "updatedAt">): Date {
-  const p = tx.upstream.payment as { acknowledgedDateMs?: unknown; createdDateMs?: unknown } | undefined;
-  const ms = plausibleMs(p?.acknowledgedDateMs) ?? plausibleMs(p?.createdDateMs);
-  return ms !== null ? new Date(ms) : (tx.completedAt ?? tx.updatedAt);
 }

@@ -1,6 +1,5 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
 import type { LinkSettings } from "./settings.js";
-import { DEEPLINK_FIELD, storedDeeplink } from "../upstreams/deeplink-field.js";
 
 /** The payment-link area's keys: `pqr_gl_…`, bound to a payment-link configuration, x-auth-type api-gateway-link. */
 export const LINK_KEY: KeyKindSpec = {
@@ -59,14 +58,22 @@ export const LINK_AREA: AreaDefinition<LinkSettings> = {
         none: false,
         checkout: { after: "expiredAt" },
       },
-      DEEPLINK_FIELD,
+      // The hosted gateway's area shows it too, declared alike; its description says it for both.
+      {
+        name: "deeplink",
+        type: () => String,
+        nullable: true,
+        none: null,
+        checkout: { after: "merchantName", link: "app" },
+      },
     ],
     present: (tx) => ({
       clientId: tx.upstreamRef,
       receiptUrl: typeof tx.upstream.receiptUrl === "string" ? tx.upstream.receiptUrl : null,
       scanned: tx.upstream.scannedAt !== undefined,
-      deeplink: storedDeeplink(tx.upstream),
+      deeplink: typeof tx.upstream.deeplink === "string" ? tx.upstream.deeplink : null,
     }),
-    ref: { reference: true },
+    // The client id: what PayWay knows the payment by.
+    reference: (tx) => tx.upstreamRef,
   },
 };

@@ -1,7 +1,6 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
 import { freshOrderId } from "../rest/demo-examples.js";
 import { GatewayStatusGql } from "./gateway.types.js";
-import { DEEPLINK_FIELD, storedDeeplink } from "../upstreams/deeplink-field.js";
 
 /** The hosted gateway area's keys: `pqr_gw_…`, bound to a gateway configuration, x-auth-type api-gateway. */
 export const GATEWAY_KEY: KeyKindSpec = {
@@ -42,7 +41,15 @@ export const GATEWAY_AREA: AreaDefinition = {
         snapshot: { after: "updatedAt" },
         csv: { column: "order_id", after: "completed_at_utc" },
       },
-      DEEPLINK_FIELD,
+      {
+        // The payment link's area shows it too, declared alike (AreaData.fields): one field.
+        name: "deeplink",
+        type: () => String,
+        nullable: true,
+        description: "Hosted gateway and PayWay link payments: the deeplink that opens the payer's banking app on it",
+        none: null,
+        checkout: { after: "merchantName", link: "app" },
+      },
       {
         name: "gatewayStatus",
         type: () => GatewayStatusGql,
@@ -53,9 +60,11 @@ export const GATEWAY_AREA: AreaDefinition = {
     ],
     present: (tx) => ({
       orderId: tx.upstreamRef,
-      deeplink: storedDeeplink(tx.upstream),
+      deeplink: typeof tx.upstream.deeplink === "string" ? tx.upstream.deeplink : null,
       gatewayStatus: tx.upstream.gatewayStatus ?? null,
     }),
-    ref: { search: "as-typed", reference: true },
+    ref: { search: "as-typed", field: "orderId" },
+    // The order id is the gateway's `tran_id`: what the gateway knows the payment by.
+    reference: (tx) => tx.upstreamRef,
   },
 };

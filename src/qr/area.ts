@@ -1,5 +1,6 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
 import type { QrSettings } from "./settings.js";
+import { networkHash, networkPaidAt, PAYMENT_COLUMNS, paymentView } from "./payment-data.js";
 
 /** The generic QR area's keys: `pqr_qr_…`, sent with x-auth-type api-key on /qr/*. */
 export const QR_KEY: KeyKindSpec = {
@@ -27,7 +28,7 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
     demoKey: "qr",
   },
   // Its upstream identifier is the QR's md5 (upstream_ref, lowercase hex): searched lowercased; the payer's bank
-  // knows the payment by the network's hash, not by it.
+  // knows the payment by the network's hash, not by it. The network's report of a payment is its own `payment` key.
   data: {
     fields: [
       {
@@ -41,6 +42,10 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
       },
     ],
     present: (tx) => ({ md5: tx.upstreamRef }),
-    ref: { search: "lowercased" },
+    ref: { search: "lowercased", field: "md5" },
+    reference: networkHash,
+    paidAt: networkPaidAt,
+    payment: paymentView,
+    csv: PAYMENT_COLUMNS,
   },
 };

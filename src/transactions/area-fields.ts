@@ -1,8 +1,8 @@
-import { Extensions, FieldResolver, Resolver, Root } from "type-graphql";
+import { Extensions, FieldResolver, getMetadataStorage, Resolver, Root } from "type-graphql";
 import { CHECKOUT_VIEW_EXTENSION } from "../graphql/checkout-view.js";
 import type { AreaField } from "../module.js";
 import type { AreaViews } from "./area-views.js";
-import { TransactionGql } from "./transactions.types.js";
+import { TransactionFilterGql, TransactionGql } from "./transactions.types.js";
 import { TransactionSnapshotGql } from "./transaction.types.js";
 
 type ClassOf = new () => object;
@@ -14,10 +14,12 @@ const built = new Map<string, ClassOf[]>();
  * The areas' own fields on the `Transaction` and `TransactionSnapshot` types (AreaDefinition.data; decision 0208):
  * type-graphql field resolvers, made from the areas' declarations, so the core's types declare none of them and a
  * schema has the fields of its own module list's areas. A Transaction's come from the row it was read from (its
- * area's `present`, no query); a snapshot's are keys of the stored event body, as the core placed them.
+ * area's `present`, no query); a snapshot's are keys of the stored event body, as the core placed them. Also names,
+ * in the transactions search's description, the areas' fields it matches.
  */
 export function areaFieldResolvers(views: AreaViews): ClassOf[] {
-  const key = `${views.kinds.join(",")}:${views.fields.map((f) => f.name).join(",")}`;
+  const search = describeSearch(views);
+  const key = `${views.kinds.join(",")}:${views.fields.map((f) => f.name).join(",")}:${search}`;
   let classes = built.get(key);
   if (classes === undefined) {
     classes = [
@@ -58,4 +60,17 @@ function fieldsOf(
     Root()(cls.prototype, f.name, 0);
   }
   return cls;
+}
+
+/**
+ * The `search` filter's description, from the app's areas (AreaViews.searchDescription): type-graphql reads a field's
+ * description from its metadata when it builds a schema, and the resolver classes of a build are asked for just
+ * before it, synchronously (app.ts), as the listed enums are filled (graphql/listed-enums.ts). The description is in
+ * the resolver classes' key, so a schema built for other areas is never the one reused.
+ */
+function describeSearch(views: AreaViews): string {
+  const field = getMetadataStorage().fields.find((f) => f.target === TransactionFilterGql && f.name === "search");
+  if (field === undefined) throw new Error("TransactionFilter.search is not declared (transactions.types.ts)");
+  field.description = views.searchDescription();
+  return field.description;
 }

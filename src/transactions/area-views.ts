@@ -1,4 +1,4 @@
-import type { AreaData, AreaField, AreaRow } from "../module.js";
+import type { AreaColumn, AreaData, AreaField, AreaRow } from "../module.js";
 
 type Json = Record<string, unknown>;
 
@@ -32,21 +32,31 @@ export function placeAfter(entries: [string, unknown][], placed: Placed[]): Json
  */
 export class AreaViews {
   private readonly byArea = new Map<string, AreaData>();
-  /** Every field some area shows, once each (the first declaration of a name), in module order. */
+  /** Every field some area shows, once each (two areas' declarations of one name merged), in module order. */
   readonly fields: readonly AreaField[];
   /** The areas, in module order (those with data of their own). */
   readonly kinds: readonly string[];
   private readonly cache = new WeakMap<object, Json>();
 
+  /** The CSV columns the areas add (their fields' and their own), in module order, each area's in its order. */
+  private readonly columns: readonly (AreaColumn & { field?: AreaField })[];
+
   constructor(areas: readonly { kind: string; data?: AreaData }[] = []) {
     const fields = new Map<string, AreaField>();
+    const columns: (AreaColumn & { field?: AreaField })[] = [];
     for (const a of areas) {
       if (a.data === undefined) continue;
       this.byArea.set(a.kind, a.data);
-      for (const f of a.data.fields) if (!fields.has(f.name)) fields.set(f.name, f);
+      for (const f of a.data.fields) {
+        const first = fields.get(f.name);
+        fields.set(f.name, first === undefined ? f : merged(first, f, a.kind));
+        if (first === undefined && f.csv !== undefined) columns.push({ ...f.csv, cell: () => "", field: f });
+      }
+      columns.push(...(a.data.csv ?? []));
     }
     this.fields = [...fields.values()];
     this.kinds = [...this.byArea.keys()];
+    this.columns = columns;
   }
 
   /** The fields' values on one transaction: its area's, and every other field's `none`. */
@@ -93,9 +103,7 @@ export class AreaViews {
 
   /** The CSV export's columns: the core's, with the areas' placed (names only). */
   csvColumns(core: string[]): string[] {
-    const placed = this.fields.flatMap((f) =>
-      f.csv === undefined ? [] : [{ ...f.csv, name: f.csv.column, value: f }],
-    );
+    const placed = this.columns.map((c) => ({ name: c.column, after: c.after, value: c }));
     return Object.keys(
       placeAfter(
         core.map((c) => [c, null]),
@@ -104,11 +112,18 @@ export class AreaViews {
     );
   }
 
-  /** One area column's cell: the text of the field's value ("" when none). */
+  /** One area column's cell: the text of the field's value, or the area's own column's ("" when none). */
   csvCell(tx: AreaRow, column: string): string | null {
-    const f = this.fields.find((x) => x.csv?.column === column);
-    if (f === undefined) return null;
-    const v = this.values(tx)[f.name];
+    const c = this.columns.find((x) => x.column === column);
+    if (c === undefined) return null;
+    if (c.field === undefined)
+      return (
+        this.byArea
+          .get(tx.area)
+          ?.csv?.find((x) => x.column === column)
+          ?.cell(tx) ?? ""
+      );
+    const v = this.values(tx)[c.field.name];
     return typeof v === "string" ? v : "";
   }
 
@@ -117,13 +132,53 @@ export class AreaViews {
     return [...this.byArea].filter(([, d]) => d.ref?.search === how).map(([kind]) => kind);
   }
 
-  /** Whether an area's upstream_ref is what the payer's bank or gateway knows its payment by. */
-  refIsReference(area: string): boolean {
-    return this.byArea.get(area)?.ref?.reference === true;
+  /**
+   * What the transactions search matches, as its description says it: the fields showing the upstream identifiers
+   * it matches (as typed, then lowercased: the query's order), and the transaction's id.
+   */
+  searchDescription(): string {
+    const shown = (how: "as-typed" | "lowercased") =>
+      [...this.byArea.values()].flatMap((d) => (d.ref?.search === how && d.ref.field ? [d.ref.field] : []));
+    const names = [...new Set([...shown("as-typed"), ...shown("lowercased")]), "transactionId"];
+    const listed = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
+    return `${listed}: exact, or a prefix of one`;
+  }
+
+  /** What the payer's bank or gateway knows a paid transaction by, if its area says (AreaData.reference). */
+  reference(tx: AreaRow): string | null {
+    const r = this.byArea.get(tx.area)?.reference?.(tx);
+    return typeof r === "string" && r !== "" ? r : null;
+  }
+
+  /** When a paid transaction was paid by its upstream's clock, if its area says (AreaData.paidAt). */
+  paidAt(tx: AreaRow): Date | null {
+    return this.byArea.get(tx.area)?.paidAt?.(tx) ?? null;
+  }
+
+  /** The snapshot's `payment`: what the upstream reported about the payment, if its area keeps that. */
+  payment(tx: AreaRow): unknown {
+    return this.byArea.get(tx.area)?.payment?.(tx);
   }
 
   /** Every name an area field has (the house test checks that the core names none of them). */
   names(): string[] {
     return this.fields.map((f) => f.name);
   }
+}
+
+/**
+ * One field two areas declare (the same value on either's transactions): the first declaration, with the second's
+ * description where the first gives none. Anything else they tell differently stops the build, naming both.
+ */
+function merged(first: AreaField, second: AreaField, kind: string): AreaField {
+  const rules = (f: AreaField) =>
+    JSON.stringify([f.nullable === true, f.none, f.snapshot ?? null, f.checkout ?? null, f.csv ?? null]);
+  const described = first.description === undefined || second.description === undefined;
+  const alike = first.type() === second.type() && rules(first) === rules(second);
+  if (!alike || (!described && first.description !== second.description))
+    throw new Error(
+      `The area field "${first.name}" is declared twice unalike (again by the area ${kind}): ` +
+        "two areas showing one field must give it the same type, nullability, none and places",
+    );
+  return { ...first, description: first.description ?? second.description };
 }

@@ -45,13 +45,10 @@ export function csvLine(cells: readonly string[]): string {
   return `${cells.map(csvCell).join(",")}\r\n`;
 }
 
-const text = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
-const record = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
 /**
  * The core's columns, in order: name and how a transaction (with its merchant's name) fills it. The areas' own
- * (their identifiers, a receipt) are placed among them where each area's field says (AreaDefinition.data).
+ * (their identifiers, a receipt, the network's payment hash) are placed among them where each area's field or
+ * column says (AreaDefinition.data).
  */
 const COLUMNS: readonly [string, (tx: TxRecord, merchantName: string) => string][] = [
   ["transaction_id", (tx) => tx.id],
@@ -68,8 +65,6 @@ const COLUMNS: readonly [string, (tx: TxRecord, merchantName: string) => string]
   ["expired_at_utc", (tx) => utc(expiredAt(tx))],
   ["expired_at_phnom_penh", (tx) => localTime(expiredAt(tx))],
   ["completed_at_utc", (tx) => utc(tx.completedAt)],
-  ["payment_hash", (tx) => text(record(tx.upstream.payment).hash)],
-  ["external_ref", (tx) => text(record(tx.upstream.payment).externalRef)],
   ["late", (tx) => (tx.upstream.late === true ? "true" : "false")],
   // Exactly as the caller sent it (key order, number text), as the API returns it.
   ["meta", (tx) => stringifyExact(tx.meta)],

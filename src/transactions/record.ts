@@ -18,7 +18,7 @@ export interface TxRecord {
   qr: string | null;
   meta: Json;
   request: Json;
-  /** The area's part of the row (its own keys), and the core's payment, late, mismatch. */
+  /** The area's part of the row (its own keys), and the core's late, mismatch, failure. */
   upstream: Json;
   expiresAt: Date;
   createdAt: Date;
@@ -72,17 +72,10 @@ export function snapshot(tx: TxRecord, views: AreaViews): Json {
   // Absent keys hold their place (undefined), so an area key placed after one lands where it always did.
   core.push(
     ["completedAt", tx.completedAt?.toISOString()],
-    ["payment", tx.upstream.payment === undefined ? undefined : paymentView(tx.upstream.payment)],
+    // What the upstream reported about the payment, as its area shows it (AreaDefinition.data.payment).
+    ["payment", views.payment(tx)],
     ["late", tx.upstream.late === true ? true : undefined],
     ["mismatch", mismatch === null ? undefined : mismatchView(mismatch)],
   );
   return views.snapshot(tx, core);
-}
-
-/** The payer's payment as the upstream reported it, its amount written by the one money rule (the network sends 1.5). */
-function paymentView(payment: unknown): unknown {
-  if (payment === null || typeof payment !== "object") return payment;
-  const p = payment as { amount?: unknown; currency?: unknown };
-  if (typeof p.currency !== "string" || (typeof p.amount !== "string" && typeof p.amount !== "number")) return payment;
-  return { ...p, amount: moneyText(p.amount, p.currency) };
 }

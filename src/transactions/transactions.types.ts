@@ -111,7 +111,8 @@ export class TransactionFilterGql {
   status?: TxStatusGql;
   @Field(() => Date, { nullable: true, description: "Created at or after this instant" }) createdFrom?: Date;
   @Field(() => Date, { nullable: true, description: "Created before this instant (exclusive)" }) createdTo?: Date;
-  @Field(() => String, { nullable: true, description: "orderId, md5 or transactionId: exact, or a prefix of one" })
+  /** Its description names the areas' fields it matches too: area-fields.ts writes it for each app's areas. */
+  @Field(() => String, { nullable: true, description: "transactionId: exact, or a prefix of one" })
   search?: string;
   @Field(() => Boolean, { nullable: true, description: "Only late payments (true) or only the others (false)" })
   latePayment?: boolean;
