@@ -28,6 +28,9 @@ export const GATEWAY_AREA: AreaDefinition = {
     path: "/gateway/generate-qr",
     body: () => ({ qrData: { orderId: freshOrderId(), amount: 2.5, currency: "USD", lifetime: 1440 } }),
     demoKey: "gateway",
+    answer: { orderId: "orderId" },
+    // Order ids are unique per merchant: a generate's example takes a new one every time, a check the issued one.
+    fresh: { orderId: { make: freshOrderId, what: "a new order id" } },
   },
   // Its upstream identifier is the merchant's order id (upstream_ref, unique per merchant: gateway-0003); its
   // answers' status words and deeplink are its own keys of `upstream`.
