@@ -10,6 +10,12 @@ export const QR_KEY: KeyKindSpec = {
   scheme: { name: "qrKey", description: "A generic-QR key (pqr_qr_…) for /qr/*, sent with x-auth-type: api-key" },
 };
 
+/** What both example operations of the explorers select of a QR. */
+const QR_ANSWER = `    transactionId
+    status
+    expiredAt
+    data { qr md5 }`;
+
 /** What the rest of the service knows of the generic QR area (module.ts). */
 export const QR_AREA: AreaDefinition<QrSettings> = {
   key: QR_KEY,
@@ -35,10 +41,7 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
         comment: "Issue a QR (copy md5, transactionId and clientToken from the answer into the variables)",
         operation: `mutation GenerateQr($input: GenerateQrInput!) {
   generateQr(input: $input) {
-    transactionId
-    status
-    expiredAt
-    data { qr md5 }
+${QR_ANSWER}
     clientToken
     checkoutUrl
   }
@@ -49,10 +52,7 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
         comment: 'Check it by md5 (pay it first with POST /sim/network/pay {"md5": "…"} to see SUCCESS)',
         operation: `query CheckQr($md5: String!) {
   qrTransaction(md5: $md5) {
-    transactionId
-    status
-    expiredAt
-    data { qr md5 }
+${QR_ANSWER}
   }
 }
 `,
