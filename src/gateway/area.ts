@@ -1,5 +1,4 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
-import { freshOrderId } from "../rest/demo-examples.js";
 import { GatewayStatusGql } from "./gateway.types.js";
 import { DEEPLINK_FIELD, storedDeeplink } from "../upstreams/deeplink-field.js";
 
@@ -18,6 +17,11 @@ export const GATEWAY_KEY: KeyKindSpec = {
     required: "is required for a gateway key (create a gateway configuration first)",
   },
 };
+
+/** Order ids are unique per merchant: each example generate of /docs gets a new one (at most 20 characters). */
+function freshOrderId(): string {
+  return `demo-${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36)}`.slice(0, 20);
+}
 
 /** What the rest of the service knows of the hosted gateway area (module.ts). */
 export const GATEWAY_AREA: AreaDefinition = {

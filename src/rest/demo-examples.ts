@@ -26,11 +26,6 @@ export interface DocsArea {
 }
 type ExampleArea = DocsArea & { docsExample: NonNullable<DocsArea["docsExample"]> };
 
-/** Order ids are unique per merchant: each example generate gets a new one (at most 20 characters). */
-export function freshOrderId(): string {
-  return `demo-${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36)}`.slice(0, 20);
-}
-
 /** The demo tenant's key of each area, from demo.json (its `keys` field names them: `docsExample.demoKey`). */
 function readKeys(demoFile: string, areas: readonly ExampleArea[]): DemoKeys | null {
   try {
