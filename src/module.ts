@@ -1,6 +1,8 @@
 import type { Express } from "express";
 import type { JobSpec } from "./jobs/scheduler.js";
 import type { RestRoute } from "./rest/route-table.js";
+import type { DocsExample } from "./rest/openapi.js";
+import type { ExplorerPart } from "./graphql/sandbox.js";
 import type { ClassOf } from "./graphql/container.js";
 import type { KeyKindSpec } from "./auth/key-kinds.js";
 import type { MigrationSpec } from "./db/orm.js";
@@ -35,10 +37,16 @@ export interface AreaDefinition<S = unknown> {
    */
   expiry?(settings: S): { graceMs: number; lateWatchMs: number; lateCheckMs: number };
   /**
-   * Demo mode's /docs (rest/demo-examples.ts): the generate that issues the live values its examples use, and the
-   * field of demo.json's `keys` holding the demo tenant's key of this kind.
+   * Its part of /docs (rest/openapi.ts DocsExample): in demo mode, the generate that issues the live values its
+   * examples' placeholders take (which of its answer's values, which are new on every generate), and the field of
+   * demo.json's `keys` holding the demo tenant's key of this kind; the document's words on its placeholders.
    */
-  docsExample?: { path: string; body(): unknown; demoKey: string };
+  docsExample?: DocsExample;
+  /**
+   * Its part of the GraphQL explorers' example document (/graphql's Sandbox, /graphiql: graphql/sandbox.ts): the
+   * example operations, when it is the first area of the module list to declare them, and fields it has followed.
+   */
+  explorer?: ExplorerPart;
   /**
    * Its own data on a transaction (docs/decisions/0208-areas-own-their-data.md): the upstream's identifier in the
    * shared `upstream_ref` column, everything else under keys of its own in the `upstream` JSON, and the fields it

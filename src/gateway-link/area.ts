@@ -29,6 +29,8 @@ export const LINK_AREA: AreaDefinition<LinkSettings> = {
     body: () => ({ amount: 5000, currency: 116 }),
     demoKey: "gatewayLink",
   },
+  // A payment link's success carries the gateway's receipt: the explorers' live-follow example shows it.
+  explorer: { watch: ["receiptUrl"] },
   // Its upstream identifier is the payment link's client id (upstream_ref, unique per merchant: the index of migration
   // gateway-link-0003-client-unique); the receipt, the scan and the deeplink are its own keys of `upstream`.
   data: {

@@ -1,5 +1,4 @@
 import type { AreaDefinition, KeyKindSpec } from "../module.js";
-import { freshOrderId } from "../rest/demo-examples.js";
 import { GatewayStatusGql } from "./gateway.types.js";
 
 /** The hosted gateway area's keys: `pqr_gw_…`, bound to a gateway configuration, x-auth-type api-gateway. */
@@ -18,6 +17,11 @@ export const GATEWAY_KEY: KeyKindSpec = {
   },
 };
 
+/** Order ids are unique per merchant: each example generate of /docs gets a new one (at most 20 characters). */
+function freshOrderId(): string {
+  return `demo-${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36)}`.slice(0, 20);
+}
+
 /** What the rest of the service knows of the hosted gateway area (module.ts). */
 export const GATEWAY_AREA: AreaDefinition = {
   key: GATEWAY_KEY,
@@ -27,6 +31,9 @@ export const GATEWAY_AREA: AreaDefinition = {
     path: "/gateway/generate-qr",
     body: () => ({ qrData: { orderId: freshOrderId(), amount: 2.5, currency: "USD", lifetime: 1440 } }),
     demoKey: "gateway",
+    answer: { orderId: "orderId" },
+    // Order ids are unique per merchant: a generate's example takes a new one every time, a check the issued one.
+    fresh: { orderId: { make: freshOrderId, what: "a new order id" } },
   },
   // Its upstream identifier is the merchant's order id (upstream_ref, unique per merchant: gateway-0003); its
   // answers' status words and deeplink are its own keys of `upstream`.

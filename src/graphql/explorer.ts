@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { generatedAsset, sendAsset, serveAssets } from "../cache/static-assets.js";
-import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
+import type { SandboxExample } from "./sandbox.js";
 
 /**
  * `/graphiql`: GraphiQL served from node_modules (React and GraphiQL's UMD builds, no CDN), so the API can be
@@ -80,21 +80,27 @@ const PAGE = (config: string) => `<!doctype html>
 const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, "\\u003c");
 
 /**
- * The headers the editor starts with: the demo tenant's generic-QR key when `demoFile` (DATA_DIR/demo.json, demo
- * mode only, written once the tenant exists) can be read; placeholders otherwise.
+ * The headers the editor starts with: the demo tenant's key of the example's area when `demoFile`
+ * (DATA_DIR/demo.json, demo mode only, written once the tenant exists) can be read; placeholders otherwise.
  */
-function startHeaders(demoFile: string | null): Record<string, string> {
-  if (demoFile === null) return SANDBOX_HEADERS;
+function startHeaders(demoFile: string | null, sandbox: SandboxExample): Record<string, string> {
+  const want = sandbox.demoKey;
+  if (demoFile === null || want === null) return sandbox.headers;
   try {
-    const demo = JSON.parse(readFileSync(demoFile, "utf8")) as { keys?: { qr?: unknown } };
-    if (typeof demo.keys?.qr === "string") return { "x-api-key": demo.keys.qr, "x-auth-type": "api-key" };
+    const demo = JSON.parse(readFileSync(demoFile, "utf8")) as { keys?: Record<string, unknown> };
+    const key = demo.keys?.[want.field];
+    if (typeof key === "string") return { "x-api-key": key, "x-auth-type": want.authType };
   } catch {
     // not written yet (the demo tenant is created after the server starts), or not demo mode
   }
-  return SANDBOX_HEADERS;
+  return sandbox.headers;
 }
 
-export function explorerRouter(opts: { demoFile: string | null; schema: GraphQLSchema }): Router {
+export function explorerRouter(opts: {
+  demoFile: string | null;
+  schema: GraphQLSchema;
+  sandbox: SandboxExample;
+}): Router {
   const r = express.Router();
   r.use("/graphiql", (_req, res, next) => {
     res.setHeader("content-security-policy", CSP);
@@ -104,9 +110,9 @@ export function explorerRouter(opts: { demoFile: string | null; schema: GraphQLS
   });
   r.get(["/graphiql", "/graphiql/"], (_req, res) => {
     const config = {
-      document: SANDBOX_DOCUMENT,
-      variables: JSON.stringify(SANDBOX_VARIABLES, null, 2),
-      headers: JSON.stringify(startHeaders(opts.demoFile), null, 2),
+      document: opts.sandbox.document,
+      variables: JSON.stringify(opts.sandbox.variables, null, 2),
+      headers: JSON.stringify(startHeaders(opts.demoFile, opts.sandbox), null, 2),
     };
     res.type("html").send(PAGE(scriptJson(config)));
   });

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
 import { stringifyExact } from "../exact-json.js";
-import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "./sandbox.js";
+import type { SandboxExample } from "./sandbox.js";
 import { withExplorerLink } from "./explorer.js";
 import type { FailureLog, GraphQLEdge } from "./edge.js";
 import type { GraphQLAdmission } from "./admission.js";
@@ -28,6 +28,8 @@ export interface ApolloEdgeDeps {
   admission: GraphQLAdmission;
   httpServer: Server;
   introspection: boolean;
+  /** What Sandbox opens with (where introspection is on). */
+  sandbox: SandboxExample;
   exposeInternals: boolean;
   limits: OperationLimits;
   logFailure: FailureLog;
@@ -76,7 +78,7 @@ export function createApollo(deps: ApolloEdgeDeps): ApolloServer<GqlContext> {
       // so it only cost time on every field of every operation (REST included).
       ApolloServerPluginCacheControlDisabled(),
       // Sandbox opens with an example of every kind of operation (graphql/sandbox.ts); production keeps Apollo's default.
-      ...(deps.introspection ? [landingPage()] : []),
+      ...(deps.introspection ? [landingPage(deps.sandbox)] : []),
       {
         async serverWillStart() {
           return {
@@ -90,12 +92,12 @@ export function createApollo(deps: ApolloEdgeDeps): ApolloServer<GqlContext> {
   });
 }
 
-function landingPage(): ApolloServerPlugin<GqlContext> {
+function landingPage(sandbox: SandboxExample): ApolloServerPlugin<GqlContext> {
   return withExplorerLink(
     ApolloServerPluginLandingPageLocalDefault({
-      document: SANDBOX_DOCUMENT,
-      variables: SANDBOX_VARIABLES,
-      headers: SANDBOX_HEADERS,
+      document: sandbox.document,
+      variables: sandbox.variables,
+      headers: sandbox.headers,
       includeCookies: false,
       embed: true,
     }),

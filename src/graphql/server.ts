@@ -12,6 +12,7 @@ import type { RateLimiter } from "../auth/rate-limit.js";
 import type { BearerThrottle } from "../auth/bearer-throttle.js";
 import type { SocketLimits } from "./sockets.js";
 import { createApollo, directRunner, graphqlMiddleware } from "./http-edge.js";
+import { sandboxExample, type SandboxExample } from "./sandbox.js";
 import { createWebSocketEdge } from "./ws-edge.js";
 
 export type { GraphQLEdge };
@@ -24,6 +25,8 @@ export interface GraphQLEdgeDeps {
   /** Messages of internal errors reach the client (development with debug logs only). */
   exposeInternals: boolean;
   introspection: boolean;
+  /** What Sandbox on /graphql opens with where introspection is on (graphql/sandbox.ts, from the module list's areas). */
+  sandbox?: SandboxExample;
   /** Key revocations (and cache clears) re-authorise the open websockets. */
   invalidations?: Invalidations;
   /** The one per-principal limiter (null: RATE_LIMIT_PER_MINUTE=0); HTTP charges it in app.ts. */
@@ -104,6 +107,7 @@ export async function createGraphQLEdge(
     admission,
     httpServer,
     introspection: deps.introspection,
+    sandbox: deps.sandbox ?? sandboxExample([]),
     exposeInternals,
     limits: opLimits,
     logFailure,

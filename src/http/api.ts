@@ -12,6 +12,7 @@ import type { ResolverContainer } from "../graphql/container.js";
 import { createGraphQLEdge, type GraphQLEdge } from "../graphql/server.js";
 import { graphqlBodyErrors } from "../graphql/http-errors.js";
 import { explorerRouter } from "../graphql/explorer.js";
+import { sandboxExample, type ExplorerArea } from "../graphql/sandbox.js";
 import { jsonParser, restRouter } from "../rest/shim.js";
 import { RateLimiter, rateLimitMiddleware } from "../rest/rate-limit.js";
 import type { RestRoute } from "../rest/route-table.js";
@@ -44,7 +45,7 @@ export interface ApiDeps {
   rateLimited: string[];
   /** The OpenAPI document of this schema (rest/openapi.ts). */
   openApi(schema: GraphQLSchema): Record<string, unknown>;
-  areas: readonly DocsArea[];
+  areas: readonly (DocsArea & ExplorerArea)[];
   /** The reconciliation export reads through it (decision 0155). */
   query: TransactionQuery;
   dashboard: Omit<DashboardOptions, "baseUrl" | "simulators">;
@@ -61,12 +62,14 @@ export async function mountApi(http: Http, deps: ApiDeps): Promise<GraphQLEdge> 
       ["/graphql", ...deps.rateLimited],
       rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers)), http.addressOf),
     );
+  const sandbox = sandboxExample(deps.areas);
   const edge = await createGraphQLEdge(schema, http.server, {
     auth,
     logger: deps.logger,
     container: deps.container,
     exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",
     introspection: config.nodeEnv !== "production",
+    sandbox,
     invalidations: deps.invalidations,
     limiter,
     credentialThrottle: http.credentialThrottle,
@@ -84,7 +87,8 @@ export async function mountApi(http: Http, deps: ApiDeps): Promise<GraphQLEdge> 
   const demoFile = join(config.dataDir, "demo.json");
   app.use(docsRouter(() => deps.openApi(schema), config.demo ? demoDocs(http.baseUrl, demoFile, deps.areas) : null));
   // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
-  if (config.nodeEnv !== "production") app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema }));
+  if (config.nodeEnv !== "production")
+    app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema, sandbox }));
   app.use("/graphql", ...graphql);
   // The reconciliation export (decision 0155): operators only; its area filter knows this module list's areas.
   adminApp.get(

@@ -11,6 +11,12 @@ export const QR_KEY: KeyKindSpec = {
   scheme: { name: "qrKey", description: "A generic-QR key (pqr_qr_…) for /qr/*, sent with x-auth-type: api-key" },
 };
 
+/** What both example operations of the explorers select of a QR. */
+const QR_ANSWER = `    transactionId
+    status
+    expiredAt
+    data { qr md5 }`;
+
 /** What the rest of the service knows of the generic QR area (module.ts). */
 export const QR_AREA: AreaDefinition<QrSettings> = {
   key: QR_KEY,
@@ -26,6 +32,37 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
     path: "/qr/generate",
     body: () => ({ amount: 1.5, currency: 840, expiredAfter: 86_400_000 }),
     demoKey: "qr",
+    answer: { md5: "data.md5", qr: "data.qr" },
+    payHint: "POST /sim/network/pay {md5}",
+  },
+  // The explorers' example operations (graphql/sandbox.ts): the generic QR leads, the simplest to pay on demo.
+  explorer: {
+    steps: [
+      {
+        comment: "Issue a QR (copy md5, transactionId and clientToken from the answer into the variables)",
+        operation: `mutation GenerateQr($input: GenerateQrInput!) {
+  generateQr(input: $input) {
+${QR_ANSWER}
+    clientToken
+    checkoutUrl
+  }
+}
+`,
+      },
+      {
+        comment: 'Check it by md5 (pay it first with POST /sim/network/pay {"md5": "…"} to see SUCCESS)',
+        operation: `query CheckQr($md5: String!) {
+  qrTransaction(md5: $md5) {
+${QR_ANSWER}
+  }
+}
+`,
+      },
+    ],
+    variables: {
+      input: { amount: 1.5, currency: 840, expiredAfter: 120000, meta: { orderRef: "A-1001" } },
+      md5: "<data.md5 from GenerateQr>",
+    },
   },
   // Its upstream identifier is the QR's md5 (upstream_ref, lowercase hex): searched lowercased; the payer's bank
   // knows the payment by the network's hash, not by it. The network's report of a payment is its own `payment` key.

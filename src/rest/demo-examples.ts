@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { KeyKind } from "../auth/api-key.entity.js";
 import type { KeyKindSpec } from "../auth/key-kinds.js";
-import type { JsonSchema } from "./openapi.js";
+import type { DocsExample, JsonSchema } from "./openapi.js";
 
 /**
  * Demo mode's /docs: examples that are live values of the demo tenant and the page authorised with its keys, so
@@ -22,14 +22,9 @@ type DemoKeys = Record<KeyKind, string>;
 /** What demo docs read of an area (module.ts AreaDefinition): its key kind and its example generate. */
 export interface DocsArea {
   key: KeyKindSpec;
-  docsExample?: { path: string; body(): unknown; demoKey: string };
+  docsExample?: DocsExample;
 }
 type ExampleArea = DocsArea & { docsExample: NonNullable<DocsArea["docsExample"]> };
-
-/** Order ids are unique per merchant: each example generate gets a new one (at most 20 characters). */
-export function freshOrderId(): string {
-  return `demo-${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 3).toString(36)}`.slice(0, 20);
-}
 
 /** The demo tenant's key of each area, from demo.json (its `keys` field names them: `docsExample.demoKey`). */
 function readKeys(demoFile: string, areas: readonly ExampleArea[]): DemoKeys | null {
@@ -66,26 +61,27 @@ async function issueMissing(
       body: JSON.stringify(docsExample.body()),
     }).catch(() => null);
     if (res === null || res.status !== 200) continue;
-    const b = (await res.json()) as { transactionId: string; orderId?: string; data?: { md5?: string; qr?: string } };
-    values[kind] = {
-      transactionId: b.transactionId,
-      ...(b.orderId ? { orderId: b.orderId } : {}),
-      ...(b.data?.md5 ? { md5: b.data.md5 } : {}),
-      ...(b.data?.qr ? { qr: b.data.qr } : {}),
-    };
+    const answer = (await res.json()) as { transactionId: string };
+    const mine: Record<string, string> = { transactionId: answer.transactionId };
+    for (const [name, at] of Object.entries(docsExample.answer ?? {})) {
+      const v = at.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], answer);
+      if (typeof v === "string" && v !== "") mine[name] = v;
+    }
+    values[kind] = mine;
   }
 }
 
 /** Which area a path's example draws on (its key's: the area whose paths it is under). */
-const kindOf = (path: string, areas: readonly DocsArea[]): KeyKind | undefined =>
-  areas.find((a) => path.startsWith(a.key.paths.replace(/\*$/, "")))?.key.kind;
+const areaOf = (path: string, areas: readonly DocsArea[]): DocsArea | undefined =>
+  areas.find((a) => path.startsWith(a.key.paths.replace(/\*$/, "")));
 
 function fill(example: unknown, path: string, values: Values, areas: readonly DocsArea[]): unknown {
-  const kind = kindOf(path, areas);
-  const mine = (kind === undefined ? undefined : values[kind]) ?? {};
+  const area = areaOf(path, areas);
+  const mine = (area === undefined ? undefined : values[area.key.kind]) ?? {};
   const text = JSON.stringify(example).replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
-    // A generate takes a new order id every time; a check reads the one already issued.
-    if (name === "orderId" && /generate/.test(path)) return freshOrderId();
+    // A generate takes a new one of the area's `fresh` values every time; a check reads the one already issued.
+    const fresh = area?.docsExample?.fresh?.[name];
+    if (fresh !== undefined && /generate/.test(path)) return fresh.make();
     return mine[name] ?? whole;
   });
   return JSON.parse(text);

@@ -32,6 +32,46 @@ export type JsonSchema = Record<string, unknown>;
 export interface OpenApiArea {
   key: KeyKindSpec;
   openApiTag: { name: string; description: string };
+  docsExample?: DocsExample;
+}
+
+/**
+ * An area's examples on /docs (module.ts AreaDefinition.docsExample). Its paths' examples hold `{{name}}`
+ * placeholders; demo mode's /docs fills them with live values (rest/demo-examples.ts): `transactionId` and what
+ * `answer` picks from one generate, issued on `path` with `body()` and the demo tenant's key in demo.json's
+ * `keys[demoKey]`, and a new value of `fresh`'s on each of its generate paths.
+ */
+export interface DocsExample {
+  path: string;
+  body(): unknown;
+  demoKey: string;
+  /** Placeholder → where its value is in the generate's answer (a dotted path: `data.md5`). */
+  answer?: Record<string, string>;
+  /** Placeholders a generate takes new every time (an order id unique per merchant), and how the page names one. */
+  fresh?: Record<string, { make(): string; what: string }>;
+  /** How to pay one on the demo's simulator, for the document's description (`POST /sim/network/pay {md5}`). */
+  payHint?: string;
+}
+
+/** "{{a}}, {{b}} and {{c}}" */
+const listed = (names: string[]): string => {
+  const p = names.map((n) => `{{${n}}}`);
+  return p.length < 2 ? p.join("") : `${p.slice(0, -1).join(", ")} and ${p[p.length - 1]}`;
+};
+
+/** The description's words on the examples: where the payer's actions are, and what replaces the placeholders. */
+function examplesHelp(areas: readonly OpenApiArea[]): string {
+  const ex = areas.flatMap((a) => (a.docsExample === undefined ? [] : [a.docsExample]));
+  const payHint = ex.find((e) => e.payHint !== undefined)?.payHint;
+  const fresh = ex.flatMap((e) => Object.entries(e.fresh ?? {}));
+  const answered = [...new Set(ex.flatMap((e) => Object.keys(e.answer ?? {})))].filter(
+    (n) => !fresh.some(([f]) => f === n),
+  );
+  const renew = fresh.map(([n, f]) => `, and {{${n}}} with ${f.what}`).join("");
+  return (
+    `under /sim${payHint === undefined ? "" : ` (e.g. ${payHint})`}. Elsewhere, replace ` +
+    `${listed([...answered, "transactionId"])} in the examples with values from a generate answer${renew}.`
+  );
 }
 
 /** One security scheme per kind of key, so /docs asks for each key once and sends each path its own. */
@@ -374,8 +414,7 @@ export function openApiDocument(
         "headers. Errors answer `{ error: { code, message, details } }`. In demo mode (`npm start`) the keys are " +
         "in DATA_DIR/demo.json (the reference page at /docs is authorised with them already, and its examples " +
         "are live values of the demo tenant: Try it out → Execute works as shown) and the payer's actions are " +
-        "under /sim (e.g. POST /sim/network/pay {md5}). Elsewhere, replace {{md5}}, {{qr}} and {{transactionId}} " +
-        "in the examples with values from a generate answer, and {{orderId}} with a new order id.",
+        examplesHelp(areas),
     },
     servers: [{ url: "/", description: "this service" }],
     tags: areas.map((a) => a.openApiTag),

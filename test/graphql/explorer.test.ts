@@ -1,11 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { getIntrospectionQuery, Kind, parse, print, type OperationDefinitionNode } from "graphql";
 import type { Browser, Page } from "puppeteer-core";
-import { SANDBOX_DOCUMENT } from "../../src/graphql/sandbox.js";
+import { sandboxExample } from "../../src/graphql/sandbox.js";
+import { areasOf, MODULES } from "../../src/app.js";
 import { post } from "../support/app.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
 import { sleep } from "../support/wait.js";
+
+const SANDBOX_DOCUMENT = sandboxExample(areasOf(MODULES)).document;
 
 /** One example operation of the explorer's document, alone (GraphiQL runs the editor's only operation). */
 function exampleOperation(name: string): string {

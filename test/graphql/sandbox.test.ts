@@ -1,9 +1,16 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { buildSchema, Kind, parse, print, validate, type OperationDefinitionNode } from "graphql";
-import { SANDBOX_DOCUMENT, SANDBOX_HEADERS, SANDBOX_VARIABLES } from "../../src/graphql/sandbox.js";
+import { sandboxExample } from "../../src/graphql/sandbox.js";
 import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
-import { schemaSdl } from "../../src/app.js";
+import { areasOf, MODULES, schemaSdl } from "../../src/app.js";
+
+/** What the app of the default module list opens Sandbox with. */
+const {
+  document: SANDBOX_DOCUMENT,
+  headers: SANDBOX_HEADERS,
+  variables: SANDBOX_VARIABLES,
+} = sandboxExample(areasOf(MODULES));
 
 /** Apollo Sandbox on /graphql opens with a generate, a check and a client-token subscription that run. */
 describe("Apollo Sandbox's example operations", () => {

@@ -12,16 +12,28 @@ import type { AreaDefinition } from "../../src/module.js";
  * events — names no field an area declares (AreaDefinition.data), so an area's field is added, renamed or removed in
  * its own folder. The names come from the areas' declarations, not from a list here.
  */
-const CORE = ["src/transactions", "src/checkout", "src/webhooks", "src/events"];
+const CORE = [
+  "src/transactions",
+  "src/checkout",
+  "src/webhooks",
+  "src/events",
+  "src/graphql",
+  "src/rest",
+  "src/http",
+  "src/app.ts",
+  "src/module.ts",
+];
 /** The checkout page's own script is a client of the checkout view (its shape is the contract), not the core. */
 const CLIENTS = ["src/checkout/public"];
 
 const files = (dir: string): string[] =>
-  readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    if (CLIENTS.includes(p)) return [];
-    return statSync(p).isDirectory() ? files(p) : /\.(ts|js)$/.test(f) ? [p] : [];
-  });
+  !statSync(dir).isDirectory()
+    ? [dir]
+    : readdirSync(dir).flatMap((f) => {
+        const p = join(dir, f);
+        if (CLIENTS.includes(p)) return [];
+        return statSync(p).isDirectory() ? files(p) : /\.(ts|js)$/.test(f) ? [p] : [];
+      });
 
 /**
  * Where a file names one of `names` in code: as an identifier or property, as a string that is the name, or, a
