@@ -41,6 +41,7 @@ export const GATEWAY_AREA: AreaDefinition = {
         none: null,
         snapshot: { after: "updatedAt" },
         csv: { column: "order_id", after: "completed_at_utc" },
+        dashboard: { label: "Order ID", reference: "whole" },
       },
       DEEPLINK_FIELD,
       {
@@ -49,6 +50,7 @@ export const GATEWAY_AREA: AreaDefinition = {
         nullable: true,
         none: null,
         snapshot: { after: "completedAt", select: "{ code message }" },
+        dashboard: { label: "Gateway status" },
       },
     ],
     present: (tx) => ({

@@ -38,6 +38,7 @@ export const QR_AREA: AreaDefinition<QrSettings> = {
         none: null,
         snapshot: { after: "updatedAt" },
         csv: { column: "md5", after: "completed_at_utc" },
+        dashboard: { label: "md5", show: "code", reference: "short" },
       },
     ],
     present: (tx) => ({ md5: tx.upstreamRef }),
