@@ -26,7 +26,7 @@ import { Scheduler } from "./jobs/scheduler.js";
 import { loadOrCreateSecrets } from "./auth/stored-secrets.js";
 import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError } from "./startup.js";
-import type { DashboardArea, DashboardOptions } from "./dashboard/index.js";
+import { dashboardData, type DashboardArea, type DashboardOptions } from "./dashboard/index.js";
 import { openApiDocument } from "./rest/openapi.js";
 import { UpstreamOrigins } from "./upstreams/origins.js";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES } from "./transactions/transaction-event.entity.js";
@@ -496,7 +496,7 @@ function readiness(storage: Storage, scheduler: Scheduler | null, modules: Modul
 
 /** The areas as the dashboard's pages see them (its config.json). */
 function dashboardAreas(areas: AreaDefinition[]): DashboardArea[] {
-  return areas.map(({ key, dashboard }) => ({
+  return areas.map(({ key, dashboard, data }) => ({
     kind: key.kind,
     label: dashboard?.label ?? key.kind,
     authType: key.authType,
@@ -504,6 +504,7 @@ function dashboardAreas(areas: AreaDefinition[]): DashboardArea[] {
       key.target === undefined || dashboard?.target === undefined
         ? null
         : { field: key.target.field, ...dashboard.target },
+    ...dashboardData(data),
   }));
 }
 

@@ -87,6 +87,12 @@ export interface AreaField {
   checkout?: { after: string; link?: "http" | "app" };
   /** A column of the CSV export, named `column`, after the column `after`: the value's text, "" when none. */
   csv?: { column: string; after: string };
+  /**
+   * Shown by the dashboard (its config.json): a row of a transaction's details named `label`, as text, as `code` or
+   * as a `link`; `reference`: the transactions table's reference of its area's rows (`short`: the label and the
+   * first 10 characters, for a hash). An object's value shows its sub-selection's values (`snapshot.select`).
+   */
+  dashboard?: { label: string; show?: "code" | "link"; reference?: "whole" | "short" };
 }
 
 /**

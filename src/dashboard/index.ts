@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inFolder, serveAssets } from "../cache/static-assets.js";
 import { moneyModuleAt } from "../money/browser-file.js";
+import type { AreaData } from "../module.js";
 
 export interface DashboardOptions {
   /** Whether the /sim/* controls exist (demo mode and tests): the dashboard shows its pay/approve/… buttons only then. */
@@ -26,6 +27,42 @@ export interface DashboardArea {
   authType: string;
   /** What its keys are bound to: the admin input field, the admin query listing them, what one is called. */
   target: { field: string; query: string; what: string } | null;
+  /** The fields of its transactions the pages query and show (AreaField.dashboard), in its order. */
+  fields: DashboardField[];
+  /** Whether the transactions search matches its reference fields. */
+  searched: boolean;
+}
+
+/** One field of an area's transactions as the pages show it (module.ts AreaField.dashboard). */
+export interface DashboardField {
+  /** The `Transaction` field, with its sub-selection for an object (`{ code message }`). */
+  name: string;
+  select?: string;
+  label: string;
+  show: "text" | "code" | "link";
+  /** The transactions table's reference of the area's rows; `short`: labelled and cut to 10 characters. */
+  reference?: "whole" | "short";
+  /** Whether the event snapshot has it too (the live table reads the snapshots). */
+  live: boolean;
+}
+
+/** What the dashboard shows of an area's transactions, from its data declaration (module.ts AreaData). */
+export function dashboardData(data: AreaData | undefined): Pick<DashboardArea, "fields" | "searched"> {
+  const fields = (data?.fields ?? []).flatMap((f): DashboardField[] =>
+    f.dashboard === undefined
+      ? []
+      : [
+          {
+            name: f.name,
+            ...(f.snapshot?.select === undefined ? {} : { select: f.snapshot.select }),
+            label: f.dashboard.label,
+            show: f.dashboard.show ?? "text",
+            ...(f.dashboard.reference === undefined ? {} : { reference: f.dashboard.reference }),
+            live: f.snapshot !== undefined,
+          },
+        ],
+  );
+  return { fields, searched: data?.ref?.search !== undefined };
 }
 
 const here = dirname(fileURLToPath(import.meta.url));

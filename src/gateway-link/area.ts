@@ -43,6 +43,7 @@ export const LINK_AREA: AreaDefinition<LinkSettings> = {
         none: null,
         snapshot: { after: "updatedAt" },
         csv: { column: "client_id", after: "completed_at_utc" },
+        dashboard: { label: "Client ID", show: "code", reference: "whole" },
       },
       {
         name: "receiptUrl",
@@ -52,6 +53,7 @@ export const LINK_AREA: AreaDefinition<LinkSettings> = {
         snapshot: { after: "updatedAt" },
         checkout: { after: "expiredAt", link: "http" },
         csv: { column: "receipt_url", after: "external_ref" },
+        dashboard: { label: "Receipt", show: "link" },
       },
       {
         name: "scanned",

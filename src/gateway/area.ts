@@ -47,6 +47,7 @@ export const GATEWAY_AREA: AreaDefinition = {
         none: null,
         snapshot: { after: "updatedAt" },
         csv: { column: "order_id", after: "completed_at_utc" },
+        dashboard: { label: "Order ID", reference: "whole" },
       },
       {
         // The payment link's area shows it too, declared alike (AreaData.fields): one field.
@@ -63,6 +64,7 @@ export const GATEWAY_AREA: AreaDefinition = {
         nullable: true,
         none: null,
         snapshot: { after: "completedAt", select: "{ code message }" },
+        dashboard: { label: "Gateway status" },
       },
     ],
     present: (tx) => ({

@@ -155,3 +155,10 @@ export function groupedAmount(amount: string, currency: string): string {
 export function formatMoney(amount: string, currency: string): string {
   return `${groupedAmount(amount, currency)} ${currency}`;
 }
+
+/** The sign a currency is drawn with (the KHQR card's centre mark): "$", "៛"; the code itself for another. */
+export const CURRENCY_SYMBOLS: Record<CurrencyCode, string> = { USD: "$", KHR: "៛" };
+
+export function currencySymbol(currency: string): string {
+  return CURRENCY_SYMBOLS[currency as CurrencyCode] ?? currency;
+}

@@ -76,6 +76,7 @@ ${QR_ANSWER}
         none: null,
         snapshot: { after: "updatedAt" },
         csv: { column: "md5", after: "completed_at_utc" },
+        dashboard: { label: "md5", show: "code", reference: "short" },
       },
     ],
     present: (tx) => ({ md5: tx.upstreamRef }),

@@ -212,6 +212,9 @@ describe("dashboard in real headless Chromium", () => {
     await page.waitForSelector(`tr[data-id="${txId}"][data-status="PENDING"]`, { timeout: 10_000 });
     // The one money rule, shown as the checkout page shows it (test/checkout: "5,000 KHR").
     expect(await textOf(page, `tr[data-id="${txId}"] td[data-label="Amount"]`)).toBe("5,000 KHR");
+    // The reference is the area's own field, as its declaration labels it (config.json): the link's client id.
+    const clientId = (res.body as { data: { clientId: string } }).data.clientId;
+    expect(await textOf(page, `tr[data-id="${txId}"] td[data-label="Reference"]`)).toBe(clientId);
     await screenshot(page, "transactions-desktop");
 
     // The detail in a second tab, the table stays open in the first.
@@ -225,6 +228,11 @@ describe("dashboard in real headless Chromium", () => {
       (dts) => dts.find((d) => d.textContent === "Amount")?.nextElementSibling?.textContent ?? null,
     );
     expect(amountFact).toBe("5,000 KHR");
+    const clientFact = await detail.$$eval(
+      "dt",
+      (dts) => dts.find((d) => d.textContent === "Client ID")?.nextElementSibling?.textContent ?? null,
+    );
+    expect(clientFact).toBe(clientId);
     await click("button[data-sim=approve]", detail);
     await detail.waitForSelector(".tx-status[data-status=SUCCESS]", { timeout: 15_000 });
     await page.waitForSelector(`tr[data-id="${txId}"][data-status="SUCCESS"]`, { timeout: 5_000 });

@@ -32,20 +32,38 @@ describe("dashboard assets and runtime config", () => {
       graphqlPath: "/graphql",
       inboxUrl: null,
       linkSimulatorUrl: null,
-      // The areas of the module list, for the pages that name kinds and what keys are bound to.
+      // The areas of the module list, for the pages that name kinds and what keys are bound to, and the fields of
+      // their transactions the pages query and show (each area's own declaration: the pages name none).
       areas: [
-        { kind: "qr", label: "Generic QR", authType: "api-key", target: null },
+        {
+          kind: "qr",
+          label: "Generic QR",
+          authType: "api-key",
+          target: null,
+          fields: [{ name: "md5", label: "md5", show: "code", reference: "short", live: true }],
+          searched: true,
+        },
         {
           kind: "gateway",
           label: "Hosted gateway",
           authType: "api-gateway",
           target: { field: "gatewayConfigId", query: "gatewayConfigs", what: "gateway configuration" },
+          fields: [
+            { name: "orderId", label: "Order ID", show: "text", reference: "whole", live: true },
+            { name: "gatewayStatus", select: "{ code message }", label: "Gateway status", show: "text", live: true },
+          ],
+          searched: true,
         },
         {
           kind: "gateway_link",
           label: "Gateway link",
           authType: "api-gateway-link",
           target: { field: "linkConfigId", query: "linkConfigs", what: "payment-link configuration" },
+          fields: [
+            { name: "clientId", label: "Client ID", show: "code", reference: "whole", live: true },
+            { name: "receiptUrl", label: "Receipt", show: "link", live: true },
+          ],
+          searched: false,
         },
       ],
       // The demo buttons are the demo module's: none without simulators.

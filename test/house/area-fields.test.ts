@@ -167,6 +167,13 @@ describe("areas own their data", () => {
     expect(() => new AreaViews([area("a", {}), area("b", { checkout: { after: "qr" } })])).toThrow(/unalike/);
   });
 
+  it("the dashboard's pages name none of them: they query and show the fields config.json lists", () => {
+    const named = files("src/dashboard/public").flatMap((f) =>
+      namedFields(readFileSync(f, "utf8"), names, columns).map((n) => `${f}: ${n}`),
+    );
+    expect(named).toEqual([]);
+  });
+
   it("a new area's field joins the transaction types of its app's schema, and no other's", async () => {
     const area: AreaDefinition = {
       ...(terminalModule.area as AreaDefinition),

@@ -24,6 +24,14 @@ describe("the one money rule: text with the currency's decimals (KHR 0, USD 2)",
     expect(formatMoney("0.05", "USD")).toBe("0.05 USD");
     expect(formatMoney("1234567", "KHR")).toBe("1,234,567 KHR");
   });
+
+  it("draws each currency with its sign (the KHQR card's centre mark), and knows a currency by its number", () => {
+    expect(money.currencySymbol("KHR")).toBe("៛");
+    expect(money.currencySymbol("USD")).toBe("$");
+    expect(money.currencySymbol("EUR")).toBe("EUR");
+    expect(money.currencyCode(840)).toBe("USD");
+    expect(money.currencyCode(116)).toBe("KHR");
+  });
 });
 
 interface Hook {

@@ -2,16 +2,17 @@
 //   import { watchTransaction } from "https://<service>/checkout/checkout.js";
 //   const w = watchTransaction({ url: "https://<service>", transactionId, clientToken }, (state) => …);
 //   <payment-qr-checkout url="https://<service>" transaction-id="txn_…" client-token="ct_…"></payment-qr-checkout>
-// It reads only the checkout view (status, amount, currency, QR, expiry, receipt, scanned, merchant name, deeplink,
-// paid time, upstream reference) and the status changes of the graphql-ws subscription. No framework, no build step.
+// It reads only the checkout view (status, amount, currency, QR, expiry, merchant name, paid time, upstream reference,
+// and what the app's areas add to it: a receipt, a scan, a deeplink) and the status changes of the graphql-ws
+// subscription, which asks only what every transaction has. No framework, no build step.
 import { createClient } from "./vendor/graphql-ws/client.js";
-import { formatMoney } from "./money.js";
+import { currencySymbol, formatMoney } from "./money.js";
 import { LANGUAGES, STRINGS, formatDateTime, initialLanguage, storeLanguage, t } from "./i18n.js";
 
 export const TERMINAL = ["SUCCESS", "FAILED", "EXPIRED"];
 
 const SUBSCRIPTION = `subscription($id: ID!, $last: ID) {
-  transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { status receiptUrl } }
+  transactionUpdated(transactionId: $id, lastEventId: $last) { id type transaction { status } }
 }`;
 
 const serviceBase = (url) => String(url ?? new URL("..", import.meta.url).href).replace(/\/+$/, "");
@@ -21,7 +22,8 @@ const serviceBase = (url) => String(url ?? new URL("..", import.meta.url).href).
  * the first time once the view has been read, so a first event that arrives before it (the subscription sends the
  * current state first: PENDING or CHECKOUT) never paints a half-empty screen. `state.connection` is "connecting",
  * "live" or "reconnecting". A final event is completed with a fresh read of the view (its paid time and reference)
- * before it is shown. A socket that drops is reopened with `lastEventId`, so the changes it missed are replayed.
+ * before it is shown; any other event is shown at once, and the view read again alongside for what the areas add
+ * (a scan, a deeplink: the event carries only the status). A socket that drops is reopened with `lastEventId`, so the changes it missed are replayed.
  * Returns `{ stop(), state }`.
  */
 export function watchTransaction({ url, transactionId, clientToken }, onUpdate) {
@@ -53,13 +55,8 @@ async function fetchView(base, transactionId, clientToken) {
   return body;
 }
 
-/** What one subscription event tells: the status, the event itself, and a receipt or a scan when it carries one. */
-function eventPatch(e) {
-  const patch = { status: e.transaction.status, lastEvent: { id: e.id, type: e.type } };
-  if (e.transaction.receiptUrl) patch.receiptUrl = e.transaction.receiptUrl;
-  if (e.type === "payment.scanned") patch.scanned = true;
-  return patch;
-}
+/** What one subscription event tells: the status and the event itself (the rest is the view's). */
+const eventPatch = (e) => ({ status: e.transaction.status, lastEvent: { id: e.id, type: e.type } });
 
 /** One watch's state and its steps (see watchTransaction): the subscription, its reconnects and its ending. */
 class TransactionWatch {
@@ -75,6 +72,9 @@ class TransactionWatch {
     this.timer = null;
     this.sawEvent = false;
     this.finishing = false;
+    // View reads in the order asked: an answer older than one already shown is dropped.
+    this.reads = 0;
+    this.shownRead = 0;
   }
 
   /** Subscribe first, then read the view: a change between the two is not lost (the event wins; see withView). */
@@ -83,7 +83,8 @@ class TransactionWatch {
     this.loadView().then(
       (view) => {
         this.ready = true;
-        this.publish(this.withView(view));
+        // A later read (after an event) may have been shown first: then the state already holds it.
+        this.publish(view ? this.withView(view) : {});
         if (TERMINAL.includes(this.state.status)) this.closeSoon();
       },
       (err) => {
@@ -105,22 +106,33 @@ class TransactionWatch {
 
   /**
    * A view read joined with what the events said: once an event was seen its status is the newer word (the view
-   * may have been read just before it); what only the view carries is kept once known.
+   * may have been read just before it); the paid time and reference are kept once known.
    */
   withView(view) {
     const state = this.state;
     return {
       ...view,
       status: this.sawEvent && state.status !== undefined ? state.status : view.status,
-      receiptUrl: state.receiptUrl ?? view.receiptUrl ?? null,
-      scanned: Boolean(state.scanned || view.scanned),
       paidAt: state.paidAt ?? view.paidAt ?? null,
       reference: state.reference ?? view.reference ?? null,
     };
   }
 
-  loadView() {
-    return fetchView(this.base, this.transactionId, this.clientToken);
+  /** The view, read now; `null` when a read asked after it has already been shown. */
+  async loadView() {
+    const read = ++this.reads;
+    const view = await fetchView(this.base, this.transactionId, this.clientToken);
+    if (read < this.shownRead) return null;
+    this.shownRead = read;
+    return view;
+  }
+
+  /** After a non-final event: the view again, for what the areas add to it (shown when it is the newest read). */
+  refresh() {
+    this.loadView().then(
+      (view) => view && !this.finishing && this.publish(this.withView(view)),
+      () => undefined,
+    );
   }
 
   subscribe() {
@@ -163,6 +175,7 @@ class TransactionWatch {
     const patch = eventPatch(e);
     if (TERMINAL.includes(patch.status) && !TERMINAL.includes(this.state.status)) return this.finish(patch);
     this.publish(patch);
+    if (!TERMINAL.includes(patch.status)) this.refresh();
   }
 
   /** The final event, shown with what only the view tells (paid time, reference); the event alone if it fails. */
@@ -171,7 +184,7 @@ class TransactionWatch {
     if (this.finishing) return;
     this.closeSoon();
     this.loadView().then(
-      (view) => this.publish({ ...this.withView(view), ...patch }),
+      (view) => this.publish(view ? { ...this.withView(view), ...patch } : patch),
       () => this.publish(patch),
     );
   }
@@ -193,7 +206,7 @@ class TransactionWatch {
     // With an event id the subscription replays what was missed; without one, read the view again.
     if (!this.sawEvent)
       await this.loadView().then(
-        (view) => this.publish(this.withView(view)),
+        (view) => view && this.publish(this.withView(view)),
         () => undefined,
       );
     if (this.closed) return;
@@ -457,7 +470,7 @@ export class PaymentQrCheckout extends HTMLElement {
     p.amountValue.textContent = cut > 0 ? money.slice(0, cut) : money;
     p.currency.textContent = cut > 0 ? money.slice(cut + 1) : "";
     const sign = p.mark.querySelector("text");
-    sign.textContent = s.currency === "KHR" ? "៛" : "$";
+    sign.textContent = currencySymbol(s.currency ?? "");
     sign.dataset.currency = s.currency ?? "";
     if (s.qrImage && p.qr.getAttribute("src") !== s.qrImage) p.qr.src = s.qrImage;
     const final = TERMINAL.includes(s.status);

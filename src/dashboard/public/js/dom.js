@@ -1,5 +1,5 @@
 // Tiny DOM helpers. Text always goes in as text nodes (never innerHTML), so data from the API cannot inject markup.
-import { formatMoney } from "./money.js";
+import { NUMERIC_TO_CODE, formatMoney } from "./money.js";
 
 /**
  * h("button", { class: "primary", onclick: fn }, "Save") → <button class="primary">Save</button>.
@@ -86,10 +86,11 @@ export function setAreas(areas) {
     KIND_LABELS[a.kind] = `${a.label} (${a.authType})`;
   }
 }
-export const CURRENCIES = [
-  { value: "116", label: "116 — KHR" },
-  { value: "840", label: "840 — USD" },
-];
+/** The currencies a merchant or a configuration may have, by their ISO 4217 number (the one Money rule's list). */
+export const CURRENCIES = Object.entries(NUMERIC_TO_CODE).map(([value, code]) => ({
+  value,
+  label: `${value} — ${code}`,
+}));
 
 /** A button that copies `text` to the clipboard and says so. */
 export function copyButton(text, label = "Copy") {

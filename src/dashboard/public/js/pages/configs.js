@@ -2,6 +2,7 @@
 import { dashboardConfig, gql, sim } from "../api.js";
 import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, merchantOptions } from "../form.js";
+import { currencyCode } from "../money.js";
 
 const LOAD = `{ merchants { id name } gatewayConfigs { id merchantId name upstreamMerchantId qrImageTemplate createdAt }
   gatewayQrImageTemplates { names defaultName } linkConfigs { id merchantId name url currency protocol protocolSetting
@@ -167,7 +168,7 @@ class ConfigsPage extends HTMLElement {
           { label: "Name", cell: (l) => l.name },
           { label: "Merchant", cell: (l) => this.merchantName(l.merchantId) },
           { label: "Link URL", cell: (l) => h("code", { class: "wrap" }, l.url) },
-          { label: "Currency", cell: (l) => (l.currency === 840 ? "840 — USD" : "116 — KHR") },
+          { label: "Currency", cell: (l) => `${l.currency} — ${currencyCode(l.currency) ?? "?"}` },
           {
             label: "Page adapter",
             cell: (l) => (l.protocolSetting === null ? `${l.protocol} (service default)` : l.protocol),

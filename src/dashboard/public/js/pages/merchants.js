@@ -3,6 +3,7 @@ import { gql } from "../api.js";
 import { announce, CURRENCIES, fill, h, table, timeEl } from "../dom.js";
 import { editorForm, setFieldError, setRequired } from "../form.js";
 import { checkMerchant, describeRule } from "../merchant-rules.js";
+import { currencyCode } from "../money.js";
 
 const FIELDS =
   "id name accountType bakongAccountId merchantName merchantCity merchantId acquiringBank merchantCategoryCode " +
@@ -46,7 +47,7 @@ class MerchantsPage extends HTMLElement {
           { label: "Name", cell: (m) => m.name },
           { label: "Account", cell: (m) => `${m.bakongAccountId} (${m.accountType})` },
           { label: "Shown as", cell: (m) => `${m.merchantName}, ${m.merchantCity}` },
-          { label: "Currency", cell: (m) => (m.defaultCurrency === 840 ? "USD" : "KHR") },
+          { label: "Currency", cell: (m) => currencyCode(m.defaultCurrency) ?? String(m.defaultCurrency) },
           { label: "Created", cell: (m) => timeEl(m.createdAt) },
           {
             label: "Actions",

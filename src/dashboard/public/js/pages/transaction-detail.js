@@ -3,9 +3,11 @@
 import { dashboardConfig, gql, sim, subscribe } from "../api.js";
 import { announce, AREA_LABELS, confirmButton, fill, fmtAmount, h, statusBadge, timeEl } from "../dom.js";
 import { DELIVERY_FIELDS, deliveriesTable } from "../deliveries.js";
+import { areaFacts, areaSelection } from "../area-fields.js";
 
-const QUERY = `query($id: ID!) { transaction(id: $id) {
-  id area status amount currency merchantId apiKeyId orderId md5 clientId qr receiptUrl gatewayStatus { code message } meta metaJson
+// The areas' fields are known once config.json is read (area-fields.js): the query is made then.
+const query = () => `query($id: ID!) { transaction(id: $id) {
+  id area status amount currency merchantId apiKeyId ${areaSelection()} qr meta metaJson
   expiredAt createdAt updatedAt completedAt qrImage events { id type createdAt transaction { status } }
     mismatch { fields expected { amount currency account } arrived { amount currency account } reference source detectedAt
       late resolution { action by at note } }
@@ -74,7 +76,7 @@ class TransactionDetail extends HTMLElement {
 
   async reload() {
     try {
-      const { transaction } = await gql(QUERY, { id: this.txId });
+      const { transaction } = await gql(query(), { id: this.txId });
       if (!this.isConnected) return;
       if (transaction === null) return fill(this.body, h("p", { class: "form-error" }, "No such transaction."));
       this.render(transaction);
@@ -112,15 +114,7 @@ class TransactionDetail extends HTMLElement {
             fact("Transaction ID", h("code", { class: "wrap" }, tx.id)),
             fact("Status", h("span", { class: "tx-status", dataset: { status: tx.status } }, tx.status)),
             fact("Amount", fmtAmount(tx.amount, tx.currency)),
-            fact("Order ID", tx.orderId),
-            fact("md5", tx.md5 && h("code", { class: "wrap" }, tx.md5)),
-            fact("Client ID", tx.clientId && h("code", { class: "wrap" }, tx.clientId)),
-            fact("Gateway status", tx.gatewayStatus && `${tx.gatewayStatus.code} ${tx.gatewayStatus.message}`),
-            fact(
-              "Receipt",
-              tx.receiptUrl &&
-                h("a", { href: tx.receiptUrl, target: "_blank", rel: "noopener noreferrer" }, "Open receipt"),
-            ),
+            ...areaFacts(tx).map(([label, value]) => fact(label, value)),
             fact("Created", timeEl(tx.createdAt)),
             fact("Expires", timeEl(tx.expiredAt)),
             fact("Completed", tx.completedAt && timeEl(tx.completedAt)),

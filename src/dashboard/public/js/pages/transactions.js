@@ -3,13 +3,17 @@
 import { gql, onConnection, subscribe } from "../api.js";
 import { AREA_LABELS, fill, fmtAmount, h, shortId, statusBadge, timeEl } from "../dom.js";
 import { areaFilter, field, values } from "../form.js";
+import { referenceSelection, referenceText, referenceValues, searchLabel, searchedValues } from "../area-fields.js";
 
-const NODE =
-  "id area status latePayment amount currency orderId md5 clientId createdAt updatedAt mismatch { resolution { action } }";
-const PAGE = `query($first: Int!, $after: String, $filter: TransactionFilter) {
-  transactions(first: $first, after: $after, filter: $filter) { edges { node { ${NODE} } } pageInfo { hasNextPage endCursor } } }`;
-const LIVE = `subscription { transactionUpdates { id type transaction { transactionId area status late amount currency
-  orderId md5 clientId createdAt updatedAt mismatch { resolution { action } } } } }`;
+// The areas' reference fields are known once config.json is read (area-fields.js): the queries are made then.
+const page = () => {
+  const node = `id area status latePayment amount currency ${referenceSelection(false)} createdAt updatedAt
+    mismatch { resolution { action } }`;
+  return `query($first: Int!, $after: String, $filter: TransactionFilter) {
+  transactions(first: $first, after: $after, filter: $filter) { edges { node { ${node} } } pageInfo { hasNextPage endCursor } } }`;
+};
+const live = () => `subscription { transactionUpdates { id type transaction { transactionId area status late amount
+  currency ${referenceSelection(true)} createdAt updatedAt mismatch { resolution { action } } } } }`;
 const STATUSES = ["PENDING", "CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"];
 /** The status filter's extra choice: payments held because what arrived is not what was asked (any status). */
 const HELD = "HELD";
@@ -24,16 +28,13 @@ const fromSnapshot = (s) => ({
   held: isHeld(s.mismatch),
   amount: s.amount,
   currency: s.currency,
-  orderId: s.orderId ?? null,
-  md5: s.md5 ?? null,
-  clientId: s.clientId ?? null,
+  ...referenceValues(s),
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
 });
 /** Newest first, id breaking ties: the connection's own order. */
 const before = (a, b) =>
   a.createdAt === b.createdAt ? a.id > b.id : Date.parse(a.createdAt) > Date.parse(b.createdAt);
-const reference = (r) => r.orderId ?? (r.md5 ? `md5 ${r.md5.slice(0, 10)}…` : (r.clientId ?? "—"));
 
 class TransactionsPage extends HTMLElement {
   connectedCallback() {
@@ -98,7 +99,7 @@ class TransactionsPage extends HTMLElement {
       field({ name: "to", label: "To", type: "date" }),
       field({
         name: "search",
-        label: "Order ID, md5 or transaction ID",
+        label: searchLabel(),
         type: "search",
         help: "Exact, or the first characters",
       }),
@@ -124,7 +125,7 @@ class TransactionsPage extends HTMLElement {
       if (state === "live" && this.loaded) void this.load(false);
     });
     this.stop = subscribe(
-      LIVE,
+      live(),
       {},
       {
         next: (data) => this.onEvent(fromSnapshot(data.transactionUpdates.transaction)),
@@ -163,7 +164,7 @@ class TransactionsPage extends HTMLElement {
     // Filters may change while a page is on its way: only the latest request's answer counts.
     const ticket = (this.ticket = (this.ticket ?? 0) + 1);
     try {
-      const { transactions } = await gql(PAGE, {
+      const { transactions } = await gql(page(), {
         first: PAGE_SIZE,
         after: more ? this.endCursor : null,
         filter: this.filter,
@@ -192,7 +193,7 @@ class TransactionsPage extends HTMLElement {
     if (f.mismatched && !r.held) return false;
     if (f.createdFrom && Date.parse(r.createdAt) < Date.parse(f.createdFrom)) return false;
     if (f.createdTo && Date.parse(r.createdAt) >= Date.parse(f.createdTo)) return false;
-    if (f.search && ![r.id, r.orderId, r.md5].some((v) => v && v.startsWith(f.search))) return false;
+    if (f.search && ![r.id, ...searchedValues(r)].some((v) => v && v.startsWith(f.search))) return false;
     return true;
   }
 
@@ -281,7 +282,7 @@ class TransactionsPage extends HTMLElement {
           : "",
       ),
       cell("Amount", fmtAmount(r.amount, r.currency)),
-      cell("Reference", h("span", { class: "wrap" }, reference(r))),
+      cell("Reference", h("span", { class: "wrap" }, referenceText(r))),
     );
   }
 }
