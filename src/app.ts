@@ -9,7 +9,7 @@ import { Db } from "./db/sql.js";
 import type { ExpiryPolicy } from "./transactions/transition.js";
 import type { OutboxFanout } from "./transactions/outbox-sql.js";
 import { AREA_ENUM } from "./transactions/transaction.types.js";
-import { KEY_KIND_ENUM } from "./admin/admin.types.js";
+import { KEY_KIND_ENUM, KEY_TARGET_FIELDS } from "./admin/admin.types.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Invalidations } from "./cache/invalidation.js";
 import { Authenticator } from "./auth/keys.js";
@@ -17,7 +17,7 @@ import { KeyKinds } from "./auth/key-kinds.js";
 import { Metrics } from "./ops/metrics.js";
 import { buildAppSchema, printAppSchema } from "./graphql/schema.js";
 import { AreaViews } from "./transactions/area-views.js";
-import type { EnumValues } from "./graphql/listed-enums.js";
+import type { ListedValues } from "./graphql/listed-enums.js";
 import { ResolverContainer } from "./graphql/container.js";
 import type { GraphQLEdge } from "./graphql/edge.js";
 import { Scheduler } from "./jobs/scheduler.js";
@@ -89,21 +89,26 @@ const WEBHOOK_EVENTS = EVENT_TYPES.map((type) => ({ type, description: EVENT_DES
 /** The REST contract's version in the OpenAPI document (paths carry none: the contract gives none). */
 const API_VERSION = "1.0.0";
 
-/** The GraphQL enums listing the areas (`Area`, `KeyKind`), with the values of a module list. */
-function listedEnums(modules: ModuleList): EnumValues[] {
+/**
+ * What lists the areas in the schema, with the values of a module list: the `Area` and `KeyKind` enums, and the
+ * fields naming what a key is bound to (`ApiKey`, `ApiKeyInput`).
+ */
+function listedInSchema(modules: ModuleList): ListedValues[] {
   const keys = areasOf(modules).map((a) => a.key);
   const kinds = keys.map((k) => k.kind);
   const where = keys
     .map((k, i) => `${k.kind} → ${k.paths.replace(/\/\*$/, "")} (${i === 0 ? "x-auth-type " : ""}${k.authType})`)
     .join("; ");
+  const targets = [...new Set(keys.flatMap((k) => (k.target === undefined ? [] : [k.target.field])))];
   return [
-    { enum: AREA_ENUM, values: kinds },
-    { enum: KEY_KIND_ENUM, values: kinds, description: where },
+    { listed: AREA_ENUM, values: kinds },
+    { listed: KEY_KIND_ENUM, values: kinds, description: where },
+    ...KEY_TARGET_FIELDS.map((listed) => ({ listed, values: targets })),
   ];
 }
 
 /** The schema of a module list (the GraphQL edge's, and what `npm run schema` prints). */
-const schemaOf = (modules: ModuleList) => buildAppSchema(resolversOf(modules), listedEnums(modules));
+const schemaOf = (modules: ModuleList) => buildAppSchema(resolversOf(modules), listedInSchema(modules));
 
 /** The OpenAPI document of the REST shim, built with no database (tests check every REST answer against it). */
 export async function restOpenApi(modules: ModuleList = MODULES): Promise<Record<string, unknown>> {
@@ -112,7 +117,7 @@ export async function restOpenApi(modules: ModuleList = MODULES): Promise<Record
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
 export function schemaSdl(modules: ModuleList = MODULES): Promise<string> {
-  return printAppSchema(resolversOf(modules), listedEnums(modules));
+  return printAppSchema(resolversOf(modules), listedInSchema(modules));
 }
 
 export type Role = "serve" | "api" | "worker";
