@@ -205,11 +205,12 @@ export interface AppOptions {
 }
 
 /**
- * The composition root (docs/architecture.md): `openStorage` (the database, migrations and the job scheduler),
- * `buildCore` (the shared mechanisms), the HTTP edge's listeners (`openHttp`, src/http/), `createModules` (each
- * module in list order, given the core and the services the modules before it provide), what the modules serve
- * handed to the edge (`mountApi` with `apiOf`), the listeners' last handlers; then the modules start, and `stopApp`
- * ends it all in reverse. The edge's policy is src/http/'s (docs/decisions/0219-the-http-edge-decides.md).
+ * The composition root (docs/architecture.md): `openStorage` (src/db/storage.ts: the database, migrations and the
+ * job scheduler), `buildCore` (the shared mechanisms), the HTTP edge's listeners (`openHttp`, src/http/),
+ * `createModules` (each module in list order, given the core and the services the modules before it provide),
+ * /readyz and what the modules serve handed to the edge (`mountReadiness`, `mountApi` with `apiOf`), the listeners'
+ * last handlers; then the modules start, and `stopApp` ends it all in reverse. The edge's policy is src/http/'s
+ * (docs/decisions/0219-the-http-edge-decides.md, 0231).
  */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const defs: ModuleList = opts.modules ?? MODULES;
@@ -236,7 +237,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       if (scheduler !== null) for (const job of m.jobs ?? []) scheduler.define(job);
     }
     let startupDone = opts.deferStartup !== true;
-    const ready = readiness({ ...storage, scheduler, modules, startupDone: () => startupDone });
+    const ready = readiness({ db: storage.db, orm: storage.orm, scheduler, modules, startupDone: () => startupDone });
     mountReadiness(http.app, ready);
     for (const m of modules) m.mount?.(http.app);
     if (role !== "worker") edge = await mountApi(http, await apiOf(core, defs, modules));
