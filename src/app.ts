@@ -3,14 +3,13 @@ import type { Server } from "node:http";
 import { EnvReader, type Config } from "./config.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createLogger, type Logger } from "./logger.js";
-import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
-import { lockDataDir, ownsDataDir, type DataDirLock } from "./db/data-dir-lock.js";
-import { createOrm, migrate, pendingMigrations, underSchemaLock, type Orm } from "./db/orm.js";
+import { openStorage as openDbStorage, type Storage as DbStorage } from "./db/storage.js";
+import type { Orm } from "./db/orm.js";
 import { Db } from "./db/sql.js";
 import type { ExpiryPolicy } from "./transactions/transition.js";
 import type { OutboxFanout } from "./transactions/outbox-sql.js";
 import { AREA_ENUM } from "./transactions/transaction.types.js";
-import { KEY_KIND_ENUM } from "./admin/admin.types.js";
+import { KEY_KIND_ENUM, KEY_TARGET_FIELDS } from "./admin/admin.types.js";
 import { SecretBox } from "./auth/secret-box.js";
 import { Invalidations } from "./cache/invalidation.js";
 import { Authenticator } from "./auth/keys.js";
@@ -18,13 +17,11 @@ import { KeyKinds } from "./auth/key-kinds.js";
 import { Metrics } from "./ops/metrics.js";
 import { buildAppSchema, printAppSchema } from "./graphql/schema.js";
 import { AreaViews } from "./transactions/area-views.js";
-import { areaFieldResolvers } from "./transactions/area-fields.js";
-import type { EnumValues } from "./graphql/listed-enums.js";
+import type { ListedValues } from "./graphql/listed-enums.js";
 import { ResolverContainer } from "./graphql/container.js";
 import type { GraphQLEdge } from "./graphql/edge.js";
 import { Scheduler } from "./jobs/scheduler.js";
 import { loadOrCreateSecrets } from "./auth/stored-secrets.js";
-import { StartupError } from "./errors.js";
 import { checkDataDir, databaseStartupError } from "./startup.js";
 import { dashboardData, type DashboardArea, type DashboardOptions } from "./dashboard/index.js";
 import { openApiDocument } from "./rest/openapi.js";
@@ -32,10 +29,11 @@ import { UpstreamOrigins } from "./upstreams/origins.js";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES } from "./transactions/transaction-event.entity.js";
 import { adminUrlOf, closeHttp, closeListeners, openHttp, type Http } from "./http/listeners.js";
 import { mountApi, type ApiDeps } from "./http/api.js";
+import { mountReadiness, readiness, type Readiness } from "./http/readiness.js";
 import type { AreaDefinition, Module, ModuleDefinition } from "./module.js";
 import { opsModule } from "./ops/index.js";
 import { adminModule, type AdminServices } from "./admin/index.js";
-import { transactionsModule, type TransactionServices } from "./transactions/index.js";
+import { areaViewsOf as areaViewsOfAreas, transactionsModule, type TransactionServices } from "./transactions/index.js";
 import { EventBus, eventsModule } from "./events/index.js";
 import { WEBHOOK_OUTBOX, webhooksModule } from "./webhooks/index.js";
 import { qrModule } from "./qr/index.js";
@@ -76,13 +74,10 @@ export const entitiesOf = (modules: ModuleList) => modules.flatMap((m) => m.enti
 export const migrationsOf = (modules: ModuleList) => modules.flatMap((m) => m.migrations ?? []);
 const routesOf = (modules: ModuleList) => modules.flatMap((m) => m.routes ?? []);
 /** What the areas of a module list keep and show of their transactions (AreaDefinition.data). */
-export const areaViewsOf = (modules: ModuleList): AreaViews =>
-  new AreaViews(areasOf(modules).map((a) => ({ kind: a.key.kind, data: a.data })));
-/** The modules' resolver classes, and the ones that add the areas' fields to the transaction types. */
-const resolversOf = (modules: ModuleList) => [
-  ...modules.flatMap((m) => m.resolvers ?? []),
-  ...areaFieldResolvers(areaViewsOf(modules)),
-];
+export const areaViewsOf = (modules: ModuleList): AreaViews => areaViewsOfAreas(areasOf(modules));
+/** The modules' resolver classes: the ones they list, and the ones they make from the list's areas. */
+const resolversOf = (modules: ModuleList) =>
+  modules.flatMap((m) => [...(m.resolvers ?? []), ...(m.areaResolvers?.(areasOf(modules)) ?? [])]);
 
 /** What the ORM maps: every module's tables. */
 export const ENTITIES = entitiesOf(MODULES);
@@ -94,21 +89,26 @@ const WEBHOOK_EVENTS = EVENT_TYPES.map((type) => ({ type, description: EVENT_DES
 /** The REST contract's version in the OpenAPI document (paths carry none: the contract gives none). */
 const API_VERSION = "1.0.0";
 
-/** The GraphQL enums listing the areas (`Area`, `KeyKind`), with the values of a module list. */
-function listedEnums(modules: ModuleList): EnumValues[] {
+/**
+ * What lists the areas in the schema, with the values of a module list: the `Area` and `KeyKind` enums, and the
+ * fields naming what a key is bound to (`ApiKey`, `ApiKeyInput`).
+ */
+function listedInSchema(modules: ModuleList): ListedValues[] {
   const keys = areasOf(modules).map((a) => a.key);
   const kinds = keys.map((k) => k.kind);
   const where = keys
     .map((k, i) => `${k.kind} → ${k.paths.replace(/\/\*$/, "")} (${i === 0 ? "x-auth-type " : ""}${k.authType})`)
     .join("; ");
+  const targets = [...new Set(keys.flatMap((k) => (k.target === undefined ? [] : [k.target.field])))];
   return [
-    { enum: AREA_ENUM, values: kinds },
-    { enum: KEY_KIND_ENUM, values: kinds, description: where },
+    { listed: AREA_ENUM, values: kinds },
+    { listed: KEY_KIND_ENUM, values: kinds, description: where },
+    ...KEY_TARGET_FIELDS.map((listed) => ({ listed, values: targets })),
   ];
 }
 
 /** The schema of a module list (the GraphQL edge's, and what `npm run schema` prints). */
-const schemaOf = (modules: ModuleList) => buildAppSchema(resolversOf(modules), listedEnums(modules));
+const schemaOf = (modules: ModuleList) => buildAppSchema(resolversOf(modules), listedInSchema(modules));
 
 /** The OpenAPI document of the REST shim, built with no database (tests check every REST answer against it). */
 export async function restOpenApi(modules: ModuleList = MODULES): Promise<Record<string, unknown>> {
@@ -117,7 +117,7 @@ export async function restOpenApi(modules: ModuleList = MODULES): Promise<Record
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
 export function schemaSdl(modules: ModuleList = MODULES): Promise<string> {
-  return printAppSchema(resolversOf(modules), listedEnums(modules));
+  return printAppSchema(resolversOf(modules), listedInSchema(modules));
 }
 
 export type Role = "serve" | "api" | "worker";
@@ -186,7 +186,7 @@ export interface App {
   adminUrl: string | null;
   role: Role;
   embedded: boolean;
-  ready(): Promise<{ ok: boolean; checks: Record<string, boolean> }>;
+  ready(): Promise<Readiness>;
   /** With `deferStartup`: the caller's own start-up work (the demo tenant) is done; /readyz may answer 200. */
   startupDone(): void;
   stop(): Promise<void>;
@@ -205,11 +205,12 @@ export interface AppOptions {
 }
 
 /**
- * The composition root (docs/architecture.md): `openStorage` (the database, migrations and the job scheduler),
- * `buildCore` (the shared mechanisms), the HTTP edge's listeners (`openHttp`, src/http/), `createModules` (each
- * module in list order, given the core and the services the modules before it provide), what the modules serve
- * handed to the edge (`mountApi` with `apiOf`), the listeners' last handlers; then the modules start, and `stopApp`
- * ends it all in reverse. The edge's policy is src/http/'s (docs/decisions/0219-the-http-edge-decides.md).
+ * The composition root (docs/architecture.md): `openStorage` (src/db/storage.ts: the database, migrations and the
+ * job scheduler), `buildCore` (the shared mechanisms), the HTTP edge's listeners (`openHttp`, src/http/),
+ * `createModules` (each module in list order, given the core and the services the modules before it provide),
+ * /readyz and what the modules serve handed to the edge (`mountReadiness`, `mountApi` with `apiOf`), the listeners'
+ * last handlers; then the modules start, and `stopApp` ends it all in reverse. The edge's policy is src/http/'s
+ * (docs/decisions/0219-the-http-edge-decides.md, 0231).
  */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const defs: ModuleList = opts.modules ?? MODULES;
@@ -236,11 +237,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       if (scheduler !== null) for (const job of m.jobs ?? []) scheduler.define(job);
     }
     let startupDone = opts.deferStartup !== true;
-    const ready = readiness(storage, scheduler, modules, () => startupDone);
-    http.app.get("/readyz", async (_req, res) => {
-      const r = await ready();
-      res.status(r.ok ? 200 : 503).json(r);
-    });
+    const ready = readiness({ db: storage.db, orm: storage.orm, scheduler, modules, startupDone: () => startupDone });
+    mountReadiness(http.app, ready);
     for (const m of modules) m.mount?.(http.app);
     if (role !== "worker") edge = await mountApi(http, await apiOf(core, defs, modules));
     await closeHttp(http, config, logger);
@@ -306,11 +304,10 @@ async function apiOf(core: Core, defs: ModuleList, modules: Module[]): Promise<A
   return {
     ...core,
     schema: await schemaOf(defs),
-    container: new ResolverContainer(resolversOf(defs), [
-      ...modules.flatMap((m) => m.resolvers ?? []),
-      // The areas' fields on the transaction types: made from their declarations, one instance per class.
-      ...areaFieldResolvers(areaViewsOf(defs)).map((cls) => new cls()),
-    ]),
+    container: new ResolverContainer(
+      resolversOf(defs),
+      modules.flatMap((m) => m.resolvers ?? []),
+    ),
     routes: routesOf(defs),
     rateLimited: defs.flatMap((d) => d.rateLimited ?? []),
     openApi: (schema) => openApiDocument(schema, routesOf(defs), WEBHOOK_EVENTS, API_VERSION, areas),
@@ -322,104 +319,27 @@ async function apiOf(core: Core, defs: ModuleList, modules: Module[]): Promise<A
   };
 }
 
-/** The database (DATABASE_URL, or the embedded one in DATA_DIR), its migrations and the job scheduler. */
-interface Storage {
-  embedded: EmbeddedDb | null;
-  /** The database URL this process connects to. */
-  url: string;
-  orm: Orm;
-  db: Db;
-  metrics: Metrics;
-  jobs: Scheduler;
-  secrets: { adminToken: string; secretKey: string };
-  /** DATA_DIR's lock, when this process owns the directory (released last, once the database is closed). */
-  lock: DataDirLock | null;
-  close(): Promise<void>;
-}
+/** The database, its migrations, the stored secrets and the job scheduler, as src/db/storage.ts opens them. */
+type Storage = DbStorage<{ adminToken: string; secretKey: string }, { jobs: Scheduler; metrics: Metrics }>;
 
-async function openStorage(config: Config, role: Role, logger: Logger, defs: ModuleList): Promise<Storage> {
-  if (config.databaseUrl === null && role !== "serve")
-    throw new Error(`Role "${role}" needs DATABASE_URL: the embedded database belongs to one process`);
-  // The data directory holds the embedded database, demo.json and the demo secrets: checked before anything is written.
-  const generatesSecrets = config.adminToken === null || config.secretKey === null;
-  if (generatesSecrets || ownsDataDir(config, role)) checkDataDir(config.dataDir);
-  // One process per data directory (decision 0166): its lock comes before anything in it is read or opened.
-  const lock = await lockDataDir(config, role);
-  try {
-    return await openStorageLocked(config, role, logger, defs, lock);
-  } catch (err) {
-    lock?.release();
-    throw err;
-  }
-}
-
-async function openStorageLocked(
-  config: Config,
-  role: Role,
-  logger: Logger,
-  defs: ModuleList,
-  lock: DataDirLock | null,
-): Promise<Storage> {
-  const secrets = loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey });
-  const ormPool = config.databaseUrl ? config.dbPoolSize : 4;
-  const jobPool = config.databaseUrl ? Math.min(4, config.dbPoolSize) : 2;
-  const embedded = config.databaseUrl === null ? await startEmbedded(config, logger) : null;
-  const url = config.databaseUrl ?? (embedded as EmbeddedDb).url;
-  const orm = await createOrm(url, ormPool, entitiesOf(defs), migrationsOf(defs)).catch(async (err: unknown) => {
-    await embedded?.stop().catch(() => undefined);
-    throw databaseStartupError(err, config.databaseUrl);
-  });
-  // Every role can enqueue jobs; only serve and worker process them. Agenda creates its table when it
-  // connects, so that happens with our migrations under the schema lock.
-  const db = new Db(orm);
-  const metrics = new Metrics(db);
-  const jobs = await underSchemaLock(url, async () => {
-    await migrate(orm);
-    const s = new Scheduler(url, { logger, metrics, poolSize: jobPool });
-    await s.ready();
-    // The embedded database belongs to this process (DATA_DIR's lock): a job lock in it is a killed predecessor's.
-    const left = embedded === null ? 0 : await s.releaseLeftLocks();
-    if (left > 0)
-      logger.warn({ jobs: left }, "released job locks left by a process that stopped without releasing them");
-    return s;
-  }).catch(async (err: unknown) => {
-    await orm.close().catch(() => undefined);
-    await embedded?.stop().catch(() => undefined);
-    throw databaseStartupError(err, config.databaseUrl);
-  });
-  return {
-    embedded,
-    url,
-    orm,
-    db,
-    metrics,
-    jobs,
-    secrets,
-    lock,
-    async close() {
-      await jobs.stop().catch(() => undefined);
-      await orm.close().catch(() => undefined);
-      await embedded?.stop().catch(() => undefined);
-      lock?.release();
+/**
+ * Storage for this module list: db/ opens it (a lower layer), given what the layers above it bring — the
+ * start-up checks, the stored secrets, the job scheduler and the metrics registry it reports into.
+ */
+function openStorage(config: Config, role: Role, logger: Logger, defs: ModuleList): Promise<Storage> {
+  return openDbStorage(config, role, logger, {
+    entities: entitiesOf(defs),
+    migrations: migrationsOf(defs),
+    checkDataDir,
+    startupError: databaseStartupError,
+    secrets: () => loadOrCreateSecrets(config.dataDir, { adminToken: config.adminToken, secretKey: config.secretKey }),
+    async open(url, db, poolSize) {
+      const metrics = new Metrics(db);
+      const jobs = new Scheduler(url, { logger, metrics, poolSize });
+      await jobs.ready();
+      return { jobs, metrics };
     },
-  };
-}
-
-async function startEmbedded(config: Config, logger: Logger): Promise<EmbeddedDb> {
-  const embedded = await startEmbeddedDb(config.dataDir, {
-    onWarning: (msg, detail) => logger.warn(detail, msg),
-  }).catch((err: unknown) => {
-    throw new StartupError(
-      `The embedded database could not start in DATA_DIR ${config.dataDir} (${(err as Error).message}): ` +
-        `point DATA_DIR at a writable directory, or set DATABASE_URL`,
-      { cause: err },
-    );
   });
-  if (config.nodeEnv === "production")
-    logger.warn(
-      "running in production on the embedded database (EMBEDDED_IN_PRODUCTION=1): one process, this disk, no replicas",
-    );
-  return embedded;
 }
 
 /** The shared mechanisms, built once per process before the modules (docs/architecture.md, "What a module is"). */
@@ -462,38 +382,6 @@ function buildCore(
   };
 }
 
-/**
- * What /readyz answers. Ready means able to do the work, not only to connect: a write probe through a prepared
- * statement, and the recent statements of this process (docs/decisions/0091-readiness-tells-the-truth.md).
- */
-function readiness(storage: Storage, scheduler: Scheduler | null, modules: Module[], startupDone: () => boolean) {
-  const { db, orm } = storage;
-  return async () => {
-    const checks: Record<string, boolean> = {};
-    const details: Record<string, unknown> = {};
-    const probe = await db.probe().then(
-      () => null,
-      (err: unknown) => err,
-    );
-    checks.database = probe === null;
-    if (probe !== null) details.database = `the write probe failed: ${sqlState(probe)}`;
-    const statements = db.health.verdict();
-    checks.statements = statements.ok;
-    if (!statements.ok) details.statements = statements;
-    checks.migrations =
-      checks.database &&
-      (await pendingMigrations(orm).then(
-        (n) => n === 0,
-        () => false,
-      ));
-    checks.jobs = scheduler === null || scheduler.running;
-    checks.startup = startupDone();
-    for (const m of modules) Object.assign(details, m.readiness?.() ?? {});
-    const ok = Object.values(checks).every(Boolean);
-    return { ok, checks, ...(Object.keys(details).length > 0 ? { details } : {}) };
-  };
-}
-
 /** The areas as the dashboard's pages see them (its config.json). */
 function dashboardAreas(areas: AreaDefinition[]): DashboardArea[] {
   return areas.map(({ key, dashboard, data }) => ({
@@ -525,9 +413,4 @@ async function stopApp(http: Http, edge: GraphQLEdge | null, storage: Storage, m
   } finally {
     storage.lock?.release();
   }
-}
-
-function sqlState(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? `SQLSTATE ${code}` : err instanceof Error ? err.name : "unknown error";
 }

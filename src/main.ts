@@ -28,8 +28,10 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === "admin") {
+    const kinds = keyKindsOf(MODULES).list;
     process.exitCode = await runAdminCli(rest, process.env, {
-      listen: listenCommand({ kinds: keyKindsOf(MODULES).list, fields: areaViewsOf(MODULES).snapshotFields() }),
+      extra: { listen: listenCommand({ kinds, fields: areaViewsOf(MODULES).snapshotFields() }) },
+      kinds,
     });
     return;
   }

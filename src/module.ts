@@ -143,6 +143,11 @@ export interface ModuleDefinition<Deps, M extends Module = Module, S = undefined
   name: string;
   entities?: ClassOf[];
   resolvers?: ClassOf[];
+  /**
+   * Resolver classes this module makes from the module list's areas (the transactions module's: the areas' fields on
+   * its types). With `resolvers`, what the schema is built from; `create` returns an instance of each, as of those.
+   */
+  areaResolvers?(areas: readonly AreaDefinition[]): ClassOf[];
   /** REST paths of the contract this module answers (each one GraphQL operation, rest/route-table.ts). */
   routes?: RestRoute[];
   /** Set for an upstream area: what the rest of the service derives from it. */

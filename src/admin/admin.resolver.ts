@@ -14,8 +14,7 @@ import { ACCOUNT_TYPES, MERCHANT_FIELD_RULES, MERCHANT_GROUP_RULES } from "./mer
 
 /** `targetField`: the contract's field naming what a key of this kind is bound to (its area declares it). */
 export const toKeyGql = (k: ApiKey, targetField: string | null): ApiKeyGql => ({
-  gatewayConfigId: null,
-  linkConfigId: null,
+  // The other areas' target fields are left out: GraphQL answers null for them.
   ...(targetField === null ? {} : { [targetField]: k.targetRef }),
   id: k.id,
   merchantId: k.merchantRef,

@@ -1,5 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { ListedEnum } from "../graphql/listed-enums.js";
+import { ListedFields } from "../graphql/listed-fields.js";
 
 /** The key kinds of the app's areas (graphql/listed-enums.ts): filled, with its description, by app.ts. */
 export const KEY_KIND_ENUM = new ListedEnum("KeyKind");
@@ -64,8 +65,6 @@ export class ApiKeyGql {
   @Field(() => KEY_KIND_ENUM.values) kind!: KeyKindGql;
   @Field() label!: string;
   @Field({ description: "The first characters of the key" }) prefix!: string;
-  @Field(() => ID, { nullable: true }) gatewayConfigId!: string | null;
-  @Field(() => ID, { nullable: true }) linkConfigId!: string | null;
   @Field() createdAt!: Date;
   @Field(() => Date, { nullable: true }) lastUsedAt!: Date | null;
   @Field(() => Date, { nullable: true }) revokedAt!: Date | null;
@@ -82,9 +81,14 @@ export class ApiKeyInputGql {
   @Field(() => ID) merchantId!: string;
   @Field(() => KEY_KIND_ENUM.values) kind!: KeyKindGql;
   @Field({ nullable: true }) label?: string;
-  @Field(() => ID, { nullable: true }) gatewayConfigId?: string;
-  @Field(() => ID, { nullable: true }) linkConfigId?: string;
 }
+
+/**
+ * What a key is bound to, one nullable ID field per area that binds its keys, named as the area declares
+ * (`AreaDefinition.key.target.field`, e.g. `gatewayConfigId`): on the key after `prefix`, on the input after `label`.
+ * Filled by app.ts from its module list when its schema is built (graphql/listed-fields.ts).
+ */
+export const KEY_TARGET_FIELDS = [new ListedFields(ApiKeyGql, "prefix"), new ListedFields(ApiKeyInputGql, "label")];
 
 @ObjectType("MerchantFieldRule", { description: "One merchant field's rule (the same table the server applies)" })
 export class MerchantFieldRuleGql {

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostname, userInfo } from "node:os";
+import type { KeyKindSpec } from "../auth/key-kinds.js";
 
 interface Command {
-  doc: string;
+  /** Its help line; from the service's key kinds where it names them (`key:create`). */
+  doc: string | ((kinds: readonly KeyKindSpec[]) => string);
   query: string;
   input?: boolean;
   args?: string[];
@@ -106,7 +108,11 @@ const COMMANDS: Record<string, Command> = {
     query: "query { linkConfigs { id merchantId name url currency protocol expectedPayee expectedPayeeSource } }",
   },
   "key:create": {
-    doc: "--merchantId --kind qr|gateway|gateway_link [--label --gatewayConfigId --linkConfigId]",
+    doc: (kinds) => {
+      const targets = [...new Set(kinds.flatMap((k) => (k.target === undefined ? [] : [`--${k.target.field}`])))];
+      const names = kinds.length === 0 ? "<key kind>" : kinds.map((k) => k.kind).join("|");
+      return `--merchantId --kind ${names} [${["--label", ...targets].join(" ")}]`;
+    },
     query: "mutation($input: ApiKeyInput!) { createApiKey(input: $input) { apiKey key { id kind prefix } } }",
     input: true,
   },
@@ -240,13 +246,21 @@ export interface CliCommand {
   run(args: string[], ctx: CliContext): Promise<number>;
 }
 
-/** `stdin`: where a command's secret is read from (tests pass a stream of their own). */
+export interface CliOptions {
+  /** Commands that are more than one GraphQL call (main.ts registers `listen`). */
+  extra?: Record<string, CliCommand>;
+  /** The kinds of API key of the service's areas (main.ts, from its module list): the help names them. */
+  kinds?: readonly KeyKindSpec[];
+  /** Where a command's secret is read from (tests pass a stream of their own). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
 export async function runAdminCli(
   argv: string[],
   env: Record<string, string | undefined>,
-  extra: Record<string, CliCommand> = {},
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+  opts: CliOptions = {},
 ): Promise<number> {
+  const { extra = {}, kinds = [], stdin = process.stdin } = opts;
   const [command, ...rest] = argv;
   const cmd = command ? COMMANDS[command] : undefined;
   const special = command ? extra[command] : undefined;
@@ -255,7 +269,8 @@ export async function runAdminCli(
       "usage: npm run admin -- <command> [--flag value ...]\nenvironment: PQR_URL (default from " +
         "DATA_DIR/demo.json or http://127.0.0.1:4000), ADMIN_TOKEN (default from DATA_DIR/demo.json)\n",
     );
-    for (const [name, c] of Object.entries({ ...COMMANDS, ...extra })) console.log(`  ${name.padEnd(22)} ${c.doc}`);
+    for (const [name, c] of Object.entries({ ...COMMANDS, ...extra }))
+      console.log(`  ${name.padEnd(22)} ${typeof c.doc === "string" ? c.doc : c.doc(kinds)}`);
     return command === undefined || command === "help" ? 0 : 2;
   }
   const demoFile = join(env.DATA_DIR ?? "./data", "demo.json");

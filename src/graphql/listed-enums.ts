@@ -7,7 +7,7 @@ import { registerEnumType } from "type-graphql";
  * registered empty and filled from the module list just before its schema is built (synchronously, in
  * `buildAppSchema`), so each schema has its own app's values whatever other app the process built before.
  */
-export class ListedEnum {
+export class ListedEnum implements Listed {
   /** The object type-graphql reads; its keys are the values of the schema being built. */
   readonly values: Record<string, string> = {};
 
@@ -21,9 +21,18 @@ export class ListedEnum {
   }
 }
 
-/** The values (and description) of one listed enum in one schema. */
-export interface EnumValues {
-  enum: ListedEnum;
+/**
+ * What a module list fills just before its schema is built: a listed enum's values, or listed fields' names
+ * (graphql/listed-fields.ts).
+ */
+export interface Listed {
+  readonly name: string;
+  fill(values: readonly string[]): void;
+}
+
+/** The values of one listed enum or set of fields in one schema (and an enum's description). */
+export interface ListedValues {
+  listed: Listed;
   values: readonly string[];
   description?: string;
 }

@@ -6,24 +6,24 @@ import { RefuseNul } from "./refuse-nul.js";
 import { validateArgument } from "../validation/check.js";
 import type { GqlContext } from "./context.js";
 import type { ClassOf } from "./container.js";
-import type { EnumValues } from "./listed-enums.js";
+import type { ListedValues } from "./listed-enums.js";
 
 const built = new Map<string, GraphQLSchema>();
 
 /**
- * The one schema, from the resolver classes the modules declare and the values of the listed enums (the areas);
- * built once per process for a given list (every app of the process shares it: the resolver instances come from
- * each request's container).
+ * The one schema, from the resolver classes the modules declare and what the module list fills (the areas: listed
+ * enums and fields); built once per process for a given list (every app of the process shares it: the resolver
+ * instances come from each request's container).
  */
-export function buildAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[] = []): Promise<GraphQLSchema> {
+export function buildAppSchema(resolvers: ClassOf[], listed: readonly ListedValues[] = []): Promise<GraphQLSchema> {
   const key = [
     resolvers.map((r) => r.name).join(","),
-    ...enums.map((e) => `${e.enum.name}:${e.values.join(",")}`),
+    ...listed.map((e) => `${e.listed.name}:${e.values.join(",")}`),
   ].join(";");
   let schema = built.get(key);
   if (schema === undefined) {
     // Filled and read in one synchronous step: no other build can see these values.
-    for (const e of enums) e.enum.fill(e.values);
+    for (const e of listed) e.listed.fill(e.values);
     // type-graphql keeps an object type's field list once a schema is built and adds the fields of the field
     // resolvers it is given to that list: a later schema of the process would carry every earlier list's (the areas'
     // fields, transactions/area-fields.ts). Each build lists its own.
@@ -39,8 +39,8 @@ export function buildAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[
       // type-graphql insists on a PubSub; our subscriptions bring their own streams (events/live-events.ts).
       pubSub: createPubSub(),
     });
-    for (const e of enums) {
-      const type = schema.getType(e.enum.name);
+    for (const e of listed) {
+      const type = schema.getType(e.listed.name);
       if (type instanceof GraphQLEnumType && e.description !== undefined) type.description = e.description;
     }
     built.set(key, schema);
@@ -49,6 +49,6 @@ export function buildAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[
 }
 
 /** What `npm run schema` writes to schema.graphql and the drift test compares. */
-export async function printAppSchema(resolvers: ClassOf[], enums: readonly EnumValues[] = []): Promise<string> {
-  return `${printSchema(await buildAppSchema(resolvers, enums))}\n`;
+export async function printAppSchema(resolvers: ClassOf[], listed: readonly ListedValues[] = []): Promise<string> {
+  return `${printSchema(await buildAppSchema(resolvers, listed))}\n`;
 }

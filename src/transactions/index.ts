@@ -1,7 +1,8 @@
-import type { Module, ModuleDefinition } from "../module.js";
+import type { AreaDefinition, Module, ModuleDefinition } from "../module.js";
 import { TransactionQuery } from "./transaction-query.js";
 import { TransactionStore, type ExpiryPolicy } from "./transition.js";
-import type { AreaViews } from "./area-views.js";
+import { AreaViews } from "./area-views.js";
+import { areaFieldResolvers } from "./area-fields.js";
 import { Idempotency } from "./idempotency.js";
 import type { EventSink } from "./stored-event.js";
 import type { OutboxFanout } from "./outbox-sql.js";
@@ -71,6 +72,8 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Transact
       new OverviewResolver(query),
       new MismatchResolver(new MismatchResolutions(store, deps.clock)),
       new RecheckResolver(rechecks),
+      // The areas' fields on the transaction types: made from their declarations, one instance per class.
+      ...areaFieldResolvers(deps.areaViews).map((cls) => new cls()),
     ],
     jobs: [
       // Idempotency-Key claims are kept for their 24 h window only.
@@ -91,10 +94,15 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Transact
   };
 }
 
+/** What the areas of a module list keep and show of their transactions (AreaDefinition.data; the store places it). */
+export const areaViewsOf = (areas: readonly AreaDefinition[]): AreaViews =>
+  new AreaViews(areas.map((a) => ({ kind: a.key.kind, data: a.data })));
+
 export const transactionsModule: ModuleDefinition<TransactionsModuleDeps, TransactionsModule> = {
   name: "transactions",
   entities: [Transaction, TransactionEvent],
   resolvers: [TransactionsResolver, OverviewResolver, MismatchResolver, RecheckResolver],
+  areaResolvers: (areas) => areaFieldResolvers(areaViewsOf(areas)),
   migrations: TRANSACTIONS_MIGRATIONS,
   create: createTransactionsModule,
 };

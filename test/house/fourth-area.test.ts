@@ -41,13 +41,15 @@ describe("a fourth area, added by one line of the module list", () => {
         { i: { merchantId, kind } },
       )
     ).createApiKey;
-  /** A terminal key, bound to a terminal (the area's own admin mutation; createApiKey names built-in targets only). */
+  /** A terminal key, bound to a terminal: the admin API's createApiKey takes the field the area's key target names. */
   const createTerminalKey = async (terminalConfigId: string, merchant = merchantId) => {
-    const { createTerminalKey: created } = await t.admin<{ createTerminalKey: { apiKey: string; keyId: string } }>(
-      `mutation($i: TerminalKeyInput!) { createTerminalKey(input: $i) { apiKey keyId } }`,
-      { i: { merchantId: merchant, terminalConfigId } },
-    );
-    return { apiKey: created.apiKey, key: { id: created.keyId, kind: "terminal" } };
+    const { createApiKey: created } = await t.admin<{
+      createApiKey: { apiKey: string; key: { id: string; kind: string; terminalConfigId: string } };
+    }>(`mutation($i: ApiKeyInput!) { createApiKey(input: $i) { apiKey key { id kind terminalConfigId } } }`, {
+      i: { merchantId: merchant, kind: "terminal", terminalConfigId },
+    });
+    expect(created.key.terminalConfigId).toBe(terminalConfigId);
+    return created;
   };
   const createTerminal = async (upstreamTerminalId: string, merchant = merchantId) =>
     (
@@ -312,13 +314,13 @@ describe("a fourth area, added by one line of the module list", () => {
     const refuse = (id: string) =>
       graphql<unknown>(
         `
-          mutation ($i: TerminalKeyInput!) {
-            createTerminalKey(input: $i) {
+          mutation ($i: ApiKeyInput!) {
+            createApiKey(input: $i) {
               apiKey
             }
           }
         `,
-        { i: { merchantId, terminalConfigId: id } },
+        { i: { merchantId, kind: "terminal", terminalConfigId: id } },
         { authorization: `Bearer ${ADMIN_TOKEN}` },
       ).then((r) => JSON.stringify(r.errors));
     // Another merchant's terminal is not this merchant's to bind.

@@ -121,7 +121,7 @@ describe("network token: expiry exposed, replaced without a restart, in every pr
     const [log, error] = [console.log, console.error];
     console.log = console.error = (s: string) => void lines.push(s);
     try {
-      const code = await runAdminCli(args, { PQR_URL: t.url, ADMIN_TOKEN }, {}, Readable.from([stdin]));
+      const code = await runAdminCli(args, { PQR_URL: t.url, ADMIN_TOKEN }, { stdin: Readable.from([stdin]) });
       return { code, text: lines.join("\n") };
     } finally {
       [console.log, console.error] = [log, error];
