@@ -215,7 +215,12 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/gateway-link/generate-qr": (b) => {
     const o = b as Obj;
     return all(
-      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken", "checkoutUrl"]),
+      // deeplink: a PayWay link's answer carries the payer's banking-app link where the page gives one.
+      keys(
+        b,
+        ["transactionId", "expiredAt", "status", "requestData", "data", "clientToken", "checkoutUrl"],
+        ["deeplink"],
+      ),
       need(o.status === "PENDING" && ISO_UTC.test(String(o.expiredAt)), "status/expiredAt"),
       keys(o.requestData, ["amount", "currency", "meta"]),
       keys(o.data, ["qr", "clientId"]),
@@ -224,7 +229,7 @@ export const RESPONSE_SHAPE: Record<string, (b: unknown) => string | null> = {
   "/gateway-link/check": (b) => {
     const o = b as Obj;
     return all(
-      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data"], ["receiptUrl", "scanned"]),
+      keys(b, ["transactionId", "expiredAt", "status", "requestData", "data"], ["deeplink", "receiptUrl", "scanned"]),
       need(STATUS.includes(String(o.status)), "status"),
       keys(o.requestData, ["amount", "currency", "meta"]),
       keys(o.data, ["qr", "clientId"]),
