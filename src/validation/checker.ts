@@ -60,7 +60,10 @@ export function checkArgument(field: string, value: unknown, rule: Check<object>
   c.done();
 }
 
-/** The error for a failure found outside a rule (a parse, a lookup of stored state), with its own message. */
-export function refuse(field: string, detail: string, message: string): AppError {
-  return answer([{ field, message: detail }], message, message);
+/**
+ * The error for a failure found outside a rule (a parse, a lookup of stored state), with its own message and what
+ * the error adds beside its details (`extra`: a recheck's retryAfter).
+ */
+export function refuse(field: string, detail: string, message: string, extra: Record<string, unknown> = {}): AppError {
+  return new AppError("BAD_USER_INPUT", message, [{ field, message: detail }], extra);
 }
