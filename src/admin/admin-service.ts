@@ -6,7 +6,7 @@ import { ApiKey, type KeyKind } from "../auth/api-key.entity.js";
 import { generateKey } from "../auth/keys.js";
 import type { KeyKinds } from "../auth/key-kinds.js";
 import { Merchant } from "./merchant.entity.js";
-import { Checker } from "../validation/checker.js";
+import { Checker, refuse } from "../validation/checker.js";
 import { CURRENCY_NUMBER, oneOf } from "../validation/rules.js";
 import { returnUrlProblem } from "../validation/return-url.js";
 import { validateMerchantAccount } from "./merchant-rules.js";
@@ -185,7 +185,7 @@ export class AdminService {
     for (const t of this.keyTargets) {
       if (t.kind !== input.kind || field === undefined || !targetRef) continue;
       if (!(await t.belongsTo(targetRef, input.merchantId)))
-        throw new AppError("BAD_USER_INPUT", t.notFound, [{ field, message: "not found for this merchant" }]);
+        throw refuse(field, "not found for this merchant", t.notFound);
     }
     const generated = generateKey((spec as { tag: string }).tag);
     const key = Object.assign(new ApiKey(), {
@@ -220,7 +220,7 @@ export class AdminService {
   /** For whatever is created for a merchant: BAD_USER_INPUT on merchantId when there is no such merchant. */
   async mustHaveMerchant(id: string): Promise<void> {
     if (typeof id !== "string" || (await this.em().findOne(Merchant, { id })) === null) {
-      throw new AppError("BAD_USER_INPUT", "Merchant not found", [{ field: "merchantId", message: "not found" }]);
+      throw refuse("merchantId", "not found", "Merchant not found");
     }
   }
 }

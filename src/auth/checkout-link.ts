@@ -1,5 +1,5 @@
-import { AppError } from "../errors.js";
 import { returnUrlProblem } from "../validation/return-url.js";
+import { Checker } from "../validation/checker.js";
 import type { Authenticator } from "./keys.js";
 
 /**
@@ -28,10 +28,8 @@ export function issueCheckout(
  */
 export function checkedReturnUrl(value: unknown, baseUrl: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  const problem = returnUrlProblem(value, baseUrl);
-  if (problem !== null)
-    throw new AppError("BAD_USER_INPUT", `Invalid request: returnUrl ${problem}`, [
-      { field: "returnUrl", message: problem },
-    ]);
+  const c = new Checker();
+  c.check("returnUrl", value, (v) => returnUrlProblem(v, baseUrl));
+  c.done("Invalid request");
   return value as string;
 }

@@ -1,4 +1,5 @@
 import { AppError } from "../errors.js";
+import { refuse } from "../validation/checker.js";
 import type { Principal } from "../auth/principal.js";
 import { bucketOf } from "../auth/rate-limit.js";
 import type { EventBus, StoredEvent } from "./event-bus.js";
@@ -165,11 +166,11 @@ export class LiveEvents {
       const after = await this.store.eventsSince({ ...scope, afterSeq: from.seq }, this.maxReplay + 1);
       read = after.length + before.length;
       if (after.length > this.maxReplay)
-        throw new AppError(
-          "BAD_USER_INPUT",
+        throw refuse(
+          "lastEventId",
+          `is more than ${this.maxReplay} events ago`,
           `More than ${this.maxReplay} events to replay after lastEventId (WS_MAX_REPLAY): read the transactions ` +
             "query for the current state, then subscribe without lastEventId",
-          [{ field: "lastEventId", message: `is more than ${this.maxReplay} events ago` }],
         );
       return [...before, ...after];
     } finally {

@@ -12,6 +12,8 @@ import type { TxRecord } from "../transactions/record.js";
 import { NUMERIC_TO_CODE } from "../money/money.js";
 import { failureReason } from "../transactions/failure-reason.js";
 import { decimalInput, invalidInput } from "../validation/check.js";
+import { checkArgument, refuse } from "../validation/checker.js";
+import { IDENTIFIER } from "../validation/rules.js";
 import { LINK_LIFETIME_MS, type GenerateGatewayLinkQrInput } from "./link.types.js";
 import { shareRefusalOf, type BrowserPool, type PageOwner, type ShareRefusal } from "./browser.js";
 import type { LinkPageProtocol, LinkProtocolName, PayerFields } from "./link-protocol.js";
@@ -70,9 +72,11 @@ export class LinkService {
   async generate(key: KeyPrincipal, input: GenerateGatewayLinkQrInput): Promise<LinkView> {
     const link = key.targetRef ? await this.configs.get(key.targetRef) : null;
     if (link === null)
-      throw new AppError("BAD_USER_INPUT", "This key has no payment-link configuration", [
-        { field: "x-api-key", message: "is not linked to a payment-link configuration" },
-      ]);
+      throw refuse(
+        "x-api-key",
+        "is not linked to a payment-link configuration",
+        "This key has no payment-link configuration",
+      );
     if (input.currency !== link.currency) {
       throw invalidInput([
         { field: "currency", message: `must be ${link.currency}, the currency configured for this key` },
@@ -286,12 +290,8 @@ export class LinkService {
   }
 
   async check(key: KeyPrincipal, transactionId: unknown): Promise<LinkView> {
-    if (typeof transactionId !== "string" || transactionId.length === 0 || transactionId.length > 100) {
-      throw new AppError("BAD_USER_INPUT", "transactionId is required", [
-        { field: "transactionId", message: "must be a non-empty string" },
-      ]);
-    }
-    const tx = await this.store.findForKey(key.keyId, { id: transactionId, area: "gateway_link" });
+    checkArgument("transactionId", transactionId, IDENTIFIER, "transactionId is required");
+    const tx = await this.store.findForKey(key.keyId, { id: transactionId as string, area: "gateway_link" });
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     return this.view(tx);
   }

@@ -10,6 +10,8 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { twoDecimals } from "../money/money.js";
 import { decimalInput } from "../validation/check.js";
+import { checkArgument, refuse } from "../validation/checker.js";
+import { IDENTIFIER } from "../validation/rules.js";
 import { gatewayItems, LIFETIME_DEFAULT, type GenerateGatewayQrInput } from "./gateway.types.js";
 import type { GatewayClient } from "./upstream-client.js";
 import { GATEWAY_KEY } from "./area.js";
@@ -52,9 +54,11 @@ export class GatewayService {
     const returnUrl = checkedReturnUrl(input.returnUrl, this.baseUrl);
     const creds = key.targetRef ? await this.configs.credentialsForUse(key.targetRef) : null;
     if (creds === null)
-      throw new AppError("BAD_USER_INPUT", "This key has no merchant gateway configuration", [
-        { field: "x-api-key", message: "is not linked to a gateway configuration" },
-      ]);
+      throw refuse(
+        "x-api-key",
+        "is not linked to a gateway configuration",
+        "This key has no merchant gateway configuration",
+      );
     // Merchant-wide, so it covers this key's own orders too (the unique index backs it at insert).
     if (await this.orderIdTaken(key.merchantRef, v.orderId)) throw duplicate();
     const now = this.clock.now();
@@ -179,17 +183,17 @@ export class GatewayService {
     const hasId = by.transactionId !== undefined && by.transactionId !== null;
     const hasOrder = by.orderId !== undefined && by.orderId !== null;
     if (hasId === hasOrder)
-      throw new AppError("BAD_USER_INPUT", "Send exactly one of transactionId or orderId", [
-        { field: hasId ? "orderId" : "transactionId", message: "send exactly one of transactionId or orderId" },
-      ]);
+      throw refuse(
+        hasId ? "orderId" : "transactionId",
+        "send exactly one of transactionId or orderId",
+        "Send exactly one of transactionId or orderId",
+      );
     const value = hasId ? by.transactionId : by.orderId;
-    if (typeof value !== "string" || value.length === 0 || value.length > 100)
-      throw new AppError("BAD_USER_INPUT", "Invalid identifier", [
-        { field: hasId ? "transactionId" : "orderId", message: "must be a non-empty string" },
-      ]);
+    checkArgument(hasId ? "transactionId" : "orderId", value, IDENTIFIER, "Invalid identifier");
+    const ref = value as string; // IDENTIFIER admits only strings
     const tx = await this.store.findForKey(
       key.keyId,
-      hasId ? { id: value, area: "gateway" } : { upstreamRef: value, area: "gateway" },
+      hasId ? { id: ref, area: "gateway" } : { upstreamRef: ref, area: "gateway" },
     );
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     return {

@@ -1,6 +1,8 @@
 import { Arg, Ctx, ID, Query, Resolver } from "type-graphql";
 import type { GqlContext } from "../graphql/context.js";
 import { AppError } from "../errors.js";
+import { checkArgument } from "../validation/checker.js";
+import { oneOf } from "../validation/rules.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
 import { cardFacts, renderCardPng, renderCardSvg } from "./card.js";
 
@@ -17,8 +19,7 @@ export class CardResolver {
     @Arg("format", () => String, { defaultValue: "png" }) format: string,
     @Ctx() ctx: GqlContext,
   ): Promise<string> {
-    if (format !== "png" && format !== "svg")
-      throw new AppError("BAD_USER_INPUT", "invalid format", [{ field: "format", message: "must be png or svg" }]);
+    checkArgument("format", format, oneOf(["png", "svg"], "must be png or svg"), "invalid format");
     const tx = await this.query.one(ctx.principal, transactionId);
     if (tx === null || tx.qr === null || tx.qr === "") throw new AppError("NOT_FOUND", "Transaction not found");
     const svg = renderCardSvg(cardFacts(tx.qr, { amount: tx.amount, currency: tx.currency }));

@@ -7,9 +7,10 @@ import {
   type Invalidation,
   type Invalidations,
 } from "../cache/invalidation.js";
-import { AppError } from "../errors.js";
 import type { SecretBox } from "../auth/secret-box.js";
 import type { TokenRefusal } from "./network-limits.js";
+import { checkArgument } from "../validation/checker.js";
+import { matches } from "../validation/rules.js";
 
 /**
  * The national network's bearer token through its lifecycle (issue 20,
@@ -38,6 +39,8 @@ export type Renewer = (email: string) => Promise<string | null>;
 export const WARN_DAYS = 14;
 const DAY_MS = 24 * 3600_000;
 const NAME = "network_token";
+/** A replacement token, trimmed: 8 to 4096 characters, none of them white space. */
+const TOKEN = matches("must be 8 to 4096 characters without spaces", /^\S{8,4096}$/);
 /** The stored replacement is sealed for this purpose and bound to its row (src/auth/secret-box.ts). */
 const PURPOSE = "network-token";
 const KIND = "network_token";
@@ -145,10 +148,7 @@ export class NetworkToken {
   /** Stores a replacement (encrypted) and makes every process use it at once. */
   async replace(token: string, by: "operator" | "renewal"): Promise<TokenStatus> {
     const value = token.trim();
-    if (value.length < 8 || value.length > 4096 || /\s/.test(value))
-      throw new AppError("BAD_USER_INPUT", "invalid network token", [
-        { field: "token", message: "must be 8 to 4096 characters without spaces" },
-      ]);
+    checkArgument("token", value, TOKEN, "invalid network token");
     const now = new Date(this.deps.now());
     const inv: Invalidation = { kind: KIND, id: NAME };
     await this.deps.db.transaction(async (q) => {

@@ -9,6 +9,8 @@ import type { TransactionStore } from "../transactions/transition.js";
 import type { TxRecord } from "../transactions/record.js";
 import { NUMERIC_TO_CODE } from "../money/money.js";
 import { decimalInput } from "../validation/check.js";
+import { checkArgument } from "../validation/checker.js";
+import { matches } from "../validation/rules.js";
 import type { GenerateQrInput } from "./qr.types.js";
 import { encodeKhqr, decodeKhqr, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";
 import type { Merchant } from "../admin/merchant.entity.js";
@@ -24,6 +26,9 @@ export interface QrView {
   /** generate only, for a merchant with deeplink settings: the network's short link, or null when it failed. */
   deeplink?: string | null;
 }
+
+/** What `check` takes (a string: the casts after it rely on that). */
+const MD5 = matches("must be 32 hex characters", /^[0-9a-f]{32}$/i);
 
 /** The generate waits at most this long for the deeplink (then answers without it). */
 const DEEPLINK_WAIT_MS = 3000;
@@ -99,11 +104,8 @@ export class QrService {
   }
 
   async check(key: KeyPrincipal, md5: unknown): Promise<QrView> {
-    if (typeof md5 !== "string" || !/^[0-9a-f]{32}$/i.test(md5))
-      throw new AppError("BAD_USER_INPUT", "md5 must be 32 hex characters", [
-        { field: "md5", message: "must be 32 hex characters" },
-      ]);
-    const tx = await this.store.findForKey(key.keyId, { upstreamRef: md5.toLowerCase(), area: "qr" });
+    checkArgument("md5", md5, MD5, "md5 must be 32 hex characters");
+    const tx = await this.store.findForKey(key.keyId, { upstreamRef: (md5 as string).toLowerCase(), area: "qr" });
     if (tx === null) throw new AppError("NOT_FOUND", "Transaction not found");
     return this.view(tx);
   }
@@ -113,11 +115,8 @@ export class QrService {
   }
 
   decode(qrData: unknown): KhqrDecodeResult {
-    if (typeof qrData !== "string")
-      throw new AppError("BAD_USER_INPUT", "qrData must be a string", [
-        { field: "qrData", message: "must be a string" },
-      ]);
-    return decodeKhqr(qrData);
+    checkArgument("qrData", qrData, matches("must be a string"), "qrData must be a string");
+    return decodeKhqr(qrData as string);
   }
 
   view(tx: TxRecord): QrView {

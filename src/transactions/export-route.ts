@@ -6,6 +6,8 @@ import type { Request, RequestHandler, Response } from "express";
 import { once } from "node:events";
 import type { FieldError } from "../errors.js";
 import { sendError } from "../rest/shim.js";
+import { Checker } from "../validation/checker.js";
+import { matches, oneOf, wholeNumber, type Check } from "../validation/rules.js";
 import { csvColumns, csvLine, csvRow } from "./csv-export.js";
 import type { TransactionFilter, TransactionQuery } from "./transaction-query.js";
 import type { Area, TxStatus } from "./transaction.entity.js";
@@ -15,7 +17,9 @@ export const EXPORT_PATH = "/admin/export/transactions.csv";
 const STATUSES: readonly TxStatus[] = ["PENDING", "CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"];
 /** Phnom Penh's offset (no daylight saving): a bare date is that day there. */
 const LOCAL_OFFSET = "+07:00";
-const PARAMS = new Set(["from", "to", "merchantId", "area", "status", "pageSize"]);
+const PARAMS = ["from", "to", "merchantId", "area", "status", "pageSize"];
+/** The top-level message of a refused export (the Checker's problems are its details, as the REST error sends them). */
+const EXPORT_REFUSED = "Invalid export request";
 
 export interface ExportRouteDeps {
   query: Pick<TransactionQuery, "each" | "merchantName" | "views">;
@@ -51,50 +55,39 @@ export function readExportRequest(
   q: Request["query"],
   areas: readonly string[],
 ): { ok: ExportRequest } | { problems: FieldError[] } {
-  const problems: FieldError[] = [];
+  const c = new Checker();
   const one = (name: string): string | undefined => {
     const v = q[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== "string") {
-      problems.push({ field: name, message: "must be given once, as text" });
-      return undefined;
-    }
-    return v;
+    if (v === undefined || !c.check(name, v, matches("must be given once, as text"))) return undefined;
+    return v as string;
   };
-  for (const name of Object.keys(q))
-    if (!PARAMS.has(name)) problems.push({ field: name, message: `is not a parameter of this export` });
+  for (const name of Object.keys(q)) c.check(name, name, oneOf([...PARAMS], "is not a parameter of this export"));
   const instant = (name: string): Date | null => {
     const raw = one(name);
     if (raw === undefined) {
-      problems.push({ field: name, message: "is required: a date (YYYY-MM-DD, Phnom Penh) or an ISO 8601 timestamp" });
+      c.fail(name, "is required: a date (YYYY-MM-DD, Phnom Penh) or an ISO 8601 timestamp");
       return null;
     }
     const d = parseInstant(raw);
     if (d === null)
-      problems.push({
-        field: name,
-        message: "must be a date (YYYY-MM-DD, that day in Phnom Penh) or an ISO 8601 timestamp with Z or an offset",
-      });
+      c.fail(name, "must be a date (YYYY-MM-DD, that day in Phnom Penh) or an ISO 8601 timestamp with Z or an offset");
     return d;
   };
   const from = instant("from");
   const to = instant("to");
   if (from !== null && to !== null && to.getTime() <= from.getTime())
-    problems.push({ field: "to", message: "must be after from (to is exclusive)" });
-  const merchantId = one("merchantId");
-  if (merchantId !== undefined && !/^[\w-]{1,64}$/.test(merchantId))
-    problems.push({ field: "merchantId", message: "must be a merchant id" });
-  const area = one("area");
-  if (area !== undefined && !areas.includes(area))
-    problems.push({ field: "area", message: `must be one of ${areas.join(", ")}` });
-  const status = one("status");
-  if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
-    problems.push({ field: "status", message: `must be one of ${STATUSES.join(", ")}` });
+    c.fail("to", "must be after from (to is exclusive)");
+  const optional = (name: string, rule: Check<object>): string | undefined => {
+    const v = one(name);
+    return v !== undefined && c.check(name, v, rule) ? v : undefined;
+  };
+  const merchantId = optional("merchantId", matches("must be a merchant id", /^[\w-]{1,64}$/));
+  const area = optional("area", oneOf(areas, `must be one of ${areas.join(", ")}`));
+  const status = optional("status", oneOf(STATUSES, `must be one of ${STATUSES.join(", ")}`));
   const pageSizeRaw = one("pageSize");
   const pageSize = pageSizeRaw === undefined ? 1000 : Number(pageSizeRaw);
-  if (!Number.isInteger(pageSize) || pageSize < 100 || pageSize > 5000)
-    problems.push({ field: "pageSize", message: "must be a whole number from 100 to 5000" });
-  if (problems.length > 0 || from === null || to === null) return { problems };
+  c.check("pageSize", pageSize, wholeNumber(100, 5000, "must be a whole number from 100 to 5000"));
+  if (c.errors.length > 0 || from === null || to === null) return { problems: c.errors };
   const filter: ExportRequest["filter"] = { createdFrom: from, createdTo: to };
   if (merchantId !== undefined) filter.merchantId = merchantId;
   if (area !== undefined) filter.area = area as Area;
@@ -111,7 +104,7 @@ export function exportRoute(deps: ExportRouteDeps): RequestHandler {
       return sendError(res, 401, "UNAUTHENTICATED", `${EXPORT_PATH} needs Authorization: Bearer <ADMIN_TOKEN>`);
     }
     const read = readExportRequest(req.query, deps.areas);
-    if ("problems" in read) return sendError(res, 400, "BAD_USER_INPUT", "Invalid export request", read.problems);
+    if ("problems" in read) return sendError(res, 400, "BAD_USER_INPUT", EXPORT_REFUSED, read.problems);
     void stream(deps, read.ok, res).catch(next);
   };
 }

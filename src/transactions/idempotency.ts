@@ -5,6 +5,7 @@ import type { Db } from "../db/sql.js";
 import { toDate } from "../db/sql.js";
 import { AppError } from "../errors.js";
 import { stringifyExact } from "../exact-json.js";
+import { refuse } from "../validation/checker.js";
 import type { KeyPrincipal } from "../auth/principal.js";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
@@ -169,9 +170,7 @@ export class Idempotency {
 /** The hash a key's first request is stored with: the operation and its input, canonical; the key is checked first. */
 function requestHash(idemKey: string, operation: string, input: unknown): string {
   if (idemKey.length > 255)
-    throw new AppError("BAD_USER_INPUT", "Idempotency-Key must be at most 255 characters", [
-      { field: "idempotency-key", message: "must be at most 255 characters" },
-    ]);
+    throw refuse("idempotency-key", "must be at most 255 characters", "Idempotency-Key must be at most 255 characters");
   let canonical: string;
   try {
     canonical = stable(input);

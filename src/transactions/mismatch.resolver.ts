@@ -2,6 +2,7 @@ import { Arg, Ctx, Field, ID, InputType, Mutation, Resolver } from "type-graphql
 import { requireAdmin, type GqlContext } from "../graphql/context.js";
 import { AppError } from "../errors.js";
 import { OneOf, Text } from "../validation/rules.js";
+import { refuse } from "../validation/checker.js";
 import type { Clock } from "../clock.js";
 import type { TransactionStore } from "./transition.js";
 import { isHeld, mismatchOf, type MismatchResolution } from "./mismatch.js";
@@ -79,9 +80,7 @@ function notHeld(tx: TxRecord, resolution: MismatchResolution | undefined): AppE
     resolution !== undefined
       ? `it was ${resolution.action} by ${resolution.by} at ${resolution.at}`
       : `it has no payment that differs from what was asked (status ${tx.status})`;
-  return new AppError("BAD_USER_INPUT", `Transaction ${tx.id} is not held: ${why}`, [
-    { field: "transactionId", message: "is not a held payment" },
-  ]);
+  return refuse("transactionId", "is not a held payment", `Transaction ${tx.id} is not held: ${why}`);
 }
 
 @Resolver()

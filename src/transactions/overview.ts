@@ -1,4 +1,5 @@
-import { AppError } from "../errors.js";
+import { checkArgument } from "../validation/checker.js";
+import { DATE_TIME } from "../validation/rules.js";
 import type { Db } from "../db/sql.js";
 import type { TransactionStore } from "./transition.js";
 import type { Area } from "./transaction.entity.js";
@@ -66,16 +67,15 @@ export interface OverviewFigures {
 
 /** Refuses what the overview does not answer: an empty or reversed range, or one longer than 400 days. */
 export function checkRange(from: Date, to: Date): void {
-  if (!(from instanceof Date) || Number.isNaN(from.getTime()))
-    throw new AppError("BAD_USER_INPUT", "from is not a date", [{ field: "from", message: "must be a date-time" }]);
-  if (!(to instanceof Date) || Number.isNaN(to.getTime()))
-    throw new AppError("BAD_USER_INPUT", "to is not a date", [{ field: "to", message: "must be a date-time" }]);
-  if (to.getTime() <= from.getTime())
-    throw new AppError("BAD_USER_INPUT", "to must be after from", [{ field: "to", message: "must be after from" }]);
-  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS)
-    throw new AppError("BAD_USER_INPUT", `The range is longer than ${MAX_RANGE_DAYS} days`, [
-      { field: "to", message: `must be at most ${MAX_RANGE_DAYS} days after from` },
-    ]);
+  checkArgument("from", from, DATE_TIME, "from is not a date");
+  checkArgument("to", to, DATE_TIME, "to is not a date");
+  const after = (v: unknown) => ((v as Date).getTime() > from.getTime() ? null : "must be after from");
+  checkArgument("to", to, after, "to must be after from");
+  const within = (v: unknown) =>
+    (v as Date).getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS
+      ? `must be at most ${MAX_RANGE_DAYS} days after from`
+      : null;
+  checkArgument("to", to, within, `The range is longer than ${MAX_RANGE_DAYS} days`);
 }
 
 /** Hour when the range is at most 48 hours, otherwise day. */

@@ -4,6 +4,7 @@
 // answering as its monitor's port does), and the answer is recorded here as the monitors record theirs.
 
 import { AppError } from "../errors.js";
+import { refuse } from "../validation/checker.js";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { Logger } from "../logger.js";
@@ -79,7 +80,7 @@ function outcomeOf(o: CheckOutcome): RecheckOutcome {
 }
 
 const refused = (message: string, extra: Record<string, unknown> = {}) =>
-  new AppError("BAD_USER_INPUT", message, [{ field: "transactionId", message: "cannot be rechecked now" }], extra);
+  refuse("transactionId", "cannot be rechecked now", message, extra);
 
 export class PaymentRechecks {
   private readonly callers: CallerBounds;

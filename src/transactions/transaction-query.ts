@@ -11,6 +11,8 @@ import { Batcher, refusedByDatabase } from "../db/batcher.js";
 import { dueSql, LATE_SQL } from "./read-status.js";
 import { heldSql } from "./mismatch.js";
 import { overviewFigures, type OverviewArgs, type OverviewFigures } from "./overview.js";
+import { checkArgument, refuse } from "../validation/checker.js";
+import { text, wholeNumber } from "../validation/rules.js";
 
 export interface TransactionFilter {
   area?: Area;
@@ -33,6 +35,9 @@ export interface TransactionPage {
 }
 
 export const MAX_PAGE = 100;
+const FIRST = wholeNumber(1, MAX_PAGE, `must be a whole number from 1 to ${MAX_PAGE}`);
+/** The search text, trimmed (its characters are not checked: a LIKE prefix, bound as a parameter). */
+const SEARCH = text({ max: 100, storable: false });
 
 /** A position in the (created_at desc, id desc) order: the row's timestamp as PostgreSQL prints it (microseconds kept) and its id. */
 interface Position {
@@ -88,9 +93,7 @@ export function decodeCursor(cursor: string): Position {
   } catch {
     /* falls through to the error below */
   }
-  throw new AppError("BAD_USER_INPUT", "Invalid cursor", [
-    { field: "after", message: "is not a cursor this API returned" },
-  ]);
+  throw refuse("after", "is not a cursor this API returned", "Invalid cursor");
 }
 
 /** `%`, `_` and `\` are literal in a search prefix. */
@@ -139,10 +142,7 @@ export class TransactionQuery {
     args: { first: number; after?: string; filter?: TransactionFilter },
   ): Promise<TransactionPage> {
     const first = args.first;
-    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
-      throw new AppError("BAD_USER_INPUT", `first must be 1 to ${MAX_PAGE}`, [
-        { field: "first", message: `must be a whole number from 1 to ${MAX_PAGE}` },
-      ]);
+    checkArgument("first", first, FIRST, `first must be 1 to ${MAX_PAGE}`);
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (sql: string, ...values: unknown[]) => {
@@ -260,10 +260,7 @@ export class TransactionQuery {
     else if (f.mismatched === false) add(`not ${heldSql()}`);
     const s = f.search?.trim();
     if (s) {
-      if (s.length > 100)
-        throw new AppError("BAD_USER_INPUT", "search is too long", [
-          { field: "filter.search", message: "must be at most 100 characters" },
-        ]);
+      checkArgument("filter.search", s, SEARCH, "search is too long");
       // The id, and the upstream identifier of the areas that have theirs searched (AreaDefinition.data.ref).
       const views = this.store.views;
       add(

@@ -64,17 +64,33 @@ export function ExactAmount<T extends object>(opts: {
 }
 
 /** A whole number from `min` to `max`; absent is fine when `optional`. */
+export function wholeNumber(min: number, max: number, message: string, optional = false): Check<object> {
+  return (v) => {
+    if (optional && (v === undefined || v === null)) return null;
+    return typeof v === "number" && Number.isInteger(v) && v >= min && v <= max ? null : message;
+  };
+}
+
 export function WholeNumber<T extends object>(
   min: number,
   max: number,
   message: string,
   optional = false,
 ): PropertyDecorator {
-  return FieldRule<T>("wholeNumber", (v) => {
-    if (optional && (v === undefined || v === null)) return null;
-    return typeof v === "number" && Number.isInteger(v) && v >= min && v <= max ? null : message;
-  });
+  return FieldRule<T>("wholeNumber", wholeNumber(min, max, message, optional));
 }
+
+/** A string matching `pattern` (any string without one); `message` for anything else, a non-string too. */
+export function matches(message: string, pattern = /^/): Check<object> {
+  return (v) => (typeof v === "string" && pattern.test(v) ? null : message);
+}
+
+/** An identifier a caller sends to look a transaction up: 1 to 100 characters. */
+export const IDENTIFIER = matches("must be a non-empty string", /^[\s\S]{1,100}$/);
+
+/** A Date that is a real instant. */
+export const DATE_TIME: Check<object> = (v) =>
+  v instanceof Date && !Number.isNaN(v.getTime()) ? null : "must be a date-time";
 
 export interface TextOptions {
   max: number;

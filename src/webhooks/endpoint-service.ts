@@ -13,6 +13,8 @@ import { checkTargetUrl, resolvesAllowed, type EgressPolicy } from "../upstreams
 import { newId } from "../ids.js";
 import type { HeaderLine } from "./attempt-record.js";
 import { deliveryBody } from "./signing.js";
+import { Checker, checkArgument, refuse } from "../validation/checker.js";
+import { oneOf, wholeNumber } from "../validation/rules.js";
 
 export interface DeliveryView {
   id: string;
@@ -55,6 +57,10 @@ const headerBlock = (v: unknown): string | null =>
  * The endpoint's signing secrets, sealed to its row. Both columns share one purpose: rotation moves the current
  * secret into `previous_secret_enc` of the same row.
  */
+/** How long an old secret keeps signing after a rotation: up to a week, in minutes. */
+const OVERLAP_MAX = 7 * 24 * 60;
+const OVERLAP = wholeNumber(0, OVERLAP_MAX, `must be a whole number from 0 to ${OVERLAP_MAX}`);
+
 export const ENDPOINT_SECRETS: readonly SealedColumn[] = [
   { table: "webhook_endpoint", column: "secret_enc", purpose: "webhook-endpoint-secret" },
   { table: "webhook_endpoint", column: "previous_secret_enc", purpose: "webhook-endpoint-secret" },
@@ -83,22 +89,16 @@ export class WebhookEndpointService {
    * every delivery resolves it again and is refused if it still leads nowhere public.
    */
   private async validate(url: string | undefined, events: string[] | undefined): Promise<void> {
-    const details = [];
+    const c = new Checker();
     if (url !== undefined) {
       const problem = checkTargetUrl(url, this.egress);
-      if (problem) details.push({ field: "url", message: problem });
+      if (problem) c.fail("url", problem);
       else if (!(await resolvesAllowed(url, this.egress, true)))
-        details.push({ field: "url", message: "must not resolve to a loopback, private or reserved address" });
+        c.fail("url", "must not resolve to a loopback, private or reserved address");
     }
-    for (const e of events ?? [])
-      if (!(EVENT_TYPES as readonly string[]).includes(e))
-        details.push({ field: "events", message: `unknown event kind "${e}"; known: ${EVENT_TYPES.join(", ")}` });
-    if (details.length)
-      throw new AppError(
-        "BAD_USER_INPUT",
-        `Invalid webhook endpoint: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}`,
-        details,
-      );
+    const known = `; known: ${EVENT_TYPES.join(", ")}`;
+    for (const e of events ?? []) c.check("events", e, oneOf(EVENT_TYPES, `unknown event kind "${e}"${known}`));
+    c.done("Invalid webhook endpoint");
   }
 
   async create(input: {
@@ -110,7 +110,7 @@ export class WebhookEndpointService {
     await this.validate(input.url, input.events);
     const em = this.orm.em.fork();
     if ((await em.findOne(ApiKey, { id: input.apiKeyId })) === null)
-      throw new AppError("BAD_USER_INPUT", "API key not found", [{ field: "apiKeyId", message: "not found" }]);
+      throw refuse("apiKeyId", "not found", "API key not found");
     const secret = input.secret ?? WebhookEndpointService.newSecret();
     const endpoint = Object.assign(new WebhookEndpoint(), {
       apiKeyRef: input.apiKeyId,
@@ -142,11 +142,7 @@ export class WebhookEndpointService {
 
   /** A new secret; the old one keeps signing (a second v1= value) until the overlap ends. */
   async rotateSecret(id: string, overlapMinutes: number): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    if (!Number.isInteger(overlapMinutes) || overlapMinutes < 0 || overlapMinutes > 7 * 24 * 60) {
-      throw new AppError("BAD_USER_INPUT", "overlapMinutes must be 0 to 10080", [
-        { field: "overlapMinutes", message: "must be a whole number from 0 to 10080" },
-      ]);
-    }
+    checkArgument("overlapMinutes", overlapMinutes, OVERLAP, `overlapMinutes must be 0 to ${OVERLAP_MAX}`);
     const em = this.orm.em.fork();
     const ep = await em.findOne(WebhookEndpoint, { id });
     if (ep === null) throw new AppError("NOT_FOUND", "Webhook endpoint not found");
