@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { hostname, userInfo } from "node:os";
 import type { KeyKindSpec } from "../auth/key-kinds.js";
 
@@ -255,6 +255,24 @@ export interface CliOptions {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
+/**
+ * Where the CLI must run, said in one line instead of a stack trace: it finds the service's address and admin token
+ * in DATA_DIR/demo.json (./data by default, relative to where it runs), so outside the project's folder it has none.
+ */
+export function noTokenMessage(demoFile: string): string {
+  return (
+    `ADMIN_TOKEN is not set and there is no ${resolve(demoFile)}: run this in the project's folder (where npm start ` +
+    "keeps its DATA_DIR, ./data), or set DATA_DIR to that directory, or set ADMIN_TOKEN (and PQR_URL) for another service"
+  );
+}
+
+/** A service that does not answer, said in one line (fetch's own error is a stack of undici frames). */
+export function unreachableMessage(baseUrl: string, err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (err as Error).message;
+  return `cannot reach the service at ${baseUrl} (${why}): is it running (npm start)? set PQR_URL to its address`;
+}
+
 export async function runAdminCli(
   argv: string[],
   env: Record<string, string | undefined>,
@@ -282,7 +300,7 @@ export async function runAdminCli(
   if (special) return special.run(rest, { baseUrl, adminToken: token, demo, env });
   if (!cmd) return 2;
   if (!token) {
-    console.error("ADMIN_TOKEN is not set and no demo.json was found");
+    console.error(noTokenMessage(demoFile));
     return 2;
   }
   let variables: Record<string, unknown> = {};
@@ -292,11 +310,17 @@ export async function runAdminCli(
     console.error((err as Error).message);
     return 2;
   }
-  const res = await fetch(`${baseUrl}/graphql`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: cmd.query, variables }),
-  });
+  let res: Response;
+  try {
+    res = await fetch(`${baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: cmd.query, variables }),
+    });
+  } catch (err) {
+    console.error(unreachableMessage(baseUrl, err));
+    return 1;
+  }
   const json = (await res.json()) as {
     data?: unknown;
     errors?: { message: string; extensions?: { details?: unknown } }[];

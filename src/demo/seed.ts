@@ -152,7 +152,7 @@ function payLines(base: string, hints: string[]): string[] {
   for (let i = 0; i < hints.length; i += 2) rows.push(hints.slice(i, i + 2).join(", "));
   const last = rows.length - 1;
   return rows.map((row, i) => {
-    const text = i === last ? `${row} (all controls: README, "Simulator controls")` : `${row},`;
+    const text = i === last ? `${row} (all controls: docs/simulator-controls.md)` : `${row},`;
     return i === 0 ? `  Pay on the simulators: POST ${base}${text}` : `         ${text}`;
   });
 }

@@ -75,12 +75,12 @@ export function chooseSandbox(situation: SandboxSituation, mode: SandboxMode = "
   if (situation.root)
     return without(
       "this process runs as root, where Chromium refuses its sandbox; run the service as a non-root user " +
-        "with unprivileged user namespaces (see README, Security)",
+        "with unprivileged user namespaces (see docs/security.md, The browser)",
     );
   if (!situation.userNamespaces)
     return without(
       "unprivileged user namespaces are not available (kernel setting, or a container's seccomp/AppArmor " +
-        "profile); see README, Security",
+        "profile); see docs/security.md, The browser",
     );
   return { sandboxed: true, args: [], reason: "Chromium runs with its sandbox (non-root, user namespaces available)" };
 }

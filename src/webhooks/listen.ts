@@ -105,7 +105,10 @@ function setup(flags: Flags, ctx: CliContext, kinds: readonly KeyKindSpec[]): Om
   } else if (ctx.adminToken) {
     connectionParams = { authorization: `Bearer ${ctx.adminToken}` };
     who = "every key (admin token)";
-  } else throw new Error("pass --api-key (or set ADMIN_TOKEN, or run next to a demo's DATA_DIR/demo.json)");
+  } else
+    throw new Error(
+      "pass --api-key (or set ADMIN_TOKEN, or run it in the project's folder, beside the demo's DATA_DIR/demo.json)",
+    );
   const [secret, secretSource] = flags.secret
     ? [flags.secret, "the secret given with --secret"]
     : ctx.env.WEBHOOK_SECRET

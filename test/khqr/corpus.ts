@@ -1,7 +1,7 @@
 // The cross-check corpus: valid QRs from both encoders and systematic corruptions of them.
 // Entries where our codec follows the standard and the reference SDK does not carry a
 // `disagree` key (see KNOWN_DISAGREEMENTS, docs/decisions/0055-khqr-codec.md,
-// docs/decisions/0061-khqr-cross-implementation-corpus.md and the README's KHQR section).
+// docs/decisions/0061-khqr-cross-implementation-corpus.md and docs/khqr.md).
 import { encodeKhqr, type KhqrInput } from "../../src/khqr/index.js";
 import {
   HOUR,

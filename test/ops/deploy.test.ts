@@ -51,7 +51,7 @@ describe("docker-compose.yml deploys: a proxy in front of api replicas, workers,
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("the README's settings step, run as written, validates the file (docker-compose config -q)", async () => {
+  it("docs/deploying.md's settings step, run as written, validates the file (docker-compose config -q)", async () => {
     const block = readmeBlocks().get("deploy-config");
     expect(block).toBeDefined();
     // In a copy of its own: the block writes .env where it runs.

@@ -1,17 +1,35 @@
-// The README's runnable code blocks: each is marked by an HTML comment (invisible when rendered) right above it,
-// `<!-- readme-test: NAME -->`, so a test runs exactly what a reader copies.
+// The runnable code blocks of the README and of its reference pages (docs/*.md): each is marked by an HTML comment
+// (invisible when rendered) right above it, `<!-- readme-test: NAME -->`, so a test runs exactly what a reader copies.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const README = join(process.cwd(), "README.md");
+/** The README and its reference pages, the files whose text the tests hold to the code. */
+export const README = join(process.cwd(), "README.md");
+export const DOCS = join(process.cwd(), "docs");
+export function docsPages(): string[] {
+  return readdirSync(DOCS)
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => join(DOCS, f));
+}
 
-/** The marked blocks of README.md by name: the code between the fences, as written. */
-export function readmeBlocks(): Map<string, { lang: string; code: string }> {
-  const text = readFileSync(README, "utf8");
-  const out = new Map<string, { lang: string; code: string }>();
-  for (const m of text.matchAll(/<!-- readme-test: ([\w-]+) -->\n```(\w*)\n([\s\S]*?)\n```/g))
-    out.set(m[1] as string, { lang: m[2] as string, code: m[3] as string });
+/** One reference page's text (`docs/NAME.md`). */
+export function docsPage(name: string): string {
+  return readFileSync(join(DOCS, `${name}.md`), "utf8");
+}
+
+/** The marked blocks of README.md and docs/*.md by name: the code between the fences, as written. */
+export function readmeBlocks(): Map<string, { lang: string; code: string; file: string }> {
+  const out = new Map<string, { lang: string; code: string; file: string }>();
+  for (const file of [README, ...docsPages()]) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/<!-- readme-test: ([\w-]+) -->\n```(\w*)\n([\s\S]*?)\n```/g)) {
+      const name = m[1] as string;
+      if (out.has(name)) throw new Error(`two blocks marked readme-test: ${name} (${out.get(name)?.file}, ${file})`);
+      out.set(name, { lang: m[2] as string, code: m[3] as string, file });
+    }
+  }
   return out;
 }
 

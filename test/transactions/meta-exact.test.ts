@@ -168,7 +168,7 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
     expect(gql.text.split(`"meta":${META}`)).toHaveLength(3);
   });
 
-  it("a key twice in meta is refused over HTTP, as the README says (it said such keys were kept)", async () => {
+  it("a key twice in meta is refused over HTTP, as docs/api.md says (the README said such keys were kept)", async () => {
     const dup = `{"a":1,"b":{"c":1,"c":2}}`;
     const rest = await postText(
       `${t.url}/qr/generate`,
@@ -186,8 +186,8 @@ describe("meta comes back exactly as sent (key order, number text, escapes) on e
       AUTH.qr(tenant.keys.qr),
     );
     expect(gql.status).toBe(400);
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const bullet = /- \*\*`meta` comes back exactly as sent\*\*[\s\S]*?(?=\n- \*\*)/.exec(readme)?.[0] ?? "";
+    const page = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+    const bullet = /- \*\*`meta` comes back exactly as sent\*\*[\s\S]*?(?=\n- \*\*)/.exec(page)?.[0] ?? "";
     expect(bullet).toMatch(/key twice in one object[^.]*refused/);
     expect(bullet).not.toMatch(/escapes, duplicate keys/);
   });
