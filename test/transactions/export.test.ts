@@ -104,4 +104,24 @@ describe("GET /admin/export/transactions.csv", () => {
     const key = await fetch(`${t.url}${PATH}?${today()}`, { headers: AUTH.qr(tenant.keys.qr) });
     expect(key.status).toBe(401);
   });
+
+  it("answers an impossible day 400 'not a date', not a rolled-over day and a misleading complaint about `to`", async () => {
+    for (const query of ["from=2026-11-31&to=2026-12-02", "from=2026-11-01&to=2026-02-29T00:00:00Z"]) {
+      const res = await get(query);
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { details: { field: string; message: string }[] } };
+      const field = query.includes("11-31") ? "from" : "to";
+      expect(body.error.details).toEqual([{ field, message: expect.stringMatching(/^is not a date/) }]);
+    }
+  });
+
+  it("names the file by the Phnom Penh days of the period, the zone a bare date means", async () => {
+    const nameOf = async (query: string) =>
+      /filename="([^"]+)"/.exec((await get(query)).headers.get("content-disposition") ?? "")?.[1];
+    // "Today" on the dashboard on 28 November (Phnom Penh): [00:00, 24:00) there, sent as UTC instants.
+    expect(await nameOf("from=2026-11-27T17:00:00.000Z&to=2026-11-28T17:00:00.000Z")).toBe(
+      "transactions-2026-11-28.csv",
+    );
+    expect(await nameOf("from=2026-11-22&to=2026-11-29")).toBe("transactions-2026-11-22-2026-11-28.csv");
+  });
 });
