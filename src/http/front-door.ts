@@ -23,7 +23,11 @@ interface Door {
 /** The page's entries, in the order a newcomer needs them. */
 export function frontDoors(o: FrontDoorOptions): Door[] {
   return [
-    { href: "/docs", title: "REST API reference", text: "Every endpoint and webhook, runnable from the page (OpenAPI)." },
+    {
+      href: "/docs",
+      title: "REST API reference",
+      text: "Every endpoint and webhook, runnable from the page (OpenAPI).",
+    },
     ...(o.explorers
       ? [
           { href: "/graphiql", title: "GraphiQL", text: "The GraphQL explorer that works offline." },
