@@ -115,6 +115,31 @@ describe("GET /admin/export/transactions.csv", () => {
     }
   });
 
+  it("GraphQL's list filter and the overview's period refuse the same impossible day: 400, not a rolled-over date", async () => {
+    for (const [query, variables] of [
+      [
+        "query($f: TransactionFilter) { transactions(first: 1, filter: $f) { edges { node { id } } } }",
+        { f: { createdFrom: "2026-11-31T00:00:00Z" } },
+      ],
+      [
+        "query($from: DateTimeISO!, $to: DateTimeISO!) { overview(from: $from, to: $to) { bucket } }",
+        { from: "2026-11-31T00:00:00Z", to: "2026-12-02T00:00:00Z" },
+      ],
+    ] as const) {
+      const res = await fetch(`${t.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(body.errors[0]).toMatchObject({
+        message: expect.stringContaining("cannot represent an invalid date-time-string 2026-11-31T00:00:00Z"),
+        extensions: { code: "BAD_USER_INPUT" },
+      });
+    }
+  });
+
   it("names the file by the Phnom Penh days of the period, the zone a bare date means", async () => {
     const nameOf = async (query: string) =>
       /filename="([^"]+)"/.exec((await get(query)).headers.get("content-disposition") ?? "")?.[1];
