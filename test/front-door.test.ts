@@ -83,6 +83,20 @@ describe("the front door and the demo's one story", () => {
     });
   }, 120_000);
 
+  it("with an operator listener (ADMIN_PORT), the public page names where the dashboard is and does not link it", async () => {
+    const split = await startTestApp({ ADMIN_PORT: "0", ADMIN_HOST: "127.0.0.1" });
+    try {
+      const html = await (await fetch(`${split.url}/`)).text();
+      const links = [...html.matchAll(/<a href="([^"]+)"/g)].map((m) => m[1]);
+      expect(links).toEqual(["/docs", "/graphiql", "/graphql", "/sim/inbox"]);
+      expect(html).toContain("On the operator listener (ADMIN_PORT), not on this one.");
+      expect((await fetch(`${split.url}/dashboard/`)).status).toBe(404);
+      expect((await fetch(`${split.app.adminUrl}/dashboard/`)).status).toBe(200);
+    } finally {
+      await split.stop();
+    }
+  }, 60_000);
+
   it("the demo QRs of all three areas name the demo merchant as the payee (KHQR tag 59)", async () => {
     const qr = await post(
       `${t.url}/qr/generate`,

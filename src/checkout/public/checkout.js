@@ -546,7 +546,7 @@ export class PaymentQrCheckout extends HTMLElement {
         copy.textContent = t(this.language, "copied");
       } catch {
         // No clipboard here (an http page, a refused permission): the reference is selected to copy by hand.
-        getSelection()?.selectAllChildren(code);
+        window.getSelection()?.selectAllChildren(code);
       }
     });
     const code = el("code", "pqc-ref-whole", reference);

@@ -17,7 +17,7 @@ export const ZONE_CHOICES = [
 
 function readChoice() {
   try {
-    const v = localStorage.getItem(STORE_KEY);
+    const v = window.localStorage.getItem(STORE_KEY);
     return ZONE_CHOICES.some((c) => c.value === v) ? v : SERVICE_ZONE;
   } catch {
     return SERVICE_ZONE;
@@ -45,7 +45,7 @@ export function setZoneChoice(value) {
   choice = value;
   formats = null;
   try {
-    localStorage.setItem(STORE_KEY, value);
+    window.localStorage.setItem(STORE_KEY, value);
   } catch {
     /* private mode: the choice holds until the page is left */
   }
