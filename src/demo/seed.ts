@@ -5,6 +5,7 @@ import type { DemoSeed, Module } from "../module.js";
 import { writeFileAtomic } from "../db/data-dir.js";
 import { WebhookEndpointService } from "../webhooks/endpoint-service.js";
 import { webhooksModule } from "../webhooks/index.js";
+import { DEMO_MERCHANT_NAME } from "../simulators/demo-upstreams.js";
 import { loadDemos } from "./areas.js";
 
 /** demo.json: its `keys` and `simulators` have a field per area with a demo seed (README: qr, gateway, gatewayLink). */
@@ -27,7 +28,7 @@ interface Seeding {
 
 /** The demo merchant's deeplink settings: its generic QRs carry a deeplink (issue 20). */
 const DEMO_DEEPLINK = {
-  deeplinkAppName: "Demo Coffee",
+  deeplinkAppName: DEMO_MERCHANT_NAME,
   deeplinkAppIconUrl: "https://demo-coffee.example/icon.png",
   deeplinkCallback: "democoffee://payment-done",
 };
@@ -68,10 +69,10 @@ export async function seedDemo(
     if (existing.deeplinkAppName === null) await admin.updateMerchant(existing.id, DEMO_DEEPLINK);
   } else {
     const merchant = await admin.createMerchant({
-      name: "Demo Coffee",
+      name: DEMO_MERCHANT_NAME,
       accountType: "merchant",
       bakongAccountId: "demo_coffee@devb",
-      merchantName: "Demo Coffee",
+      merchantName: DEMO_MERCHANT_NAME,
       merchantCity: "Phnom Penh",
       merchantId: "DEMO001",
       acquiringBank: "Dev Bank",
@@ -111,7 +112,7 @@ export async function seedDemo(
   // Only the process holding DATA_DIR's lock gets here (main.ts seeds in serve's demo mode, which takes it), and
   // it replaces the file whole: the quick start's second terminal reads it at any moment.
   writeFileAtomic(file, JSON.stringify(demo, null, 2));
-  print(banner(demo, file, seeds));
+  print(banner(demo, file, seeds, app.adminUrl ?? base));
   return demo;
 }
 
@@ -120,7 +121,8 @@ function simulatorUrls(seeds: DemoSeed[], base: string): DemoFile["simulators"] 
   return Object.fromEntries(seeds.map((s) => [s.simulator.name, s.simulator.url(base)]));
 }
 
-function banner(d: DemoFile, file: string, seeds: DemoSeed[]): string {
+/** `dashboard`: the origin the dashboard is served on (the operator listener's, with ADMIN_PORT). */
+function banner(d: DemoFile, file: string, seeds: DemoSeed[], dashboard: string): string {
   const keys = d.keys;
   const tryIt = seeds.find((s) => s.tryIt !== undefined);
   const pays = seeds.flatMap((s) => (s.payHint === undefined ? [] : [s.payHint]));
@@ -128,8 +130,11 @@ function banner(d: DemoFile, file: string, seeds: DemoSeed[]): string {
     "",
     "  Payment QR Service — demo mode (embedded simulators; nothing leaves this machine)",
     "",
+    `  Start here                ${d.baseUrl}/`,
+    `  REST API docs             ${d.baseUrl}/docs`,
     `  GraphQL / Apollo Sandbox  ${d.baseUrl}/graphql`,
-    `  Dashboard                 ${d.baseUrl}/dashboard`,
+    `  GraphiQL (offline)        ${d.baseUrl}/graphiql`,
+    `  Dashboard                 ${dashboard}/dashboard`,
     `  Webhook inbox             ${d.baseUrl}/sim/inbox`,
     `  Admin token               ${d.adminToken}`,
     ...seeds.map((s) => `  ${s.bannerLabel.padEnd(25)} ${keys[s.keyField]}`),

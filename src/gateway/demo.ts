@@ -2,7 +2,7 @@ import type { AreaDemo } from "../module.js";
 import { createGatewaySimulator } from "../simulators/gateway/index.js";
 import { mountSimulator } from "../simulators/http.js";
 import { simulatedQr } from "../simulators/upstream-qr.js";
-import { DEMO_GATEWAY } from "../simulators/demo-upstreams.js";
+import { DEMO_GATEWAY, DEMO_MERCHANT_NAME } from "../simulators/demo-upstreams.js";
 import type { GatewayModule } from "./index.js";
 import type { GatewaySettings } from "./settings.js";
 
@@ -12,7 +12,8 @@ import type { GatewaySettings } from "./settings.js";
  */
 export const { part, seed }: AreaDemo<GatewaySettings, GatewayModule> = {
   part(deps) {
-    const gatewayQr = simulatedQr("sim_gateway@abaa", "Sim Gateway");
+    // The gateway's QR names the merchant it knows the order's merchant as: the demo's one merchant.
+    const gatewayQr = simulatedQr("sim_gateway@abaa", DEMO_MERCHANT_NAME);
     const gateway = createGatewaySimulator({
       makeQr: (amount, currency) => gatewayQr(amount, currency === "USD" ? 840 : 116),
       clock: () => deps.clock.now(),

@@ -22,6 +22,7 @@ import { EXPORT_PATH, exportRoute } from "../transactions/export-route.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
 import { dashboardRouter, type DashboardOptions } from "../dashboard/index.js";
 import type { Http } from "./listeners.js";
+import { mountFrontDoor } from "./front-door.js";
 
 // What the API side of the HTTP edge serves and in which order, on which listener: the rate limiter on the
 // prefixes the modules declare, the GraphQL edge (HTTP and websocket), the REST paths, the admin token kept off
@@ -90,6 +91,11 @@ export async function mountApi(http: Http, deps: ApiDeps): Promise<GraphQLEdge> 
   if (config.nodeEnv !== "production")
     app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema, sandbox }));
   app.use("/graphql", ...graphql);
+  mountFrontDoor(app, {
+    explorers: config.nodeEnv !== "production",
+    dashboardHere: adminServer === null,
+    simulators: config.simulators,
+  });
   // The reconciliation export (decision 0155): operators only; its area filter knows this module list's areas.
   adminApp.get(
     EXPORT_PATH,

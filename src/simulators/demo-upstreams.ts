@@ -1,10 +1,21 @@
+/**
+ * The demo merchant's name: the demo tenant's merchant, and the payee the built-in simulators' QRs name (KHQR tag
+ * 59), so a bank app shows the same payee whichever area issued the QR (docs/decisions/0256-one-demo-merchant.md).
+ */
+export const DEMO_MERCHANT_NAME = "Demo Coffee";
+
 /** The demo tenant's upstream identities, known to the built-in simulators. */
 export const DEMO_GATEWAY = { merchantId: "demo_merchant", apiKey: "demo-gateway-api-key-0123456789" };
 
 /** Payment links the built-in PayWay twin serves from the start (the demo's, and a USD one to try). */
 export const DEMO_PAYWAY_LINKS = [
-  { code: "ABAPAYDEMO01", currency: "KHR" as const, title: "Demo Coffee", merchant: "Demo Coffee" },
-  { code: "ABAPAYDEMOUSD", currency: "USD" as const, title: "Demo Coffee (USD)", merchant: "Demo Coffee" },
+  { code: "ABAPAYDEMO01", currency: "KHR" as const, title: DEMO_MERCHANT_NAME, merchant: DEMO_MERCHANT_NAME },
+  {
+    code: "ABAPAYDEMOUSD",
+    currency: "USD" as const,
+    title: `${DEMO_MERCHANT_NAME} (USD)`,
+    merchant: DEMO_MERCHANT_NAME,
+  },
 ];
 
 /**

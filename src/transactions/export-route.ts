@@ -36,7 +36,8 @@ export interface ExportRequest {
 
 /**
  * A date (`2026-11-25`: that day from midnight in Phnom Penh) or a timestamp with its offset
- * (`2026-11-25T00:00:00Z`, `…+07:00`); a timestamp without one is refused rather than guessed.
+ * (`2026-11-25T00:00:00Z`, `…+07:00`); a timestamp without one is refused rather than guessed, and so is a day the
+ * calendar does not have (`2026-11-31`: JavaScript's Date would roll it over to 1 December).
  */
 export function parseInstant(raw: string): Date | null {
   const v = raw.trim();
@@ -45,9 +46,16 @@ export function parseInstant(raw: string): Date | null {
     : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/i.test(v)
       ? v
       : null;
-  if (iso === null) return null;
+  if (iso === null || !calendarDay(v.slice(0, 10))) return null;
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** Whether `YYYY-MM-DD` is a day of the calendar (month 1–12, day within that month of that year). */
+export function calendarDay(ymd: string): boolean {
+  const [y, m, d] = ymd.split("-").map(Number) as [number, number, number];
+  const t = new Date(Date.UTC(y, m - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
 }
 
 /** The query string as an export request, or every problem with it (one per field). */
@@ -70,7 +78,10 @@ export function readExportRequest(
     }
     const d = parseInstant(raw);
     if (d === null)
-      c.fail(name, "must be a date (YYYY-MM-DD, that day in Phnom Penh) or an ISO 8601 timestamp with Z or an offset");
+      c.fail(
+        name,
+        "is not a date: give a date (YYYY-MM-DD, that day in Phnom Penh) or an ISO 8601 timestamp with Z or an offset",
+      );
     return d;
   };
   const from = instant("from");
@@ -95,7 +106,20 @@ export function readExportRequest(
   return { ok: { filter, pageSize } };
 }
 
-const day = (d: Date): string => d.toISOString().slice(0, 10);
+/** The Phnom Penh date holding `t` (the zone a bare date of `from`/`to` means). */
+const localDay = (t: number): string => new Date(t + LOCAL_OFFSET_MS).toISOString().slice(0, 10);
+const LOCAL_OFFSET_MS = 7 * 3600_000;
+
+/**
+ * The file's name: the Phnom Penh days the period covers, its first and its last (`to` is exclusive), one date when
+ * they are the same day. "Today" in Phnom Penh on 28 November is transactions-2026-11-28.csv, the last 7 days
+ * transactions-2026-11-22-2026-11-28.csv.
+ */
+export function exportFileName(from: Date, to: Date): string {
+  const first = localDay(from.getTime());
+  const last = localDay(to.getTime() - 1);
+  return `transactions-${first === last ? first : `${first}-${last}`}.csv`;
+}
 
 export function exportRoute(deps: ExportRouteDeps): RequestHandler {
   return (req, res, next) => {
@@ -118,7 +142,7 @@ async function stream(deps: ExportRouteDeps, r: ExportRequest, res: Response): P
   res.setHeader("content-type", "text/csv; charset=utf-8; header=present");
   res.setHeader(
     "content-disposition",
-    `attachment; filename="transactions-${day(r.filter.createdFrom)}-${day(r.filter.createdTo)}.csv"`,
+    `attachment; filename="${exportFileName(r.filter.createdFrom, r.filter.createdTo)}"`,
   );
   res.setHeader("cache-control", "no-store");
   let closed = false;

@@ -144,6 +144,7 @@ describe("hosted checkout page: live payments, KHQR card, Khmer and English, fin
   async function newPage(languages: string, viewport: keyof typeof VIEWPORTS = "phone"): Promise<WatchedPage> {
     const context = await browser.createBrowserContext();
     contexts.push(context);
+    await context.overridePermissions(t.url, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
     const page = watchPage(await context.newPage());
     const cdp = await page.createCDPSession();
     await cdp.send("Network.setUserAgentOverride", { userAgent: await browser.userAgent(), acceptLanguage: languages });
@@ -416,7 +417,18 @@ describe("hosted checkout page: live payments, KHQR card, Khmer and English, fin
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 10_000 });
     // Shown at once with what only the view tells: no Paid screen without its time and reference.
     expect(await shownText(page, ".pqc-status")).toBe("Paid");
-    expect(await shownText(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
+    // The network's 64-hex hash as a person reads it: its first 8 characters; the whole one under a disclosure,
+    // copied whole by its button.
+    expect(paid.transaction.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(await shownText(page, ".pqc-detail-reference .pqc-ref-short")).toBe(`${paid.transaction.hash.slice(0, 8)}…`);
+    const wholeVisible = () => page.$eval(".pqc-ref-whole", (e) => e.checkVisibility());
+    expect(await wholeVisible()).toBe(false);
+    await page.click(".pqc-ref-full > summary");
+    expect(await wholeVisible()).toBe(true);
+    expect(await shownText(page, ".pqc-ref-whole")).toBe(paid.transaction.hash);
+    await page.click(".pqc-ref-copy");
+    await page.waitForFunction(() => document.querySelector(".pqc-ref-copy")?.textContent === "Copied");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(paid.transaction.hash);
     const v = (await view(g)).body;
     expect(v.reference).toBe(paid.transaction.hash);
     expect(v.paidAt).toBe(new Date(paid.transaction.acknowledgedDateMs).toISOString());
@@ -447,7 +459,9 @@ describe("hosted checkout page: live payments, KHQR card, Khmer and English, fin
     await page.reload();
     await page.waitForSelector(`${ELEMENT}[data-status="SUCCESS"]`, { timeout: 10_000 });
     expect(await shownText(page, ".pqc-status")).toBe(KM.paid);
-    expect(await shownText(page, ".pqc-detail-reference dd")).toBe(paid.transaction.hash);
+    expect(await shownText(page, ".pqc-detail-reference .pqc-ref-short")).toBe(`${paid.transaction.hash.slice(0, 8)}…`);
+    expect(await page.$eval(".pqc-ref-full > summary", (e) => e.textContent)).toBe("លេខយោងពេញ");
+    expect(await page.$eval(".pqc-ref-whole", (e) => e.textContent)).toBe(paid.transaction.hash);
     expect(await page.$eval(".pqc-paid-at", (e) => (e as HTMLTimeElement).dateTime)).toBe(v.paidAt);
     expect(await isShown(page, ".pqc-qr")).toBe(false);
     expect(page.problems).toEqual([]);

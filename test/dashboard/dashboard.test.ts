@@ -290,16 +290,17 @@ describe("dashboard in real headless Chromium", () => {
     expect(await textOf(page, ".delivery-log table")).toMatch(/204/);
     expect(await textOf(page, ".delivery-log table")).toMatch(/\d+ ms/);
     // One attempt opened: what was sent (its body, headers with the signature hidden) and what came back.
-    await click(".delivery-log tbody tr:first-child details > summary");
-    await click(".delivery-log tbody tr:first-child details.attempt > summary");
-    const exchange = await textOf(page, ".delivery-log tbody tr:first-child dl.exchange");
+    // The attempts are in a row of the table's width under their delivery's own.
+    await click(".delivery-log tbody tr.attempts-row details.attempts-log > summary");
+    await click(".delivery-log tbody tr.attempts-row details.attempt > summary");
+    const exchange = await textOf(page, ".delivery-log tbody tr.attempts-row dl.exchange");
     expect(exchange).toContain("Request body");
     expect(exchange).toContain('"type":"payment.');
     expect(exchange).toMatch(/x-signature: \[redacted\]/);
     expect(exchange).toMatch(/Response status\s*204/);
     const created = await textOf(page, ".delivery-log tbody tr:first-child td:nth-child(8)");
     const before = (await (await fetch(`${t.url}/sim/inbox`)).json()) as unknown[];
-    await click(".delivery-log tbody tr:first-child button");
+    await click(".delivery-log tbody tr:first-child button.redeliver");
     await waitForText(page, "#announcer", "Redelivery");
     await expect(waitForInbox(t.url, before.length + 1)).resolves.toBe(true);
     // Redelivered: the delivery keeps its creation time and says when it was sent again.

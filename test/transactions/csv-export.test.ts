@@ -117,6 +117,10 @@ describe("the export's query string", () => {
     expect(parseInstant("2026-11-25T00:00:00")).toBeNull();
     expect(parseInstant("2026-13-45")).toBeNull();
     expect(parseInstant("yesterday")).toBeNull();
+    // Days the calendar does not have: not rolled over into the next month.
+    expect(parseInstant("2026-11-31")).toBeNull();
+    expect(parseInstant("2026-02-29T10:00:00Z")).toBeNull();
+    expect(parseInstant("2028-02-29")?.toISOString()).toBe("2028-02-28T17:00:00.000Z");
   });
 
   it("names every problem, one per field", () => {

@@ -104,4 +104,49 @@ describe("GET /admin/export/transactions.csv", () => {
     const key = await fetch(`${t.url}${PATH}?${today()}`, { headers: AUTH.qr(tenant.keys.qr) });
     expect(key.status).toBe(401);
   });
+
+  it("answers an impossible day 400 'not a date', not a rolled-over day and a misleading complaint about `to`", async () => {
+    for (const query of ["from=2026-11-31&to=2026-12-02", "from=2026-11-01&to=2026-02-29T00:00:00Z"]) {
+      const res = await get(query);
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { details: { field: string; message: string }[] } };
+      const field = query.includes("11-31") ? "from" : "to";
+      expect(body.error.details).toEqual([{ field, message: expect.stringMatching(/^is not a date/) }]);
+    }
+  });
+
+  it("GraphQL's list filter and the overview's period refuse the same impossible day: 400, not a rolled-over date", async () => {
+    for (const [query, variables] of [
+      [
+        "query($f: TransactionFilter) { transactions(first: 1, filter: $f) { edges { node { id } } } }",
+        { f: { createdFrom: "2026-11-31T00:00:00Z" } },
+      ],
+      [
+        "query($from: DateTimeISO!, $to: DateTimeISO!) { overview(from: $from, to: $to) { bucket } }",
+        { from: "2026-11-31T00:00:00Z", to: "2026-12-02T00:00:00Z" },
+      ],
+    ] as const) {
+      const res = await fetch(`${t.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(body.errors[0]).toMatchObject({
+        message: expect.stringContaining("cannot represent an invalid date-time-string 2026-11-31T00:00:00Z"),
+        extensions: { code: "BAD_USER_INPUT" },
+      });
+    }
+  });
+
+  it("names the file by the Phnom Penh days of the period, the zone a bare date means", async () => {
+    const nameOf = async (query: string) =>
+      /filename="([^"]+)"/.exec((await get(query)).headers.get("content-disposition") ?? "")?.[1];
+    // "Today" on the dashboard on 28 November (Phnom Penh): [00:00, 24:00) there, sent as UTC instants.
+    expect(await nameOf("from=2026-11-27T17:00:00.000Z&to=2026-11-28T17:00:00.000Z")).toBe(
+      "transactions-2026-11-28.csv",
+    );
+    expect(await nameOf("from=2026-11-22&to=2026-11-29")).toBe("transactions-2026-11-22-2026-11-28.csv");
+  });
 });

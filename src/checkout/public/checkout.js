@@ -235,6 +235,15 @@ class TransactionWatch {
 
 const SVG = "http://www.w3.org/2000/svg";
 
+/** References longer than this are shown as their first SHORT_REFERENCE characters on the Paid screen. */
+const LONG_REFERENCE = 24;
+const SHORT_REFERENCE = 8;
+
+/** "3f7c9a12…" for the network's 64-hex hash; an order id or a client id as it is. */
+export function shortReference(reference) {
+  return reference.length > LONG_REFERENCE ? `${reference.slice(0, SHORT_REFERENCE)}…` : reference;
+}
+
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -514,8 +523,35 @@ export class PaymentQrCheckout extends HTMLElement {
     );
     if (s.paidAt) p.values.paidAt.firstChild.dateTime = s.paidAt;
     p.values.paidAt.parentElement.hidden = !when;
-    p.values.reference.textContent = s.reference ?? "";
+    p.values.reference.replaceChildren(...(s.reference ? this.referenceParts(s.reference) : []));
     p.values.reference.parentElement.hidden = !s.reference;
+  }
+
+  /**
+   * A reference a person reads: a long one (the network's 64-hex hash) as its first characters, the whole one under
+   * "Full reference", selectable and copyable; a short one (an order id, a client id) whole
+   * (docs/decisions/0255-a-short-reference-on-the-paid-screen.md).
+   */
+  referenceParts(reference) {
+    const short = shortReference(reference);
+    const shown = el("span", "pqc-ref-short", short);
+    if (short === reference) return [shown];
+    shown.title = reference;
+    const full = el("details", "pqc-ref-full");
+    const copy = el("button", "pqc-ref-copy", t(this.language, "copy"));
+    copy.type = "button";
+    copy.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(reference);
+        copy.textContent = t(this.language, "copied");
+      } catch {
+        // No clipboard here (an http page, a refused permission): the reference is selected to copy by hand.
+        window.getSelection()?.selectAllChildren(code);
+      }
+    });
+    const code = el("code", "pqc-ref-whole", reference);
+    full.append(el("summary", "", t(this.language, "fullReference")), code, copy);
+    return [shown, full];
   }
 
   tick() {

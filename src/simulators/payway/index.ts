@@ -21,7 +21,8 @@ export type { TwinAction, TwinCurrency, TwinLink } from "./twin-store.js";
 
 export interface PaywayTwinOptions {
   /** Builds the KHQR string for an amount (the app wires the real encoder). */
-  makeQr: (amount: string, currency: 116 | 840) => string;
+  /** `merchant`: the link's merchant, the payee its QR names (KHQR tag 59). */
+  makeQr: (amount: string, currency: 116 | 840, merchant: string) => string;
   /** The API's origin as the page's script calls it (known once its server listens). */
   apiOrigin: () => string;
   clock?: () => number;

@@ -23,7 +23,8 @@ export function startTwin(clock: Clock, logger: Logger): RunningTwin {
   let origin = "";
   const twin = createPaywayTwin({
     // A real PayWay QR's tag 99 expiry is 30 days after its creation (docs/link-simulator.md, "The QR's life").
-    makeQr: simulatedQr("sim_payway@abaa", "Sim PayWay Shop", {
+    // The QR names the link's merchant (the demo's links: the demo merchant), as a real link's QR names its shop.
+    makeQr: simulatedQr("sim_payway@abaa", "Twin Shop", {
       lifetimeMs: PAYWAY_QR_LIFE_MS,
       now: () => clock.now().getTime(),
     }),

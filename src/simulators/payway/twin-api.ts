@@ -30,7 +30,8 @@ export interface TwinApiOptions {
   store: TwinStore;
   state: TwinState;
   clock: () => number;
-  makeQr: (amount: string, currency: 116 | 840) => string;
+  /** `merchant`: the link's merchant, the payee a QR of its names (KHQR tag 59). */
+  makeQr: (amount: string, currency: 116 | 840, merchant: string) => string;
   /** What the edge saw of callers, and its challenge (twin-edge.ts). */
   edge: TwinEdge;
 }
@@ -118,7 +119,7 @@ function listPaymentOptions(opts: TwinApiOptions, req: Request, res: Response): 
   const missing = requiredFields.filter((f) => (fields[f] ?? "").trim() === "");
   if (missing.length > 0)
     return void res.json({ status: tranStatus("03", `Required field missing: ${missing.join(", ")}`) });
-  const issued = opts.makeQr(amount, currency === "USD" ? 840 : 116);
+  const issued = opts.makeQr(amount, currency === "USD" ? 840 : 116, visit.link.merchant);
   const qr = state.fault.mode === "payee" ? payableTo(issued, state.fault.payee) : issued;
   const client = store.createClient(visit, amount, qr, fields);
   const answer: Record<string, unknown> = {

@@ -1,6 +1,6 @@
 // The webhook delivery log as a table (webhooks page and transaction detail): state, status, latency, error, redeliver.
 import { gql } from "./api.js";
-import { announce, h, shortId, table, timeEl } from "./dom.js";
+import { announce, copyButton, fullRow, h, shortId, table, timeEl } from "./dom.js";
 
 export const DELIVERY_FIELDS =
   "id eventId eventType transactionId endpointId state attempts nextAttemptAt lastStatusCode lastError " +
@@ -8,18 +8,24 @@ export const DELIVERY_FIELDS =
   "requestHeaders responseHeaders responseBody responseTruncated }";
 const REDELIVER = `mutation($eventId: ID!, $endpointId: ID!) { redeliverWebhook(eventId: $eventId, endpointId: $endpointId) { id state } }`;
 
-/** What one attempt sent and got: headers both ways, the body sent, and the first 4 KB of the answer. */
+/**
+ * What one attempt sent and got: headers both ways, the body sent, and the first 4 KB of the answer, each as
+ * written, wrapped to the width and copyable whole.
+ */
 function exchange(d, a) {
-  const block = (label, text) => [h("dt", {}, label), h("dd", {}, h("pre", { class: "wrap" }, text))];
+  const block = (label, text) => [
+    h("dt", {}, h("span", {}, label), copyButton(text, `Copy ${label.toLowerCase()}`)),
+    h("dd", {}, h("pre", { class: "wrap", tabindex: "0" }, text)),
+  ];
   return h(
     "dl",
     { class: "exchange" },
     a.requestHeaders ? block("Request headers", a.requestHeaders) : [],
     block("Request body", d.requestBody),
-    block(
-      "Response status",
-      a.statusCode === null ? `no answer${a.error ? ` (${a.error})` : ""}` : String(a.statusCode),
-    ),
+    [
+      h("dt", {}, "Response status"),
+      h("dd", {}, a.statusCode === null ? `no answer${a.error ? ` (${a.error})` : ""}` : String(a.statusCode)),
+    ],
     a.responseHeaders ? block("Response headers", a.responseHeaders) : [],
     a.responseBody !== null
       ? block(
@@ -30,30 +36,44 @@ function exchange(d, a) {
   );
 }
 
-function attempts(d) {
-  if (d.log.length === 0) return "none yet";
-  return h(
-    "details",
-    {},
-    h("summary", {}, `${d.attempts} attempt${d.attempts === 1 ? "" : "s"}`),
+const COLUMN_COUNT = 9;
+
+/**
+ * A delivery's attempts, in a row of the table's full width under the delivery's own: what each attempt sent and
+ * got needs the width of the page, not of a column (docs/decisions/0254-the-dashboard-at-real-widths.md).
+ */
+function attemptsRow(d) {
+  if (d.log.length === 0) return null;
+  return fullRow(
+    COLUMN_COUNT,
+    "attempts-row",
     h(
-      "ol",
-      { class: "attempts" },
-      d.log.map((a) =>
-        h(
-          "li",
-          {},
+      "details",
+      { class: "attempts-log" },
+      h(
+        "summary",
+        {},
+        `${d.eventType}: ${d.attempts} attempt${d.attempts === 1 ? "" : "s"} — what was sent and received`,
+      ),
+      h(
+        "ol",
+        { class: "attempts" },
+        d.log.map((a) =>
           h(
-            "details",
-            { class: "attempt" },
+            "li",
+            {},
             h(
-              "summary",
-              {},
-              timeEl(a.attemptedAt),
-              ` · ${a.statusCode ?? "no answer"} · ${a.latencyMs} ms`,
-              a.error ? ` · ${a.error}` : "",
+              "details",
+              { class: "attempt" },
+              h(
+                "summary",
+                {},
+                timeEl(a.attemptedAt),
+                ` · ${a.statusCode ?? "no answer"} · ${a.latencyMs} ms`,
+                a.error ? ` · ${a.error}` : "",
+              ),
+              exchange(d, a),
             ),
-            exchange(d, a),
           ),
         ),
       ),
@@ -75,7 +95,7 @@ export function deliveriesTable(deliveries, { caption = "Webhook deliveries, new
       { label: "HTTP status", cell: (d) => (d.lastStatusCode === null ? "—" : String(d.lastStatusCode)) },
       { label: "Latency", cell: (d) => (d.log.length ? `${d.log.at(-1).latencyMs} ms` : "—") },
       { label: "Error", cell: (d) => d.lastError ?? "—" },
-      { label: "Attempts", cell: attempts },
+      { label: "Attempts", cell: (d) => (d.log.length === 0 ? "none yet" : String(d.attempts)) },
       {
         label: "Created",
         cell: (d) =>
@@ -90,7 +110,7 @@ export function deliveriesTable(deliveries, { caption = "Webhook deliveries, new
             "button",
             {
               type: "button",
-              class: "secondary",
+              class: "secondary redeliver",
               "aria-label": `Redeliver ${d.eventType} to endpoint ${d.endpointId}`,
               onclick: async (ev) => {
                 ev.currentTarget.disabled = true;
@@ -109,5 +129,6 @@ export function deliveriesTable(deliveries, { caption = "Webhook deliveries, new
     ],
     deliveries,
     "No deliveries.",
+    { after: attemptsRow },
   );
 }

@@ -1,5 +1,6 @@
 // Tiny DOM helpers. Text always goes in as text nodes (never innerHTML), so data from the API cannot inject markup.
 import { NUMERIC_TO_CODE, formatMoney } from "./money.js";
+import { formatInstant, zoneName } from "./zone.js";
 
 /**
  * h("button", { class: "primary", onclick: fn }, "Save") → <button class="primary">Save</button>.
@@ -52,16 +53,16 @@ export function announce(message, kind = "info") {
   }, 6000);
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-
+/** An instant in the zone chosen in the header (zone.js); the zone is named by the page around it. */
 export function fmtTime(iso) {
   if (!iso) return "—";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : dateTime.format(d);
+  return Number.isNaN(d.getTime()) ? String(iso) : formatInstant(d);
 }
 
+/** A <time>: written in the chosen zone, its zone and the UTC instant in its tooltip. */
 export function timeEl(iso) {
-  return iso ? h("time", { datetime: iso }, fmtTime(iso)) : "—";
+  return iso ? h("time", { datetime: iso, title: `${zoneName()} time · ${iso}` }, fmtTime(iso)) : "—";
 }
 
 export function fmtAmount(amount, currency) {
@@ -123,9 +124,10 @@ export function secretOnce(title, value, note) {
 
 /**
  * A table that becomes stacked cards on narrow screens (each cell labelled by its column through data-label).
- * columns: [{ label, cell(row) → node|string }]
+ * columns: [{ label, cell(row) → node|string|array }]; `after(row)`: a row of the table's full width below a row's
+ * own (or null), for what needs the width (a delivery's attempts).
  */
-export function table(caption, columns, rows, empty = "Nothing yet.") {
+export function table(caption, columns, rows, empty = "Nothing yet.", { after } = {}) {
   return h(
     "div",
     { class: "table-wrap" },
@@ -147,7 +149,7 @@ export function table(caption, columns, rows, empty = "Nothing yet.") {
         {},
         rows.length === 0
           ? h("tr", {}, h("td", { colspan: String(columns.length), class: "empty" }, empty))
-          : rows.map((r) => tableRow(columns, r)),
+          : rows.map((r) => [tableRow(columns, r), after?.(r) ?? null]),
       ),
     ),
   );
@@ -157,8 +159,22 @@ export function tableRow(columns, row) {
   return h(
     "tr",
     {},
-    columns.map((c) => h("td", { "data-label": c.label }, c.cell(row))),
+    columns.map((c) => h("td", { "data-label": c.label }, cellContent(c.cell(row)))),
   );
+}
+
+/**
+ * What a cell holds, as one box: on a phone a cell is a grid of its label and its content, and each loose part of
+ * a content of several (a name, then a code) would take a grid cell of its own, the second one under the label.
+ */
+export function cellContent(content) {
+  const parts = [content].flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false && c !== "");
+  return parts.length > 1 ? h("span", { class: "cell" }, parts) : parts;
+}
+
+/** A row of a table's full width (its cell spans every column), a card of the full width on a phone. */
+export function fullRow(columnCount, className, ...content) {
+  return h("tr", { class: className }, h("td", { colspan: String(columnCount), class: "full" }, content));
 }
 
 /** A button that asks for a second press before doing something destructive (no modal dialogs). */

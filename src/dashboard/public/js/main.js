@@ -2,6 +2,7 @@
 // #/transactions/<id>, #/merchants, …).
 import { dashboardConfig, gql, session } from "./api.js";
 import { clearAnnouncement, fill, h, setAreas } from "./dom.js";
+import { setZoneChoice, zoneChoice, ZONE_CHOICES } from "./zone.js";
 import "./pages/signin.js";
 import "./pages/overview.js";
 import "./pages/transactions.js";
@@ -32,6 +33,8 @@ class App extends HTMLElement {
   connectedCallback() {
     window.addEventListener("pqr:session", () => this.render());
     window.addEventListener("hashchange", () => this.show());
+    // Another zone chosen: the page is shown again, every time on it written in that zone.
+    window.addEventListener("pqr:zone", () => this.show());
     this.render();
   }
 
@@ -62,6 +65,7 @@ class App extends HTMLElement {
         h("span", { class: "brand" }, "Payment QR"),
         h("nav", { "aria-label": "Main" }, this.nav),
         this.demo,
+        zoneSelector(),
         h("button", { type: "button", class: "secondary sign-out", onclick: () => session.signOut() }, "Sign out"),
       ),
       this.tokenWarning,
@@ -96,6 +100,16 @@ class App extends HTMLElement {
     // Move focus to the new page's heading once it has rendered, so keyboard and screen-reader users land there.
     setTimeout(() => (this.main.querySelector("h1") ?? this.main).focus(), 0);
   }
+}
+
+/** The header's "Times in" choice: the zone every time on every page is written in (zone.js). */
+function zoneSelector() {
+  const select = h(
+    "select",
+    { id: "time-zone", name: "timeZone", onchange: (ev) => setZoneChoice(ev.currentTarget.value) },
+    ZONE_CHOICES.map((c) => h("option", { value: c.value, selected: c.value === zoneChoice() }, c.label)),
+  );
+  return h("label", { class: "zone-choice" }, h("span", {}, "Times in"), select);
 }
 
 function announcer() {

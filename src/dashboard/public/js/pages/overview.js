@@ -7,8 +7,13 @@ import { announce, AREA_LABELS, fill, h, shortId, table } from "../dom.js";
 import { areaFilter, field } from "../form.js";
 import { formatMoney } from "../money.js";
 import { OVERVIEW_QUERY as QUERY } from "../overview-query.js";
+import { formatHour, zoneName } from "../zone.js";
 
-/** The service's bucket time zone (Overview.timeZone): Phnom Penh, UTC+7 all year. Periods are its local days. */
+/**
+ * The service's bucket time zone (Overview.timeZone): Phnom Penh, UTC+7 all year. Periods and day buckets are its
+ * local days, whatever zone the header chose; an hour bucket is labelled in the chosen zone (zone.js), the hours
+ * of UTC and Phnom Penh being the same instants (docs/decisions/0253-one-clock-for-people.md).
+ */
 const ZONE = "Asia/Phnom_Penh";
 const ZONE_OFFSET = "+07:00";
 const DAY = 86_400_000;
@@ -34,7 +39,6 @@ const localDay = new Intl.DateTimeFormat("en-CA", {
   month: "2-digit",
   day: "2-digit",
 });
-const hourLabel = new Intl.DateTimeFormat("en-GB", { timeZone: ZONE, hour: "2-digit", minute: "2-digit" });
 const dayLabel = new Intl.DateTimeFormat("en-GB", { timeZone: ZONE, day: "numeric", month: "short" });
 
 /** "2026-11-25" (a Phnom Penh date) → that day's midnight there, in epoch ms. */
@@ -208,7 +212,7 @@ class OverviewPage extends HTMLElement {
     const b = buckets(o);
     const moneyChart = this.chartFigure(
       "paid-amount",
-      `Paid amount per ${b.unit} (Phnom Penh time)`,
+      `Paid amount per ${b.unit} (${b.zone})`,
       `Paid amount per ${b.unit}: ${o.currencies.map((c) => formatMoney(c.paidAmount, c.currency)).join(", ")} in total.`,
       ["Start", ...o.currencies.map((c) => `Paid ${c.currency}`)],
       b.starts.map((s, i) => [b.label(s), ...o.currencies.map((c) => formatMoney(c.series[i].paidAmount, c.currency))]),
@@ -223,7 +227,12 @@ class OverviewPage extends HTMLElement {
     );
     fill(
       this.body,
-      h("p", { class: "lead" }, `Payments created in the period, per ${b.unit} in Phnom Penh time (${o.timeZone}).`),
+      h(
+        "p",
+        { class: "lead" },
+        `Payments created in the period (whole Phnom Penh days, ${o.timeZone}), per ${b.unit}` +
+          (b.unit === "hour" ? `; hours in ${zoneName()} time.` : "."),
+      ),
       figureTiles(o),
       h("div", { class: "charts" }, moneyChart.figure, countChart.figure),
       groupTables(o),
@@ -278,13 +287,15 @@ class OverviewPage extends HTMLElement {
 }
 
 /**
- * The period's time axis: the bucket's unit ("hour" or "day"), a bucket's label in Phnom Penh time, the buckets'
- * starts, and how many payments of one status a bucket holds across currencies.
+ * The period's time axis: the bucket's unit ("hour" or "day"), a bucket's label (an hour in the chosen zone, a
+ * Phnom Penh day), what zone the labels are in, the buckets' starts, and how many payments of one status a bucket
+ * holds across currencies.
  */
 function buckets(o) {
   return {
     unit: o.bucket === "HOUR" ? "hour" : "day",
-    label: (iso) => (o.bucket === "HOUR" ? hourLabel : dayLabel).format(new Date(iso)),
+    label: (iso) => (o.bucket === "HOUR" ? formatHour : (d) => dayLabel.format(d))(new Date(iso)),
+    zone: o.bucket === "HOUR" ? `${zoneName()} time` : "Phnom Penh days",
     starts: o.currencies[0].series.map((p) => p.start),
     perBucket: (key, i) => o.currencies.reduce((sum, c) => sum + c.series[i].counts[key], 0),
   };

@@ -1,8 +1,9 @@
 // The live transactions table: one page from the `transactions` connection, kept current by the
 // `transactionUpdates` subscription (all areas, all merchants for the admin token), with filters.
 import { gql, onConnection, subscribe } from "../api.js";
-import { AREA_LABELS, fill, fmtAmount, h, shortId, statusBadge, timeEl } from "../dom.js";
+import { AREA_LABELS, cellContent, fill, fmtAmount, h, shortId, statusBadge, timeEl } from "../dom.js";
 import { areaFilter, field, values } from "../form.js";
+import { midnightOf, zoneName } from "../zone.js";
 import { referenceSelection, referenceText, referenceValues, searchLabel, searchedValues } from "../area-fields.js";
 
 // The areas' reference fields are known once config.json is read (area-fields.js): the queries are made then.
@@ -60,14 +61,14 @@ class TransactionsPage extends HTMLElement {
         h(
           "table",
           { class: "cards live-table" },
-          h("caption", {}, "All areas, newest first; updates arrive live"),
+          h("caption", {}, `All areas, newest first, times in ${zoneName()} time; updates arrive live`),
           h(
             "thead",
             {},
             h(
               "tr",
               {},
-              ["Created", "Transaction", "Area", "Status", "Amount", "Reference"].map((c) =>
+              [`Created (${zoneName()})`, "Transaction", "Area", "Status", "Amount", "Reference"].map((c) =>
                 h("th", { scope: "col" }, c),
               ),
             ),
@@ -95,8 +96,8 @@ class TransactionsPage extends HTMLElement {
           { value: HELD, label: "Held payments" },
         ],
       }),
-      field({ name: "from", label: "From", type: "date" }),
-      field({ name: "to", label: "To", type: "date" }),
+      field({ name: "from", label: `From (${zoneName()} date)`, type: "date" }),
+      field({ name: "to", label: "To (inclusive)", type: "date" }),
       field({
         name: "search",
         label: searchLabel(),
@@ -143,10 +144,10 @@ class TransactionsPage extends HTMLElement {
 
   applyFilters(form) {
     const v = values(form);
+    // Whole days of the zone the page writes times in: the first instant of `d` there, or of the day after it.
     const day = (d, plus = 0) => {
-      const t = new Date(`${d}T00:00:00`);
-      t.setDate(t.getDate() + plus);
-      return t.toISOString();
+      const next = plus === 0 ? d : new Date(Date.parse(`${d}T12:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      return new Date(midnightOf(next)).toISOString();
     };
     this.filter = {
       area: v.area || undefined,
@@ -253,11 +254,11 @@ class TransactionsPage extends HTMLElement {
   }
 
   rowElement(r, sig) {
-    const cell = (label, ...content) => h("td", { "data-label": label }, ...content);
+    const cell = (label, ...content) => h("td", { "data-label": label }, cellContent(content));
     return h(
       "tr",
       { dataset: { id: r.id, status: r.status, sig } },
-      cell("Created", timeEl(r.createdAt)),
+      cell(`Created (${zoneName()})`, timeEl(r.createdAt)),
       cell("Transaction", h("a", { href: `#/transactions/${r.id}`, title: r.id }, shortId(r.id))),
       cell("Area", AREA_LABELS[r.area] ?? r.area),
       cell(

@@ -1,6 +1,7 @@
 // Webhook endpoints per API key: add, enable/disable, rotate the signing secret, the delivery log, redeliver.
 import { dashboardConfig, gql } from "../api.js";
-import { announce, fill, h, KIND_LABELS, secretOnce, table, timeEl } from "../dom.js";
+import { announce, fill, fmtTime, h, KIND_LABELS, secretOnce, table, timeEl } from "../dom.js";
+import { zoneName } from "../zone.js";
 import { editorForm } from "../form.js";
 import { DELIVERY_FIELDS, deliveriesTable } from "../deliveries.js";
 
@@ -112,7 +113,7 @@ class WebhooksPage extends HTMLElement {
         { id: e.id },
       );
       this.replace(rotateWebhookSecret.endpoint);
-      const until = new Date(rotateWebhookSecret.endpoint.previousSecretExpiresAt ?? Date.now()).toLocaleString();
+      const until = `${fmtTime(rotateWebhookSecret.endpoint.previousSecretExpiresAt ?? new Date().toISOString())} ${zoneName()} time`;
       fill(
         this.querySelector(".created-slot"),
         secretOnce(
