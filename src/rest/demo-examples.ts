@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { KeyKind } from "../auth/api-key.entity.js";
 import type { KeyKindSpec } from "../auth/key-kinds.js";
 import type { DocsExample, JsonSchema } from "./openapi.js";
+import { takesFresh } from "./fresh-examples.js";
 
 /**
  * Demo mode's /docs: examples that are live values of the demo tenant and the page authorised with its keys, so
@@ -81,7 +82,7 @@ function fill(example: unknown, path: string, values: Values, areas: readonly Do
   const text = JSON.stringify(example).replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
     // A generate takes a new one of the area's `fresh` values every time; a check reads the one already issued.
     const fresh = area?.docsExample?.fresh?.[name];
-    if (fresh !== undefined && /generate/.test(path)) return fresh.make();
+    if (fresh !== undefined && takesFresh(path)) return fresh.make();
     return mine[name] ?? whole;
   });
   return JSON.parse(text);
