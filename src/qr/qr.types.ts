@@ -12,20 +12,20 @@ export const EXPIRED_AFTER_MAX = 86_400_000;
 
 const isCurrency = (c: unknown): c is 840 | 116 => c === 840 || c === 116;
 
-/** The largest amounts a KHQR's amount field holds (13 characters): KHR whole, USD with 2 decimals. */
-const KHQR_KHR_MAX = 10 ** KHQR_MAX.AMOUNT - 1;
-const KHQR_USD_MAX = 10 ** (KHQR_MAX.AMOUNT - 3) - 0.01;
+/** The largest amount a KHQR's amount field holds: 13 characters (USD with decimals holds less: 9 999 999 999.99). */
+const KHQR_AMOUNT_MAX = 10 ** KHQR_MAX.AMOUNT - 1;
 
 @InputType("GenerateQrInput")
-@Bounds({
-  allOf: [amountWhen(116, { multipleOf: 1, maximum: KHQR_KHR_MAX }), amountWhen(840, { maximum: KHQR_USD_MAX })],
-})
+@Bounds({ allOf: [amountWhen(116, { multipleOf: 1 })] })
 export class GenerateQrInput {
   @Field(() => Int, { description: "840 = USD, 116 = KHR (the numbers, not the letters)" })
   @OneOf([840, 116], "must be 840 (USD) or 116 (KHR), as a number")
   currency!: 840 | 116;
 
-  @Field(() => Float, { description: "Greater than 0; USD at most 2 decimals, KHR whole" })
+  @Field(() => Float, {
+    description: "Greater than 0; USD at most 2 decimals, KHR whole; at most 13 characters as the QR writes it",
+  })
+  @Bounds({ maximum: KHQR_AMOUNT_MAX })
   @ExactAmount<GenerateQrInput>({
     decimals: (i) => (i.currency === 116 ? 0 : 2),
     // The QR's amount field holds at most 13 characters (KHR 9 999 999 999 999, USD 9 999 999 999.99).

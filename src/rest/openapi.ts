@@ -105,7 +105,8 @@ function scalar(t: GraphQLScalarType): JsonSchema {
     case "Boolean":
       return { type: "boolean" };
     case "JSONObject":
-      return { type: "object" };
+      // Any members (meta as sent, a decoded QR's fields): said, so generated clients may read them.
+      return { type: "object", additionalProperties: true };
     case "DateTimeISO":
       return { type: "string", format: "date-time" };
     default:
