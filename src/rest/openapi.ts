@@ -378,6 +378,7 @@ function webhooks(schema: GraphQLSchema, events: readonly WebhookEventDoc[]): Re
   for (const e of events)
     out[e.type] = {
       post: {
+        operationId: `on${e.type.replace(/(?:^|[._-])(\w)/g, (_m, c: string) => c.toUpperCase())}`,
         summary: e.description,
         // Sent by this service to the merchant's endpoint: the signature headers are its proof, not an API key.
         security: [],

@@ -218,7 +218,8 @@ export function Nested(): PropertyDecorator {
 const boundsOf = new WeakMap<object, Map<string | symbol, Record<string, unknown>>>();
 
 /**
- * JSON Schema keywords (maxLength, pattern, enum, minimum…) the REST contract shows for a field: the OpenAPI
+ * JSON Schema keywords (maxLength, pattern, enum, minimum…) the REST contract shows for a field (docs/decisions/
+ * 0247-the-contract-states-every-input-rule.md): the OpenAPI
  * document (src/rest/openapi.ts) adds them to the field's schema. The rules above write theirs from the same
  * constants they check, so that the contract says what the code checks; write any other from the rule's constants
  * too. On an input class (a class decorator), keywords for the whole object: a rule that relates fields

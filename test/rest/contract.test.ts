@@ -14,7 +14,9 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 const run = promisify(execFile);
 const ROOT = process.cwd();
-const WORK = join(ROOT, "test", "artifacts", "contract");
+// Under the repository (the client resolves openapi-fetch and @types/node from its node_modules), outside the
+// typechecked and linted folders; ignored by git (.scratch-*/).
+const WORK = join(ROOT, ".scratch-contract");
 
 /**
  * The REST contract checked by third-party tools against the live document of the demo (/openapi.json, its
