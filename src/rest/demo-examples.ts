@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import type { KeyKind } from "../auth/api-key.entity.js";
 import type { KeyKindSpec } from "../auth/key-kinds.js";
 import type { DocsExample, JsonSchema } from "./openapi.js";
-import { takesFresh } from "./fresh-examples.js";
 
 /**
  * Demo mode's /docs: examples that are live values of the demo tenant and the page authorised with its keys, so
@@ -71,6 +70,9 @@ async function issueMissing(
     values[kind] = mine;
   }
 }
+
+/** A generate path: its example's fresh placeholders take new values (a check reads the issued one instead). */
+export const takesFresh = (path: string): boolean => /generate/.test(path);
 
 /** Which area a path's example draws on (its key's: the area whose paths it is under). */
 const areaOf = (path: string, areas: readonly DocsArea[]): DocsArea | undefined =>

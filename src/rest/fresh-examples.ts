@@ -1,4 +1,4 @@
-import type { DocsArea } from "./demo-examples.js";
+import { takesFresh, type DocsArea } from "./demo-examples.js";
 import type { RestRoute } from "./route-table.js";
 
 /**
@@ -14,9 +14,6 @@ export interface FreshExamples {
   /** Path → field → a new value. */
   values(): Record<string, Record<string, string>>;
 }
-
-/** A generate path: its example's fresh placeholders take new values (a check reads the issued one instead). */
-export const takesFresh = (path: string): boolean => /generate/.test(path);
 
 /** The dotted paths of `example`'s string members that are exactly `{{name}}`, by name. */
 function placeholders(example: unknown, at: string[] = [], out = new Map<string, string>()): Map<string, string> {
