@@ -1,6 +1,7 @@
 import { compact, type RestRoute } from "../rest/route-table.js";
 import { namesTarget } from "./link-target.js";
 import { LINK_KEY } from "./area.js";
+import { IDENTIFIER } from "../validation/rules.js";
 
 /** The gateway-link area's two contract paths. */
 export const LINK_ROUTES: RestRoute[] = [
@@ -37,6 +38,7 @@ export const LINK_ROUTES: RestRoute[] = [
       summary: "The locally monitored state of a gateway-link transaction",
       errors: ["NOT_FOUND"],
       example: { transactionId: "{{transactionId}}" },
+      argBounds: { transactionId: IDENTIFIER.schema },
     },
   },
 ];

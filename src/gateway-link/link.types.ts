@@ -1,6 +1,15 @@
-import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { Bounds, ExactAmount, FieldRule, JsonObject, Text } from "../validation/rules.js";
+import {
+  amountWhen,
+  Bounds,
+  CURRENCY_NUMBERS,
+  ExactAmount,
+  FieldRule,
+  JsonObject,
+  Text,
+  TypeMessage,
+} from "../validation/rules.js";
 import type { PayerField } from "./link-protocol.js";
 import { ReturnUrlField } from "../validation/return-url.js";
 
@@ -46,11 +55,11 @@ function PayerText(rule: PayerRule, what: string): PropertyDecorator {
       target,
       property,
     );
-    Bounds({ maxLength: rule.max, ...(rule.pattern ? { pattern: rule.pattern.source } : {}) })(target, property);
   };
 }
 
 @InputType("GenerateGatewayLinkQrInput", { description: "The link URL is fixed by the API key; it cannot be sent" })
+@Bounds({ allOf: [amountWhen(116, { multipleOf: 1 })] })
 export class GenerateGatewayLinkQrInput {
   // The currency must equal the key's configuration, which only the service knows: it checks that, and the
   // amount's precision for that currency, after these rules.
@@ -58,7 +67,11 @@ export class GenerateGatewayLinkQrInput {
   @ExactAmount<GenerateGatewayLinkQrInput>({ decimals: (i) => (i.currency === 116 ? 0 : 2) })
   amount!: number;
 
+  // The service refuses any other than the key's configured currency, itself one of CURRENCY_NUMBERS (its rule): the
+  // contract lists those, and says the rest.
   @Field(() => Int, { description: "Must equal the key's configured currency: 116 (KHR) or 840 (USD)" })
+  @Bounds({ enum: [...CURRENCY_NUMBERS] })
+  @TypeMessage("must be 116 (KHR) or 840 (USD), as a number: the key's configured currency")
   currency!: number;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: "Optional; echoed in requestData and webhooks" })
@@ -80,6 +93,7 @@ export class GenerateGatewayLinkQrInput {
   payerPhone?: string;
 
   @Field(() => Float, { nullable: true, description: "Legacy: absent or exactly 180000" })
+  @Bounds({ enum: [LINK_LIFETIME_MS] })
   @FieldRule<GenerateGatewayLinkQrInput>("fixedLifetime", (v) =>
     v === undefined || v === null || v === LINK_LIFETIME_MS
       ? null
@@ -101,11 +115,23 @@ export class GatewayLinkDataGql {
   @Field({ description: "Client identifier supplied by the payment page" }) clientId!: string;
 }
 
+/** A gateway-link payment's status: PENDING for its 180 s, then SUCCESS, EXPIRED or FAILED. */
+export enum GatewayLinkStatusGql {
+  PENDING = "PENDING",
+  SUCCESS = "SUCCESS",
+  EXPIRED = "EXPIRED",
+  FAILED = "FAILED",
+}
+registerEnumType(GatewayLinkStatusGql, {
+  name: "GatewayLinkStatus",
+  description: "A gateway-link payment's status: PENDING until paid (SUCCESS), expired or failed",
+});
+
 @ObjectType("GatewayLinkTransaction")
 export class GatewayLinkTransactionGql {
   @Field(() => ID) transactionId!: string;
   @Field({ description: "Exactly 180 s after issue" }) expiredAt!: string;
-  @Field({ description: "PENDING, SUCCESS, EXPIRED or FAILED" }) status!: string;
+  @Field(() => GatewayLinkStatusGql, { description: "PENDING, SUCCESS, EXPIRED or FAILED" }) status!: string;
   @Field(() => GatewayLinkRequestDataGql) requestData!: GatewayLinkRequestDataGql;
   @Field(() => GatewayLinkDataGql) data!: GatewayLinkDataGql;
   @Field(() => String, {

@@ -1,5 +1,6 @@
 import { compact, pass, type RestRoute } from "../rest/route-table.js";
 import { GATEWAY_KEY } from "./area.js";
+import { IDENTIFIER } from "../validation/rules.js";
 
 /** The hosted gateway area's two contract paths. */
 export const GATEWAY_ROUTES: RestRoute[] = [
@@ -30,6 +31,9 @@ export const GATEWAY_ROUTES: RestRoute[] = [
       summary: "Status of a hosted gateway transaction, by transactionId or orderId (send one)",
       errors: ["NOT_FOUND"],
       example: { transactionId: "{{transactionId}}" },
+      argBounds: { transactionId: IDENTIFIER.schema, orderId: IDENTIFIER.schema },
+      // The service answers 400 unless exactly one is sent (gateway-service.ts status).
+      bodyBounds: { oneOf: [{ required: ["transactionId"] }, { required: ["orderId"] }] },
     },
   },
 ];

@@ -1,6 +1,15 @@
-import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { Bounds, ExactAmount, FieldRule, JsonObject, Nested, Text, WholeNumber } from "../validation/rules.js";
+import {
+  Bounds,
+  ExactAmount,
+  FieldRule,
+  JsonObject,
+  Nested,
+  Text,
+  TypeMessage,
+  WholeNumber,
+} from "../validation/rules.js";
 import { ReturnUrlField } from "../validation/return-url.js";
 import { storableText, UNSTORABLE } from "../validation/storable.js";
 import {
@@ -29,16 +38,13 @@ export const LIFETIME_DEFAULT = 6;
  * writes the contract's maxLength and pattern.
  */
 function GatewayText(rule: TextRule, required = false): PropertyDecorator {
-  return (target, property) => {
-    Text({ max: rule.max, required, pattern: rule.pattern, patternMessage: rule.message })(target, property);
-    Bounds({ ...(required ? { minLength: 1 } : {}), maxLength: rule.max, pattern: rule.pattern.source })(
-      target,
-      property,
-    );
-  };
+  return Text({ max: rule.max, required, pattern: rule.pattern, patternMessage: rule.message });
 }
 
 const upper = (c: unknown) => (typeof c === "string" ? c.toUpperCase() : null);
+/** The gateway's currencies, as the contract lists them (any letter case is read as these: `usd` is USD). */
+export const GATEWAY_CURRENCIES = ["USD", "KHR"] as const;
+const ITEM_NAME_MAX = 100;
 
 /** The hosted gateway's own status words (its `status` object): an area field of its transactions too (area.ts). */
 @ObjectType("GatewayStatus")
@@ -51,24 +57,27 @@ export class GatewayStatusGql {
 export class GatewayItemInput {
   @Field()
   @FieldRule<GatewayItemInput>("itemName", (v) =>
-    typeof v !== "string" || v.length === 0 || v.length > 100
-      ? "must be a string of 1 to 100 characters"
+    typeof v !== "string" || v.length === 0 || v.length > ITEM_NAME_MAX
+      ? `must be a string of 1 to ${ITEM_NAME_MAX} characters`
       : storableText(v)
         ? null
         : UNSTORABLE,
   )
+  @Bounds({ minLength: 1, maxLength: ITEM_NAME_MAX })
   name!: string;
 
   @Field(() => Float)
   @FieldRule<GatewayItemInput>("itemQuantity", (v) =>
     typeof v === "number" && Number.isInteger(v) && v >= 1 ? null : "must be a whole number ≥ 1",
   )
+  @Bounds({ type: "integer", minimum: 1 })
   quantity!: number;
 
   @Field(() => Float)
   @FieldRule<GatewayItemInput>("itemPrice", (v) =>
     typeof v === "number" && Number.isFinite(v) && v >= 0 ? null : "must be a number ≥ 0",
   )
+  @Bounds({ minimum: 0 })
   price!: number;
 }
 
@@ -77,7 +86,16 @@ export function gatewayItems(items: readonly GatewayItemInput[]): { name: string
   return items.map((o) => ({ name: String(o.name), quantity: Number(o.quantity), price: Number(o.price) }));
 }
 
+/** A KHR amount is whole and at least the gateway's KHR minimum (the amount's rule below): said to the contract too. */
 @InputType("GatewayQrDataInput")
+@Bounds({
+  allOf: [
+    {
+      if: { properties: { currency: { const: "KHR" } }, required: ["currency"] },
+      then: { properties: { amount: { minimum: Number(MIN_AMOUNT.KHR), multipleOf: 10 ** -CURRENCY_DECIMALS.KHR } } },
+    },
+  ],
+})
 export class GatewayQrDataInput {
   @Field({
     description: "Unique per merchant: 1 to 20 letters A-Z/a-z, digits and '-'; sent upstream as tran_id",
@@ -85,14 +103,17 @@ export class GatewayQrDataInput {
   @GatewayText(TRAN_ID, true)
   orderId!: string;
 
-  @Field({ description: "USD or KHR" })
+  @Field({ description: "USD or KHR (another letter case is read as these: usd is USD)" })
   @FieldRule<GatewayQrDataInput>("gatewayCurrency", (v) =>
-    upper(v) === "USD" || upper(v) === "KHR" ? null : "must be USD or KHR",
+    GATEWAY_CURRENCIES.some((c) => c === upper(v)) ? null : `must be ${GATEWAY_CURRENCIES.join(" or ")}`,
   )
+  @Bounds({ enum: [...GATEWAY_CURRENCIES] })
+  @TypeMessage(`must be ${GATEWAY_CURRENCIES.join(" or ")}`)
   currency!: string;
 
   @Field(() => Float, { description: "USD ≥ 0.01 (2 decimals), KHR ≥ 100 (whole)" })
   @ExactAmount<GatewayQrDataInput>({
+    minimum: Math.min(Number(MIN_AMOUNT.USD), Number(MIN_AMOUNT.KHR)),
     decimals: (d) => CURRENCY_DECIMALS[upper(d.currency) === "KHR" ? "KHR" : "USD"],
     more: (amount, d) => {
       const currency = upper(d.currency);
@@ -146,7 +167,6 @@ export class GatewayQrDataInput {
     description: `Minutes, ${LIFETIME_MIN} to ${LIFETIME_MAX} (the gateway's 30 days); default ${LIFETIME_DEFAULT}`,
   })
   @WholeNumber(LIFETIME_MIN, LIFETIME_MAX, LIFETIME_MESSAGE, true)
-  @Bounds({ minimum: LIFETIME_MIN, maximum: LIFETIME_MAX })
   lifetime?: number;
 }
 
@@ -157,6 +177,18 @@ export class GenerateGatewayQrInput {
 
   @ReturnUrlField() returnUrl?: string;
 }
+
+/** A hosted gateway payment's status: issued (CHECKOUT), then SUCCESS, FAILED or EXPIRED. */
+export enum GatewayQrStatusGql {
+  CHECKOUT = "CHECKOUT",
+  SUCCESS = "SUCCESS",
+  FAILED = "FAILED",
+  EXPIRED = "EXPIRED",
+}
+registerEnumType(GatewayQrStatusGql, {
+  name: "GatewayQrStatus",
+  description: "A hosted gateway payment's status: CHECKOUT until paid, failed or expired",
+});
 
 @ObjectType("GatewayQr", { description: "A hosted gateway QR as issued (status CHECKOUT)" })
 export class GatewayQrGql {
@@ -169,7 +201,8 @@ export class GatewayQrGql {
   @Field() playStore!: string;
   @Field(() => Float) amount!: number;
   @Field() currency!: string;
-  @Field() status!: string;
+  @Field(() => GatewayQrStatusGql, { description: "CHECKOUT as issued (a replay answers the status now)" })
+  status!: string;
   @Field(() => GatewayStatusGql) gatewayStatus!: GatewayStatusGql;
   @Field() expiresAt!: string;
   @Field(() => String, { nullable: true }) clientToken?: string;
@@ -181,7 +214,7 @@ export class GatewayQrGql {
 export class GatewayTransactionStatusGql {
   @Field(() => ID) transactionId!: string;
   @Field() orderId!: string;
-  @Field({ description: "CHECKOUT, SUCCESS, FAILED or EXPIRED" }) status!: string;
+  @Field(() => GatewayQrStatusGql, { description: "CHECKOUT, SUCCESS, FAILED or EXPIRED" }) status!: string;
   @Field({ description: "Two decimals, as text" }) amount!: string;
   @Field() currency!: string;
   @Field() expiredAt!: string;

@@ -17,6 +17,7 @@ import { jsonParser, restRouter } from "../rest/shim.js";
 import { RateLimiter, rateLimitMiddleware } from "../rest/rate-limit.js";
 import type { RestRoute } from "../rest/route-table.js";
 import { docsRouter } from "../rest/docs.js";
+import { freshExamples } from "../rest/fresh-examples.js";
 import { demoDocs, type DocsArea } from "../rest/demo-examples.js";
 import { EXPORT_PATH, exportRoute } from "../transactions/export-route.js";
 import type { TransactionQuery } from "../transactions/transaction-query.js";
@@ -86,7 +87,13 @@ export async function mountApi(http: Http, deps: ApiDeps): Promise<GraphQLEdge> 
     adminApp.use("/graphql", ...graphql);
   }
   const demoFile = join(config.dataDir, "demo.json");
-  app.use(docsRouter(() => deps.openApi(schema), config.demo ? demoDocs(http.baseUrl, demoFile, deps.areas) : null));
+  app.use(
+    docsRouter(
+      () => deps.openApi(schema),
+      config.demo ? demoDocs(http.baseUrl, demoFile, deps.areas) : null,
+      freshExamples(deps.routes, deps.areas),
+    ),
+  );
   // The offline explorer, where introspection is on (GraphiQL reads the schema by it).
   if (config.nodeEnv !== "production")
     app.use(explorerRouter({ demoFile: config.demo ? demoFile : null, schema, sandbox }));

@@ -22,7 +22,7 @@ export function currencyCode(value: unknown): CurrencyCode | null {
 // --- parse -----------------------------------------------------------------------------------------------------
 
 /** Amounts above this are refused whatever the currency (far beyond any QR's 13 characters). */
-const MAX_AMOUNT = 1e13;
+export const MAX_AMOUNT = 1e13;
 
 /**
  * A JSON number as an exact decimal string, or the reason it is not an acceptable amount. JSON numbers

@@ -11,7 +11,7 @@ import { NUMERIC_TO_CODE } from "../money/money.js";
 import { decimalInput } from "../validation/check.js";
 import { checkArgument } from "../validation/checker.js";
 import { matches } from "../validation/rules.js";
-import type { GenerateQrInput } from "./qr.types.js";
+import { MD5, type GenerateQrInput } from "./qr.types.js";
 import { encodeKhqr, decodeKhqr, verifyKhqr, type KhqrDecodeResult } from "../khqr/index.js";
 import type { Merchant } from "../admin/merchant.entity.js";
 
@@ -28,7 +28,6 @@ export interface QrView {
 }
 
 /** What `check` takes (a string: the casts after it rely on that). */
-const MD5 = matches("must be 32 hex characters", /^[0-9a-f]{32}$/i);
 
 /** The generate waits at most this long for the deeplink (then answers without it). */
 const DEEPLINK_WAIT_MS = 3000;

@@ -1,5 +1,6 @@
 import { compact, pass, type RestRoute } from "../rest/route-table.js";
 import { QR_KEY } from "./area.js";
+import { MD5 } from "./qr.types.js";
 
 /** The generic QR area's four contract paths. */
 export const QR_ROUTES: RestRoute[] = [
@@ -29,6 +30,7 @@ export const QR_ROUTES: RestRoute[] = [
       summary: "Check a generic QR by its md5",
       errors: ["NOT_FOUND"],
       example: { md5: "{{md5}}" },
+      argBounds: { md5: MD5.schema },
     },
   },
   {

@@ -18,7 +18,15 @@ export interface BodyField {
   name: string;
   type: GraphQLInputType;
   required: boolean;
+  /** What a value of the wrong type hears, where the field's rule says it better (validation/rules.ts TypeMessage). */
+  typeMessage?: string;
 }
+
+/** The field's own words for a value of the wrong type, if its rule gave some. */
+const typeMessageOf = (f: { extensions?: Readonly<Record<string, unknown>> | null }): string | undefined => {
+  const m = f.extensions?.typeMessage;
+  return typeof m === "string" ? m : undefined;
+};
 
 /**
  * The fields of a route's body with what GraphQL would demand of them: the fields of `bodyVariable`'s input
@@ -38,6 +46,7 @@ export function bodyShape(schema: GraphQLSchema, document: DocumentNode, bodyVar
     name: f.name,
     type: f.type,
     required: isRequiredInputField(f),
+    typeMessage: typeMessageOf(f),
   }));
 }
 
@@ -74,19 +83,25 @@ function leafProblem(value: unknown, type: GraphQLLeafType): string | null {
  */
 export function bodyTypeProblems(body: Record<string, unknown>, fields: BodyField[]): FieldError[] {
   const out: FieldError[] = [];
-  for (const f of fields) checkField(body[f.name], f.type, f.required, f.name, out);
+  for (const f of fields) checkField(body[f.name], f, f.name, out);
   return out;
 }
 
-function checkField(value: unknown, type: GraphQLInputType, required: boolean, path: string, out: FieldError[]): void {
+function checkField(value: unknown, f: Omit<BodyField, "name">, path: string, out: FieldError[]): void {
   if (value === undefined) {
-    if (required) out.push({ field: path, message: "is required" });
+    if (f.required) out.push({ field: path, message: "is required" });
     return;
   }
-  checkValue(value, type, path, out);
+  checkValue(value, f.type, path, out, f.typeMessage);
 }
 
-function checkValue(value: unknown, type: GraphQLInputType, path: string, out: FieldError[]): void {
+function checkValue(
+  value: unknown,
+  type: GraphQLInputType,
+  path: string,
+  out: FieldError[],
+  typeMessage?: string,
+): void {
   if (value === null) {
     if (isNonNullType(type)) out.push({ field: path, message: `${expectation(type.ofType)}, not null` });
     return;
@@ -104,11 +119,16 @@ function checkValue(value: unknown, type: GraphQLInputType, path: string, out: F
     if (typeof value !== "object" || Array.isArray(value))
       return void out.push({ field: path, message: "must be an object" });
     for (const f of Object.values(t.getFields()))
-      checkField((value as Record<string, unknown>)[f.name], f.type, isRequiredInputField(f), `${path}.${f.name}`, out);
+      checkField(
+        (value as Record<string, unknown>)[f.name],
+        { type: f.type, required: isRequiredInputField(f), typeMessage: typeMessageOf(f) },
+        `${path}.${f.name}`,
+        out,
+      );
     return;
   }
   const problem = leafProblem(value, t);
-  if (problem !== null) out.push({ field: path, message: problem });
+  if (problem !== null) out.push({ field: path, message: typeMessage ?? problem });
 }
 
 /** "must be …" for a type, whatever the value (used for a null where a value is needed). */

@@ -71,6 +71,9 @@ async function issueMissing(
   }
 }
 
+/** A generate path: its example's fresh placeholders take new values (a check reads the issued one instead). */
+export const takesFresh = (path: string): boolean => /generate/.test(path);
+
 /** Which area a path's example draws on (its key's: the area whose paths it is under). */
 const areaOf = (path: string, areas: readonly DocsArea[]): DocsArea | undefined =>
   areas.find((a) => path.startsWith(a.key.paths.replace(/\*$/, "")));
@@ -81,7 +84,7 @@ function fill(example: unknown, path: string, values: Values, areas: readonly Do
   const text = JSON.stringify(example).replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
     // A generate takes a new one of the area's `fresh` values every time; a check reads the one already issued.
     const fresh = area?.docsExample?.fresh?.[name];
-    if (fresh !== undefined && /generate/.test(path)) return fresh.make();
+    if (fresh !== undefined && takesFresh(path)) return fresh.make();
     return mine[name] ?? whole;
   });
   return JSON.parse(text);

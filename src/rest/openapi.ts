@@ -105,7 +105,8 @@ function scalar(t: GraphQLScalarType): JsonSchema {
     case "Boolean":
       return { type: "boolean" };
     case "JSONObject":
-      return { type: "object" };
+      // Any members (meta as sent, a decoded QR's fields): said, so generated clients may read them.
+      return { type: "object", additionalProperties: true };
     case "DateTimeISO":
       return { type: "string", format: "date-time" };
     default:
@@ -126,8 +127,14 @@ function withBounds(s: JsonSchema, bounds: JsonSchema): JsonSchema {
   if (Object.keys(bounds).length === 0) return s;
   const takesNull = Array.isArray(s.type) && s.type.includes("null");
   const allowed = Array.isArray(bounds.enum) && takesNull ? { enum: [...(bounds.enum as unknown[]), null] } : {};
-  return { ...s, ...bounds, ...allowed };
+  // A narrower type (an integer where GraphQL says Float) keeps the field's null.
+  const type = typeof bounds.type === "string" && takesNull ? { type: [bounds.type, "null"] } : {};
+  return { ...s, ...bounds, ...allowed, ...type };
 }
+
+/** The JSON Schema keywords a field or an input class carries (validation/rules.ts Bounds). */
+const boundsOf = (x: { extensions?: Readonly<Record<string, unknown>> | null }): JsonSchema =>
+  (x.extensions as { jsonSchema?: JsonSchema } | undefined)?.jsonSchema ?? {};
 
 function withDescription(s: JsonSchema, description: string | null | undefined): JsonSchema {
   return description ? { ...s, description } : s;
@@ -144,11 +151,14 @@ export function inputSchema(t: GraphQLInputType): JsonSchema {
   const required: string[] = [];
   for (const f of Object.values(obj.getFields())) {
     // Bounds (validation/rules.ts) the field's rule checks: length, pattern, range, the allowed values.
-    const bounds = (f.extensions as { jsonSchema?: JsonSchema } | undefined)?.jsonSchema ?? {};
-    properties[f.name] = withDescription(withBounds(inputSchema(f.type), bounds), f.description);
+    properties[f.name] = withDescription(withBounds(inputSchema(f.type), boundsOf(f)), f.description);
     if (f.type instanceof GraphQLNonNull) required.push(f.name);
   }
-  return withDescription({ type: "object", properties, ...(required.length ? { required } : {}) }, obj.description);
+  // And the class's: rules that relate its fields (a KHR amount is whole).
+  return withDescription(
+    { type: "object", properties, ...(required.length ? { required } : {}), ...boundsOf(obj) },
+    obj.description,
+  );
 }
 
 /**
@@ -209,11 +219,13 @@ function requestSchema(schema: GraphQLSchema, route: RestRoute, op: OperationDef
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const v of vars) {
-    const t = typeOf(v.variable.name.value);
-    properties[v.variable.name.value] = inputSchema(t);
-    if (t instanceof GraphQLNonNull) required.push(v.variable.name.value);
+    const name = v.variable.name.value;
+    const t = typeOf(name);
+    // A scalar argument's bounds come from the check its service applies (RouteDoc.argBounds).
+    properties[name] = withBounds(inputSchema(t), route.doc.argBounds?.[name] ?? {});
+    if (t instanceof GraphQLNonNull) required.push(name);
   }
-  return { type: "object", properties, ...(required.length ? { required } : {}) };
+  return { type: "object", properties, ...(required.length ? { required } : {}), ...(route.doc.bodyBounds ?? {}) };
 }
 
 function responseSchema(schema: GraphQLSchema, route: RestRoute, op: OperationDefinitionNode): JsonSchema {
@@ -366,7 +378,10 @@ function webhooks(schema: GraphQLSchema, events: readonly WebhookEventDoc[]): Re
   for (const e of events)
     out[e.type] = {
       post: {
+        operationId: `on${e.type.replace(/(?:^|[._-])(\w)/g, (_m, c: string) => c.toUpperCase())}`,
         summary: e.description,
+        // Sent by this service to the merchant's endpoint: the signature headers are its proof, not an API key.
+        security: [],
         description: `${e.description}. Verify with verifyWebhook(rawBody, headers, secrets) before trusting it.`,
         parameters: [
           header("x-timestamp", "Unix seconds when this attempt was signed", "^[0-9]+$"),

@@ -33,6 +33,13 @@ export interface RouteDoc {
   errors: ErrorCode[];
   /** A request body that runs against the demo tenant; `{{transactionId}}`/`{{md5}}`/`{{orderId}}` come from a generate. */
   example: Record<string, unknown>;
+  /**
+   * The JSON Schema keywords of a body field that is an operation variable (a scalar argument: `md5`), from the
+   * check the service applies to it (validation/rules.ts SchemaCheck.schema), so the contract says what is checked.
+   */
+  argBounds?: Record<string, Record<string, unknown>>;
+  /** Keywords of the whole body (which fields go together: `oneOf` required transactionId or orderId). */
+  bodyBounds?: Record<string, unknown>;
 }
 
 export type Shape = ((data: Record<string, unknown>) => unknown) & { field: string; compact: boolean };

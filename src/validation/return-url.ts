@@ -3,7 +3,7 @@
 // while the service itself answers on loopback http (demo, development) an http URL on loopback too.
 
 import { Field } from "type-graphql";
-import { FieldRule } from "./rules.js";
+import { Bounds, FieldRule } from "./rules.js";
 import { storableText, UNSTORABLE } from "./storable.js";
 
 export const RETURN_URL_MAX = 2000;
@@ -61,8 +61,12 @@ export function ReturnUrlField(): PropertyDecorator {
       "Where the checkout page sends the payer back after the final state: https (http only on localhost while the service runs there)",
   });
   const rule = ReturnUrl();
+  // The contract's part of the shape rule: a URL of 1 to 2000 characters with an http(s) scheme (any letter case,
+  // as the URL parser reads it); which hosts http may name depends on where the service runs, so it is described.
+  const bounds = Bounds({ minLength: 1, maxLength: RETURN_URL_MAX, format: "uri", pattern: "^[Hh][Tt][Tt][Pp][Ss]?:" });
   return (target, property) => {
     rule(target, property);
+    bounds(target, property);
     field(target, property);
   };
 }

@@ -1,6 +1,6 @@
 import { registerDecorator, ValidateNested } from "class-validator";
 import { Extensions } from "type-graphql";
-import { exactDecimal } from "../money/money.js";
+import { exactDecimal, MAX_AMOUNT } from "../money/money.js";
 import { storableJson, storableText, UNSTORABLE } from "./storable.js";
 
 /**
@@ -41,11 +41,28 @@ export function oneOf(values: readonly unknown[], message: string): Check<object
   return (v) => (values.includes(v) ? null : message);
 }
 
+/** The currencies as ISO 4217 numbers: KHR and USD. */
+export const CURRENCY_NUMBERS = [116, 840] as const;
 /** A currency as the operator API takes it (merchants, payment-link configurations): its ISO 4217 number. */
-export const CURRENCY_NUMBER = oneOf([116, 840], "must be 116 (KHR) or 840 (USD)");
+export const CURRENCY_NUMBER = oneOf(CURRENCY_NUMBERS, "must be 116 (KHR) or 840 (USD)");
 
+/**
+ * The contract's words (an input class's Bounds) for an `amount` whose precision and bound its numeric `currency`
+ * decides: when currency is `code`, the amount's extra keywords (a KHR amount is whole: multipleOf 1).
+ */
+export function amountWhen(code: number, amount: Record<string, unknown>): Record<string, unknown> {
+  return {
+    if: { properties: { currency: { const: code } }, required: ["currency"] },
+    then: { properties: { amount } },
+  };
+}
+
+/**
+ * One of `values`; the contract lists them (enum), and a value of the wrong JSON type is answered with `message`
+ * too (`currency: "USD"` hears "must be 840 (USD) or 116 (KHR)", not "must be a whole number").
+ */
 export function OneOf<T extends object>(values: readonly unknown[], message: string): PropertyDecorator {
-  return FieldRule<T>("oneOf", oneOf(values, message));
+  return inOrder(FieldRule<T>("oneOf", oneOf(values, message)), Bounds({ enum: [...values] }), TypeMessage(message));
 }
 
 /**
@@ -55,12 +72,20 @@ export function OneOf<T extends object>(values: readonly unknown[], message: str
 export function ExactAmount<T extends object>(opts: {
   decimals(input: T): number;
   more?(decimal: string, input: T): string | null;
+  /** The least amount `more` admits, whatever the currency (the contract's minimum instead of "greater than 0"). */
+  minimum?: number;
 }): PropertyDecorator {
-  return FieldRule<T>("exactAmount", (v, input) => {
-    const d = exactDecimal(v, opts.decimals(input));
-    if ("error" in d) return d.error;
-    return opts.more?.(d.value, input) ?? null;
-  });
+  return inOrder(
+    FieldRule<T>("exactAmount", (v, input) => {
+      const d = exactDecimal(v, opts.decimals(input));
+      if ("error" in d) return d.error;
+      return opts.more?.(d.value, input) ?? null;
+    }),
+    Bounds({
+      ...(opts.minimum === undefined ? { exclusiveMinimum: 0 } : { minimum: opts.minimum }),
+      maximum: MAX_AMOUNT,
+    }),
+  );
 }
 
 /** A whole number from `min` to `max`; absent is fine when `optional`. */
@@ -77,7 +102,10 @@ export function WholeNumber<T extends object>(
   message: string,
   optional = false,
 ): PropertyDecorator {
-  return FieldRule<T>("wholeNumber", wholeNumber(min, max, message, optional));
+  return inOrder(
+    FieldRule<T>("wholeNumber", wholeNumber(min, max, message, optional)),
+    Bounds({ type: "integer", minimum: min, maximum: max }),
+  );
 }
 
 /** A string matching `pattern` (any string without one); `message` for anything else, a non-string too. */
@@ -85,8 +113,22 @@ export function matches(message: string, pattern = /^/): Check<object> {
   return (v) => (typeof v === "string" && pattern.test(v) ? null : message);
 }
 
+/** A check with the JSON Schema keywords that say the same (a route's scalar arguments: RouteDoc.argBounds). */
+export type SchemaCheck = Check<object> & { schema: Record<string, unknown> };
+
+/** A string matching `pattern` (no flags: its source is the contract's pattern), as a check and a schema. */
+export function patterned(message: string, pattern: RegExp): SchemaCheck {
+  if (pattern.flags !== "") throw new Error("a contract pattern takes no flags");
+  return Object.assign(matches(message, pattern), { schema: { pattern: pattern.source } });
+}
+
+/** The longest identifier a caller may send to look a transaction up. */
+export const IDENTIFIER_MAX = 100;
 /** An identifier a caller sends to look a transaction up: 1 to 100 characters. */
-export const IDENTIFIER = matches("must be a non-empty string", /^[\s\S]{1,100}$/);
+export const IDENTIFIER: SchemaCheck = Object.assign(
+  matches("must be a non-empty string", new RegExp(`^[\\s\\S]{1,${IDENTIFIER_MAX}}$`)),
+  { schema: { minLength: 1, maxLength: IDENTIFIER_MAX } },
+);
 
 /** A Date that is a real instant. */
 export const DATE_TIME: Check<object> = (v) =>
@@ -118,8 +160,16 @@ export function text(opts: TextOptions): Check<object> {
   };
 }
 
+/** The text rule, and the contract's minLength (required), maxLength and pattern from the same options. */
 export function Text<T extends object>(opts: TextOptions): PropertyDecorator {
-  return FieldRule<T>("text", text(opts));
+  return inOrder(
+    FieldRule<T>("text", text(opts)),
+    Bounds({
+      ...(opts.required ? { minLength: 1 } : {}),
+      maxLength: opts.max,
+      ...(opts.pattern ? { pattern: opts.pattern.source } : {}),
+    }),
+  );
 }
 
 /** The limits of `meta` and `metaData`. */
@@ -144,6 +194,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export function JsonObject<T extends object>(): PropertyDecorator {
   const absent = (v: unknown) => v === undefined || v === null;
   return inOrder(
+    Bounds({ maxProperties: META_MAX_KEYS }),
     FieldRule<T>("jsonObject", (v) => {
       if (absent(v)) return null;
       if (!isObject(v)) return "must be an object of key/value pairs";
@@ -163,11 +214,39 @@ export function Nested(): PropertyDecorator {
   return ValidateNested({ each: true });
 }
 
+/** Each field's (or input class's) JSON Schema keywords so far: several rules on one field add theirs to one object. */
+const boundsOf = new WeakMap<object, Map<string | symbol, Record<string, unknown>>>();
+
 /**
- * JSON Schema keywords (maxLength, pattern, enum, minimum…) the REST contract shows for a field: the OpenAPI
- * document (src/rest/openapi.ts) adds them to the field's schema. Write them from the same constants as the
- * field's rule, so that the contract says what the code checks.
+ * JSON Schema keywords (maxLength, pattern, enum, minimum…) the REST contract shows for a field (docs/decisions/
+ * 0247-the-contract-states-every-input-rule.md): the OpenAPI
+ * document (src/rest/openapi.ts) adds them to the field's schema. The rules above write theirs from the same
+ * constants they check, so that the contract says what the code checks; write any other from the rule's constants
+ * too. On an input class (a class decorator), keywords for the whole object: a rule that relates fields
+ * (`if`/`then`: a KHR amount is whole). Several on one field are merged (type-graphql keeps only the last
+ * extension of a name, so one object is registered per field and filled).
  */
-export function Bounds(schema: Record<string, unknown>): PropertyDecorator {
-  return Extensions({ jsonSchema: schema }) as PropertyDecorator;
+export function Bounds(schema: Record<string, unknown>): PropertyDecorator & ClassDecorator {
+  return ((target: object, property?: string | symbol) => {
+    const owner = property === undefined ? target : target.constructor;
+    const key = property ?? "";
+    let fields = boundsOf.get(owner);
+    if (fields === undefined) boundsOf.set(owner, (fields = new Map()));
+    let bounds = fields.get(key);
+    if (bounds === undefined) {
+      fields.set(key, (bounds = {}));
+      const ext = Extensions({ jsonSchema: bounds });
+      if (property === undefined) (ext as ClassDecorator)(target as () => void);
+      else (ext as PropertyDecorator)(target, property);
+    }
+    Object.assign(bounds, schema);
+  }) as PropertyDecorator & ClassDecorator;
+}
+
+/**
+ * What a REST body hears when a field's value is not even of the field's JSON type (rest/body-types.ts), where the
+ * rule has better words than the type's ("must be 840 (USD) or 116 (KHR)" rather than "must be a whole number").
+ */
+export function TypeMessage(message: string): PropertyDecorator {
+  return Extensions({ typeMessage: message }) as PropertyDecorator;
 }

@@ -86,4 +86,32 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
     expect(new Set(calls.map((c) => c.url)).size).toBe(8);
     for (const c of calls) expect(c.key).toBe(kindKey(new URL(c.url).pathname));
   }, 120_000);
+  it("Execute twice on /gateway/generate-qr: 200 both times, each with a new order id (the example's is freshened)", async () => {
+    await page.goto(`${svc.url}/docs`);
+    await page.waitForSelector(".opblock-summary-path", { timeout: 30_000 });
+    const clickNow = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).click());
+    const block = `.opblock-post:has(.opblock-summary-path[data-path="/gateway/generate-qr"])`;
+    await clickNow(`${block} .opblock-summary-control`);
+    await page.waitForSelector(`${block} .btn.execute`, { visible: true });
+    const answers: { status: number; orderId: unknown }[] = [];
+    page.on("response", async (r) => {
+      if (r.request().method() === "POST" && r.url() === `${svc.url}/gateway/generate-qr`)
+        answers.push({ status: r.status(), orderId: ((await r.json()) as { orderId?: unknown }).orderId });
+    });
+    for (let n = 1; n <= 2; n++) {
+      await clickNow(`${block} .btn.execute`);
+      const deadline = Date.now() + 20_000;
+      while (answers.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      // The page shows the same answer.
+      const status = await page.$eval(`${block} .live-responses-table .response .response-col_status`, (e) =>
+        (e.textContent ?? "").trim(),
+      );
+      expect({ execute: n, status }).toEqual({ execute: n, status: "200" });
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(answers[0].orderId).not.toBe(answers[1].orderId);
+    // The example in the editor is left as it was: only what is sent is new.
+    const example = await page.$eval(`${block} textarea.body-param__text`, (e) => (e as HTMLTextAreaElement).value);
+    expect(answers.map((a) => a.orderId)).not.toContain(JSON.parse(example).qrData.orderId);
+  }, 120_000);
 });

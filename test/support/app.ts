@@ -228,7 +228,7 @@ export async function post(
   } catch {
     /* not JSON: keep the text */
   }
-  await checkRestAnswer(url, res.status, parsed);
+  await checkRestAnswer(url, res.status, parsed, res.headers.get("content-type"));
   return { status: res.status, body: parsed, headers: res.headers };
 }
 

@@ -31,8 +31,25 @@ function validator(path: string, status: string, schema: object): ValidateFuncti
   return v;
 }
 
-/** Throws when a POST to one of the REST paths was answered with a status or a body the document does not describe. */
-export async function checkRestAnswer(url: string, status: number, body: unknown): Promise<void> {
+/**
+ * A Content-Type header's media type without its parameters, lower case (RFC 9110 §8.3.1): the service answers
+ * `application/json; charset=utf-8`, and the document's `application/json` describes it (OpenAPI's content keys
+ * are media types; a parameter does not make another one).
+ */
+export function mediaTypeOf(contentType: string | null): string | null {
+  return contentType === null ? null : contentType.split(";")[0].trim().toLowerCase();
+}
+
+/**
+ * Throws when a POST to one of the REST paths was answered with a status, a media type (when `contentType` is
+ * given) or a body the document does not describe.
+ */
+export async function checkRestAnswer(
+  url: string,
+  status: number,
+  body: unknown,
+  contentType?: string | null,
+): Promise<void> {
   const path = new URL(url).pathname;
   const d = await restDocument();
   const op = d.paths[path]?.post;
@@ -40,6 +57,9 @@ export async function checkRestAnswer(url: string, status: number, body: unknown
   const response = op.responses[String(status)];
   if (response === undefined)
     throw new Error(`OpenAPI: POST ${path} answered ${status}, a status the document does not list`);
+  const media = mediaTypeOf(contentType ?? null);
+  if (contentType !== undefined && response.content !== undefined && (media === null || !(media in response.content)))
+    throw new Error(`OpenAPI: POST ${path} ${status} answered ${contentType}, a media type the document does not list`);
   const schema = response.content?.["application/json"]?.schema;
   if (schema === undefined) return;
   const v = validator(path, String(status), schema);
