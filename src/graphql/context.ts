@@ -10,6 +10,8 @@ export interface GqlContext {
   requestId: string;
   /** From the `Idempotency-Key` header on HTTP requests. */
   idempotencyKey?: string;
+  /** The operation's time budget (GraphQL over HTTP only): past `at`, fields still to resolve fail (field-gate.ts). */
+  deadline?: { at: number; budgetMs: number };
 }
 
 /**
