@@ -14,7 +14,7 @@ import type { Principal } from "../auth/principal.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 import { documentNesting, MAX_DOCUMENT_NESTING, tooDeepMessage } from "./nesting.js";
 import { limitsRule } from "./limits.js";
-import { costError, operationCost } from "./cost.js";
+import { costError, costReadsVariables, operationCost } from "./cost.js";
 import { checkoutViewError, outsideCheckoutView } from "./checkout-view.js";
 
 // GraphQL admission: what a document and an operation must pass before they run, the same for both doors of
@@ -98,10 +98,11 @@ export class GraphQLAdmission {
   private readonly documents: TtlCache<DocumentNode>;
   /**
    * A document's verdicts, by operation, door and what the credential may read (`full`, or a client token's
-   * `checkout` view): the only part of the credential a verdict depends on. Without variables the cost is in it
-   * too; an operation with variables is priced at each request (`first` may be one).
+   * `checkout` view): the only part of the credential a verdict depends on. The cost is in it too, unless a
+   * request's variables can change it (`first: $n`): such an operation is priced at each request.
    */
   private readonly verdicts = new WeakMap<DocumentNode, Map<string, GraphQLError | null>>();
+  private readonly readsVariables = new WeakMap<DocumentNode, boolean>();
   private readonly cost: CostJudge;
 
   constructor(
@@ -188,11 +189,11 @@ export class GraphQLAdmission {
     if (verdict === undefined) verdicts.set(key, (verdict = this.verdict(op.document, operation, op.transport, view)));
     // A copy: a door may rewrite the error it answers with (the websocket's formatter does).
     if (verdict !== null) return new GraphQLError(verdict.message, { extensions: { ...verdict.extensions } });
-    if (!operation.variableDefinitions?.length) return null;
+    if (!this.pricedByVariables(op.document)) return null;
     return this.cost(this.schema, op.document, op.variables ?? undefined, op.operationName, this.options.maxCost);
   }
 
-  /** What does not depend on the variables: the door, the checkout view (of this operation alone) and, without variables, the cost. */
+  /** What does not depend on the variables: the door, the checkout view (of this operation alone) and, mostly, the cost. */
   private verdict(
     document: DocumentNode,
     operation: OperationDefinitionNode,
@@ -211,7 +212,15 @@ export class GraphQLAdmission {
       const outside = outsideCheckoutView(this.schema, alone);
       if (outside.length > 0) return checkoutViewError(outside);
     }
-    if (operation.variableDefinitions?.length) return null;
+    if (this.pricedByVariables(document)) return null;
     return this.cost(this.schema, document, undefined, name, this.options.maxCost);
+  }
+
+  /** Whether a request's variables can change the cost (a `first: $n`); the service's rules only (cost.ts). */
+  private pricedByVariables(document: DocumentNode): boolean {
+    if (this.options.cost !== undefined) return true;
+    let reads = this.readsVariables.get(document);
+    if (reads === undefined) this.readsVariables.set(document, (reads = costReadsVariables(document)));
+    return reads;
   }
 }
