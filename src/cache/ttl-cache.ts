@@ -33,6 +33,23 @@ export class TtlCache<V> {
     return loaded;
   }
 
+  /**
+   * A fresh entry without loading, synchronously; a hit moves to the back, so what is read often stays while the
+   * bound evicts what was least recently read or kept (callers that only peek and put get least-recently-used order).
+   */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    if (hit === undefined || hit.until <= this.now()) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit.value;
+  }
+
+  /** Keeps a value made without a load (synchronous callers: peek, then put). */
+  put(key: string, value: V): void {
+    this.keep(key, value);
+  }
+
   /** Drops the entries that match (and any load in flight). */
   delete(matches: (key: string, value: V) => boolean): void {
     this.epoch++;

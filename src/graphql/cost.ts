@@ -15,6 +15,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  visit,
 } from "graphql";
 
 /**
@@ -82,6 +83,20 @@ export function operationCost(
   if (!root) return { cost: 0, misplaced: [] };
   const walker = new CostWalker(schema, fragments, variables ?? {});
   return walker.walk(operation.selectionSet, root, 1, null);
+}
+
+/**
+ * Whether the cost of an operation of this document can depend on its variables: only a `first` argument is read
+ * from them (CostWalker.first). Without one, the cost is the same for every request of the document.
+ */
+export function costReadsVariables(document: DocumentNode): boolean {
+  let reads = false;
+  visit(document, {
+    Argument(node) {
+      if (node.name.value === "first" && node.value.kind === Kind.VARIABLE) reads = true;
+    },
+  });
+  return reads;
 }
 
 /** Costs above this are over any budget: counting further only spends time. */

@@ -4,8 +4,8 @@ import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHt
 import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageLocalDefault } from "@apollo/server/plugin/landingPage/default";
 import { expressMiddleware } from "@as-integrations/express5";
-import type { RequestHandler } from "express";
-import { execute, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
+import type { Request, RequestHandler } from "express";
+import { execute, GraphQLError, type GraphQLSchema } from "graphql";
 import { randomUUID } from "node:crypto";
 import type { GqlContext } from "./context.js";
 import { formatGraphQLError } from "./errors.js";
@@ -14,6 +14,8 @@ import type { SandboxExample } from "./sandbox.js";
 import { withExplorerLink } from "./explorer.js";
 import type { FailureLog, GraphQLEdge } from "./edge.js";
 import type { GraphQLAdmission } from "./admission.js";
+import { formatExecutionError, shapeAnswer } from "./answer.js";
+import { answerDirect, directRequest, type DirectDeps } from "./http-direct.js";
 
 // The HTTP edge of /graphql: Apollo Server with the service's operation checks and response rules, the express
 // middleware in front of it, and the REST shim's direct runner (graphql-js without Apollo's pipeline).
@@ -36,9 +38,6 @@ export interface ApolloEdgeDeps {
   /** Called when Apollo drains the HTTP server: the websocket edge's cleanup. */
   drainSockets: () => Promise<void>;
 }
-
-/** When an operation answered nothing and every error has one of these codes, the HTTP status says so too. */
-const NOTHING_ANSWERED_STATUS: Record<string, number> = { UNAUTHENTICATED: 401, BAD_USER_INPUT: 400, FORBIDDEN: 403 };
 
 /** Apollo Server 5 for /graphql over HTTP (not started). */
 export function createApollo(deps: ApolloEdgeDeps): ApolloServer<GqlContext> {
@@ -106,7 +105,8 @@ function landingPage(sandbox: SandboxExample): ApolloServerPlugin<GqlContext> {
 
 /**
  * The per-operation rules of HTTP: the admission's verdict (no subscriptions, the checkout view for client tokens,
- * the cost budget), the time budget, the response-size cap, and the status of an answer that answered nothing.
+ * the cost budget), the response-size cap, and the status of an answer that answered nothing. The time budget is the
+ * context's deadline, judged by every field (field-gate.ts).
  */
 function operationRules(
   admission: GraphQLAdmission,
@@ -117,6 +117,8 @@ function operationRules(
     async requestDidStart() {
       return {
         async didResolveOperation({ contextValue, document, request }) {
+          // Apollo validated it with the admission's rules: the direct door runs this text from now on (http-direct.ts).
+          if (request.query !== undefined) admission.remember(request.query, document);
           const refusal = admission.operation({
             document,
             operationName: request.operationName,
@@ -126,27 +128,12 @@ function operationRules(
           });
           if (refusal !== null) throw refusal;
         },
-        // The time budget: once it is spent, every field still to resolve fails at once (what was
-        // resolved is kept), so an operation cannot hold the process for longer than GRAPHQL_TIME_BUDGET_MS.
-        // A mutation's answer is spared: its work is done (a payment page may take 45 s to give its QR), and
-        // cutting the answer would lose what it made; a further mutation of the operation is still refused.
-        async executionDidStart() {
-          const deadline = Date.now() + limits.timeBudgetMs;
-          return {
-            willResolveField({ info }) {
-              if (Date.now() <= deadline) return;
-              if (info.operation.operation === "mutation" && info.path.prev !== undefined) return;
-              throw new GraphQLError(
-                `The operation ran over its time budget of ${limits.timeBudgetMs} ms (GRAPHQL_TIME_BUDGET_MS)`,
-                { extensions: { code: "BAD_USER_INPUT" } },
-              );
-            },
-          };
-        },
         async willSendResponse({ response }) {
           if (response.body.kind !== "single") return;
-          const answer = shapeAnswer(response.body.singleResult, limits.maxResponseBytes, serialised);
+          const result = response.body.singleResult;
+          const answer = shapeAnswer(result, limits.maxResponseBytes);
           if (answer.replaced !== undefined) response.body.singleResult = answer.replaced;
+          else if (result.data != null) serialised.set(result.data, answer.text);
           if (answer.status !== undefined) response.http.status = answer.status;
         },
       };
@@ -154,55 +141,25 @@ function operationRules(
   };
 }
 
-type SingleResult = {
-  data?: Record<string, unknown> | null;
-  errors?: readonly GraphQLFormattedError[];
-  extensions?: Record<string, unknown>;
-};
-
 /**
- * The response-size cap (measured once here: stringifyResult reuses the text), and Apollo's convention: a request
- * refused for its credentials answers 401 (and one refused for its input 400), not 200 with an error
- * (docs/decisions/0133-graphql-response-size-and-time-budget.md,
- * docs/decisions/0134-http-status-of-graphql-errors.md). Only when nothing was answered: partial data keeps 200.
- */
-function shapeAnswer(
-  r: SingleResult,
-  maxResponseBytes: number,
-  serialised: WeakMap<object, string>,
-): { replaced?: SingleResult; status?: number } {
-  // In the order Apollo writes it (errors, data, extensions).
-  const text = stringifyExact({ errors: r.errors, data: r.data, extensions: r.extensions });
-  if (Buffer.byteLength(text) > maxResponseBytes) {
-    const message =
-      `The response is larger than ${maxResponseBytes} bytes (GRAPHQL_MAX_RESPONSE_BYTES); ` +
-      "ask for fewer rows (first) or fewer fields";
-    return { replaced: { errors: [{ message, extensions: { code: "BAD_USER_INPUT", details: [] } }] }, status: 400 };
-  }
-  if (r.data != null) serialised.set(r.data, text);
-  const { errors, data } = r;
-  const code = errors?.[0]?.extensions?.code;
-  if (
-    typeof code === "string" &&
-    code in NOTHING_ANSWERED_STATUS &&
-    errors!.every((e) => e.extensions?.code === code) &&
-    (data == null || Object.values(data).every((v) => v === null))
-  )
-    return { status: NOTHING_ANSWERED_STATUS[code] };
-  return {};
-}
-
-/**
- * The express handler of /graphql: a document nested too deeply is refused before Apollo parses it; the rest
- * goes to Apollo with a context built from the request's headers.
+ * The express handler of /graphql: a document nested too deeply is refused before anything parses it; a plain POST
+ * runs through the direct door (http-direct.ts); the rest, and whatever the direct door declines, goes to Apollo.
+ * Either way the context is built once from the request's headers, with the operation's time budget.
  */
 export function graphqlMiddleware(
   apollo: ApolloServer<GqlContext>,
-  admission: GraphQLAdmission,
+  direct: DirectDeps,
   contextFor: GraphQLEdge["contextFor"],
 ): RequestHandler {
+  const { admission } = direct;
+  const budgetMs = direct.limits.timeBudgetMs;
+  const requestId = (req: Request) => (req as unknown as { id?: string }).id ?? randomUUID();
   const apolloMiddleware = expressMiddleware(apollo, {
-    context: async ({ req }) => contextFor(req.headers, (req as unknown as { id?: string }).id ?? randomUUID()),
+    context: async ({ req }) => {
+      const ctx = await contextFor(req.headers, requestId(req));
+      ctx.deadline = { at: Date.now() + budgetMs, budgetMs };
+      return ctx;
+    },
   });
   return (req, res, next) => {
     const query: unknown = (req.body as { query?: unknown } | undefined)?.query ?? req.query?.query;
@@ -213,7 +170,12 @@ export function graphqlMiddleware(
         .json({ errors: [{ message: tooDeep.message, extensions: { code: "BAD_USER_INPUT", details: [] } }] });
       return;
     }
-    return apolloMiddleware(req, res, next);
+    const request = directRequest(req);
+    if (request === null) return apolloMiddleware(req, res, next);
+    contextFor(req.headers, requestId(req))
+      .then((ctx) => answerDirect(direct, request, ctx, res))
+      .then((answered) => (answered ? undefined : apolloMiddleware(req, res, next)))
+      .catch(next);
   };
 }
 
@@ -233,15 +195,9 @@ export function directRunner(
     const result = await execute({ schema, document, variableValues: variables, contextValue: ctx });
     if (!result.errors?.length) return { data: result.data };
     const fallback = "data" in result ? "INTERNAL_SERVER_ERROR" : "BAD_USER_INPUT";
-    const errors = result.errors.map((e) => {
-      const f = formatGraphQLError(
-        { ...e.toJSON(), extensions: { ...e.extensions, code: e.extensions.code ?? fallback } },
-        e,
-        exposeInternals,
-      );
-      logFailure(f, e.originalError ?? e, e.path, "a REST operation");
-      return f;
-    });
+    const errors = result.errors.map(
+      (e) => formatExecutionError(e, fallback, exposeInternals, logFailure, "a REST operation").formatted,
+    );
     return { data: result.data, errors };
   };
 }

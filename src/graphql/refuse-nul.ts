@@ -1,5 +1,4 @@
-import { isInputObjectType, isListType, isNonNullType, type GraphQLInputType } from "graphql";
-import type { MiddlewareFn } from "type-graphql";
+import { isInputObjectType, isListType, isNonNullType, type GraphQLInputType, type GraphQLResolveInfo } from "graphql";
 import { AppError } from "../errors.js";
 import { holdsNul, NUL_MESSAGE } from "../validation/storable.js";
 
@@ -36,15 +35,15 @@ export function nulPath(value: unknown, type: GraphQLInputType, path: string): s
  * PostgreSQL cannot hold U+0000 in text, and the driver cannot even send it as a parameter: a NUL in an
  * argument of any root operation (an id, a name, a URL, meta) is refused here as BAD_USER_INPUT naming the
  * field, instead of failing in the database as INTERNAL. Field paths are relative to `input`, as REST bodies are.
+ * Called for root fields only (graphql/field-gate.ts): it was a type-graphql global middleware, which made every
+ * field of every answer asynchronous to look at the roots alone.
  */
-export const RefuseNul: MiddlewareFn = ({ args, info }, next) => {
-  if (info.path.prev === undefined && !JUDGED_TEXT.has(info.fieldName)) {
-    for (const def of info.parentType.getFields()[info.fieldName]?.args ?? []) {
-      const path = nulPath(args[def.name], def.type, def.name);
-      if (path === null) continue;
-      const field = path.startsWith("input.") ? path.slice(6) : path;
-      throw new AppError("BAD_USER_INPUT", `${field} ${NUL_MESSAGE}`, [{ field, message: NUL_MESSAGE }]);
-    }
+export function refuseNul(args: Record<string, unknown>, info: GraphQLResolveInfo): void {
+  if (JUDGED_TEXT.has(info.fieldName)) return;
+  for (const def of info.parentType.getFields()[info.fieldName]?.args ?? []) {
+    const path = nulPath(args[def.name], def.type, def.name);
+    if (path === null) continue;
+    const field = path.startsWith("input.") ? path.slice(6) : path;
+    throw new AppError("BAD_USER_INPUT", `${field} ${NUL_MESSAGE}`, [{ field, message: NUL_MESSAGE }]);
   }
-  return next();
-};
+}

@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { buildSchemaSync, getMetadataStorage, type NonEmptyArray } from "type-graphql";
 import { GraphQLEnumType, printSchema, type GraphQLSchema } from "graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
-import { RefuseNul } from "./refuse-nul.js";
+import { gateFields } from "./field-gate.js";
 import { validateArgument } from "../validation/check.js";
 import type { GqlContext } from "./context.js";
 import type { ClassOf } from "./container.js";
@@ -35,7 +35,6 @@ export function buildAppSchema(resolvers: ClassOf[], listed: readonly ListedValu
       // Input classes carry their rules (src/validation); every input-object argument is checked before its resolver.
       validateFn: validateArgument,
       emitSchemaFile: false,
-      globalMiddlewares: [RefuseNul],
       // type-graphql insists on a PubSub; our subscriptions bring their own streams (events/live-events.ts).
       pubSub: createPubSub(),
     });
@@ -43,6 +42,8 @@ export function buildAppSchema(resolvers: ClassOf[], listed: readonly ListedValu
       const type = schema.getType(e.listed.name);
       if (type instanceof GraphQLEnumType && e.description !== undefined) type.description = e.description;
     }
+    // The time budget and the NUL refusal (graphql/field-gate.ts), on every app's schema alike.
+    gateFields(schema);
     built.set(key, schema);
   }
   return Promise.resolve(schema);

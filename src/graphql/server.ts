@@ -3,7 +3,8 @@ import type { GraphQLSchema } from "graphql";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { ResolverContainer } from "./container.js";
-import { credentialsFromHeaders } from "../auth/credentials.js";
+import { requestPrincipals } from "../auth/request-principal.js";
+import type { Principal } from "../auth/principal.js";
 import type { GqlContext } from "./context.js";
 import { GraphQLAdmission } from "./admission.js";
 import { failureLog, type GraphQLEdge } from "./edge.js";
@@ -20,6 +21,8 @@ export type { GraphQLEdge };
 /** Apollo Server 5 on express at /graphql, graphql-ws on the same server and path. */
 export interface GraphQLEdgeDeps {
   auth: Pick<Authenticator, "fromCredentials">;
+  /** A request's principal from its headers, resolved once per request (auth/request-principal.ts); from `auth` if not given. */
+  principalOf?: (headers: Record<string, string | string[] | undefined>) => Promise<Principal>;
   logger: Logger;
   container: ResolverContainer;
   /** Messages of internal errors reach the client (development with debug logs only). */
@@ -73,13 +76,14 @@ export async function createGraphQLEdge(
   const { auth, logger, container, exposeInternals } = deps;
   /** The client sees a generic message; the cause is logged so a 500 (or a 503: database unreachable) is never silent. */
   const logFailure = failureLog(logger);
+  const principalOf = deps.principalOf ?? requestPrincipals(auth);
   const contextFor = async (
     headers: Record<string, string | string[] | undefined>,
     requestId: string,
   ): Promise<GqlContext> => {
     const idem = headers["idempotency-key"];
     return {
-      principal: await auth.fromCredentials(credentialsFromHeaders(headers)),
+      principal: await principalOf(headers),
       container,
       requestId,
       idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
@@ -117,7 +121,7 @@ export async function createGraphQLEdge(
   return {
     schema,
     apollo,
-    middleware: graphqlMiddleware(apollo, admission, contextFor),
+    middleware: graphqlMiddleware(apollo, { admission, limits: opLimits, exposeInternals, logFailure }, contextFor),
     contextFor,
     prepare: (source) => admission.prepare(source),
     run: directRunner(schema, exposeInternals, logFailure),

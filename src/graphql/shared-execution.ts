@@ -1,21 +1,13 @@
-import {
-  createSourceEventStream,
-  execute,
-  parse,
-  type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
-} from "graphql";
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from "graphql";
 
 /**
  * Live events are executed once per distinct selection, not once per subscriber: every subscription with
- * the same document (the parsed object is shared, see `parseShared`), operation and variables receives the
+ * the same document (the parsed object is shared: the admission keeps one per text, admission.ts), operation and variables receives the
  * same result object for the same event. A subscription's fields resolve from the event alone (its scope
  * was applied when its stream was opened, and a client token's view is checked before it runs), so the
  * result does not depend on who receives it.
  */
 export class SharedExecution {
-  private readonly documents = new Map<string, DocumentNode>();
   private readonly documentIds = new WeakMap<DocumentNode, number>();
   private nextDocumentId = 0;
   /** Event → selection key → result; the last `keep` events. */
@@ -30,28 +22,16 @@ export class SharedExecution {
     return this.sharedData.has(v);
   }
 
-  /** The same text gives the same DocumentNode (the last 500 distinct documents). */
-  parseShared(source: string): DocumentNode {
-    let doc = this.documents.get(source);
-    if (doc === undefined) {
-      doc = parse(source);
-      this.documents.set(source, doc);
-      this.documentIds.set(doc, this.nextDocumentId++);
-      if (this.documents.size > 500) this.documents.delete(this.documents.keys().next().value as string);
-    }
-    return doc;
-  }
-
   async subscribe(args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source as ExecutionResult;
-    const docId = this.documentIds.get(args.document);
-    const selection =
-      docId === undefined ? null : `${docId}|${args.operationName ?? ""}|${JSON.stringify(args.variableValues ?? {})}`;
+    let docId = this.documentIds.get(args.document);
+    if (docId === undefined) this.documentIds.set(args.document, (docId = this.nextDocumentId++));
+    const selection = `${docId}|${args.operationName ?? ""}|${JSON.stringify(args.variableValues ?? {})}`;
     const run = (event: unknown): Promise<ExecutionResult> =>
       Promise.resolve(execute({ ...args, rootValue: event }) as ExecutionResult | Promise<ExecutionResult>);
     return mapStream(source, (event) => {
-      if (selection === null || typeof event !== "object" || event === null) return run(event);
+      if (typeof event !== "object" || event === null) return run(event);
       let perEvent = this.results.get(event);
       if (perEvent === undefined) {
         this.results.set(event, (perEvent = new Map()));

@@ -122,7 +122,7 @@ export function createWebSocketEdge(deps: WebSocketEdgeDeps): WebSocketEdge {
       connectionInitWaitTimeout: 0,
       subscribe: (args) => shared.subscribe(args),
       jsonMessageReplacer: frames.replacer,
-      onSubscribe: subscriptionGate(deps, sockets, shared, reauthorise),
+      onSubscribe: subscriptionGate(deps, sockets, reauthorise),
       onComplete: (ctx) => {
         ctx.extra.lastActive = deps.now();
       },
@@ -239,7 +239,6 @@ function socketAdmission(
 function subscriptionGate(
   deps: WebSocketEdgeDeps,
   sockets: SocketRegistry,
-  shared: SharedExecution,
   reauthorise: Reauthorise,
 ): NonNullable<WsOptions["onSubscribe"]> {
   const { admission, limiter } = deps;
@@ -247,9 +246,9 @@ function subscriptionGate(
     const socket = ctx.extra.socket;
     ctx.extra.lastActive = deps.now();
     // graphql-ws lets a syntax error escape and closes the whole socket with 4500 (every other subscription on it
-    // ends too); answered as an error for this subscription instead. The same text is the same DocumentNode
-    // (parseShared), so a document validated once is valid for good: every checkout page subscribes with one.
-    const parsed = admission.parse(payload.query, (source) => shared.parseShared(source));
+    // ends too); answered as an error for this subscription instead. The same text is the same DocumentNode once it
+    // validated (the admission keeps it, for both doors), so every checkout page subscribes with one.
+    const parsed = admission.parse(payload.query);
     if ("errors" in parsed) return parsed.errors;
     const principal = await reauthorise(socket, ctx.extra);
     if (principal === null || ctx.extra.ctx === undefined)
@@ -261,7 +260,7 @@ function subscriptionGate(
     const refusal = sockets.startOperation(socket, Object.keys(ctx.subscriptions).length);
     if (refusal !== null) return operationError(refusal, "RATE_LIMITED");
     const { document } = parsed;
-    const invalid = admission.validate(document);
+    const invalid = admission.validate(document, payload.query);
     if (invalid.length > 0) return invalid;
     const { operationName, variables } = payload;
     const refused = admission.operation({ document, operationName, variables, principal, transport: "websocket" });

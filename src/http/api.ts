@@ -6,7 +6,7 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { Authenticator } from "../auth/keys.js";
 import type { KeyKinds } from "../auth/key-kinds.js";
-import { credentialsFromHeaders } from "../auth/credentials.js";
+import { requestPrincipals } from "../auth/request-principal.js";
 import type { Invalidations } from "../cache/invalidation.js";
 import type { ResolverContainer } from "../graphql/container.js";
 import { createGraphQLEdge, type GraphQLEdge } from "../graphql/server.js";
@@ -59,14 +59,14 @@ export async function mountApi(http: Http, deps: ApiDeps): Promise<GraphQLEdge> 
   const { config, auth, schema } = deps;
   // One limiter, keyed on the resolved principal, for HTTP here and for websocket operations in the edge.
   const limiter = config.rateLimit.perMinute > 0 ? new RateLimiter(config.rateLimit.perMinute) : null;
+  // Resolved once per request: the limiter's bucket, the REST shim's 401 and the GraphQL context share it.
+  const principalOf = requestPrincipals(auth);
   if (limiter !== null)
-    app.use(
-      ["/graphql", ...deps.rateLimited],
-      rateLimitMiddleware(limiter, (headers) => auth.fromCredentials(credentialsFromHeaders(headers)), http.addressOf),
-    );
+    app.use(["/graphql", ...deps.rateLimited], rateLimitMiddleware(limiter, principalOf, http.addressOf));
   const sandbox = sandboxExample(deps.areas);
   const edge = await createGraphQLEdge(schema, http.server, {
     auth,
+    principalOf,
     logger: deps.logger,
     container: deps.container,
     exposeInternals: config.nodeEnv === "development" && config.logLevel === "debug",

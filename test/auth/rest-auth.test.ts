@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, type TestApp, type Tenant } from "../support/app.js";
+import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
 import { ROUTES } from "../../src/app.js";
 
 const HEADER_FOR: Record<string, (key: string) => Record<string, string>> = {
@@ -67,6 +67,38 @@ describe("API key authentication on every REST path", () => {
     );
     expect((res.body as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe(
       "UNAUTHENTICATED",
+    );
+  });
+
+  it("GraphQL without a key names the missing header as REST does, and each other problem as REST words it", async () => {
+    const generate = {
+      query: "mutation($input: GenerateQrInput!) { generateQr(input: $input) { transactionId } }",
+      variables: { input: { amount: 1.5, currency: 840, expiredAfter: 120000 } },
+    };
+    const graphql = async (headers: Record<string, string>) => {
+      const res = await post(`${t.url}/graphql`, generate, headers);
+      const errors = (res.body as { errors: { message: string; extensions: { code: string } }[] }).errors;
+      expect(res.status).toBe(401);
+      expect(errors[0].extensions.code).toBe("UNAUTHENTICATED");
+      return errors[0].message;
+    };
+    const rest = async (headers: Record<string, string>) =>
+      ((await post(`${t.url}/qr/generate`, generate.variables.input, headers)).body as { error: { message: string } })
+        .error.message;
+    // No key at all: both name the header and the x-auth-type to send it with.
+    expect(await rest({})).toMatch(/^The x-api-key header is missing: send your API key .*with x-auth-type: api-key$/);
+    expect(await graphql({})).toBe(
+      "The x-api-key header is missing: send your API key in x-api-key, with x-auth-type: api-key",
+    );
+    expect(await graphql({ "x-api-key": tenant.keys.qr })).toBe(
+      "The x-auth-type header is missing or unknown: this operation takes x-auth-type: api-key",
+    );
+    expect(await graphql(AUTH.qr("pqr_qr_not-a-real-key"))).toMatch(/^The API key in x-api-key is not valid/);
+    expect(await graphql(AUTH.gateway(tenant.keys.gateway))).toBe(
+      "This API key is for the gateway area; this operation needs a key of its own kind, sent with x-auth-type: api-key",
+    );
+    expect(await graphql({ authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(
+      "This operation takes an API key in x-api-key with x-auth-type: api-key, not an Authorization bearer token",
     );
   });
 

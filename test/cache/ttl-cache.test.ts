@@ -58,4 +58,18 @@ describe("TtlCache", () => {
     await cache.get("b", async () => ++reloaded);
     expect(reloaded).toBe(1);
   });
+
+  it("peek and put: a value read recently outlives one kept earlier but not read since (least recently used)", () => {
+    let now = 0;
+    const cache = new TtlCache<number>(1000, () => now, 2);
+    cache.put("a", 1);
+    cache.put("b", 2);
+    expect(cache.peek("a")).toBe(1); // "a" is now the most recently used
+    cache.put("c", 3); // over the bound of 2: "b" goes, not "a"
+    expect(cache.peek("b")).toBeUndefined();
+    expect(cache.peek("a")).toBe(1);
+    expect(cache.peek("c")).toBe(3);
+    now = 1000; // the time-to-live holds for peek too
+    expect(cache.peek("a")).toBeUndefined();
+  });
 });

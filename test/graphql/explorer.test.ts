@@ -36,8 +36,10 @@ describe("the local GraphQL explorer works offline", () => {
   });
 
   /** A page cut off from everything but the service; `outside` and `problems` collect what went wrong. */
-  async function offlinePage(): Promise<{ page: Page; outside: string[]; problems: string[] }> {
-    const page = await browser.newPage();
+  async function offlinePage(
+    from: Pick<Browser, "newPage"> = browser,
+  ): Promise<{ page: Page; outside: string[]; problems: string[] }> {
+    const page = await from.newPage();
     await page.setViewport(VIEWPORTS.desktop);
     const outside: string[] = [];
     const problems: string[] = [];
@@ -123,6 +125,85 @@ describe("the local GraphQL explorer works offline", () => {
     for (const p of [page, watch.page]) await p.close();
     expect([...outside, ...watch.outside]).toEqual([]);
     expect([...problems, ...watch.problems]).toEqual([]);
+  }, 120_000);
+
+  it("the shipped document as it opens: its client-token operation runs with Authorization: Bearer ct_… alone, and its variables lint clean", async () => {
+    // A QR issued and paid outside the explorer: the page holds nothing but its clientToken.
+    const issued = await post(
+      `${svc.url}/qr/generate`,
+      { amount: 1.25, currency: 840, expiredAfter: 120000 },
+      { "x-auth-type": "api-key", "x-api-key": svc.demo.keys.qr },
+    );
+    const tx = (issued.body as { transactionId: string; clientToken: string; data: { md5: string } }) ?? {};
+    expect(tx.clientToken).toMatch(/^ct_/);
+    expect((await post(`${svc.url}/sim/network/pay`, { md5: tx.data.md5 })).status).toBe(200);
+
+    // A browser context of its own: GraphiQL keeps the last document in the origin's storage (the test before ran one
+    // operation alone), and a first visit opens with the shipped document.
+    const fresh = await browser.createBrowserContext();
+    const { page, outside, problems } = await offlinePage(fresh);
+    // No `query`: the editor holds the shipped document with all its operations (a generate, a check, the watch).
+    const params = new URLSearchParams({
+      variables: JSON.stringify({ transactionId: tx.transactionId }),
+      headers: JSON.stringify({ Authorization: `Bearer ${tx.clientToken}` }),
+    });
+    await page.goto(`${svc.url}/graphiql?${params}`);
+    await page.waitForSelector(".graphiql-execute-button", { timeout: 30_000 });
+    const editorText = await page.evaluate(() => {
+      const editor = document.querySelector(".graphiql-query-editor .CodeMirror") as unknown as {
+        CodeMirror?: { getValue(): string };
+      } | null;
+      return editor?.CodeMirror?.getValue() ?? "";
+    });
+    expect(editorText).toBe(SANDBOX_DOCUMENT);
+    // Several operations: Run offers them by name (once the editor has read the document, the button opens a menu);
+    // the client token's one is picked.
+    await page.waitForSelector(".graphiql-execute-button[aria-haspopup]", { timeout: 30_000 });
+    await page.click(".graphiql-execute-button");
+    const item = await page.waitForSelector("xpath///*[@role='menuitem'][normalize-space()='WatchWithClientToken']", {
+      timeout: 10_000,
+    });
+    await item?.click();
+    await page.waitForFunction(
+      () => {
+        const pane = document.querySelector(".result-window .CodeMirror") as unknown as {
+          CodeMirror?: { getValue(): string };
+        } | null;
+        return /"status": "SUCCESS"|"errors"/.test(pane?.CodeMirror?.getValue() ?? "");
+      },
+      { timeout: 30_000, polling: 100 },
+    );
+    const answer = await page.evaluate(() => {
+      const pane = document.querySelector(".result-window .CodeMirror") as unknown as {
+        CodeMirror?: { getValue(): string };
+      } | null;
+      return pane?.CodeMirror?.getValue() ?? "";
+    });
+    expect(answer).not.toMatch(/FORBIDDEN|errors/);
+    expect(answer).toMatch(/"type": "payment\.completed"/);
+    await screenshot(page, "graphiql-shipped-document-client-token");
+
+    // The variables the editor opens with lint clean; the same editor flags what it should (meta as an object).
+    const lintErrors = async (variables: string | null): Promise<number> => {
+      const context = await browser.createBrowserContext();
+      const p = await context.newPage();
+      await p.goto(`${svc.url}/graphiql${variables === null ? "" : `?${new URLSearchParams({ variables })}`}`);
+      await p.waitForSelector(".graphiql-execute-button", { timeout: 30_000 });
+      await sleep(1500); // the linter runs after the schema is in and the editor has settled
+      const n = await p.evaluate(
+        () => document.querySelectorAll(".graphiql-editor-tool .CodeMirror-lint-mark-error").length,
+      );
+      await context.close();
+      return n;
+    };
+    expect(await lintErrors(null)).toBe(0);
+    const withMeta = { input: { amount: 1.5, currency: 840, expiredAfter: 120000, meta: { orderRef: "A-1001" } } };
+    expect(await lintErrors(JSON.stringify(withMeta))).toBeGreaterThan(0);
+    await fresh.close();
+    expect(outside).toEqual([]);
+    // The operations menu (Radix's dropdown) injects a <style> element to lock scrolling, which the page's CSP
+    // (style-src 'self') refuses: the menu works, the page just stays scrollable behind it. Known, left as it is.
+    expect(problems.filter((p) => !/^Applying inline style violates .*style-src 'self'/.test(p))).toEqual([]);
   }, 120_000);
 
   it("standard introspection (graphql-js's query, type references nine deep) is answered; real depth is still capped", async () => {

@@ -3,6 +3,7 @@ import { buildSchema, Kind, parse, print, validate, type OperationDefinitionNode
 import { sandboxExample } from "../../src/graphql/sandbox.js";
 import { AUTH, createTenant, post, startTestApp, type Tenant, type TestApp } from "../support/app.js";
 import { subscribe } from "../support/ws.js";
+import { waitFor } from "../support/wait.js";
 import { areasOf, MODULES, schemaSdl } from "../../src/app.js";
 
 /** What the app of the default module list opens Sandbox with. */
@@ -78,5 +79,45 @@ describe("Apollo Sandbox's example operations", () => {
     );
     await bearer.sub.done;
     expect(bearer.sub.events.at(-1)?.transactionUpdated.transaction.status).toBe("SUCCESS");
+  }, 30_000);
+
+  it("a client token runs its operation of the whole document (over graphql-ws and HTTP); the others are refused by their own fields", async () => {
+    const issued = await post(
+      `${t.url}/graphql`,
+      { query: SANDBOX_DOCUMENT, operationName: "GenerateQr", variables: { input: SANDBOX_VARIABLES.input } },
+      AUTH.qr(tenant.keys.qr),
+    );
+    const tx = (issued.body as { data: { generateQr: { transactionId: string; clientToken: string } } }).data
+      .generateQr;
+    const bearer = { authorization: `Bearer ${tx.clientToken}` };
+    // The shipped document as GraphiQL sends it: every operation, the one to run named.
+    const watch = subscribe<{ transactionUpdated: { transaction: { status: string } } }>(
+      t.url,
+      bearer,
+      SANDBOX_DOCUMENT,
+      { transactionId: tx.transactionId },
+      "WatchWithClientToken",
+    );
+    await waitFor(() => watch.sub.events.length > 0 || watch.sub.error !== null, 10_000);
+    expect(watch.sub.error).toBeNull();
+    expect(watch.sub.events[0]?.transactionUpdated.transaction.status).toBe("PENDING");
+    watch.sub.close();
+    // Over HTTP: the operation run is judged, and a refusal names its fields only.
+    const both = `query Mine($id: ID!) { transaction(id: $id) { status } }\n${SANDBOX_DOCUMENT}`;
+    const mine = await post(
+      `${t.url}/graphql`,
+      { query: both, operationName: "Mine", variables: { id: tx.transactionId } },
+      bearer,
+    );
+    expect(mine.body).toEqual({ data: { transaction: { status: "PENDING" } } });
+    const check = await post(
+      `${t.url}/graphql`,
+      { query: both, operationName: "CheckQr", variables: { md5: "0".repeat(32) } },
+      bearer,
+    );
+    expect(check.status).toBe(403);
+    const message = (check.body as { errors: { message: string }[] }).errors[0].message;
+    expect(message).toMatch(/Query\.qrTransaction/);
+    expect(message).not.toMatch(/generateQr|transactionUpdated/);
   }, 30_000);
 });

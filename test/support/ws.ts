@@ -14,6 +14,8 @@ export function subscribe<T = { transactionUpdated: { id: string; type: string; 
   connectionParams: Record<string, string>,
   query: string,
   variables: Record<string, unknown> = {},
+  /** Which operation of a document of several (graphql-ws sends it as the subscribe message's operationName). */
+  operationName?: string,
 ): { client: Client; sub: Sub<T> } {
   const client = createClient({
     url: `${baseUrl.replace(/^http/, "ws")}/graphql`,
@@ -25,7 +27,7 @@ export function subscribe<T = { transactionUpdated: { id: string; type: string; 
   const sub: Sub<T> = { events: [], done: Promise.resolve(), error: null, close: () => void client.dispose() };
   sub.done = new Promise<void>((resolve) => {
     client.subscribe<T>(
-      { query, variables },
+      { query, variables, operationName },
       {
         next: (v) => void (v.data ? sub.events.push(v.data) : (sub.error = v.errors)),
         error: (e) => {
