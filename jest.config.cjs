@@ -10,6 +10,7 @@ module.exports = {
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
   globalSetup: "<rootDir>/test/global-setup.ts",
+  globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 60000,
   // Two test files per core: a file spends most of its time waiting (on the service it started, a browser, timers),
   // about a third of it on CPU, so two per core keep the cores busy (docs/decisions/0234-two-test-files-per-core.md).

@@ -1,5 +1,6 @@
-// Runs once before all suites: proves the real PostgreSQL is there and drops databases left behind by
-// earlier runs (older than an hour, so concurrent runs on one machine never drop each other's).
+// Runs once before all suites: proves the real PostgreSQL is there, drops databases left behind by earlier runs
+// (older than an hour, so concurrent runs on one machine never drop each other's) and names this run's migrated
+// template for every worker (test/support/template-db.ts makes it on first use; global-teardown.ts drops it).
 // (Self-contained: jest loads a global setup without its module mapping, so it cannot import test/support/*.js.)
 import pg from "pg";
 
@@ -21,4 +22,6 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
+  // The workers start after this and inherit it; the same name as template-db.ts would give a process of its own.
+  process.env.PQR_TEST_TEMPLATE = `pqr_test_${process.pid}_${Date.now().toString(36)}_tpl`;
 }

@@ -22,6 +22,8 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
+  // This run's migrated template for the scenarios that start a service in-process (test/support/template-db.ts).
+  process.env.PQR_TEST_TEMPLATE = `pqr_test_${process.pid}_${Date.now().toString(36)}_tpl`;
   execFileSync(
     process.execPath,
     [join(process.cwd(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],

@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { demoLinkUrl } from "../../src/simulators/demo-upstreams.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp, MODULES, type App, type ModuleList, type Role } from "../../src/app.js";
+import { createApp, migrationsOf, MODULES, type App, type ModuleList, type Role } from "../../src/app.js";
 import { DEMO_MODULES } from "../../src/demo/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger, type Logger } from "../../src/logger.js";
 import { OffsetClock } from "../../src/clock.js";
 import { createTestDatabase } from "./db.js";
+import { migratedTemplate, templateFits } from "./template-db.js";
 import { checkRestAnswer } from "./openapi-contract.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
 import { waitFor } from "./wait.js";
@@ -24,14 +25,18 @@ export interface TestApp {
 }
 
 /**
- * The real service on a fresh PostgreSQL database, port 0, simulators on (the demo module), a movable clock. With `embedded`:
- * the default of `npm start` instead, the embedded database (PGlite) in a fresh data directory.
+ * The real service on a fresh PostgreSQL database, port 0, simulators on (the demo module), a movable clock. The
+ * database is a copy of the run's migrated template, or empty for a module list whose migrations do not start with
+ * the service's (test/support/template-db.ts). With `embedded`: the default of `npm start` instead, the embedded
+ * database (PGlite) in a fresh data directory.
  */
 export async function startTestApp(
   env: Record<string, string> = {},
   opts: { role?: Role; dbUrl?: string; embedded?: boolean; logger?: Logger; modules?: ModuleList } = {},
 ): Promise<TestApp> {
-  const db = opts.dbUrl || opts.embedded ? null : await createTestDatabase();
+  const ownDb = !opts.dbUrl && !opts.embedded;
+  const template = ownDb && templateFits(migrationsOf(opts.modules ?? MODULES)) ? await migratedTemplate() : undefined;
+  const db = ownDb ? await createTestDatabase({ template }) : null;
   const dbUrl = opts.embedded ? "" : (opts.dbUrl ?? (db as { url: string }).url);
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-test-"));
   const fullEnv: Record<string, string> = {

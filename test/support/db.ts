@@ -1,20 +1,20 @@
 import pg from "pg";
 
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+export const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 let counter = 0;
 
 /**
  * A fresh database `<prefix>_<pid>_<time>_<n>` for one suite (on the machine's PostgreSQL unless `adminUrl`
- * names another server); dropped by `drop()`.
+ * names another server); dropped by `drop()`. Empty, or with `template` a copy of that database (template-db.ts).
  */
 export async function createTestDatabase(
-  opts: { prefix?: string; adminUrl?: string } = {},
+  opts: { prefix?: string; adminUrl?: string; template?: string } = {},
 ): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const adminUrl = opts.adminUrl ?? ADMIN_URL;
   const name = `${opts.prefix ?? "pqr_test"}_${process.pid}_${Date.now().toString(36)}_${counter++}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database "${name}"`);
+  await admin.query(`create database "${name}"${opts.template === undefined ? "" : ` template "${opts.template}"`}`);
   await admin.end();
   const url = adminUrl.replace(/\/[^/]*$/, `/${name}`);
   return {

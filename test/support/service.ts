@@ -1,4 +1,5 @@
-// The real service as its own process (`node dist/src/main.js serve`, a ServiceProcess) on a fresh PostgreSQL database,
+// The real service as its own process (`node dist/src/main.js serve`, a ServiceProcess) on a fresh PostgreSQL database
+// (a copy of the run's migrated template, test/support/template-db.ts),
 // for the bad-input and isolation suites. A separate process rather than createApp in the jest
 // process, because these suites assert that the *process* survives: Node's default for an unhandled
 // rejection or an uncaught exception is to exit, and a child that exits is seen at once. It also puts
@@ -8,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { createTestDatabase } from "./db.js";
+import { migratedTemplate } from "./template-db.js";
 import { ADMIN_TOKEN, createTenant, type Tenant } from "./app.js";
 import { ARTIFACTS, freePort, ServiceProcess } from "./cluster.js";
 
@@ -56,7 +58,8 @@ export interface FuzzService {
 /** `node dist/src/main.js serve` (a ServiceProcess, as every suite that runs the service as a process). */
 export async function startService(env: Record<string, string> = {}): Promise<FuzzService> {
   ensureBuilt();
-  const db = await createTestDatabase();
+  // A copy of the run's migrated template: the process starts on what its own migrations would have made.
+  const db = await createTestDatabase({ template: await migratedTemplate() });
   const logDir = join(ARTIFACTS, `input-${new Date().toISOString().replace(/[:.]/g, "-")}`);
   mkdirSync(logDir, { recursive: true });
   const serviceEnv = {
