@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type CDPSession, type Protocol } from "puppeteer-core";
+import type { Browser, CDPSession, Protocol } from "puppeteer-core";
 import {
   ANSWER_MAX_BYTES,
   decodedHeaders,
@@ -137,6 +137,8 @@ export async function launchChromium(
 ): Promise<LaunchedChromium> {
   const userDataDir = await mkdtemp(join(tmpdir(), "pqr-chromium-"));
   try {
+    // Loaded on the first launch, not at start-up: a service that never opens a page never pays for the module.
+    const { default: puppeteer } = await import("puppeteer-core");
     const browser = await puppeteer.launch({
       executablePath,
       headless: true,

@@ -2,7 +2,7 @@
 // URL, asks for a KHQR as a visitor would, and reads the QR and what its status poll needs from the page's own API
 // traffic; then the page is closed. It knows nothing of transactions or the 180-second limit; the watch does.
 
-import { ProtocolError, TimeoutError, type CDPSession } from "puppeteer-core";
+import type { CDPSession } from "puppeteer-core";
 import { resolvesAllowed, type EgressPolicy } from "../upstreams/egress.js";
 import { BrowserPoolError, type AcquireOptions, type BrowserPool, type PageLease } from "./browser.js";
 import { PageTraffic, PageTrafficError, type WatchOptions } from "./page-traffic.js";
@@ -307,7 +307,7 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
       return new LinkDriverError("browser_error", err.message, { cause: err, unavailable: true });
     return new LinkDriverError(err.code === "POOL_FULL" ? "timeout" : "browser_error", err.message, { cause: err });
   }
-  if (err instanceof TimeoutError)
+  if (isPuppeteerError(err, "TimeoutError"))
     return new LinkDriverError("timeout", `payment page too slow: ${err.message}`, { cause: err });
   if (err instanceof PageTrafficError)
     return new LinkDriverError("page_error", err.message, {
@@ -320,10 +320,18 @@ function toDriverError(err: unknown, signal?: AbortSignal): LinkDriverError {
   if (err instanceof Error && /net::ERR_/.test(err.message))
     return new LinkDriverError("page_error", err.message, { cause: err, unavailable: true });
   if (
-    err instanceof ProtocolError ||
+    isPuppeteerError(err, "ProtocolError") ||
     (err instanceof Error && /Target closed|Session closed|Connection closed/i.test(err.message))
   ) {
     return new LinkDriverError("browser_error", err.message, { cause: err });
   }
   return new LinkDriverError("page_error", err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/**
+ * puppeteer-core's errors by name (its error classes set `name` to the class name), so that reading an error does not
+ * load puppeteer-core: it is loaded when the first browser is launched (chromium.ts), not when the service starts.
+ */
+function isPuppeteerError(err: unknown, name: "TimeoutError" | "ProtocolError"): err is Error {
+  return err instanceof Error && err.name === name;
 }
