@@ -17,7 +17,7 @@ const CONNECTIONS = 64;
 const SEED_EXPIRY_MS = 3_600_000;
 
 /**
- * The page of 20 before issue 39's change (docs/decisions/0243-…): its req/s as a share of the bare baseline's in the
+ * The page of 20 before issue 39's change (docs/decisions/0243-graphql-reads-ask-once.md): its req/s as a share of the bare baseline's in the
  * same run (median of three runs). The target is three times this share.
  */
 const PAGE_BEFORE_SHARE = Number(process.env.BENCH_PAGE_BEFORE_SHARE ?? 0.114);
@@ -204,7 +204,7 @@ function section(measured: Measured[], opts: { quick: boolean; durationS: number
       `The same service process serves both sides; autocannon in its own process, ${CONNECTIONS} connections, ${opts.durationS} s per target after a warm-up, targets alternating, ${opts.quick ? "one run (quick: a smoke test only)" : "three runs, medians shown (ratios: each run against the REST or baseline run of its round, then the median)"}.`,
       "Both sides select the same fields: the GraphQL documents are the shim's own (src/qr/qr.routes.ts). The page rows: the load bench's page (the reference of issue 39), the dashboard's table with the area fields, and every field of a Transaction including its events, merchant name and webhook deliveries.",
       "CPU ms/req: the service process's CPU per answered request; PG CPU ms/req: the CPU of the PostgreSQL backends serving the service, per answered request, as the load section reads it, and in brackets net of what the backends use idle (measured for 2 s before each run: the monitors, the webhook dispatcher, listeners; a slower run is charged more of that background per request). The service's CPU is net of its idle use. The PG ratio is of the gross figures; on a loaded machine the 2-s idle sample is itself noisy (a burst in it can take a run's net figure to 0). Baseline: the bare express + single INSERT app of the load section, in the same run.",
-      `The page row's reference is its share of the baseline's req/s before the change (${pct(PAGE_BEFORE_SHARE)}, measured on this machine, docs/decisions/0243-graphql-reads-one-statement.md): the machine is shared, so shares of a baseline measured in the same run are compared, not req/s.`,
+      `The page row's reference is its share of the baseline's req/s before the change (${pct(PAGE_BEFORE_SHARE)}, measured on this machine, docs/decisions/0243-graphql-reads-ask-once.md): the machine is shared, so shares of a baseline measured in the same run are compared, not req/s.`,
       ...opts.notes,
       ...failedNotes,
     ],
