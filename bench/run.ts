@@ -1,6 +1,6 @@
 // `npm run bench`: every section in order, printed as markdown; a full run also writes bench/results.md.
 // BENCH_QUICK=1 runs a ~1–2 minute smoke of the same sections (figures not meaningful, nothing written).
-// --only=NAME[,NAME…] runs only the sections whose name contains one of them (codec, load, embedded load,
+// --only=NAME[,NAME…] runs only the sections whose name contains one of them (codec, load, graphql-rest, embedded load,
 // link time to QR, link payway, link late watch, events, floods, lifecycle, startup, export, libs: graphql-armor, libs: lru-cache, libs: zod and envalid), e.g. `npm run bench -- --only=floods`; nothing is written then either.
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { toMarkdown, type Section } from "./table.js";
 import { benchCodecSection } from "./codec.js";
 import { benchLoad } from "./load.js";
+import { benchGraphqlRest } from "./graphql-rest.js";
 import { benchLinkQrSection } from "./link-qr.js";
 import { benchLinkPaywaySection } from "./link-payway.js";
 import { benchLinkLateSection } from "./link-late.js";
@@ -75,6 +76,8 @@ async function main(): Promise<void> {
   };
   await run("codec", () => benchCodecSection());
   await run("load", () => benchLoad({ quick, log }));
+  // Issue 39: the same operations over REST and GraphQL in one run (`--only=graphql-rest`).
+  await run("graphql-rest", () => benchGraphqlRest({ quick, log }));
   // The embedded rows beside the PostgreSQL ones of the same run.
   const postgres = new Map<string, number>();
   for (const row of sections.find((x) => x.title.startsWith("Load:"))?.rows ?? [])

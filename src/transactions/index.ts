@@ -68,7 +68,7 @@ export function createTransactionsModule(deps: TransactionsModuleDeps): Transact
   return {
     provides: { store, query, idempotency, rechecks: registry },
     resolvers: [
-      new TransactionsResolver(query, store),
+      new TransactionsResolver(query),
       new OverviewResolver(query),
       new MismatchResolver(new MismatchResolutions(store, deps.clock)),
       new RecheckResolver(rechecks),

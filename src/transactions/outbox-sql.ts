@@ -28,7 +28,7 @@ export function outboxCtes(source: string, fanout: OutboxFanout | null): string 
   return `ev as (
     insert into transaction_event (id, transaction_ref, api_key_ref, area, type, status, payload, created_at)
     select s.ev_id, s.id, s.api_key_ref, s.area, s.ev_type, s.status, s.payload, s.created_at from ${source} s
-    returning seq, id, transaction_ref, api_key_ref, area, type, status, payload, created_at),
+    returning ${EVENT_COLUMNS}),
   ${fanout === null ? "" : `${fanout.name} as (${fanout.sql}),`}
   nt as (select pg_notify(?::text, string_agg(ev.id, ',' order by ev.seq)) from ev having count(*) > 0)`;
 }
@@ -56,6 +56,9 @@ export function outboxManySql(fanout: OutboxFanout | null): string {
   select ev.seq, ev.id, ev.transaction_ref, ev.api_key_ref, ev.area, ev.type, ev.status, ev.payload, ev.created_at,
     ${outboxCounts(fanout)} from ev`;
 }
+
+/** Every column of an outbox row, named (prepared statements read them: a prepared `*` fails once one is added). */
+export const EVENT_COLUMNS = "seq, id, transaction_ref, api_key_ref, area, type, status, payload, created_at";
 
 /** An outbox row as read back (deliveries only where the statement that wrote it counted them). */
 export function rowToEvent(r: Record<string, unknown>): StoredEvent {

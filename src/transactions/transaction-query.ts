@@ -1,8 +1,8 @@
+import { createHash } from "node:crypto";
 import { AppError } from "../errors.js";
 import type { Clock } from "../clock.js";
 import type { Db } from "../db/sql.js";
 import type { Principal } from "../auth/principal.js";
-import type { TransactionStore } from "./transition.js";
 import { rowToTx, type TxRecord } from "./record.js";
 import type { AreaViews } from "./area-views.js";
 import type { Area, TxStatus } from "./transaction.entity.js";
@@ -12,6 +12,10 @@ import { dueSql, LATE_SQL } from "./read-status.js";
 import { heldSql } from "./mismatch.js";
 import { overviewFigures, type OverviewArgs, type OverviewFigures } from "./overview.js";
 import { checkArgument, refuse } from "../validation/checker.js";
+import { groupedBy } from "../db/grouped.js";
+import { EVENT_COLUMNS, rowToEvent } from "./outbox-sql.js";
+import { TX_COLUMNS, type TransactionStore } from "./transition.js";
+import type { StoredEvent } from "./stored-event.js";
 import { text, wholeNumber } from "../validation/rules.js";
 
 export interface TransactionFilter {
@@ -96,6 +100,11 @@ export function decodeCursor(cursor: string): Position {
   throw refuse("after", "is not a cursor this API returned", "Invalid cursor");
 }
 
+/** A prepared statement's name for one statement text (the same text, the same name, in every process). */
+function shapeName(sql: string): string {
+  return createHash("sha1").update(sql).digest("hex").slice(0, 16);
+}
+
 /** `%`, `_` and `\` are literal in a search prefix. */
 const likePrefix = (s: string) => `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -129,12 +138,50 @@ export class TransactionQuery {
 
   /** The name the payer's app shows for this merchant (its KHQR merchant name). */
   async merchantName(merchantRef: string): Promise<string | null> {
-    return this.names.get(merchantRef, async () => {
-      const rows = await this.db.query<{ merchant_name: string }>(`select merchant_name from merchant where id = ?`, [
-        merchantRef,
-      ]);
-      return rows[0]?.merchant_name ?? null;
-    });
+    return (await this.merchantNames([merchantRef]))[0];
+  }
+
+  /**
+   * The names of several merchants, in the order asked: the ones not known from the last minute in one statement
+   * (a page's rows ask together: graphql/per-request.ts).
+   */
+  async merchantNames(merchantRefs: readonly string[]): Promise<(string | null)[]> {
+    // The cache asks for each name it does not hold as it is asked (synchronously): the statement goes after the
+    // last of them, for all of them.
+    const missing: string[] = [];
+    let found: Promise<Map<string, string>> | undefined;
+    const read = () =>
+      (found ??= Promise.resolve().then(async () => {
+        const rows = await this.db.query<{ id: string; merchant_name: string }>(
+          `select id, merchant_name from merchant where id = any(?::text[])`,
+          [missing],
+          "pqr_merchant_names",
+        );
+        return new Map(rows.map((r) => [r.id, r.merchant_name]));
+      }));
+    return Promise.all(
+      merchantRefs.map((ref) =>
+        this.names.get(ref, async () => {
+          missing.push(ref);
+          return (await read()).get(ref) ?? null;
+        }),
+      ),
+    );
+  }
+
+  /**
+   * The timelines of several transactions (every committed change, oldest first, at most `limit` each), in the order
+   * asked: one statement, an index range of transaction_event_tx_idx per transaction.
+   */
+  async timelines(transactionIds: readonly string[], limit = 1000): Promise<StoredEvent[][]> {
+    const rows = await this.db.query(
+      `select e.* from unnest(?::text[]) as t(id) cross join lateral
+         (select ${EVENT_COLUMNS} from transaction_event where transaction_ref = t.id order by seq limit ?) e
+       order by e.transaction_ref, e.seq`,
+      [[...new Set(transactionIds)], limit],
+      "pqr_timelines",
+    );
+    return groupedBy(transactionIds, rows.map(rowToEvent), (e) => e.transactionId);
   }
 
   async page(
@@ -150,16 +197,18 @@ export class TransactionQuery {
       params.push(...values);
     };
     this.scope(p, add);
+    const scoped = where.length;
     this.filters(args.filter ?? {}, add);
+    const prepared = where.length === scoped;
     if (args.after !== undefined && args.after !== null) {
       const pos = decodeCursor(args.after);
       add("(created_at, id) < (?::timestamptz, ?)", pos.c, pos.i);
     }
-    const rows = await this.db.query(
-      `select *, created_at::text as created_at_text from "transaction" ${where.length ? `where ${where.join(" and ")}` : ""}
-       order by created_at desc, id desc limit ?`,
-      [...params, first + 1],
-    );
+    const sql = `select ${TX_COLUMNS}, created_at::text as created_at_text from "transaction"
+       ${where.length ? `where ${where.join(" and ")}` : ""} order by created_at desc, id desc limit ?`;
+    // The unfiltered shapes (scope and cursor only: the dashboard's first view, a client's pages) are prepared, one
+    // name per text; a filter's plan depends on its values (a status, a search prefix), so those are planned each time.
+    const rows = await this.db.query(sql, [...params, first + 1], prepared ? `pqr_page_${shapeName(sql)}` : undefined);
     const page = rows.slice(0, first);
     const out: TransactionPage["rows"] = [];
     for (const r of page)
@@ -231,8 +280,12 @@ export class TransactionQuery {
     }
     const rows =
       p.type === "key"
-        ? await this.db.query(`select * from "transaction" where id = ? and api_key_ref = ?`, [id, p.keyId])
-        : await this.db.query(`select * from "transaction" where id = ?`, [id]);
+        ? await this.db.query(
+            `select ${TX_COLUMNS} from "transaction" where id = ? and api_key_ref = ?`,
+            [id, p.keyId],
+            "pqr_one_for_key",
+          )
+        : await this.db.query(`select ${TX_COLUMNS} from "transaction" where id = ?`, [id], "pqr_one");
     return rows.length === 0 ? null : this.store.expireIfDue(rowToTx(rows[0]));
   }
 

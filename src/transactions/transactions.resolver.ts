@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from "type-gr
 import QRCode from "qrcode";
 import type { GqlContext } from "../graphql/context.js";
 import type { TransactionQuery } from "./transaction-query.js";
-import type { TransactionStore } from "./transition.js";
+import { requestLoader } from "../graphql/per-request.js";
 import { TransactionEventGql, toEventGql } from "./transaction.types.js";
 import {
   TransactionConnectionGql,
@@ -20,10 +20,7 @@ export class TransactionsResolver {
   /** QR string → its PNG data URL (the last 500 rendered). */
   private readonly images = new Map<string, Promise<string>>();
 
-  constructor(
-    private readonly query: TransactionQuery,
-    private readonly store: TransactionStore,
-  ) {}
+  constructor(private readonly query: TransactionQuery) {}
 
   @Query(() => TransactionConnectionGql, { description: "Newest first, Relay-style cursor pages (first ≤ 100)" })
   async transactions(
@@ -51,17 +48,22 @@ export class TransactionsResolver {
     return tx === null ? null : toTransactionGql(tx);
   }
 
+  // The rows of one answer ask together: one statement for every timeline (and one for the names) of a page.
   @FieldResolver(() => [TransactionEventGql], { description: "The timeline: every committed change, oldest first" })
-  async events(@Root() tx: TransactionGql): Promise<TransactionEventGql[]> {
-    return (await this.store.eventsSince({ transactionId: tx.id, afterSeq: "0" }, 1000)).map(toEventGql);
+  async events(@Root() tx: TransactionGql, @Ctx() ctx: GqlContext): Promise<TransactionEventGql[]> {
+    const timelines = requestLoader(ctx, "transaction.events", (ids: readonly string[]) => this.query.timelines(ids));
+    return (await timelines.load(tx.id)).map(toEventGql);
   }
 
   @FieldResolver(() => String, {
     nullable: true,
     description: "The merchant's display name (as the payer's app shows it)",
   })
-  async merchantName(@Root() tx: TransactionGql): Promise<string | null> {
-    return this.query.merchantName(tx.merchantId);
+  async merchantName(@Root() tx: TransactionGql, @Ctx() ctx: GqlContext): Promise<string | null> {
+    const names = requestLoader(ctx, "transaction.merchantName", (refs: readonly string[]) =>
+      this.query.merchantNames(refs),
+    );
+    return names.load(tx.merchantId);
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The QR as a PNG data URL (rendered on request)" })

@@ -15,6 +15,17 @@ import type { HeaderLine } from "./attempt-record.js";
 import { deliveryBody } from "./signing.js";
 import { Checker, checkArgument, refuse } from "../validation/checker.js";
 import { oneOf, wholeNumber } from "../validation/rules.js";
+import { groupedBy } from "../db/grouped.js";
+
+/**
+ * A delivery row with what its view needs of its event (`d`: webhook_delivery, `e`: transaction_event), every column
+ * named: the transaction's deliveries are read by a prepared statement.
+ */
+const DELIVERY_COLUMNS = `d.id, d.event_ref, d.endpoint_ref, d.state, d.attempts, d.next_attempt_at, d.last_status_code,
+  d.last_error, d.delivered_at, d.created_at, d.redelivered_at, e.type as event_type, e.transaction_ref,
+  e.created_at as event_created_at, e.payload`;
+/** How many deliveries one read returns: 1 to 200. */
+const deliveriesFirst = (first: number) => Math.min(Math.max(first, 1), 200);
 
 export interface DeliveryView {
   id: string;
@@ -217,17 +228,45 @@ export class WebhookEndpointService {
     add("d.event_ref = ?", filter.eventId);
     add("e.transaction_ref = ?", filter.transactionId);
     const rows = await this.db.query<Record<string, unknown>>(
-      `select d.*, e.type as event_type, e.transaction_ref, e.created_at as event_created_at, e.payload
-       from webhook_delivery d join transaction_event e on e.id = d.event_ref
+      `select ${DELIVERY_COLUMNS} from webhook_delivery d join transaction_event e on e.id = d.event_ref
        ${where.length ? `where ${where.join(" and ")}` : ""} order by d.created_at desc, d.id limit ?`,
-      [...params, Math.min(Math.max(filter.first, 1), 200)],
+      [...params, deliveriesFirst(filter.first)],
     );
+    return this.views(rows);
+  }
+
+  /**
+   * The newest `first` deliveries of each of several transactions, in the order asked (a page's rows ask together:
+   * graphql/per-request.ts): one statement for the deliveries, an index range per transaction, and one for their
+   * attempts.
+   */
+  async deliveriesOf(transactionIds: readonly string[], first: number): Promise<DeliveryView[][]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select x.* from unnest(?::text[]) as t(id) cross join lateral (
+         select ${DELIVERY_COLUMNS} from transaction_event e join webhook_delivery d on d.event_ref = e.id
+         where e.transaction_ref = t.id order by d.created_at desc, d.id limit ?) x
+       order by x.transaction_ref, x.created_at desc, x.id`,
+      [[...new Set(transactionIds)], deliveriesFirst(first)],
+      "pqr_deliveries_of",
+    );
+    return groupedBy(transactionIds, await this.views(rows), (v) => v.transactionId);
+  }
+
+  /** Delivery rows (DELIVERY_COLUMNS) with their attempts (one statement for all of them). */
+  private async views(rows: Record<string, unknown>[]): Promise<DeliveryView[]> {
     if (rows.length === 0) return [];
     const attempts = await this.db.query<Record<string, unknown>>(
-      `select * from webhook_attempt where delivery_ref in (${rows.map(() => "?").join(",")}) order by id`,
-      rows.map((r) => r.id),
+      `select id, delivery_ref, attempted_at, status_code, latency_ms, error, request_headers, response_headers,
+         response_body, response_truncated from webhook_attempt where delivery_ref = any(?::text[]) order by id`,
+      [rows.map((r) => r.id)],
+      "pqr_delivery_attempts",
     );
-    return rows.map((r) => ({
+    const logs = groupedBy(
+      rows.map((r) => r.id),
+      attempts,
+      (a) => a.delivery_ref,
+    );
+    return rows.map((r, i) => ({
       id: r.id as string,
       eventId: r.event_ref as string,
       eventType: r.event_type as string,
@@ -242,18 +281,16 @@ export class WebhookEndpointService {
       createdAt: toDate(r.created_at),
       redeliveredAt: toDateOrNull(r.redelivered_at),
       requestBody: deliveryBody(r.event_ref as string, r.event_type as string, toDate(r.event_created_at), r.payload),
-      log: attempts
-        .filter((a) => a.delivery_ref === r.id)
-        .map((a) => ({
-          attemptedAt: toDate(a.attempted_at),
-          statusCode: (a.status_code as number | null) ?? null,
-          latencyMs: Number(a.latency_ms),
-          error: (a.error as string | null) ?? null,
-          requestHeaders: headerBlock(a.request_headers),
-          responseHeaders: headerBlock(a.response_headers),
-          responseBody: (a.response_body as string | null) ?? null,
-          responseTruncated: a.response_truncated === true,
-        })),
+      log: logs[i].map((a) => ({
+        attemptedAt: toDate(a.attempted_at),
+        statusCode: (a.status_code as number | null) ?? null,
+        latencyMs: Number(a.latency_ms),
+        error: (a.error as string | null) ?? null,
+        requestHeaders: headerBlock(a.request_headers),
+        responseHeaders: headerBlock(a.response_headers),
+        responseBody: (a.response_body as string | null) ?? null,
+        responseTruncated: a.response_truncated === true,
+      })),
     }));
   }
 

@@ -17,6 +17,7 @@ import type { WebhookEndpoint } from "./webhook-endpoint.entity.js";
 import type { DeliveryView, WebhookEndpointService } from "./endpoint-service.js";
 import type { WebhookDispatcher } from "./dispatcher.js";
 import { TransactionGql } from "../transactions/transactions.types.js";
+import { requestLoader } from "../graphql/per-request.js";
 
 @ObjectType("WebhookEndpoint")
 export class WebhookEndpointGql {
@@ -203,6 +204,10 @@ export class TransactionDeliveriesResolver {
   ): Promise<DeliveryView[]> {
     // The endpoints belong to the key that created the transaction, so a key sees only its own deliveries.
     if (ctx.principal.type !== "admin" && ctx.principal.type !== "key") return [];
-    return this.webhooks.deliveries({ transactionId: tx.id, first });
+    // The rows of one answer ask together: one statement for all their deliveries (and one for the attempts).
+    const loader = requestLoader(ctx, `transaction.webhookDeliveries:${first}`, (ids: readonly string[]) =>
+      this.webhooks.deliveriesOf(ids, first),
+    );
+    return loader.load(tx.id);
   }
 }
