@@ -42,7 +42,8 @@ describe("a subscription that opens while its payment completes", () => {
     {
       who: "a merchant's backend (API key)",
       params: () => AUTH.qr(tenant.keys.qr),
-      read: `select * from "transaction" where id = $1 and api_key_ref = $2`,
+      // A prepared statement (decision 0243): its name is sent with every execution, its text only with the first.
+      read: "pqr_one_for_key",
     },
   ];
 

@@ -275,7 +275,9 @@ describe("a fourth area, added by one line of the module list", () => {
       AUTH.qr(qr.apiKey),
     );
     expect(gql.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
-    expect(gql.errors?.[0]?.message).toBe("A valid API key with x-auth-type api-terminal is required");
+    expect(gql.errors?.[0]?.message).toBe(
+      "This API key is for the qr area; this operation needs a key of its own kind, sent with x-auth-type: api-terminal",
+    );
     // And the new kind's key opens nothing of the other areas.
     expect((await post(`${t.url}/qr/verify`, { qrData: "x" }, TERMINAL(key))).status).toBe(401);
   });
