@@ -20,7 +20,7 @@ const GENERATE_P99_MS = 250;
 /** The probe: GET /healthz and the other tenant's POST /qr/generate, open loop. */
 const HEALTHZ_PER_S = 10;
 const GENERATE_PER_S = 10;
-/** The caps in force: the production defaults (README configuration table), set explicitly. */
+/** The caps in force: the production defaults (docs/configuration.md), set explicitly. */
 const CAPS = {
   RATE_LIMIT_PER_MINUTE: "6000",
   WS_MAX_SOCKETS_PER_PRINCIPAL: "200",
@@ -285,7 +285,7 @@ export async function benchFlood(opts: { quick: boolean; log?: (line: string) =>
           )}. The hostile client is one forked process on the same machine (so it shares the 2 cores); each flood uses its own key of one hostile merchant.`,
         `Each flood runs ${seconds} s; during it the bench process sends GET /healthz ${HEALTHZ_PER_S}/s and the bystander merchant's POST /qr/generate ${GENERATE_PER_S}/s (open loop, latency from send to the whole response; a failed request counts with the time it took to fail). The baseline row is the same probe with no flood, in the same run.`,
         `(b): a separate process commits 20 of the flooding key's own transactions a second (payment.created through TransactionStore), so every subscription the socket holds has events to deliver. (c): the key has ${ids.length} events; subscriptions alternate between lastEventId = its first event (${ids.length - 1} after it: over WS_MAX_REPLAY) and the oldest the cap allows (${maxReplay} events replayed), and each replayed subscription is completed once its replay has arrived so another can start. (d): the ${Buffer.byteLength(HEAVY).toLocaleString("en")}-byte document of finding 2; the key has 100 transactions.`,
-        `"events sent to it" = graphql-ws \`next\` messages the hostile client received. Refusals: websocket close codes (4429 too many sockets, see README), graphql-ws \`error\` messages and errored results with their code and message (numbers as #), HTTP statuses.`,
+        `"events sent to it" = graphql-ws \`next\` messages the hostile client received. Refusals: websocket close codes (4429 too many sockets, see docs/security.md), graphql-ws \`error\` messages and errored results with their code and message (numbers as #), HTTP statuses.`,
         ...results.map(
           (r) =>
             `${r.name.split(":")[0]}: api CPU ${r.apiCpuPct?.toFixed(0) ?? "?"}% of one core, waiting for a CPU ${r.apiWaitPct?.toFixed(0) ?? "?"}%, event-loop delay p99 ${ms1(r.loopP99Ms)} ms (max ${ms1(r.loopMaxMs)}); attacker CPU ${r.attackerCpuPct?.toFixed(0) ?? "–"}%; probe samples ${r.probe.healthz.n}/${r.probe.generate.n}, max ${ms1(r.probe.healthz.max)}/${ms1(r.probe.generate.max)} ms${r.tally && Object.keys(r.tally.clientErrors).length ? `; attacker-side errors: ${list(r.tally.clientErrors)}` : ""}.`,

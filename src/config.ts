@@ -53,7 +53,7 @@ export interface Config {
   metricsToken: string | null;
   /**
    * Websocket (graphql-ws) limits: close codes in docs/decisions/0128-websocket-credentials-per-operation.md,
-   * replays in docs/decisions/0136-replay-capped-and-budgeted.md, each setting in README "Configuration".
+   * replays in docs/decisions/0136-replay-capped-and-budgeted.md, each setting in docs/configuration.md.
    */
   ws: {
     maxLifetimeMs: number;

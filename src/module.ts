@@ -199,7 +199,7 @@ export interface DemoPartDeps {
 /** An area's stand-in upstream in demo mode (and in tests): mounted on the service's port, started and stopped with it. */
 export interface DemoPart {
   mount(app: Express): void;
-  /** The dashboard's buttons for a transaction of the area (README "Simulator controls"). */
+  /** The dashboard's buttons for a transaction of the area (docs/simulator-controls.md). */
   controls: SimulatorControl[];
   /** The simulator itself, for tests to drive (the demo module's `simulators`, by the area's kind). */
   simulator?: unknown;

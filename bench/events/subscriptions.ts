@@ -12,7 +12,7 @@ const DEFAULT_SUBSCRIBERS = 1000;
 const RATE = Number(process.env.BENCH_EVENTS_RATE ?? 100); // override for capacity runs
 const TARGET_P99_MS = 100;
 const SELECTION = `{ id type createdAt transaction { transactionId status amount currency updatedAt } meta }`;
-// A checkout page holds a clientToken: it may select the checkout view only (README "Client tokens").
+// A checkout page holds a clientToken: it may select the checkout view only (docs/api.md "Client tokens").
 const ONE = `subscription($id: ID!) { transactionUpdated(transactionId: $id) { id type transaction { transactionId status amount currency } } }`;
 const STREAM = `subscription { transactionUpdates(area: qr) ${SELECTION} }`;
 const UPDATE = { event: "transaction.updated" as const };

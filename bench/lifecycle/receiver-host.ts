@@ -1,5 +1,5 @@
 // The merchant's webhook receiver for the lifecycle bench, in a process of its own: answers 200 to every
-// delivery, checks every signature with the README recipe against the tenant's endpoint secrets, and notes
+// delivery, checks every signature with the recipe in docs/webhooks.md against the tenant's endpoint secrets, and notes
 // when each delivery's body was whole (wall clock), by transaction and event type.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";

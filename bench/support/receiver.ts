@@ -11,7 +11,7 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** The signature check of the README recipe: one of the `v1=` values is HMAC-SHA256(secret, `${timestamp}.${body}`). */
+/** The signature check of the recipe in docs/webhooks.md: one of the `v1=` values is HMAC-SHA256(secret, `${timestamp}.${body}`). */
 export function signedBy(secret: string, timestamp: string, signature: string, body: Buffer): boolean {
   const expected = Buffer.from(`v1=${createHmac("sha256", secret).update(`${timestamp}.`).update(body).digest("hex")}`);
   return signature.split(" ").some((v) => v.length === expected.length && timingSafeEqual(Buffer.from(v), expected));

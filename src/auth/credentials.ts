@@ -10,7 +10,7 @@ function one(v: string | string[] | undefined): string | undefined {
  */
 const blanks = (v: string | undefined) => v?.replace(/^[ \t]+|[ \t]+$/g, "");
 
-/** The credential headers (README "API in brief"): x-api-key + x-auth-type, or Authorization: Bearer (admin token or clientToken). */
+/** The credential headers (docs/api.md): x-api-key + x-auth-type, or Authorization: Bearer (admin token or clientToken). */
 export function credentialsFromHeaders(headers: HeaderBag): { apiKey?: string; authType?: string; bearer?: string } {
   const auth = one(headers.authorization);
   const bearer = auth !== undefined && /^bearer /i.test(auth) ? blanks(auth.slice(7)) : undefined;

@@ -8,7 +8,7 @@ import { AppError } from "../errors.js";
 import { TtlCache } from "../cache/ttl-cache.js";
 
 /**
- * What a clientToken shows of its one transaction: the checkout view (README "Client tokens") and nothing else —
+ * What a clientToken shows of its one transaction: the checkout view (docs/api.md "Client tokens") and nothing else —
  * never meta, payer details, internal ids or upstream answers. Besides these, the fields the areas show there
  * (AreaDefinition.data: a receipt, a scan, a deeplink), each after the key its declaration names.
  */
@@ -29,7 +29,7 @@ export interface CheckoutView extends Record<string, unknown> {
    */
   paidAt: string | null;
   /**
-   * What the payer's bank or the gateway knows the payment by (SUCCESS only; README "Checkout page"), as its area
+   * What the payer's bank or the gateway knows the payment by (SUCCESS only; docs/checkout.md), as its area
    * says (AreaDefinition.data.reference: the network's transaction hash, the hosted gateway's order id, the payment
    * link's client id); never meta, the payer's account or our internal ids.
    */

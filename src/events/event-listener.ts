@@ -15,7 +15,7 @@ const REPLAY_PAGE = 1000;
 const MAX_REPLAY_PAGES = 100;
 
 /**
- * Cross-process fan-out (README "Roles and scaling out"): LISTEN for event ids committed by any process (a batch of
+ * Cross-process fan-out (docs/operations.md): LISTEN for event ids committed by any process (a batch of
  * creates notifies its ids in one payload), load the outbox rows, publish in-process. Reconnects with
  * backoff; after a reconnect it replays from a little before the last seen sequence number (events commit
  * out of sequence order when several transactions are in flight; the bus drops the ones already published),

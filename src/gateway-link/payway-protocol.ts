@@ -1,5 +1,5 @@
 // The adapter of a real ABA PayWay payment link (https://link.payway.com.kh/ABAPAY…), built from what public
-// code shows of it (README, "Pointing at a real PayWay link": each fact and its confidence). The DOM is only
+// code shows of it (docs/gateway-link.md, "Pointing at a real PayWay link": each fact and its confidence). The DOM is only
 // where the amount is typed and Continue pressed; everything else is read from the page's API answers on their
 // own origin (PAYWAY_API_ORIGIN): the QR, its token and client id, then, without the page, the payment's status.
 

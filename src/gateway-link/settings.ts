@@ -1,7 +1,7 @@
 import { ConfigError, type Config, type EnvReader } from "../config.js";
 import { PAYWAY_DEFAULT_API_ORIGIN } from "../upstreams/payway.js";
 
-/** The payment-link area's own settings (README "Configuration"). */
+/** The payment-link area's own settings (docs/configuration.md). */
 export interface LinkSettings {
   chromiumPath: string;
   /** LINK_MAX_MONITORS: pages held at once per worker (pages polled through after refused polls). */

@@ -5,7 +5,7 @@ import { isQrImageTemplate, QR_IMAGE_TEMPLATES, type QrImageTemplate } from "../
 /**
  * What the gateway's QR API accepts in a generate-qr request, from its public pages. The service checks these
  * before any call, so a caller hears "firstName must be letters" instead of the gateway's code 16 after a round
- * trip. Every rule names its source (README "Pointing at the real upstreams", docs/gateway-simulator.md):
+ * trip. Every rule names its source (docs/upstreams.md, docs/gateway-simulator.md):
  *
  * - [QR]  ABA PayWay developer suite, "QR API", POST /api/payment-gateway/v1/payments/generate-qr
  *         (https://developer.payway.com.kh/qr-api-14530840e0): its request-body table and its status-code table.

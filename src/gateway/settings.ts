@@ -1,6 +1,6 @@
 import type { Config, EnvReader } from "../config.js";
 
-/** The hosted gateway area's own settings (README "Configuration"). */
+/** The hosted gateway area's own settings (docs/configuration.md). */
 export interface GatewaySettings {
   /** GATEWAY_API_URL; null: the simulated gateway on this process's port (simulators on only). */
   baseUrl: string | null;

@@ -9,7 +9,7 @@ export const CHECKOUT_VIEW_EXTENSION = "checkoutView";
 /**
  * What a clientToken (a browser's credential for one transaction: public by design) may read: the
  * checkout view of its transaction and nothing else. Never meta, internal ids (merchant, key), the event
- * timeline, webhook deliveries, or the payer's details. The list is documented in README ("Client tokens")
+ * timeline, webhook deliveries, or the payer's details. The list is documented in docs/api.md ("Client tokens")
  * and docs/decisions/0130-checkout-view-allow-list.md; a field added to these types is invisible to client
  * tokens until it is listed here, or, an area's field, its declaration puts it in the view (CHECKOUT_VIEW_EXTENSION).
  */

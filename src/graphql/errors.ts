@@ -61,7 +61,7 @@ function fieldFromMessage(message: string): FieldError | null {
 }
 
 /**
- * One translation from thrown values to `extensions.code` (README "API in brief"). Unknown errors become
+ * One translation from thrown values to `extensions.code` (docs/api.md). Unknown errors become
  * INTERNAL with a generic message: no stack traces or SQL leave the process.
  */
 export function formatGraphQLError(

@@ -1,6 +1,6 @@
 /**
  * What Apollo Sandbox opens with on /graphql (not in production), and /graphiql too: one example of each kind of
- * operation, runnable against the demo tenant once the headers hold a demo key (README "Apollo Sandbox"). The
+ * operation, runnable against the demo tenant once the headers hold a demo key (docs/graphql.md). The
  * operations are checked against the schema and run by test/graphql/sandbox.test.ts, so they cannot go stale.
  *
  * Assembled from the module list's areas (AreaDefinition.explorer): the first area that declares example steps

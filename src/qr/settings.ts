@@ -1,7 +1,7 @@
 import type { Config, EnvReader } from "../config.js";
 import { MAX_BATCH_SIZE } from "./network-limits.js";
 
-/** The generic QR area's own settings (README "Configuration"): the national network and the area's monitor. */
+/** The generic QR area's own settings (docs/configuration.md): the national network and the area's monitor. */
 export interface QrSettings {
   /** NETWORK_API_URL; null: the simulated network on this process's port (simulators on only). */
   baseUrl: string | null;

@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 /**
  * Requests that Node's HTTP parser refuses before any route sees them (a CR, LF or NUL inside a header
  * value, a header block over the limit, conflicting content-length) are answered with the documented
- * error body too, instead of Node's bare `400 Bad Request` without one (README "API in brief").
+ * error body too, instead of Node's bare `400 Bad Request` without one (docs/api.md).
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   // Node's own rule: never write into a socket that is gone or already carries a response.

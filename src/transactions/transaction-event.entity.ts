@@ -19,7 +19,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   "transaction.updated",
 ];
 
-/** When each event is emitted (README "Webhooks" has the table per area); the OpenAPI document's webhooks. */
+/** When each event is emitted (docs/webhooks.md has the table per area); the OpenAPI document's webhooks. */
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   "payment.created": "A QR was issued (PENDING, or CHECKOUT for the hosted gateway)",
   "payment.scanned": "A gateway-link QR was scanned; still PENDING",

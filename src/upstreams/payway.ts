@@ -1,6 +1,6 @@
 import { createHash, randomInt } from "node:crypto";
 
-// The request shapes of an ABA PayWay payment link's own API, as public code shows them (README, "Pointing at
+// The request shapes of an ABA PayWay payment link's own API, as public code shows them (docs/gateway-link.md, "Pointing at
 // a real PayWay link", lists each fact with its confidence). Shared by the adapter, its poller and the twin in
 // src/simulators/payway/, so a path or a hash is written once; test/upstreams/payway.test.ts pins the hashes
 // against values computed from the formulas alone.

@@ -6,7 +6,7 @@ export function deliveryBody(eventId: string, type: string, createdAt: Date, dat
   return stringifyExact({ id: eventId, type, createdAt: createdAt.toISOString(), data });
 }
 
-/** `v1=` + hex HMAC-SHA256 of `timestamp + "." + rawBody` under the endpoint secret (README "Webhooks"). */
+/** `v1=` + hex HMAC-SHA256 of `timestamp + "." + rawBody` under the endpoint secret (docs/webhooks.md). */
 export function signature(secret: string, timestamp: number | string, rawBody: string | Buffer): string {
   return createHmac("sha256", secret).update(`${timestamp}.`).update(rawBody).digest("hex");
 }

@@ -30,7 +30,7 @@ const facts = (f) =>
   `${f.amount === null ? "?" : fmtAmount(f.amount, f.currency)}${f.account ? ` to ${f.account}` : ""}`;
 
 /**
- * What the simulators can do to a transaction of its area (README "Simulator controls"): config.json's `controls`,
+ * What the simulators can do to a transaction of its area (docs/simulator-controls.md): config.json's `controls`,
  * declared by the demo module's part of each area. A control's body takes the transaction's fields it names.
  */
 function controlsFor(config, tx) {
