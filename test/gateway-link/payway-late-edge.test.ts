@@ -113,7 +113,7 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     const said = lines.slice(from);
     expect(said.filter((l) => l.includes("payment-link page refused with HTTP 403"))).toHaveLength(1);
     expect(said.some((l) => l.includes("pages answer again"))).toBe(false);
-  }, 40_000);
+  }, 90_000);
 
   it("the payer's app said processing-payment, then the API went down: back to the late cadence (parked), not polled every interval through the outage", async () => {
     const b = await gen(tenants.z, 3600);
@@ -142,7 +142,7 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     await waitFor(() => watch().stats().sweeps >= sweeps + 2, 10_000, 50, "two claim sweeps");
     expect(mine()).toBe(answered);
     expect((await row(b.transactionId)).status).toBe("EXPIRED");
-  }, 40_000);
+  }, 90_000);
 
   it("approve-late {afterMs: 3 h}: not approved two hours on, approved three hours after its creation and read by the late watch", async () => {
     await fault({ mode: "approve-late", afterMs: 3 * HOUR });
@@ -163,7 +163,7 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     app().clock.advance(Math.max(next, created + 3 * HOUR) + 500 - now());
     await lateSuccess(b);
     expect(client(b).approvedAt).toBe(created + 3 * HOUR);
-  }, 40_000);
+  }, 90_000);
 
   it("approved late while the edge blocks direct polls: the claim's refused poll goes through a page in the same round, not parked with its page → late SUCCESS", async () => {
     const b = await gen(tenants.y, 3800);
@@ -180,5 +180,5 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     await lateSuccess(b);
     // Its claim's direct poll was refused by the edge; the page read processing-payment, then the approval.
     expect((await readiness())?.refusals.cloudflareBlock.count).toBeGreaterThan(blocked);
-  }, 40_000);
+  }, 90_000);
 });
