@@ -1,4 +1,5 @@
-import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { areaStatusEnum } from "../transactions/transaction.types.js";
 import { GraphQLJSONObject } from "graphql-scalars";
 import {
   amountWhen,
@@ -116,16 +117,11 @@ export class GatewayLinkDataGql {
 }
 
 /** A gateway-link payment's status: PENDING for its 180 s, then SUCCESS, EXPIRED or FAILED. */
-export enum GatewayLinkStatusGql {
-  PENDING = "PENDING",
-  SUCCESS = "SUCCESS",
-  EXPIRED = "EXPIRED",
-  FAILED = "FAILED",
-}
-registerEnumType(GatewayLinkStatusGql, {
-  name: "GatewayLinkStatus",
-  description: "A gateway-link payment's status: PENDING until paid (SUCCESS), expired or failed",
-});
+const GatewayLinkStatusGql = areaStatusEnum(
+  "GatewayLinkStatus",
+  "A gateway-link payment's status: PENDING until paid (SUCCESS), expired or failed",
+  ["PENDING", "SUCCESS", "EXPIRED", "FAILED"],
+);
 
 @ObjectType("GatewayLinkTransaction")
 export class GatewayLinkTransactionGql {

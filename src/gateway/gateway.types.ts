@@ -1,4 +1,5 @@
-import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { areaStatusEnum } from "../transactions/transaction.types.js";
 import { GraphQLJSONObject } from "graphql-scalars";
 import {
   Bounds,
@@ -179,16 +180,11 @@ export class GenerateGatewayQrInput {
 }
 
 /** A hosted gateway payment's status: issued (CHECKOUT), then SUCCESS, FAILED or EXPIRED. */
-export enum GatewayQrStatusGql {
-  CHECKOUT = "CHECKOUT",
-  SUCCESS = "SUCCESS",
-  FAILED = "FAILED",
-  EXPIRED = "EXPIRED",
-}
-registerEnumType(GatewayQrStatusGql, {
-  name: "GatewayQrStatus",
-  description: "A hosted gateway payment's status: CHECKOUT until paid, failed or expired",
-});
+const GatewayQrStatusGql = areaStatusEnum(
+  "GatewayQrStatus",
+  "A hosted gateway payment's status: CHECKOUT until paid, failed or expired",
+  ["CHECKOUT", "SUCCESS", "FAILED", "EXPIRED"],
+);
 
 @ObjectType("GatewayQr", { description: "A hosted gateway QR as issued (status CHECKOUT)" })
 export class GatewayQrGql {

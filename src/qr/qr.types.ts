@@ -1,4 +1,5 @@
-import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Field, Float, ID, InputType, Int, ObjectType } from "type-graphql";
+import { areaStatusEnum } from "../transactions/transaction.types.js";
 import { GraphQLJSONObject } from "graphql-scalars";
 import { formatKhqrAmount, KHQR_MAX } from "../khqr/index.js";
 import { amountWhen, Bounds, ExactAmount, JsonObject, OneOf, patterned, WholeNumber } from "../validation/rules.js";
@@ -66,16 +67,11 @@ export class QrDataGql {
 }
 
 /** A generic KHQR payment's status: PENDING until the network reports it paid (SUCCESS), or it expires or fails. */
-export enum QrStatusGql {
-  PENDING = "PENDING",
-  SUCCESS = "SUCCESS",
-  EXPIRED = "EXPIRED",
-  FAILED = "FAILED",
-}
-registerEnumType(QrStatusGql, {
-  name: "QrStatus",
-  description: "A generic KHQR payment's status: PENDING until paid (SUCCESS), expired or failed",
-});
+const QrStatusGql = areaStatusEnum(
+  "QrStatus",
+  "A generic KHQR payment's status: PENDING until paid (SUCCESS), expired or failed",
+  ["PENDING", "SUCCESS", "EXPIRED", "FAILED"],
+);
 
 @ObjectType("QrTransaction", { description: "A generic KHQR transaction" })
 export class QrTransactionGql {

@@ -1,3 +1,4 @@
+import type { TxStatus } from "./transaction.entity.js";
 import { Field, ID, ObjectType, registerEnumType } from "type-graphql";
 import { MONEY_DESCRIPTION } from "../money/money.js";
 import { GraphQLJSONObject } from "graphql-scalars";
@@ -17,6 +18,16 @@ export enum TxStatusGql {
   EXPIRED = "EXPIRED",
 }
 registerEnumType(TxStatusGql, { name: "TransactionStatus" });
+
+/**
+ * An area's own status enum for its generate and check results: the statuses its answers can carry, in the order
+ * given, as a GraphQL enum of its own name (docs/decisions/0248-answer-status-is-an-enum-per-area.md).
+ */
+export function areaStatusEnum(name: string, description: string, statuses: readonly TxStatus[]): object {
+  const values = Object.fromEntries(statuses.map((s) => [s, s]));
+  registerEnumType(values, { name, description });
+  return values;
+}
 
 @ObjectType("PaymentFacts", {
   description: "An amount, its currency and, where the area sees one, the receiving account",
