@@ -219,45 +219,49 @@ describe("dashboard in real headless Chromium", () => {
 
     // The detail in a second tab, the table stays open in the first.
     const detail = await context.newPage();
-    await detail.setViewport(VIEWPORTS.desktop);
-    await detail.evaluateOnNewDocument((token) => sessionStorage.setItem("pqr.adminToken", token), ADMIN_TOKEN);
-    await detail.goto(`${t.url}/dashboard/#/transactions/${txId}`);
-    await detail.waitForSelector(".qr img[src^='data:image/png;base64,']");
-    const amountFact = await detail.$$eval(
-      "dt",
-      (dts) => dts.find((d) => d.textContent === "Amount")?.nextElementSibling?.textContent ?? null,
-    );
-    expect(amountFact).toBe("5,000 KHR");
-    const clientFact = await detail.$$eval(
-      "dt",
-      (dts) => dts.find((d) => d.textContent === "Client ID")?.nextElementSibling?.textContent ?? null,
-    );
-    expect(clientFact).toBe(clientId);
-    await click("button[data-sim=approve]", detail);
-    await detail.waitForSelector(".tx-status[data-status=SUCCESS]", { timeout: 15_000 });
-    await page.waitForSelector(`tr[data-id="${txId}"][data-status="SUCCESS"]`, { timeout: 5_000 });
-    await waitForText(detail, ".timeline", "payment.completed");
-    // Filters apply to the live table too. (A background tab gets no animation frames: bring the table to the front.)
-    await page.bringToFront();
-    const filters = (await page.$("form.filters"))!;
-    await fillForm(filters, { status: "PENDING" });
-    await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
-    await fillForm(filters, { status: "SUCCESS", area: "gateway_link" });
-    await page.waitForSelector(`tr[data-id="${txId}"]`);
-    await fillForm(filters, { area: "qr" });
-    await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
-    await fillForm(filters, { area: "", status: "", search: txId.slice(0, 10) });
-    await click("form.filters button[type=submit]");
-    await page.waitForSelector(`tr[data-id="${txId}"]`);
-    expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
-    await detail.bringToFront();
-    await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, {
-      timeout: 10_000,
-      polling: 100,
-    });
-    await screenshot(detail, "transaction-detail-desktop");
-    await detail.close();
-    await page.bringToFront();
+    // However this ends, the table's tab is the front one again: the tests after it use it.
+    try {
+      await detail.setViewport(VIEWPORTS.desktop);
+      await detail.evaluateOnNewDocument((token) => sessionStorage.setItem("pqr.adminToken", token), ADMIN_TOKEN);
+      await detail.goto(`${t.url}/dashboard/#/transactions/${txId}`);
+      await detail.waitForSelector(".qr img[src^='data:image/png;base64,']");
+      const amountFact = await detail.$$eval(
+        "dt",
+        (dts) => dts.find((d) => d.textContent === "Amount")?.nextElementSibling?.textContent ?? null,
+      );
+      expect(amountFact).toBe("5,000 KHR");
+      const clientFact = await detail.$$eval(
+        "dt",
+        (dts) => dts.find((d) => d.textContent === "Client ID")?.nextElementSibling?.textContent ?? null,
+      );
+      expect(clientFact).toBe(clientId);
+      await click("button[data-sim=approve]", detail);
+      await detail.waitForSelector(".tx-status[data-status=SUCCESS]", { timeout: 15_000 });
+      await page.waitForSelector(`tr[data-id="${txId}"][data-status="SUCCESS"]`, { timeout: 5_000 });
+      await waitForText(detail, ".timeline", "payment.completed");
+      // Filters apply to the live table too. (A background tab gets no animation frames: bring the table to the front.)
+      await page.bringToFront();
+      const filters = (await page.$("form.filters"))!;
+      await fillForm(filters, { status: "PENDING" });
+      await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
+      await fillForm(filters, { status: "SUCCESS", area: "gateway_link" });
+      await page.waitForSelector(`tr[data-id="${txId}"]`);
+      await fillForm(filters, { area: "qr" });
+      await page.waitForSelector(`tr[data-id="${txId}"]`, { hidden: true });
+      await fillForm(filters, { area: "", status: "", search: txId.slice(0, 10) });
+      await click("form.filters button[type=submit]");
+      await page.waitForSelector(`tr[data-id="${txId}"]`);
+      expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
+      await detail.bringToFront();
+      await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, {
+        timeout: 10_000,
+        polling: 100,
+      });
+      await screenshot(detail, "transaction-detail-desktop");
+    } finally {
+      await detail.close();
+      await page.bringToFront();
+    }
   });
 
   it("shows the link's payee, recorded from its first QR for the operator to check, and lets the operator set it", async () => {

@@ -210,4 +210,24 @@ describe("dashboard: one clock, real widths", () => {
     await screenshot(page, "overview-by-merchant-390");
     await page.setViewport(WIDE);
   });
+
+  it("a delivery answered 3 s late shows as delivered on the open detail, without a reload", async () => {
+    receiver.answerAfterMs = 3000;
+    try {
+      const res = await post(
+        `${t.url}/qr/generate`,
+        { amount: 1.25, currency: 840, expiredAfter: 600_000 },
+        AUTH.qr(tenant.keys.qr),
+      );
+      const id = (res.body as { transactionId: string }).transactionId;
+      await open(`#/transactions/${id}`);
+      // Opened while the receiver still holds the delivery: no event will come when it is answered.
+      await page.waitForSelector(".deliveries .delivery-pending", { timeout: 10_000 });
+      expect(receiver.received.at(-1)?.body).toContain(id);
+      await page.waitForSelector(".deliveries .delivery-delivered", { timeout: 15_000 });
+      expect(await page.$(".deliveries .delivery-pending")).toBeNull();
+    } finally {
+      receiver.answerAfterMs = 0;
+    }
+  }, 40_000);
 });

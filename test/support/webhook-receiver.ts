@@ -63,6 +63,8 @@ export class WebhookReceiver {
   port = 0;
   /** Deliveries for which this returns true are held open, never answered (until `dropHeld` or `down`). */
   hold: ((d: Delivery) => boolean) | null = null;
+  /** Every answer waits this long (ms): a slow receiver. */
+  answerAfterMs = 0;
 
   /**
    * Answers: `respond`'s status when given; else 204 for a valid signature, 400 for a wrong one, and 200 for a
@@ -150,16 +152,15 @@ export class WebhookReceiver {
         this.held.push(res);
         return;
       }
-      d.answered = send(
-        res,
-        this.respond
-          ? this.respond(this.received.length, received)
-          : secret === undefined
-            ? 200
-            : signatureOk
-              ? 204
-              : 400,
-      );
+      const answer = this.respond
+        ? this.respond(this.received.length, received)
+        : secret === undefined
+          ? 200
+          : signatureOk
+            ? 204
+            : 400;
+      if (this.answerAfterMs > 0) setTimeout(() => (d.answered = send(res, answer)), this.answerAfterMs);
+      else d.answered = send(res, answer);
     });
   }
 }

@@ -72,6 +72,26 @@ class TransactionDetail extends HTMLElement {
   disconnectedCallback() {
     this.stop?.();
     clearTimeout(this.later);
+    clearTimeout(this.pendingLater);
+  }
+
+  /**
+   * A delivery still pending is being sent or waits for its retry, and no event says when it is done: look again
+   * after 1.5 s, then 3, 6, 12 and every 30 s, until none is pending. A slow receiver or a busy worker must not leave
+   * a sent delivery shown as pending. (Its nextAttemptAt cannot say: while an attempt is out it is the claim's end.)
+   */
+  followPending(deliveries) {
+    if (!deliveries.some((d) => d.state === "pending")) {
+      this.pendingLooks = 0;
+      return;
+    }
+    if (this.pendingLater !== undefined) return;
+    const wait = Math.min(30_000, 1500 * 2 ** (this.pendingLooks ?? 0));
+    this.pendingLooks = (this.pendingLooks ?? 0) + 1;
+    this.pendingLater = setTimeout(() => {
+      this.pendingLater = undefined;
+      void this.reload();
+    }, wait);
   }
 
   async reload() {
@@ -81,6 +101,7 @@ class TransactionDetail extends HTMLElement {
       if (transaction === null) return fill(this.body, h("p", { class: "form-error" }, "No such transaction."));
       this.render(transaction);
       this.rendered = true;
+      this.followPending(transaction.webhookDeliveries);
     } catch (err) {
       // Keep what is already shown (a refresh that fails must not wipe the timeline); say why it is stale.
       if (!this.rendered) return fill(this.body, h("p", { class: "form-error" }, err.message));
