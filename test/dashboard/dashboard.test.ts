@@ -254,7 +254,8 @@ describe("dashboard in real headless Chromium", () => {
       expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
       await detail.bringToFront();
       await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, {
-        timeout: 10_000,
+        // The page looks again while a delivery is pending (1.5 s doubling to 10 s); a loaded machine is slow to send.
+        timeout: 30_000,
         polling: 100,
       });
       await screenshot(detail, "transaction-detail-desktop");

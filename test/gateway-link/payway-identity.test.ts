@@ -74,7 +74,10 @@ describe("the service's browser as the PayWay page sees it", () => {
     // Sent by the worker itself (the page was closed once its QR was read), with the page's user agent.
     expect(polls.every((c) => c.userAgent === USER_AGENT)).toBe(true);
     expect((await post(`${t.url}/sim/link/approve`, { clientId: data.clientId })).status).toBe(200);
-  }, 30_000);
+    // Recorded, so its polls stop: a poll answered ends a run of edge refusals, which the next test reads.
+    const { transactionId } = res.body as { transactionId: string };
+    await waitFor(async () => (await t.app.core.store.get(transactionId))?.status === "SUCCESS" || undefined, 20_000);
+  }, 40_000);
 
   it("a Cloudflare challenge of a browser that looks automated: generate 502 naming it; /readyz counts it and names LINK_USER_AGENT and LINK_PROXY", async () => {
     expect(await readiness()).toBeUndefined();

@@ -77,7 +77,7 @@ class TransactionDetail extends HTMLElement {
 
   /**
    * A delivery still pending is being sent or waits for its retry, and no event says when it is done: look again
-   * after 1.5 s, then 3, 6, 12 and every 30 s, until none is pending. A slow receiver or a busy worker must not leave
+   * after 1.5 s, then 3, 6 and every 10 s, until none is pending. A slow receiver or a busy worker must not leave
    * a sent delivery shown as pending. (Its nextAttemptAt cannot say: while an attempt is out it is the claim's end.)
    */
   followPending(deliveries) {
@@ -86,7 +86,7 @@ class TransactionDetail extends HTMLElement {
       return;
     }
     if (this.pendingLater !== undefined) return;
-    const wait = Math.min(30_000, 1500 * 2 ** (this.pendingLooks ?? 0));
+    const wait = Math.min(10_000, 1500 * 2 ** (this.pendingLooks ?? 0));
     this.pendingLooks = (this.pendingLooks ?? 0) + 1;
     this.pendingLater = setTimeout(() => {
       this.pendingLater = undefined;
