@@ -99,7 +99,10 @@ class TransactionDetail extends HTMLElement {
       const { transaction } = await gql(query(), { id: this.txId });
       if (!this.isConnected) return;
       if (transaction === null) return fill(this.body, h("p", { class: "form-error" }, "No such transaction."));
-      this.render(transaction);
+      // A look that finds nothing new leaves the page as it is (the reader may be selecting or copying in it).
+      const seen = JSON.stringify(transaction);
+      if (seen !== this.shown || this.querySelector(".refresh-error")) this.renderKeepingOpen(transaction);
+      this.shown = seen;
       this.rendered = true;
       this.followPending(transaction.webhookDeliveries);
     } catch (err) {
@@ -112,6 +115,14 @@ class TransactionDetail extends HTMLElement {
       clearTimeout(this.later);
       this.later = setTimeout(() => void this.reload(), 2000);
     }
+  }
+
+  /** Renders again, with the attempt logs and attempts the reader had opened still open. */
+  renderKeepingOpen(tx) {
+    const open = new Set(Array.from(this.body.querySelectorAll("details[open] > summary"), (x) => x.textContent));
+    this.render(tx);
+    for (const summary of this.body.querySelectorAll("details > summary"))
+      if (open.has(summary.textContent)) summary.parentElement.open = true;
   }
 
   render(tx) {
