@@ -79,6 +79,7 @@ class TransactionDetail extends HTMLElement {
    * A delivery still pending is being sent or waits for its retry, and no event says when it is done: look again
    * after 1.5 s, then 3, 6 and every 10 s, until none is pending. A slow receiver or a busy worker must not leave
    * a sent delivery shown as pending. (Its nextAttemptAt cannot say: while an attempt is out it is the claim's end.)
+   * docs/decisions/0261-detail-looks-again-while-a-delivery-is-pending.md
    */
   followPending(deliveries) {
     if (!deliveries.some((d) => d.state === "pending")) {
