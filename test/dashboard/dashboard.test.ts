@@ -253,11 +253,26 @@ describe("dashboard in real headless Chromium", () => {
       await page.waitForSelector(`tr[data-id="${txId}"]`);
       expect(await detail.$("button[data-sim]")).toBeNull(); // no demo controls once terminal
       await detail.bringToFront();
-      await detail.waitForFunction(() => document.querySelectorAll(".deliveries .delivery-delivered").length === 2, {
-        // The page looks again while a delivery is pending (1.5 s doubling to 10 s); a loaded machine is slow to send.
-        timeout: 30_000,
-        polling: 100,
-      });
+      // Every event's delivery delivered: created and completed, and scanned when a poll caught the payer's app at
+      // processing-payment (the one poll between the approval and approved; whether one lands there is timing).
+      await detail
+        .waitForFunction(
+          () => {
+            const text = document.querySelector(".deliveries")?.textContent ?? "";
+            return (
+              document.querySelectorAll(".deliveries .delivery-delivered").length >= 2 &&
+              document.querySelector(".deliveries .delivery-pending, .deliveries .delivery-failed") === null &&
+              text.includes("payment.created") &&
+              text.includes("payment.completed")
+            );
+          },
+          // The page looks again while a delivery is pending (1.5 s doubling to 10 s); a loaded machine is slow to send.
+          { timeout: 30_000, polling: 100 },
+        )
+        .catch(async (err: Error) => {
+          const shown = await detail.$$eval(".deliveries tbody tr", (rows) => rows.map((r) => r.textContent));
+          throw new Error(`${err.message}; deliveries shown: ${JSON.stringify(shown)}`);
+        });
       await screenshot(detail, "transaction-detail-desktop");
     } finally {
       await detail.close();
