@@ -45,7 +45,11 @@ const RULES: [string, (f: CallFrame) => boolean][] = [
     "resolver middleware (type-graphql, class-validator)",
     (f) => /node_modules\/(type-graphql|class-validator|class-transformer)\//.test(f.url),
   ],
-  ["graphql-js execution", (f) => /graphql\/(execution|jsutils|type|utilities)\//.test(f.url)],
+  // graphql-jit's runtime too (its generated code has no file: it counts where it is charged, mostly resolvers).
+  [
+    "graphql-js execution",
+    (f) => /graphql\/(execution|jsutils|type|utilities)\//.test(f.url) || /node_modules\/graphql-jit\//.test(f.url),
+  ],
   ["Apollo pipeline", (f) => /node_modules\/@apollo\/|node_modules\/@as-integrations\//.test(f.url)],
   ["service code (resolvers, services, SQL edge)", (f) => /\/dist\/src\//.test(f.url)],
   [

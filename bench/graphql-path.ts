@@ -4,7 +4,8 @@
 // before a change), and each target runs on both, one after the other, in every round: a before/after comparison
 // that the machine's load drifts on alike. With --profile=DIR the service runs under `node --cpu-prof` and each
 // target gets a service of its own, so each .cpuprofile holds one target's load (bench/cpu-profile-summary.ts).
-//   npm run build && node dist/bench/graphql-path.js [--repeat=3] [--seconds=10] [--before=…/main.js] [--profile=DIR]
+// --only=NAME[,NAME…] keeps the targets whose name contains one of them (e.g. --only=transactions).
+//   npm run build && node dist/bench/graphql-path.js [--repeat=3] [--seconds=10] [--before=…/main.js] [--profile=DIR] [--only=…]
 import { mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ import { seed, targets, type Target } from "./load-targets.js";
 import { cannon, startServers } from "./load.js";
 import { ADMIN_TOKEN } from "./support/service.js";
 
-const NAMES = [
+const ALL_NAMES = [
   "POST /qr/generate",
   "GraphQL generateQr",
   "POST /qr/check",
@@ -27,6 +28,8 @@ const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`
 const repeat = Number(arg("repeat") ?? 3);
 const seconds = Number(arg("seconds") ?? 10);
 const profileDir = arg("profile");
+const only = arg("only")?.split(",");
+const NAMES = ALL_NAMES.filter((n) => only === undefined || only.some((o) => n.includes(o)));
 
 interface Row {
   rps: number[];

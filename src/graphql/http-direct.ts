@@ -4,10 +4,12 @@ import type { GqlContext } from "./context.js";
 import type { GraphQLAdmission } from "./admission.js";
 import type { FailureLog } from "./edge.js";
 import { formatExecutionError, shapeAnswer } from "./answer.js";
+import { runCompiled } from "./compiled.js";
 
 // The direct door of /graphql over HTTP: a plain POST of a JSON body runs through graphql-js with the admission's
 // document (parsed and validated once per text, the first time by Apollo) and verdict (once per operation and view),
-// the way the REST shim runs its fixed documents. Whatever it does not answer goes to Apollo Server, which answers it exactly as before:
+// the way the REST shim runs its fixed documents (list reads compiled where that answers without an error: compiled.ts,
+// docs/decisions/0259-compiled-list-reads.md). Whatever it does not answer goes to Apollo Server, which answers it exactly as before:
 // GET (and the landing page), persisted queries and other extensions, batches and malformed bodies, CSRF refusals,
 // other Accept headers, and every request that is refused before it runs (syntax, validation, an operation that
 // cannot be identified or is refused, variables that do not coerce). Refusals stay Apollo's, so their shapes and
@@ -76,13 +78,16 @@ export async function answerDirect(
   if (admission.operation({ document, operationName, variables, principal: ctx.principal, transport: "http" }) !== null)
     return false;
   ctx.deadline = { at: Date.now() + deps.limits.timeBudgetMs, budgetMs: deps.limits.timeBudgetMs };
-  const result = await execute({
-    schema: admission.schema,
-    document,
-    operationName,
-    variableValues: variables,
-    contextValue: ctx,
-  });
+  // A list read runs compiled where it answers without an error (compiled.ts); everything else through graphql-js.
+  const result =
+    (await runCompiled(admission.schema, document, operation, request, ctx)) ??
+    (await execute({
+      schema: admission.schema,
+      document,
+      operationName,
+      variableValues: variables,
+      contextValue: ctx,
+    }));
   // No data: the variables did not coerce and nothing ran; Apollo answers with its own words for that.
   if (result.data === undefined) return false;
   let status = 200;
