@@ -89,6 +89,8 @@ interface Entry {
   dueAt: number;
   /** When (wall clock) its last poll went out. */
   sentAt: number;
+  /** The same, on the gate's clock (PollGate.stamp): tells a 429 of a poll sent before the running hold. */
+  sentStamp: number;
 }
 
 /** Definite errors this many polls in a row are logged (once per run): the payment is not failed for them. */
@@ -187,6 +189,7 @@ export class LinkWatch {
       timer: null,
       dueAt: 0,
       sentAt: 0,
+      sentStamp: 0,
       processing: false,
       inFlight: false,
       expiring: null,
@@ -296,8 +299,9 @@ export class LinkWatch {
     if (wait > OUT_OF_TURN_MAX_WAIT_MS) return notSent("this worker's polls are at LINK_POLL_RATE", wait);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     this.polls++;
+    const sent = this.gate.stamp();
     const answer = await pollOnce(this.deps.polls, session, this.deps.timeoutMs);
-    if (answer.kind === "fault" && answer.retryAfter !== undefined) this.rateLimited(null, answer.retryAfter);
+    if (answer.kind === "fault" && answer.retryAfter !== undefined) this.rateLimited(null, answer.retryAfter, sent);
     else if (answer.kind === "status") this.gate.answered();
     return answer;
   }
@@ -365,6 +369,7 @@ export class LinkWatch {
       const wait = booked && this.gate.heldForMs() === 0 ? 0 : this.gate.reserve();
       if (wait > 0) return await this.holdBack(entry, wait);
       entry.sentAt = Date.now();
+      entry.sentStamp = this.gate.stamp();
       this.note(entry.sentAt - entry.dueAt);
       entry.inFlight = true;
       const viaPage = entry.viaPage;
@@ -603,7 +608,7 @@ export class LinkWatch {
   private fault(entry: Entry, answer: Extract<PollAnswer, { kind: "fault" }>): boolean {
     // A stale processing-payment would keep a late payment at the page's cadence through a whole outage.
     entry.processing = false;
-    if (answer.retryAfter !== undefined) this.rateLimited(entry.id, answer.retryAfter);
+    if (answer.retryAfter !== undefined) this.rateLimited(entry.id, answer.retryAfter, entry.sentStamp);
     if (answer.outage) {
       this.outages++;
       return false;
@@ -619,9 +624,9 @@ export class LinkWatch {
   }
 
   /** A 429: every poll of this worker waits for its Retry-After (or the backoff); said once per hold. */
-  private rateLimited(tx: string | null, retryAfter: string | null): void {
+  private rateLimited(tx: string | null, retryAfter: string | null, sentStamp: number): void {
     const wasHeld = this.gate.heldUntil !== null;
-    const waitMs = this.gate.pause(retryAfterMs(retryAfter, Date.now()));
+    const waitMs = this.gate.pause(retryAfterMs(retryAfter, Date.now()), sentStamp);
     if (!wasHeld)
       this.deps.logger.warn(
         { tx, retryAfter, waitMs },

@@ -1,7 +1,8 @@
 // How the status polls of PayWay payments are paced (pure: the caller gives the time): each interval jittered by
 // ±10 %, the late watch's cadence after EXPIRED, and one gate per worker that caps polls per second and holds them
 // back after a 429 for as long as its Retry-After asks. Why: docs/decisions/0188-link-late-watch-for-the-qrs-life.md
-// (the cadence) and docs/decisions/0190-polite-link-polls.md (jitter, 429, rate cap).
+// (the cadence), docs/decisions/0190-polite-link-polls.md (jitter, 429, rate cap) and
+// docs/decisions/0262-a-429-in-the-same-breath.md (the 429 of a poll that was already out).
 
 /** Every interval is stretched or shrunk by up to this share, at random (a public poller adds ±200 ms to 3 s). */
 export const JITTER = 0.1;
@@ -57,6 +58,8 @@ export class PollGate {
   /** When the slot after the last one booked is (ms, the caller's time base). */
   private tat = -Infinity;
   private pausedUntil = -Infinity;
+  /** When the hold now running (or the last one) began. */
+  private pausedFrom = -Infinity;
   private tooMany = 0;
   /** How many 429s were answered, and the pause they caused (stats). */
   rateLimited = 0;
@@ -88,12 +91,26 @@ export class PollGate {
     return Math.max(0, Math.floor((now + horizonMs + this.burstMs - tat) / this.gapMs));
   }
 
-  /** An HTTP 429: no poll before its Retry-After (ms, or null when it gave none) has passed. */
-  pause(retryAfter: number | null): number {
+  /** Now, on the gate's clock: what a poll notes as it goes out, to give `pause` with its 429. */
+  stamp(): number {
+    return this.now();
+  }
+
+  /**
+   * An HTTP 429: no poll before its Retry-After (ms, or null when it gave none) has passed. `sentAt` (the poll's
+   * `stamp()`): a poll that went out before the hold now running began was refused in the same breath as the 429
+   * that began it, so it neither doubles the backoff nor lengthens the hold (a Retry-After it names still counts).
+   */
+  pause(retryAfter: number | null, sentAt = Infinity): number {
     this.rateLimited++;
+    if (sentAt < this.pausedFrom && this.pausedUntil > this.now()) {
+      if (retryAfter !== null) this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfter);
+      return this.pausedUntil - this.now();
+    }
     this.tooMany++;
     const waitMs = retryAfter ?? Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (this.tooMany - 1));
-    this.pausedUntil = Math.max(this.pausedUntil, this.now() + waitMs);
+    this.pausedFrom = this.now();
+    this.pausedUntil = Math.max(this.pausedUntil, this.pausedFrom + waitMs);
     return waitMs;
   }
 

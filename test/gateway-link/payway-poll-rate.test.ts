@@ -68,9 +68,21 @@ describe("PayWay polls under LINK_POLL_RATE = 2, and a 429 without Retry-After",
   }, 30_000);
 
   it("rate-limited without Retry-After: every poll held back 5 s after the first 429, 10 s after the second", async () => {
-    expect((await twin.post("/sim/payway/fault", { mode: "rate-limited", calls: 2 })).status).toBe(200);
-    await waitFor(() => twin.twin.state.fault.mode === "ok", 30_000, 50, "two 429s answered");
-    const [first, second] = twin.twin.state.faultAnswers.slice(-2);
+    // Two 429s in a row. Two polls already on their way when the first 429 comes are refused in the same breath
+    // (the second was sent before the hold began: it neither doubles the backoff nor lengthens the hold, as
+    // poll-pace.test.ts shows); then the doubling is not seen, and the pair is asked for again once the hold is over.
+    let [first, second] = [
+      { at: 0, status: 0 },
+      { at: 0, status: 0 },
+    ];
+    for (let attempt = 0; attempt < 3 && second.at - first.at < 1000; attempt++) {
+      const held = first.at;
+      if (held > 0)
+        await waitFor(() => pollTimes().some((x) => x > held + 5000) || undefined, 20_000, 100, "the hold over");
+      expect((await twin.post("/sim/payway/fault", { mode: "rate-limited", calls: 2 })).status).toBe(200);
+      await waitFor(() => twin.twin.state.fault.mode === "ok", 30_000, 50, "two 429s answered");
+      [first, second] = twin.twin.state.faultAnswers.slice(-2);
+    }
     expect([first.status, second.status]).toEqual([429, 429]);
     expect(second.at - first.at).toBeGreaterThanOrEqual(5000 - 50);
     expect(second.at - first.at).toBeLessThan(5000 + 2000);
@@ -86,6 +98,6 @@ describe("PayWay polls under LINK_POLL_RATE = 2, and a 429 without Retry-After",
     );
     expect(next - second.at).toBeGreaterThanOrEqual(10_000 - 50);
     expect(next - second.at).toBeLessThan(10_000 + 2000);
-    expect(watch().stats().rateLimited).toBe(2);
-  }, 40_000);
+    expect(watch().stats().rateLimited).toBeGreaterThanOrEqual(2);
+  }, 90_000);
 });

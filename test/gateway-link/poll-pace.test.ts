@@ -75,4 +75,31 @@ describe("poll pacing", () => {
     expect(gate.pause(null)).toBe(5000);
     expect(gate.rateLimited).toBe(7);
   });
+
+  it("a 429 for a poll sent before the running hold began is the same breath: no doubling, no longer hold", () => {
+    let now = 0;
+    const gate = new PollGate(2, () => now);
+    // Two polls out 30 ms apart; the first is refused, then the second (sent before the hold began).
+    const first = gate.stamp();
+    now = 30;
+    const second = gate.stamp();
+    now = 100;
+    expect(gate.pause(null, first)).toBe(5000);
+    now = 133;
+    expect(gate.pause(null, second)).toBe(4967);
+    expect(gate.heldUntil).toBe(5100);
+    // Its own Retry-After still counts when longer.
+    expect(gate.pause(8000, second)).toBe(8000);
+    expect(gate.heldUntil).toBe(8133);
+    now = 6000;
+    gate.answered();
+    // A poll sent after the hold began and refused again: the backoff doubles.
+    now = 10_000;
+    const third = gate.stamp();
+    expect(gate.pause(null, third)).toBe(5000);
+    now = 15_100;
+    const fourth = gate.stamp();
+    expect(gate.pause(null, fourth)).toBe(10_000);
+    expect(gate.rateLimited).toBe(5);
+  });
 });
