@@ -7,12 +7,7 @@ module.exports = {
   extensionsToTreatAsEsm: [".ts"],
   testMatch: ["<rootDir>/test/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/"],
-  // The service's own modules run as `npm run build` compiled them (dist/src, which `npm test` builds first), not
-  // transformed again by each worker: only the tests are TypeScript here.
-  moduleNameMapper: {
-    "^(?:\\.\\./)+src/(.*)\\.js$": "<rootDir>/dist/src/$1.js",
-    "^(\\.{1,2}/.*)\\.js$": "$1",
-  },
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
   globalSetup: "<rootDir>/test/global-setup.ts",
   globalTeardown: "<rootDir>/test/global-teardown.ts",
