@@ -87,8 +87,8 @@ class TransactionDetail extends HTMLElement {
       return;
     }
     if (this.pendingLater !== undefined) return;
-    const wait = Math.min(10_000, 1500 * 2 ** (this.pendingLooks ?? 0));
     this.pendingLooks = (this.pendingLooks ?? 0) + 1;
+    const wait = Math.min(10_000, 1500 * 2 ** (this.pendingLooks - 1));
     this.pendingLater = setTimeout(() => {
       this.pendingLater = undefined;
       void this.reload();
@@ -104,11 +104,10 @@ class TransactionDetail extends HTMLElement {
       const seen = JSON.stringify(transaction);
       if (seen !== this.shown || this.querySelector(".refresh-error")) this.renderKeepingOpen(transaction);
       this.shown = seen;
-      this.rendered = true;
       this.followPending(transaction.webhookDeliveries);
     } catch (err) {
       // Keep what is already shown (a refresh that fails must not wipe the timeline); say why it is stale.
-      if (!this.rendered) return fill(this.body, h("p", { class: "form-error" }, err.message));
+      if (this.shown === undefined) return fill(this.body, h("p", { class: "form-error" }, err.message));
       this.querySelector(".refresh-error")?.remove();
       this.body.prepend(
         h("p", { class: "form-error refresh-error", role: "status" }, `Could not refresh: ${err.message}`),
