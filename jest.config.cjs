@@ -9,6 +9,8 @@ module.exports = {
   testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/"],
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
+  // Files with no timing on record are weighed with the parts they import (see the file).
+  testSequencer: "<rootDir>/test/support/sequencer.cjs",
   globalSetup: "<rootDir>/test/global-setup.ts",
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 60000,
