@@ -5,18 +5,12 @@ import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, AUTH, post } from "../support/app.js";
+import { ADMIN_TOKEN, AUTH, EMBEDDED_START_MS, post } from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 import { statusOf } from "../support/http.js";
 import { keepOutput } from "../support/child-output.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { createApp, MODULES } from "../../src/app.js";
-
-/**
- * How long a real start on a fresh embedded database may take to answer: it initialises and migrates PostgreSQL in
- * WebAssembly, seen taking over 60 s on a 2-core machine busy with the rest of the suite.
- */
-const EMBEDDED_START_MS = 150_000;
 
 /** Start-up as an operator meets it: `node dist/src/main.js serve` with one thing wrong. */
 const PROD = {

@@ -15,6 +15,12 @@ import { waitFor } from "./wait.js";
 
 export const ADMIN_TOKEN = "test-admin-ocxiD6IezgDlp5-8L1138dOdBTY6FyqlyPyNaKLU6dE";
 
+/**
+ * How long a service on a fresh embedded database may take to answer once started: it initialises and migrates
+ * PostgreSQL in WebAssembly, seen taking over 60 s on a 2-core machine busy with the rest of the suite.
+ */
+export const EMBEDDED_START_MS = 150_000;
+
 export interface TestApp {
   app: App;
   url: string;

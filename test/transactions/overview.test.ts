@@ -1,5 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startTestApp, createTenant, post, AUTH, ADMIN_TOKEN, type TestApp, type Tenant } from "../support/app.js";
+import {
+  startTestApp,
+  createTenant,
+  post,
+  AUTH,
+  ADMIN_TOKEN,
+  EMBEDDED_START_MS,
+  type TestApp,
+  type Tenant,
+} from "../support/app.js";
 import { waitFor } from "../support/wait.js";
 import { overviewFigures, type Counts } from "../../src/transactions/overview.js";
 
@@ -424,9 +433,7 @@ describe("overview on the embedded database (npm start's default)", () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({}, { embedded: true });
-    // A fresh embedded database is initialised and migrated in WebAssembly: seen taking over 60 s on a 2-core
-    // machine busy with the rest of the suite.
-  }, 180_000);
+  }, EMBEDDED_START_MS + 30_000);
   afterAll(async () => t?.stop());
 
   it("answers the same statement: a payment in today's Phnom Penh bucket, zeros elsewhere", async () => {
