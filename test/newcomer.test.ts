@@ -8,7 +8,7 @@ import type { Browser } from "puppeteer-core";
 import { ROUTES } from "../src/app.js";
 import { EVENT_TYPES } from "../src/transactions/transaction-event.entity.js";
 import { AUTH, post } from "./support/app.js";
-import { launchBrowser, screenshot, VIEWPORTS } from "./support/browser.js";
+import { launchBrowser, PAGE_LOAD_MS, screenshot, VIEWPORTS } from "./support/browser.js";
 import { freePort } from "./support/cluster.js";
 import { closeNow, listenLoopback } from "./support/listen.js";
 import { AdminCli, startDemoService, type DemoService } from "./support/demo-service.js";
@@ -106,7 +106,7 @@ describe("newcomer paths on the zero-setup demo", () => {
     expect(outside).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
-  }, 60_000);
+  }, PAGE_LOAD_MS + 60_000);
 
   it("opens the checkoutUrl of a fresh demo QR and watches it turn paid after POST /sim/network/pay", async () => {
     const g = await post(

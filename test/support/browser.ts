@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type BrowserContext, type ElementHandle, type Page } from "puppeteer-core";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const ARTIFACTS = join(process.cwd(), "test", "artifacts", "dashboard");
@@ -10,9 +10,19 @@ export const VIEWPORTS = {
   phone: { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
 };
 
+/**
+ * How long a page may take to load in a test: 120 s, not puppeteer's 30 s. On a slow 2-core machine running the whole
+ * suite (two jest workers, their services and browsers), the REST reference at /docs (swagger-ui's 1.7 MB bundle
+ * parsed, the 290 KB contract rendered) took more than 30 s to go quiet, where alone it takes 7 s. How fast a page
+ * loads is a bench's question, not a test's.
+ */
+export const PAGE_LOAD_MS = 120_000;
+
+const withLoadTimeout = new WeakSet<object>();
+
 /** A real headless Chromium for browser tests (the system one; never downloaded). */
-export function launchBrowser(): Promise<Browser> {
-  return puppeteer.launch({
+export async function launchBrowser(): Promise<Browser> {
+  const browser = await puppeteer.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
     pipe: true,
@@ -25,6 +35,18 @@ export function launchBrowser(): Promise<Browser> {
       "--disable-background-networking",
     ],
   });
+  // browser.newPage() and every context's newPage() go through this one prototype (puppeteer's CDP context).
+  const contexts = Object.getPrototypeOf(browser.defaultBrowserContext()) as BrowserContext;
+  if (!withLoadTimeout.has(contexts)) {
+    withLoadTimeout.add(contexts);
+    const open = contexts.newPage;
+    contexts.newPage = async function (this: BrowserContext, ...args: Parameters<BrowserContext["newPage"]>) {
+      const page = await open.apply(this, args);
+      page.setDefaultNavigationTimeout(PAGE_LOAD_MS);
+      return page;
+    };
+  }
+  return browser;
 }
 
 /** Full-page screenshot under test/artifacts/dashboard/ (ignored by git). */
