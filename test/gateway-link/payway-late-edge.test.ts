@@ -5,6 +5,7 @@ import { startTestApp, createTenant, capturedLogger, type TestApp, type Tenant }
 import { startPaywayTwin, type RunningTwin } from "../support/payway-twin.js";
 import {
   generateLinkQr,
+  jumpBetweenPolls,
   polled as pollsReached,
   twinClient,
   twinFault,
@@ -151,8 +152,7 @@ describe("PayWay late watch: the edge's block, the payer's app, an approval hour
     await polled(b, 1);
     toAfterExpiry(b, 1);
     await expired(b);
-    const polls = client(b).polls;
-    app().clock.advance(2 * HOUR);
+    const polls = await jumpBetweenPolls(watch(), twin, b, () => app().clock.advance(2 * HOUR));
     await polled(b, polls + 1);
     await parked(b);
     expect(client(b).action).toBe("request_qr");

@@ -35,6 +35,26 @@ export function twinClient(twin: RunningTwin, b: Pick<LinkTx, "data">) {
   return c;
 }
 
+/**
+ * Moves the service's clock with `jump` at a moment when no status poll is on its way, and returns the twin's count
+ * of the payment's polls at that moment. A poll the twin has counted but whose answer the watch has not read yet is
+ * followed by a step computed on the new time: seen under load, a late payment's poll counted before a jump of hours
+ * came back after it, the payment was parked minutes ahead by the new time, and "one poll more than before the jump"
+ * never came. Once the watch has read an answer, its next step is taken in the same turn of the event loop (the test
+ * and the service share it), so no poll in flight means none half-handled.
+ */
+export async function jumpBetweenPolls(
+  watch: { stats(): { inFlight: number } },
+  twin: RunningTwin,
+  b: Pick<LinkTx, "data">,
+  jump: () => void,
+): Promise<number> {
+  await waitFor(() => watch.stats().inFlight === 0, 20_000, 10, "no poll on its way");
+  const polls = twinClient(twin, b).polls;
+  jump();
+  return polls;
+}
+
 /** Waits until the twin has answered `count` polls of this payment in all. */
 export function polled(twin: RunningTwin, b: Pick<LinkTx, "data">, count: number): Promise<unknown> {
   // 45 s: after a jump of the clock every parked payment of the file comes due at once, and on a 2-core machine

@@ -8,7 +8,7 @@
 // bodies now (test/support/http.ts statusOf). Jest's line is not gone: every full run on a slower machine printed it
 // once (exit code 0) while this log named nothing, so what holds that worker is outside what a file opens.
 const { TestEnvironment } = require("jest-environment-node");
-const { appendFileSync, mkdirSync } = require("node:fs");
+const { appendFileSync, mkdirSync, readFileSync } = require("node:fs");
 const { join } = require("node:path");
 
 const SETTLE_MS = 2000;
@@ -49,6 +49,18 @@ function unrefAgendaWatchdogs(realSetTimeout) {
   return setTimeout;
 }
 
+// With TEST_CPU_LOG=<file>, each test file appends a line: its path, the CPU seconds its worker spent on it and its
+// wall seconds. The CPU counts the worker and every child it reaped while the file ran (the services and browsers a
+// file starts and stops: a process's CPU joins its parent's when the parent waits for it), from /proc/self/stat in
+// clock ticks; PostgreSQL's own server processes are not counted. docs/testing.md says how to read it.
+const TICKS_PER_S = 100;
+
+function cpuTicks() {
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+  // utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after the "pid (comm) " prefix is cut.
+  return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0);
+}
+
 class SettlingEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
@@ -58,6 +70,7 @@ class SettlingEnvironment extends TestEnvironment {
   }
 
   async setup() {
+    if (process.env.TEST_CPU_LOG) this.started = { ticks: cpuTicks(), at: Date.now() };
     this.before = counts();
     await super.setup();
   }
@@ -69,6 +82,12 @@ class SettlingEnvironment extends TestEnvironment {
     while (open.length > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       open = beyond(this.before, counts());
+    }
+    if (this.started) {
+      const cpu = (cpuTicks() - this.started.ticks) / TICKS_PER_S;
+      const wall = (Date.now() - this.started.at) / 1000;
+      const file = this.testPath.slice(this.rootDir.length + 1);
+      appendFileSync(process.env.TEST_CPU_LOG, `${file} ${cpu.toFixed(2)} ${wall.toFixed(1)}\n`);
     }
     if (open.length === 0) return;
     const dir = join(this.rootDir, "test", "artifacts");
