@@ -29,7 +29,9 @@ describe("network md5 client against the simulator", () => {
 
   beforeAll(async () => {
     net = await startNetworkSimulator(TOKEN, () => NOW);
-    client = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000 });
+    // Clients that expect an answer give it 30 s (a loaded 2-core machine can hold one up for seconds); the timeout
+    // tests have their own short ones.
+    client = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 30_000 });
   });
   afterAll(() => net.close());
   afterEach(async () => {
@@ -83,7 +85,7 @@ describe("network md5 client against the simulator", () => {
   });
 
   it("says so when the token is rejected, and never reads it as not paid", async () => {
-    const wrong = createNetworkClient({ baseUrl: net.apiBase, token: "expired-token", timeoutMs: 2000 });
+    const wrong = createNetworkClient({ baseUrl: net.apiBase, token: "expired-token", timeoutMs: 30_000 });
     const single = await failure(wrong.checkByMd5(md5()));
     expect(single.code).toBe("UPSTREAM_UNAVAILABLE");
     expect(single.message).toMatch(/unauthorized/i);
@@ -133,7 +135,7 @@ describe("network md5 client against the simulator", () => {
     const nowhere = createNetworkClient({
       baseUrl: `http://127.0.0.1:${await closedPort()}`,
       token: TOKEN,
-      timeoutMs: 2000,
+      timeoutMs: 30_000,
     });
     const err = await failure(nowhere.checkByMd5(md5()));
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
@@ -164,7 +166,7 @@ describe("network md5 client against the simulator", () => {
   });
 
   it("honours a smaller batch size", async () => {
-    const small = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000, batchSize: 7 });
+    const small = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 30_000, batchSize: 7 });
     const sizesBefore = net.sim.state.listBatchSizes.length;
     await small.checkByMd5List(Array.from({ length: 20 }, () => md5()));
     expect(net.sim.state.listBatchSizes.slice(sizesBefore)).toEqual([7, 7, 6]);
@@ -215,7 +217,7 @@ describe("md5-list endpoint refused (403/404): single checks, re-probe", () => {
     client = createNetworkClient({
       baseUrl: net.apiBase,
       token: TOKEN,
-      timeoutMs: 2000,
+      timeoutMs: 30_000,
       batchSize: 5,
       singleConcurrency: 3,
       listReprobeMs: 60_000,
@@ -280,7 +282,7 @@ describe("every call refused with 403 (geo-restriction)", () => {
     const client = createNetworkClient({
       baseUrl: net.apiBase,
       token: TOKEN,
-      timeoutMs: 2000,
+      timeoutMs: 30_000,
       onRefused: (r) => told.push(r),
     });
     await postJson(`${net.base}/sim/network/fault`, { mode: "geo-blocked" });
@@ -312,7 +314,7 @@ describe("the network's own limits: a refused token, 429 and Retry-After, paced 
     client = createNetworkClient({
       baseUrl: net.apiBase,
       token: TOKEN,
-      timeoutMs: 2000,
+      timeoutMs: 30_000,
       now: () => now,
       onTokenRefused: (r) => told.push(r),
       onRateLimited: (p) => pauses.push(p),
@@ -374,7 +376,7 @@ describe("the network's own limits: a refused token, 429 and Retry-After, paced 
   });
 
   it("in single mode a monitor round claims only what the rate checks within the claim's lease", async () => {
-    const paced = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000, singleRate: 20 });
+    const paced = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 30_000, singleRate: 20 });
     afterDone = () => Promise.all([paced.close(), postJson(`${net.base}/sim/network/fault`, { mode: "ok" })]);
     const port = networkMonitorPort(paced, () => new Date(), 20);
     // The list endpoint answers: a round is the monitor's whole batch.
@@ -387,7 +389,7 @@ describe("the network's own limits: a refused token, 429 and Retry-After, paced 
   });
 
   it("starts single-md5 calls at most NETWORK_SINGLE_RATE a second, with jitter", async () => {
-    const paced = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 2000, singleRate: 20 });
+    const paced = createNetworkClient({ baseUrl: net.apiBase, token: TOKEN, timeoutMs: 30_000, singleRate: 20 });
     afterDone = () => Promise.all([paced.close(), postJson(`${net.base}/sim/network/fault`, { mode: "ok" })]);
     await postJson(`${net.base}/sim/network/fault`, { mode: "md5list-forbidden" });
     const from = net.sim.state.md5CallTimes.length;
