@@ -287,7 +287,8 @@ describe("gateway QR client against the simulator", () => {
     const quick = createGatewayClient({ baseUrl: gw.apiBase, timeoutMs: 250, clock: () => CLIENT_NOW });
     const started = Date.now();
     const err = await failure(quick.checkTransaction(CRED, "x"));
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Given up at 250 ms; the bound leaves room for a loaded machine firing the timer late.
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(err.code).toBe("UPSTREAM_UNAVAILABLE");
     expect(err.extra).toMatchObject({ reason: "TIMEOUT" });
   });
