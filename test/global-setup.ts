@@ -2,6 +2,9 @@
 // (older than an hour, so concurrent runs on one machine never drop each other's) and names this run's migrated
 // template for every worker (test/support/template-db.ts makes it on first use; global-teardown.ts drops it).
 // (Self-contained: jest loads a global setup without its module mapping, so it cannot import test/support/*.js.)
+import { readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 
 export default async function globalSetup(): Promise<void> {
@@ -21,6 +24,13 @@ export default async function globalSetup(): Promise<void> {
     }
   } finally {
     await admin.end();
+  }
+  // Demo data directories (test/support/demo-template.ts) of runs that ended without removing theirs (the fault
+  // suite has no global teardown), older than an hour as above.
+  for (const entry of readdirSync(tmpdir())) {
+    const created = parseInt(/^pqr_test_\d+_([0-9a-z]+)_tpl-demo$/.exec(entry)?.[1] ?? "", 36);
+    if (Number.isFinite(created) && Date.now() - created > 3600_000)
+      rmSync(join(tmpdir(), entry), { recursive: true, force: true });
   }
   // The workers start after this and inherit it; the same name as template-db.ts would give a process of its own.
   process.env.PQR_TEST_TEMPLATE = `pqr_test_${process.pid}_${Date.now().toString(36)}_tpl`;

@@ -52,7 +52,7 @@ describe("newcomer paths on the zero-setup demo", () => {
     const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { exports: { ".": string }; main: string };
     expect(pkg.main).toBe(pkg.exports["."].replace(/^\.\//, ""));
     ({ verifyWebhook } = (await import(pathToFileURL(resolve(pkg.exports["."])).href)) as { verifyWebhook: Verify });
-    svc = await startDemoService("newcomer");
+    svc = await startDemoService("newcomer", { fresh: true });
     secrets.push(svc.demo.webhook.secret);
     const app = express();
     app.post("/hooks", express.raw({ type: "application/json" }), (req, res) => {

@@ -71,7 +71,7 @@ function openToOthers(dir: string): string[] {
 describe("the embedded database belongs to the service process alone", () => {
   let svc: DemoService;
   beforeAll(async () => {
-    svc = await startDemoService("sealed");
+    svc = await startDemoService("sealed", { fresh: true });
     const g = await post(
       `${svc.url}/qr/generate`,
       { amount: 1.5, currency: 840, expiredAfter: 60_000 },

@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createTestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, AUTH, EMBEDDED_START_MS, post } from "../support/app.js";
+import { copyDemoTemplate } from "../support/demo-template.js";
 import { waitFor } from "../support/wait.js";
 import { statusOf } from "../support/http.js";
 import { keepOutput } from "../support/child-output.js";
@@ -267,6 +268,8 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
 
   it("without Chromium the service starts and the gateway-link area answers 503 naming CHROMIUM_PATH", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
+    // The demo's data as a second `npm start` finds it: a first start on an empty DATA_DIR is newcomer.test.ts's.
+    await copyDemoTemplate(dataDir);
     const port = await freePort();
     const child = spawn(process.execPath, ["dist/src/main.js", "serve"], {
       env: {

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS, freePort, ServiceProcess } from "./cluster.js";
 import type { DemoFile } from "../../src/demo/seed.js";
+import { copyDemoTemplate } from "./demo-template.js";
 
 const MAIN = join(process.cwd(), "dist", "src", "main.js");
 
@@ -16,8 +17,14 @@ export interface DemoService {
   dispose(): Promise<void>;
 }
 
-/** `openFiles`: the service's descriptor limit (see ServiceProcess). */
-export async function startDemoService(name: string, limits: { openFiles?: number } = {}): Promise<DemoService> {
+/**
+ * `openFiles`: the service's descriptor limit (see ServiceProcess). `fresh`: the first start on an empty DATA_DIR;
+ * otherwise the service starts on a copy of the run's demo data directory (test/support/demo-template.ts).
+ */
+export async function startDemoService(
+  name: string,
+  options: { openFiles?: number; fresh?: boolean } = {},
+): Promise<DemoService> {
   const logDir = join(ARTIFACTS, "..", "demo");
   mkdirSync(logDir, { recursive: true });
   const service = new ServiceProcess(
@@ -26,8 +33,9 @@ export async function startDemoService(name: string, limits: { openFiles?: numbe
     await freePort(),
     () => ({ HOST: "127.0.0.1", LOG_LEVEL: "warn" }),
     logDir,
-    limits,
+    { openFiles: options.openFiles },
   );
+  if (options.fresh !== true) await copyDemoTemplate(service.dataDir);
   await service.start();
   const demo = JSON.parse(readFileSync(join(service.dataDir, "demo.json"), "utf8")) as DemoFile;
   return { service, url: service.url, demo, dispose: () => service.dispose() };
