@@ -2,11 +2,11 @@
 // database, demo tenant, simulators), plus the admin CLI run against it the way the README says.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARTIFACTS, freePort, ServiceProcess } from "./cluster.js";
+import type { ServiceProcess } from "./cluster.js";
 import type { DemoFile } from "../../src/demo/seed.js";
-import { copyDemoTemplate } from "./demo-template.js";
+import { copyDemoTemplate, demoProcess } from "./demo-template.js";
 
 const MAIN = join(process.cwd(), "dist", "src", "main.js");
 
@@ -25,16 +25,7 @@ export async function startDemoService(
   name: string,
   options: { openFiles?: number; fresh?: boolean } = {},
 ): Promise<DemoService> {
-  const logDir = join(ARTIFACTS, "..", "demo");
-  mkdirSync(logDir, { recursive: true });
-  const service = new ServiceProcess(
-    name,
-    "serve",
-    await freePort(),
-    () => ({ HOST: "127.0.0.1", LOG_LEVEL: "warn" }),
-    logDir,
-    { openFiles: options.openFiles },
-  );
+  const service = await demoProcess(name, { openFiles: options.openFiles });
   if (options.fresh !== true) await copyDemoTemplate(service.dataDir);
   await service.start();
   const demo = JSON.parse(readFileSync(join(service.dataDir, "demo.json"), "utf8")) as DemoFile;

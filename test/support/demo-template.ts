@@ -13,7 +13,8 @@ import { ARTIFACTS, freePort, ServiceProcess } from "./cluster.js";
 import { waitFor } from "./wait.js";
 
 /** Where this run's demo data directory lives (global-teardown.ts removes it), or null outside jest's global setup. */
-export function demoTemplateRoot(run = process.env.PQR_TEST_TEMPLATE): string | null {
+export function demoTemplateRoot(): string | null {
+  const run = process.env.PQR_TEST_TEMPLATE;
   return run === undefined ? null : join(tmpdir(), `${run}-demo`);
 }
 
@@ -39,7 +40,7 @@ export async function copyDemoTemplate(dataDir: string): Promise<boolean> {
     if (mine)
       await make(data).then(
         () => writeFileSync(ready, ""),
-        (err: unknown) => note(failed, err),
+        (err: unknown) => writeFileSync(failed, String(err)),
       );
     else
       await waitFor(() => existsSync(ready) || existsSync(failed), EMBEDDED_START_MS, 100, "the demo data directory");
@@ -49,16 +50,25 @@ export async function copyDemoTemplate(dataDir: string): Promise<boolean> {
   return true;
 }
 
-async function make(data: string): Promise<void> {
+/**
+ * The demo service process, not started yet: `node dist/src/main.js serve` on loopback with nothing else set, its log
+ * under test/artifacts/demo/. `openFiles`: its descriptor limit (see ServiceProcess).
+ */
+export async function demoProcess(name: string, limits: { openFiles?: number } = {}): Promise<ServiceProcess> {
   const logDir = join(ARTIFACTS, "..", "demo");
   mkdirSync(logDir, { recursive: true });
-  const first = new ServiceProcess(
-    "demo-template",
+  return new ServiceProcess(
+    name,
     "serve",
     await freePort(),
     () => ({ HOST: "127.0.0.1", LOG_LEVEL: "warn" }),
     logDir,
+    limits,
   );
+}
+
+async function make(data: string): Promise<void> {
+  const first = await demoProcess("demo-template");
   try {
     await first.start();
     await first.stop();
@@ -67,8 +77,4 @@ async function make(data: string): Promise<void> {
   } finally {
     await first.dispose();
   }
-}
-
-function note(failed: string, err: unknown): void {
-  writeFileSync(failed, String(err));
 }
