@@ -19,6 +19,11 @@ export interface JobMetrics {
 }
 
 const PROCESS_EVERY_MS = 1000;
+/**
+ * How long stop() waits for runs still going: well inside main.ts's 30 s forced exit, and longer than an upstream
+ * call's or a webhook delivery's own timeout, so a run that is only waiting on one ends and releases its lock.
+ */
+const STOP_WAIT_MS = 15_000;
 
 /**
  * Agenda 6 on the same PostgreSQL (or embedded) database. Monitoring and delivery are recurring jobs that
@@ -31,10 +36,13 @@ export class Scheduler {
   private readonly pool: pg.Pool;
   private readonly specs: JobSpec[] = [];
   private started = false;
+  /** Runs started and not yet complete (stop() waits for them). */
+  private readonly runs = new Set<Job>();
+  private runsEnded: (() => void) | null = null;
 
   constructor(
     connectionString: string,
-    private readonly opts: { logger: Logger; metrics: JobMetrics; poolSize: number },
+    private readonly opts: { logger: Logger; metrics: JobMetrics; poolSize: number; stopWaitMs?: number },
   ) {
     this.pool = new pg.Pool({ connectionString, max: opts.poolSize });
     this.pool.on("error", (err) => opts.logger.warn({ err: err.message }, "job database connection error"));
@@ -53,6 +61,12 @@ export class Scheduler {
     this.agenda.on("start", (job: Job) => {
       const due = job.attrs.nextRunAt?.getTime();
       if (due !== undefined) opts.metrics.jobLag.set({ job: job.attrs.name }, Math.max(0, (Date.now() - due) / 1000));
+      this.runs.add(job);
+    });
+    // Agenda says `complete` once the run's lock is released in the database (or releasing it failed).
+    this.agenda.on("complete", (job: Job) => {
+      this.runs.delete(job);
+      if (this.runs.size === 0) this.runsEnded?.();
     });
     this.agenda.on("success", (job: Job) => opts.metrics.jobRuns.inc({ job: job.attrs.name, outcome: "success" }));
     this.agenda.on("fail", (err: Error, job: Job) => {
@@ -118,9 +132,32 @@ export class Scheduler {
     this.paused = true;
   }
 
+  /**
+   * Takes no more jobs, waits for the runs still going to end (at most `stopWaitMs`), then closes the connections.
+   * A run keeps its job's lock until it ends and Agenda releases it through this pool: closing the pool under it
+   * left the lock, and every other process sharing the database then skipped that job for the rest of the lock's
+   * lifetime (a monitor: no payment followed for up to a minute after each clean restart of one instance).
+   */
   async stop(): Promise<void> {
     await this.pause();
+    await this.waitForRuns(this.opts.stopWaitMs ?? STOP_WAIT_MS);
     await this.pool.end().catch(() => undefined);
+  }
+
+  private async waitForRuns(ms: number): Promise<void> {
+    if (this.runs.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      new Promise<true>((resolve) => (this.runsEnded = () => resolve(true))),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+    ]);
+    clearTimeout(timer);
+    this.runsEnded = null;
+    if (!ended)
+      this.opts.logger.warn(
+        { jobs: [...this.runs].map((job) => job.attrs.name), waitedMs: ms },
+        "job runs still going at stop keep their locks until the locks lapse",
+      );
   }
 
   private paused = false;

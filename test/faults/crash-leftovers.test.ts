@@ -4,7 +4,7 @@ import { startFaultRig, type FaultRig } from "../support/fault-rig.js";
 
 import { type Upstreams } from "../support/upstreams.js";
 import { type WebhookReceiver } from "../support/webhook-receiver.js";
-import { dbClient, generateLink, postJson, settle, statuses, adminOf } from "../support/traffic.js";
+import { dbClient, generateLink, generateQr, postJson, settle, statuses, adminOf } from "../support/traffic.js";
 import { AUTH, createTenant, type Tenant } from "../support/app.js";
 import { sleep, waitFor } from "../support/wait.js";
 
@@ -130,7 +130,54 @@ describe("crash leftovers", () => {
       while ((await statuses(db.url, [link.id])).get(link.id) !== "SUCCESS" && Date.now() < until) await sleep(200);
       expect((await statuses(db.url, [link.id])).get(link.id)).toBe("SUCCESS");
     }));
+
+  it("SIGTERM of a worker waiting on a slow bank: the next worker follows payments at once, not after the job's lock", () =>
+    withLogs(cluster, async () => {
+      // Only the worker of this scenario runs jobs (the scenario above leaves worker B running).
+      for (const name of ["worker-a", "worker-b"]) await (tryGet(cluster, name)?.stop() ?? Promise.resolve());
+      const c = await cluster.add("worker-c", "worker");
+      await ups.fault("network", "slow", 4_000);
+      const checks = () => ups.network.calls(CHECK_CALL) + ups.network.calls(CHECK_LIST_CALL);
+      const before = checks();
+      const tx = await generateQr(api.url, tenant, "SUCCESS");
+      let until = Date.now() + 30_000;
+      while (checks() === before && Date.now() < until) await sleep(20);
+      expect(checks()).toBeGreaterThan(before);
+      // C's network monitor run now waits 4 s on the bank's answer, holding the job's lock (60 s lifetime).
+      const stopping = Date.now();
+      await c.stop();
+      const stoppedS = (Date.now() - stopping) / 1000;
+      await ups.fault("network", "ok");
+      await settle(ups, tx);
+
+      // Before: C closed its job connections under the run, the lock stayed, and D's monitor did not run until it
+      // lapsed (the payment stayed PENDING for about a minute).
+      const d = await cluster.add("worker-d", "worker");
+      const readyAt = Date.now();
+      until = readyAt + 40_000;
+      while ((await statuses(db.url, [tx.id])).get(tx.id) !== "SUCCESS" && Date.now() < until) await sleep(200);
+      const followedS = (Date.now() - readyAt) / 1000;
+      console.log(
+        `SIGTERM mid-run: worker C stopped in ${stoppedS.toFixed(1)} s; worker D saw the payment ${followedS.toFixed(1)} s after it was ready`,
+      );
+      expect((await statuses(db.url, [tx.id])).get(tx.id)).toBe("SUCCESS");
+      expect(followedS).toBeLessThan(10);
+      expect(c.grep(/keep their locks until the locks lapse/)).toEqual([]);
+      await d.stop();
+    }));
 });
+
+function tryGet(cluster: Cluster, name: string): ServiceProcess | null {
+  try {
+    return cluster.get(name);
+  } catch {
+    return null;
+  }
+}
+
+/** The network's check calls (src/qr/network-client.ts), as the upstream counts their arrivals. */
+const CHECK_CALL = "check_transaction_by_md5";
+const CHECK_LIST_CALL = "check_transaction_by_md5_list";
 
 /** The last segment of PayWay's status call (src/upstreams/payway.ts), as the upstream counts its arrivals. */
 const STATUS_CALL = "check-payment-status";

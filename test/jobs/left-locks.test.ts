@@ -40,6 +40,8 @@ describe("the embedded default after a crash", () => {
         (e) => e.headers["x-event-type"] === "payment.completed" && JSON.stringify(e).includes(transactionId),
       );
     }, 15_000);
+    // One release: this test's own kill. The first start found none, though it ran on a data directory a clean stop
+    // made (docs/decisions/0266-a-clean-stop-releases-job-locks.md).
     expect(svc.service.grep(/released job locks left by a process/)).toHaveLength(1);
   }, 120_000);
 });

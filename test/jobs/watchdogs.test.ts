@@ -1,4 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { EmbeddedServer } from "../../src/db/embedded-server.js";
 import { createTestDatabase } from "../support/db.js";
 import { waitFor } from "../support/wait.js";
 import { createLogger } from "../../src/logger.js";
@@ -38,3 +44,112 @@ describe("a stopped scheduler holds no process open", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   }, 30_000);
 });
+
+/**
+ * A run keeps its job's lock until it ends and Agenda releases the lock through the scheduler's pool. stop() used to
+ * close that pool under a run still going, so the lock stayed: every other process sharing the database skipped
+ * the job for the rest of the lock's lifetime (a monitor: no payment followed for up to a minute after each clean
+ * restart of one instance; on the embedded database, the next start's "released job locks left by a process").
+ * On the machine's PostgreSQL and on the embedded engine, as `npm start` runs it.
+ */
+describe.each(["PostgreSQL", "the embedded engine"])("a clean stop on %s", (engine) => {
+  let url: string;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    if (engine === "PostgreSQL") {
+      const db = await createTestDatabase();
+      url = db.url;
+      close = db.drop;
+      return;
+    }
+    const db = await PGlite.create();
+    const server = new EmbeddedServer(db, { password: "s3cret" });
+    const dir = mkdtempSync(join(tmpdir(), "pqr-stop-"));
+    await server.listen(join(dir, ".s.PGSQL.5432"));
+    url = `postgresql://postgres:s3cret@${encodeURIComponent(dir)}:5432/postgres`;
+    close = async () => {
+      await server.stop();
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }, 60_000);
+  afterAll(async () => close?.());
+
+  const lockedJobs = async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const { rows } = await c.query<{ name: string }>(`select name from agenda_jobs where locked_at is not null`);
+      return rows.map((r) => r.name);
+    } finally {
+      await c.end();
+    }
+  };
+
+  /** A scheduler whose recurring job `name` runs until `finish` is called; resolves once a run has begun. */
+  async function runningScheduler(name: string, stopWaitMs?: number) {
+    const warnings: string[] = [];
+    const logger = createLogger({ logLevel: "silent" });
+    logger.warn = ((obj: unknown, msg?: string) => void warnings.push(`${msg ?? ""} ${JSON.stringify(obj)}`)) as never;
+    const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
+    const scheduler = new Scheduler(url, { logger, metrics, poolSize: 2, stopWaitMs });
+    let began!: () => void;
+    const running = new Promise<void>((resolve) => (began = resolve));
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    scheduler.define({
+      name,
+      every: "1 second",
+      lockLifetimeMs: 60_000,
+      run: async () => {
+        began();
+        await finished;
+      },
+    });
+    await scheduler.ready();
+    await scheduler.start();
+    await running;
+    expect(await lockedJobs()).toContain(name);
+    return { scheduler, finish, warnings };
+  }
+
+  it("waits for the run still going, so its lock is released and another process may run the job at once", async () => {
+    const { scheduler, finish } = await runningScheduler("monitor");
+    let stopped = false;
+    const stopping = scheduler.stop().then(() => (stopped = true));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stopped).toBe(false);
+    } finally {
+      finish();
+      await stopping;
+    }
+    expect(await lockedJobs()).toEqual([]);
+    // The next process runs the job within a few seconds, not after the 60 s lock's lifetime.
+    const started = Date.now();
+    const next = await runningScheduler("monitor");
+    expect(Date.now() - started).toBeLessThan(10_000);
+    next.finish();
+    await next.scheduler.stop();
+  }, 60_000);
+
+  it("stops after stopWaitMs whatever a run does, and says which runs keep their locks", async () => {
+    const { scheduler, finish, warnings } = await runningScheduler("stuck", 500);
+    try {
+      const started = Date.now();
+      await scheduler.stop();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(warnings).toEqual([expect.stringMatching(/keep their locks until the locks lapse.*"jobs":\["stuck"\]/)]);
+      expect(await lockedJobs()).toEqual(["stuck"]);
+    } finally {
+      finish();
+      await sql(url, `update agenda_jobs set locked_at = null`);
+    }
+  }, 60_000);
+});
+
+async function sql(url: string, text: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(text).finally(() => c.end());
+}
