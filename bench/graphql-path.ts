@@ -6,7 +6,7 @@
 // target gets a service of its own, so each .cpuprofile holds one target's load (bench/cpu-profile-summary.ts).
 // --only=NAME[,NAME…] keeps the targets whose name contains one of them (e.g. --only=transactions).
 //   npm run build && node dist/bench/graphql-path.js [--repeat=3] [--seconds=10] [--before=…/main.js] [--profile=DIR] [--only=…]
-import { mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median } from "./table.js";
@@ -106,6 +106,7 @@ async function measure(services: Service[], rows: Map<string, Row>): Promise<voi
 }
 
 async function profiled(name: string, rows: Map<string, Row>, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
   const profTmp = mkdtempSync(join(tmpdir(), "pqr-prof-"));
   const svc = await start("this build", [name], undefined, profTmp);
   try {
