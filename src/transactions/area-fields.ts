@@ -23,10 +23,9 @@ export function areaFieldResolvers(views: AreaViews): ClassOf[] {
   let classes = built.get(key);
   if (classes === undefined) {
     classes = [
-      fieldsOf(TransactionGql, `TransactionAreaFields[${key}]`, views.fields, (root, f) => {
-        const record = (root as TransactionGql).record;
-        return views.values(record)[f.name];
-      }),
+      fieldsOf(TransactionGql, `TransactionAreaFields[${key}]`, views.fields, (root, f) =>
+        views.value((root as TransactionGql).record, f),
+      ),
       fieldsOf(
         TransactionSnapshotGql,
         `TransactionSnapshotAreaFields[${key}]`,

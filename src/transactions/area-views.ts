@@ -70,6 +70,14 @@ export class AreaViews {
     return out;
   }
 
+  /**
+   * One field's value on one transaction: what `values` holds for it, worked out alone. A GraphQL field reads only
+   * its own, so a page's rows make no record of every field (and keep none: `present` is a few property reads).
+   */
+  value(tx: AreaRow, field: AreaField): unknown {
+    return this.byArea.get(tx.area)?.present(tx)[field.name] ?? field.none;
+  }
+
   /** The snapshot: the core's keys (undefined: absent) and the area keys the transaction has, each after its key. */
   snapshot(tx: AreaRow, core: [string, unknown][]): Json {
     const v = this.values(tx);
