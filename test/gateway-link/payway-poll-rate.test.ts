@@ -50,11 +50,13 @@ describe("PayWay polls under LINK_POLL_RATE = 2, and a 429 without Retry-After",
     await waitFor(() => pollTimes().length >= from + 16, 20_000, 100, "16 more polls");
     const times = pollTimes();
     // In any 2 s window: at most 2 × 2 polls +10 %, the gate's burst (one slot), one of slack (a window that opens on
-    // a poll holds one at each end) and one for the way there: these are arrival times, and on a loaded machine a
-    // poll whose send was held up by a busy event loop arrives next to the one after it (seen once in CI: 7). The
+    // a poll holds one at each end) and one for the way there. These are arrival times: on a loaded machine the
+    // event loop the app and the twin share can stall, and the polls sent meanwhile arrive together (seen in full
+    // runs: 7, and 10 on a slow 2-core machine), so the window also holds a stall's worth (2.5 s) of polls. The
     // gate's own bound on send times is exact in poll-pace.test.ts; without the gate this window holds about 40.
     const windowMs = 2000;
-    const cap = Math.floor(RATE * (windowMs / 1000) * 1.1) + 3;
+    const stallMs = 2500;
+    const cap = Math.floor(RATE * ((windowMs + stallMs) / 1000) * 1.1) + 3;
     for (let i = 0; i < times.length; i++) {
       const inWindow = times.filter((x) => x >= times[i] && x < times[i] + windowMs).length;
       expect(inWindow).toBeLessThanOrEqual(cap);
