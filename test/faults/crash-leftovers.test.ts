@@ -126,21 +126,19 @@ describe("crash leftovers", () => {
 
       // The payment is followed on: the approval is seen, the payment is not failed by the shutdown.
       await settle(ups, link);
-      until = Date.now() + 30_000;
-      while ((await statuses(db.url, [link.id])).get(link.id) !== "SUCCESS" && Date.now() < until) await sleep(200);
-      expect((await statuses(db.url, [link.id])).get(link.id)).toBe("SUCCESS");
+      expect(await statusWithin(db.url, link.id, "SUCCESS", 30_000)).toBe("SUCCESS");
     }));
 
   it("SIGTERM of a worker waiting on a slow bank: the next worker follows payments at once, not after the job's lock", () =>
     withLogs(cluster, async () => {
       // Only the worker of this scenario runs jobs (the scenario above leaves worker B running).
-      for (const name of ["worker-a", "worker-b"]) await (tryGet(cluster, name)?.stop() ?? Promise.resolve());
+      for (const p of cluster.processes) if (p.role === "worker") await p.stop();
       const c = await cluster.add("worker-c", "worker");
       await ups.fault("network", "slow", 4_000);
       const checks = () => ups.network.calls(CHECK_CALL) + ups.network.calls(CHECK_LIST_CALL);
       const before = checks();
       const tx = await generateQr(api.url, tenant, "SUCCESS");
-      let until = Date.now() + 30_000;
+      const until = Date.now() + 30_000;
       while (checks() === before && Date.now() < until) await sleep(20);
       expect(checks()).toBeGreaterThan(before);
       // C's network monitor run now waits 4 s on the bank's answer, holding the job's lock (60 s lifetime).
@@ -154,24 +152,25 @@ describe("crash leftovers", () => {
       // lapsed (the payment stayed PENDING for about a minute).
       const d = await cluster.add("worker-d", "worker");
       const readyAt = Date.now();
-      until = readyAt + 40_000;
-      while ((await statuses(db.url, [tx.id])).get(tx.id) !== "SUCCESS" && Date.now() < until) await sleep(200);
+      const status = await statusWithin(db.url, tx.id, "SUCCESS", 40_000);
       const followedS = (Date.now() - readyAt) / 1000;
       console.log(
         `SIGTERM mid-run: worker C stopped in ${stoppedS.toFixed(1)} s; worker D saw the payment ${followedS.toFixed(1)} s after it was ready`,
       );
-      expect((await statuses(db.url, [tx.id])).get(tx.id)).toBe("SUCCESS");
+      expect(status).toBe("SUCCESS");
       expect(followedS).toBeLessThan(10);
       expect(c.grep(/keep their locks until the locks lapse/)).toEqual([]);
       await d.stop();
     }));
 });
 
-function tryGet(cluster: Cluster, name: string): ServiceProcess | null {
-  try {
-    return cluster.get(name);
-  } catch {
-    return null;
+/** The transaction's status once it is `want`, or as it stands after `ms` (read every 200 ms). */
+async function statusWithin(url: string, id: string, want: string, ms: number): Promise<string | undefined> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const status = (await statuses(url, [id])).get(id);
+    if (status === want || Date.now() >= until) return status;
+    await sleep(200);
   }
 }
 

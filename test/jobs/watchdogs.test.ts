@@ -80,25 +80,22 @@ describe.each(["PostgreSQL", "the embedded engine"])("a clean stop on %s", (engi
   }, 60_000);
   afterAll(async () => close?.());
 
-  const lockedJobs = async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      const { rows } = await c.query<{ name: string }>(
+  const lockedJobs = async () =>
+    (
+      await sql<{ name: string }>(
+        url,
         `select name from agenda_jobs where locked_at is not null and name = any($1) order by name`,
         [["monitor", "stuck"]],
-      );
-      return rows.map((r) => r.name);
-    } finally {
-      await c.end();
-    }
-  };
+      )
+    ).map((r) => r.name);
 
   /** A scheduler whose recurring job `name` runs until `finish` is called; resolves once a run has begun. */
   async function runningScheduler(name: string, stopWaitMs?: number) {
-    const warnings: string[] = [];
-    const logger = createLogger({ logLevel: "silent" });
-    logger.warn = ((obj: unknown, msg?: string) => void warnings.push(`${msg ?? ""} ${JSON.stringify(obj)}`)) as never;
+    const warnings: Record<string, unknown>[] = [];
+    const logger = createLogger(
+      { logLevel: "warn" },
+      { write: (line: string) => void warnings.push(JSON.parse(line)) },
+    );
     const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
     const scheduler = new Scheduler(url, { logger, metrics, poolSize: 2, stopWaitMs });
     let began!: () => void;
@@ -147,17 +144,27 @@ describe.each(["PostgreSQL", "the embedded engine"])("a clean stop on %s", (engi
       const started = Date.now();
       await scheduler.stop();
       expect(Date.now() - started).toBeLessThan(5_000);
-      expect(warnings).toEqual([expect.stringMatching(/keep their locks until the locks lapse.*"jobs":\["stuck"\]/)]);
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          msg: "job runs still going at stop keep their locks until the locks lapse",
+          jobs: ["stuck"],
+        }),
+      ]);
       expect(await lockedJobs()).toEqual(["stuck"]);
     } finally {
       finish();
-      await sql(url, `update agenda_jobs set locked_at = null where name = 'stuck'`);
+      await sql(url, `update agenda_jobs set locked_at = null where name = 'stuck'`, []);
     }
   }, 60_000);
 });
 
-async function sql(url: string, text: string): Promise<void> {
+/** One statement on its own connection (the test's view of the database the scheduler uses). */
+async function sql<R extends object>(url: string, text: string, params: unknown[]): Promise<R[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  await c.query(text).finally(() => c.end());
+  try {
+    return (await c.query<R>(text, params)).rows;
+  } finally {
+    await c.end();
+  }
 }
