@@ -29,7 +29,7 @@ export class AppError extends Error {
 }
 
 /**
- * The process cannot start (port taken, database unreachable, data directory unwritable). main.ts prints
+ * The process cannot start (port taken, database unreachable, data directory unwritable). commands.ts prints
  * its message as one line and exits non-zero: the message says what is wrong and which setting fixes it.
  */
 export class StartupError extends Error {

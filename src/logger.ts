@@ -10,7 +10,7 @@ const SECRET_HEADERS: readonly string[] = ["x-api-key", "authorization", "proxy-
 const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,40}$/;
 
 /**
- * `destination`: where the lines go (main.ts passes the readable one in development; tests read them from a
+ * `destination`: where the lines go (commands.ts passes the readable one in development; tests read them from a
  * stream); standard output as JSON by default.
  */
 export function createLogger(config: Pick<Config, "logLevel">, destination?: DestinationStream): Logger {

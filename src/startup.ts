@@ -5,7 +5,7 @@ import { StartupError } from "./errors.js";
 import { databaseUnavailable } from "./db/unavailable.js";
 
 /**
- * Start-up checks whose failure an operator must read as one line (main.ts prints StartupError's message
+ * Start-up checks whose failure an operator must read as one line (commands.ts prints StartupError's message
  * and exits 1): what is wrong, where, and the setting that fixes it.
  */
 

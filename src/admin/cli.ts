@@ -231,7 +231,7 @@ async function commandVariables(
   return { ...rest, [cmd.secret]: secret };
 }
 
-/** What a command that is more than one GraphQL call receives (e.g. `listen`, registered by main.ts). */
+/** What a command that is more than one GraphQL call receives (e.g. `listen`, registered by commands.ts). */
 export interface CliContext {
   baseUrl: string;
   /** The admin token from ADMIN_TOKEN or DATA_DIR/demo.json, when there is one. */
@@ -247,9 +247,9 @@ export interface CliCommand {
 }
 
 export interface CliOptions {
-  /** Commands that are more than one GraphQL call (main.ts registers `listen`). */
+  /** Commands that are more than one GraphQL call (commands.ts registers `listen`). */
   extra?: Record<string, CliCommand>;
-  /** The kinds of API key of the service's areas (main.ts, from its module list): the help names them. */
+  /** The kinds of API key of the service's areas (commands.ts, from its module list): the help names them. */
   kinds?: readonly KeyKindSpec[];
   /** Where a command's secret is read from (tests pass a stream of their own). */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };

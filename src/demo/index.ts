@@ -18,7 +18,7 @@ export type DemoSettings = unknown[];
 /**
  * Demo mode (SIMULATORS, on by default outside production): the simulated upstreams of the app's areas and the
  * built-in webhook inbox, mounted on the service's port. An area's demo part is its own (`demo` of its module
- * definition, its `demo.ts`); this module only mounts, starts and stops them. main.ts adds it to the list only in
+ * definition, its `demo.ts`); this module only mounts, starts and stops them. commands.ts adds it to the list only in
  * demo mode; tests add it through their support (test/support/app.ts). The demo tenant is seeded by ./seed.ts.
  */
 export function demoModuleOf(loaded: LoadedDemo[]): ModuleDefinition<DemoModuleDeps, DemoModule, DemoSettings> {

@@ -38,7 +38,7 @@ const DEMO_DEEPLINK = {
  * `demo.ts`), a webhook endpoint pointing at the built-in inbox; printed and written to DATA_DIR/demo.json.
  * Restarting reuses the same tenant and keys.
  *
- * `print` receives the banner (keys, URLs, what to try): main.ts prints it on stdout; a test that seeds a demo
+ * `print` receives the banner (keys, URLs, what to try): commands.ts prints it on stdout; a test that seeds a demo
  * in its own process passes nothing, so its output stays the test runner's.
  */
 export async function seedDemo(
@@ -109,7 +109,7 @@ export async function seedDemo(
   demo.adminToken = app.core.auth.adminTokenForDemo();
   demo.simulators = simulatorUrls(seeds, base);
   mkdirSync(config.dataDir, { recursive: true });
-  // Only the process holding DATA_DIR's lock gets here (main.ts seeds in serve's demo mode, which takes it), and
+  // Only the process holding DATA_DIR's lock gets here (commands.ts seeds in serve's demo mode, which takes it), and
   // it replaces the file whole: the quick start's second terminal reads it at any moment.
   writeFileAtomic(file, JSON.stringify(demo, null, 2));
   print(banner(demo, file, seeds, app.adminUrl ?? base));

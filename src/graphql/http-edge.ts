@@ -51,9 +51,9 @@ export function createApollo(deps: ApolloEdgeDeps): ApolloServer<GqlContext> {
     allowBatchedHttpRequests: false,
     // "Did you mean …?" suggestions name fields and types: off where introspection is (production).
     hideSchemaDetailsFromClientErrors: !deps.introspection,
-    // main.ts owns SIGTERM/SIGINT and stops Apollo through app.stop(). Apollo's own handler would start a
+    // commands.ts owns SIGTERM/SIGINT and stops Apollo through app.stop(). Apollo's own handler would start a
     // second, concurrent stop(), and in 5.5.1 a concurrent stop() never settles (its barrier is resolved only
-    // on error), so every shutdown waited for main.ts's 30 s force-exit and ended with code 1.
+    // on error), so every shutdown waited for commands.ts's 30 s force-exit and ended with code 1.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     stringifyResult: (value) => {

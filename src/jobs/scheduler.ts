@@ -20,7 +20,7 @@ export interface JobMetrics {
 
 const PROCESS_EVERY_MS = 1000;
 /**
- * How long stop() waits for runs still going: well inside main.ts's 30 s forced exit, and longer than an upstream
+ * How long stop() waits for runs still going: well inside commands.ts's 30 s forced exit, and longer than an upstream
  * call's or a webhook delivery's own timeout, so a run that is only waiting on one ends and releases its lock.
  */
 const STOP_WAIT_MS = 15_000;

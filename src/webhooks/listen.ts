@@ -74,11 +74,11 @@ interface Setup {
   secret: string;
   secretSource: string;
   who: string;
-  /** The snapshot keys the service's areas declare (main.ts passes them). */
+  /** The snapshot keys the service's areas declare (commands.ts passes them). */
   fields: readonly AreaField[];
 }
 
-/** `kinds`: the service's key kinds (main.ts passes its module list's), to tell a key's x-auth-type by its tag. */
+/** `kinds`: the service's key kinds (commands.ts passes its module list's), to tell a key's x-auth-type by its tag. */
 function setup(flags: Flags, ctx: CliContext, kinds: readonly KeyKindSpec[]): Omit<Setup, "fields"> {
   if (!flags["forward-to"]) throw new Error("--forward-to URL is required (e.g. http://127.0.0.1:3000/hooks)");
   let target: URL;
@@ -251,7 +251,7 @@ export interface ListenAreas {
   fields: readonly AreaField[];
 }
 
-/** `npm run admin listen`, for the service's areas (main.ts passes them). */
+/** `npm run admin listen`, for the service's areas (commands.ts passes them). */
 export function listenCommand(areas: ListenAreas): CliCommand {
   return {
     doc:

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -266,7 +266,7 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
     }
   }, 90_000);
 
-  it("without Chromium the service starts and the gateway-link area answers 503 naming CHROMIUM_PATH", async () => {
+  it("without Chromium the service starts and the gateway-link area answers 503 naming CHROMIUM_PATH; its compiled code is kept for the next start", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pqr-startup-"));
     // The demo's data as a second `npm start` finds it: a first start on an empty DATA_DIR is newcomer.test.ts's.
     await copyDemoTemplate(dataDir);
@@ -280,6 +280,8 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
         LOG_LEVEL: "warn",
         DATA_DIR: dataDir,
         CHROMIUM_PATH: join(dataDir, "no-chromium-here"),
+        // Where Node keeps its compile cache when nothing says otherwise: the system's temporary directory.
+        TMPDIR: dataDir,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -312,9 +314,31 @@ describe("start-up failures are one clear line and a non-zero exit", () => {
       expect(qr.status).toBe(200);
       // The log said so at start-up, before anyone asked.
       expect(output()).toMatch(/no executable at .*no-chromium-here.*CHROMIUM_PATH/);
+      // With nothing configured, Node's compile cache holds the code of the modules the service loaded (hundreds
+      // of files) once it is ready: written then, not at exit, so a start after this one's kill -9 below finds it.
+      expect(readdirSync(join(dataDir, "node-compile-cache"), { recursive: true }).length).toBeGreaterThan(300);
     } finally {
       child.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240_000);
+});
+
+describe("Node's compile cache is an aid, never a condition", () => {
+  it("a cache directory that cannot be made changes nothing: the command runs and says nothing of it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pqr-compile-cache-"));
+    try {
+      writeFileSync(join(dir, "a-file"), "");
+      const child = spawn(process.execPath, ["dist/src/main.js", "schema", join(dir, "schema.graphql")], {
+        env: { ...process.env, NODE_OPTIONS: "", NODE_COMPILE_CACHE: join(dir, "a-file", "cache") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const output = keepOutput(child);
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect({ code, output: output() }).toEqual({ code: 0, output: "" });
+      expect(readFileSync(join(dir, "schema.graphql"), "utf8")).toBe(readFileSync("schema.graphql", "utf8"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

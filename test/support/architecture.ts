@@ -33,6 +33,7 @@ export function layersWith(areas: readonly string[]): string[][] {
     ["http"],
     ["app.ts", "index.ts"],
     ["demo"],
+    ["commands.ts"],
     ["main.ts"],
   ];
 }
@@ -123,7 +124,7 @@ export function isDemoCode(file: SourceFile, areas: readonly string[]): boolean 
 
 /**
  * The simulators stay out of production code. Production code (everything but demo code) imports no demo code
- * statically; the only dynamic imports of it are an area's index.ts loading its own demo.ts and main.ts loading
+ * statically; the only dynamic imports of it are an area's index.ts loading its own demo.ts and commands.ts loading
  * src/demo/index.ts. A simulator folder (src/simulators/<name>/) belongs to one area: the demo code of one area at
  * most imports it (src/demo/ imports only the shared files at the top of src/simulators/).
  */
@@ -136,7 +137,7 @@ export function demoViolations(tree: SourceTree, areas: readonly string[]): stri
       if (to === null) continue;
       if (isDemoCode(to, areas) && !isDemoCode(file, areas)) {
         const ownDemo = dynamic && file.rel === join(file.room, "index.ts") && to.rel === join(file.room, "demo.ts");
-        const mainsDemo = dynamic && file.rel === "main.ts" && to.rel === join("demo", "index.ts");
+        const mainsDemo = dynamic && file.rel === "commands.ts" && to.rel === join("demo", "index.ts");
         if (!ownDemo && !mainsDemo) violations.push(`${file.rel} -> ${to.rel}${dynamic ? " (dynamic)" : ""}`);
       }
       const [, simulator, rest] = to.rel.split(sep);
