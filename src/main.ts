@@ -4,8 +4,10 @@
 // its own and its dependencies' modules (docs/decisions/0267-node-compile-cache.md). The cache lives where
 // NODE_COMPILE_CACHE says, or in the system's temporary directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 import "./node-version.js";
-import { enableCompileCache } from "node:module";
+// The module object, not its named export: an older Node (no enableCompileCache) must get as far as the version
+// check above, and a named import it lacks would fail before any code ran.
+import nodeModule from "node:module";
 
-enableCompileCache();
+nodeModule.enableCompileCache();
 const { run } = await import("./commands.js");
 run(process.argv.slice(2));

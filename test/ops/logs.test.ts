@@ -8,6 +8,7 @@ import { subscribe } from "../support/ws.js";
 import type { DemoFile } from "../../src/demo/seed.js";
 import { humanLine } from "../../src/logs/pretty.js";
 import { waitFor } from "../support/wait.js";
+import { copyDemoTemplate } from "../support/demo-template.js";
 
 const LOG_DIR = join(ARTIFACTS, "..", "logs");
 /** A readable line: time, level, message (pino-pretty, LOG_FORMAT=pretty). */
@@ -86,6 +87,8 @@ describe("LOG_REQUESTS=1: one short line per request, never its headers; expecte
       () => ({ HOST: "127.0.0.1", LOG_REQUESTS: "1" }),
       LOG_DIR,
     );
+    // The demo as a second `npm start` finds it (the first start's log is the describe above's).
+    await copyDemoTemplate(svc.dataDir);
     // start() polls /readyz until 200: the 503s of the start-up (demo tenant not there yet) are logged.
     await svc.start();
   }, 120_000);
