@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { Agenda, type Job } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import pg from "pg";
@@ -39,6 +41,8 @@ export class Scheduler {
   /** Runs started and not yet complete (stop() waits for them). */
   private readonly runs = new Set<Job>();
   private runsEnded: (() => void) | null = null;
+  /** This scheduler's name: Agenda writes it into every lock it takes (`last_modified_by`), so stop() finds them. */
+  private readonly name = `${hostname()}:${process.pid}:${randomUUID()}`;
 
   constructor(
     connectionString: string,
@@ -47,6 +51,7 @@ export class Scheduler {
     this.pool = new pg.Pool({ connectionString, max: opts.poolSize });
     this.pool.on("error", (err) => opts.logger.warn({ err: err.message }, "job database connection error"));
     this.agenda = new Agenda({
+      name: this.name,
       // Notifications off: polling every second is fast enough (this process kicks its own work directly), and
       // the notification channel has no error handler, so a dropped LISTEN connection would crash the process.
       backend: new PostgresBackend({ pool: this.pool, disableNotifications: true }),
@@ -139,9 +144,36 @@ export class Scheduler {
    * lifetime (a monitor: no payment followed for up to a minute after each clean restart of one instance).
    */
   async stop(): Promise<void> {
+    const until = Date.now() + (this.opts.stopWaitMs ?? STOP_WAIT_MS);
     await this.pause();
-    await this.waitForRuns(this.opts.stopWaitMs ?? STOP_WAIT_MS);
+    await this.waitForRuns(until - Date.now());
+    await this.releaseOwnLocks(until).catch((err: Error) =>
+      this.opts.logger.warn({ err: err.message }, "releasing this process's job locks failed"),
+    );
     await this.pool.end().catch(() => undefined);
+  }
+
+  /**
+   * Agenda's stop() releases the jobs it has locked and queued, but not one whose lock statement is still on its way
+   * when stop() is called, nor those its queue filling goes on to lock after it (it locks the next due job of a kind
+   * until none is left, and never runs them once stopped). So, once no statement of this scheduler is in flight,
+   * the locks this scheduler took and holds are released, except those of runs still going after the wait (they keep
+   * theirs, as the warning says); again until a round finds none or the wait is over.
+   */
+  private async releaseOwnLocks(until: number): Promise<void> {
+    for (;;) {
+      while (this.pool.totalCount > this.pool.idleCount || this.pool.waitingCount > 0) {
+        if (Date.now() >= until) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const running = [...this.runs].map((job) => String(job.attrs._id));
+      const released = await this.pool.query(
+        `update agenda_jobs set locked_at = null
+          where locked_at is not null and last_modified_by = $1 and not (id::text = any($2::text[]))`,
+        [this.name, running],
+      );
+      if ((released.rowCount ?? 0) === 0 || Date.now() >= until) return;
+    }
   }
 
   private async waitForRuns(ms: number): Promise<void> {

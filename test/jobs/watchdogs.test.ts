@@ -158,6 +158,73 @@ describe.each(["PostgreSQL", "the embedded engine"])("a clean stop on %s", (engi
   }, 60_000);
 });
 
+/**
+ * Agenda's stop() releases the jobs it has locked, but not one whose lock statement is still on its way: that lock
+ * lands after stop() and its job is never run, so the lock stayed (on the embedded database, the next start's
+ * "released job locks left by a process … jobs=1"; on PostgreSQL, every other worker skipped the job for 60 s). Here
+ * the lock statement is held on its way by a lock on Agenda's table, taken between two runs of a recurring job.
+ * PostgreSQL only: the embedded engine runs one statement at a time, so a statement waiting on a lock would hold it.
+ */
+describe("a clean stop while the scheduler is taking a lock", () => {
+  let url: string;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ url, drop } = await createTestDatabase());
+  });
+  afterAll(async () => drop?.());
+
+  it("releases the lock that lands after stop(), so the next process runs the job at once", async () => {
+    const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
+    const scheduler = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    let runs = 0;
+    scheduler.define({ name: "tick", every: "1 second", lockLifetimeMs: 60_000, run: async () => void runs++ });
+    await scheduler.ready();
+    await scheduler.start();
+    await waitFor(() => runs >= 1, 10_000, 20, "the first run");
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    let stopping: Promise<void> | undefined;
+    try {
+      await blocker.query("begin");
+      await blocker.query("lock table agenda_jobs in share row exclusive mode");
+      // The next scan's lock statement waits on the table's lock.
+      await waitFor(
+        async () =>
+          (
+            await sql<{ n: number }>(
+              url,
+              `select count(*)::int as n from pg_stat_activity
+                where wait_event_type = 'Lock' and query like '%SET locked_at = $1, last_modified_by%'`,
+              [],
+            )
+          )[0]?.n === 1,
+        10_000,
+        20,
+        "a lock statement waiting",
+      );
+      stopping = scheduler.stop();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      await blocker.query("commit");
+      await blocker.end();
+    }
+    await stopping;
+    const locked = await sql<{ name: string }>(url, `select name from agenda_jobs where locked_at is not null`, []);
+    expect(locked).toEqual([]);
+    // The next process runs the job within seconds, not after the 60 s lock's lifetime.
+    const next = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    let nextRuns = 0;
+    next.define({ name: "tick", every: "1 second", lockLifetimeMs: 60_000, run: async () => void nextRuns++ });
+    await next.ready();
+    await next.start();
+    try {
+      await waitFor(() => nextRuns >= 1, 10_000, 20, "a run by the next process");
+    } finally {
+      await next.stop();
+    }
+  }, 60_000);
+});
+
 /** One statement on its own connection (the test's view of the database the scheduler uses). */
 async function sql<R extends object>(url: string, text: string, params: unknown[]): Promise<R[]> {
   const c = new pg.Client({ connectionString: url });
