@@ -9,7 +9,7 @@ import { Db } from "./sql.js";
 /** The job scheduler as storage opens and closes it (jobs/scheduler.ts, built by the caller: a higher layer). */
 export interface StorageJobs {
   /** Frees the job locks a killed predecessor left (asked only on the embedded database, which is this process's). */
-  releaseLeftLocks(): Promise<number>;
+  releaseLeftLocks(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -90,9 +90,12 @@ async function openLocked<S, J extends { jobs: StorageJobs }>(
     await migrate(orm);
     const o = await parts.open(url, db, jobPool);
     // The embedded database belongs to this process (DATA_DIR's lock): a job lock in it is a killed predecessor's.
-    const left = embedded === null ? 0 : await o.jobs.releaseLeftLocks();
-    if (left > 0)
-      logger.warn({ jobs: left }, "released job locks left by a process that stopped without releasing them");
+    const left = embedded === null ? [] : await o.jobs.releaseLeftLocks();
+    if (left.length > 0)
+      logger.warn(
+        { jobs: left.length, names: left.join(",") },
+        "released job locks left by a process that stopped without releasing them",
+      );
     return o;
   }).catch(async (err: unknown) => {
     await orm.close().catch(() => undefined);

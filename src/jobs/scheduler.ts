@@ -40,7 +40,7 @@ export class Scheduler {
   private started = false;
   /** Runs started and not yet complete (stop() waits for them). */
   private readonly runs = new Set<Job>();
-  private runsEnded: (() => void) | null = null;
+  private onRunsEnded: (() => void) | null = null;
   /** This scheduler's name: Agenda writes it into every lock it takes (`last_modified_by`), so stop() finds them. */
   private readonly name = `${hostname()}:${process.pid}:${randomUUID()}`;
 
@@ -71,7 +71,7 @@ export class Scheduler {
     // Agenda says `complete` once the run's lock is released in the database (or releasing it failed).
     this.agenda.on("complete", (job: Job) => {
       this.runs.delete(job);
-      if (this.runs.size === 0) this.runsEnded?.();
+      if (this.runs.size === 0) this.onRunsEnded?.();
     });
     this.agenda.on("success", (job: Job) => opts.metrics.jobRuns.inc({ job: job.attrs.name, outcome: "success" }));
     this.agenda.on("fail", (err: Error, job: Job) => {
@@ -94,12 +94,14 @@ export class Scheduler {
   }
 
   /**
-   * Frees every job lock. Only for a database that belongs to this one process (the embedded one): any lock in it
+   * Frees every job lock, and names the jobs it freed. Only for a database that belongs to this one process (the embedded one): any lock in it
    * was left by a process that died, and would otherwise hold its job (a monitor) for the lock's lifetime.
    */
-  async releaseLeftLocks(): Promise<number> {
-    const res = await this.pool.query(`update agenda_jobs set locked_at = null where locked_at is not null`);
-    return res.rowCount ?? 0;
+  async releaseLeftLocks(): Promise<string[]> {
+    const res = await this.pool.query<{ name: string }>(
+      `update agenda_jobs set locked_at = null where locked_at is not null returning name`,
+    );
+    return res.rows.map((r) => r.name).sort();
   }
 
   /** Start processing jobs (serve and worker roles). */
@@ -144,52 +146,56 @@ export class Scheduler {
    * lifetime (a monitor: no payment followed for up to a minute after each clean restart of one instance).
    */
   async stop(): Promise<void> {
-    const until = Date.now() + (this.opts.stopWaitMs ?? STOP_WAIT_MS);
+    const waitMs = this.opts.stopWaitMs ?? STOP_WAIT_MS;
     await this.pause();
-    await this.waitForRuns(until - Date.now());
-    await this.releaseOwnLocks(until).catch((err: Error) =>
+    await this.settle(Date.now() + waitMs).catch((err: Error) =>
       this.opts.logger.warn({ err: err.message }, "releasing this process's job locks failed"),
     );
+    if (this.runs.size > 0)
+      this.opts.logger.warn(
+        { jobs: [...this.runs].map((job) => job.attrs.name), waitedMs: waitMs },
+        "job runs still going at stop keep their locks until the locks lapse",
+      );
     await this.pool.end().catch(() => undefined);
   }
 
   /**
-   * Agenda's stop() releases the jobs it has locked and queued, but not one whose lock statement is still on its way
-   * when stop() is called, nor those its queue filling goes on to lock after it (it locks the next due job of a kind
-   * until none is left, and never runs them once stopped). So, once no statement of this scheduler is in flight,
-   * the locks this scheduler took and holds are released, except those of runs still going after the wait (they keep
-   * theirs, as the warning says); again until a round finds none or the wait is over.
+   * Until `until`: waits for the runs still going and for this scheduler's statements in flight, then releases the
+   * locks that carry this scheduler's name, and again until a round releases none. Agenda's stop() leaves three kinds
+   * of lock behind: a run's (released when it ends, through this pool), one whose lock statement is still on its way,
+   * and those its queue filling goes on to take (it locks the next due job of a kind until none is left, and never
+   * runs them once stopped). A run Agenda began just before it stopped says `start` only once its first write is
+   * back, so runs are waited for again after the statements. A run still going at `until` keeps its lock.
    */
-  private async releaseOwnLocks(until: number): Promise<void> {
+  private async settle(until: number): Promise<void> {
     for (;;) {
+      await this.runsEnded(until);
       while (this.pool.totalCount > this.pool.idleCount || this.pool.waitingCount > 0) {
         if (Date.now() >= until) return;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      const running = [...this.runs].map((job) => String(job.attrs._id));
+      if (this.runs.size > 0) {
+        if (Date.now() >= until) return;
+        continue;
+      }
       const released = await this.pool.query(
-        `update agenda_jobs set locked_at = null
-          where locked_at is not null and last_modified_by = $1 and not (id::text = any($2::text[]))`,
-        [this.name, running],
+        `update agenda_jobs set locked_at = null where locked_at is not null and last_modified_by = $1`,
+        [this.name],
       );
       if ((released.rowCount ?? 0) === 0 || Date.now() >= until) return;
     }
   }
 
-  private async waitForRuns(ms: number): Promise<void> {
+  /** Resolves when no run is going, or at `until`. */
+  private async runsEnded(until: number): Promise<void> {
     if (this.runs.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([
-      new Promise<true>((resolve) => (this.runsEnded = () => resolve(true))),
-      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+    await Promise.race([
+      new Promise<void>((resolve) => (this.onRunsEnded = resolve)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, until - Date.now())))),
     ]);
     clearTimeout(timer);
-    this.runsEnded = null;
-    if (!ended)
-      this.opts.logger.warn(
-        { jobs: [...this.runs].map((job) => job.attrs.name), waitedMs: ms },
-        "job runs still going at stop keep their locks until the locks lapse",
-      );
+    this.onRunsEnded = null;
   }
 
   private paused = false;

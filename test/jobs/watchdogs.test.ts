@@ -223,6 +223,62 @@ describe("a clean stop while the scheduler is taking a lock", () => {
       await next.stop();
     }
   }, 60_000);
+
+  it("waits for a run Agenda began just before it stopped, whose first write was still on its way", async () => {
+    const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
+    const scheduler = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    let ended = 0;
+    scheduler.define({
+      name: "later",
+      lockLifetimeMs: 60_000,
+      run: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        ended++;
+      },
+    });
+    await scheduler.ready();
+    await scheduler.now("later", {});
+    // Due in 1.9 s: a scan locks it up to a second ahead, and a timer of Agenda's begins the run at its time.
+    await sql(
+      url,
+      `update agenda_jobs set next_run_at = now() + interval '1900 milliseconds' where name = 'later'`,
+      [],
+    );
+    await scheduler.start();
+    const lockedLater = async () =>
+      (await sql(url, `select 1 from agenda_jobs where name = 'later' and locked_at is not null`, [])).length === 1;
+    await waitFor(lockedLater, 10_000, 20, "the job locked ahead of its time");
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    let stopping: Promise<void> | undefined;
+    try {
+      await blocker.query("begin");
+      await blocker.query("select 1 from agenda_jobs where name = 'later' for update");
+      // At its time the run begins, and its first write (the run's start) waits on the row.
+      await waitFor(
+        async () =>
+          (
+            await sql<{ n: number }>(
+              url,
+              `select count(*)::int as n from pg_stat_activity
+                where wait_event_type = 'Lock' and query like '%SET locked_at = $2,%'`,
+              [],
+            )
+          )[0]?.n === 1,
+        10_000,
+        20,
+        "the run's first write waiting",
+      );
+      stopping = scheduler.stop();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      await blocker.query("commit");
+      await blocker.end();
+    }
+    await stopping;
+    expect(ended).toBe(1);
+    expect(await sql(url, `select name from agenda_jobs where locked_at is not null`, [])).toEqual([]);
+  }, 60_000);
 });
 
 /** One statement on its own connection (the test's view of the database the scheduler uses). */
