@@ -40,9 +40,11 @@ const PAGE_BOUND = 5;
 /**
  * The statements of the read itself: without the lookups a cache with a time-to-live saves most requests (the API
  * key's, auth/keys.ts; the merchant's name, a minute; the merchant a QR is issued for, 5 s, read by the ORM as `from
- * "merchant"`) — whether one runs depends on the clock, not on the query.
+ * "merchant"`), nor the key's `last_used_at`, written at most once a minute — whether one runs depends on the clock,
+ * not on the query.
  */
-const reads = (statements: string[]) => statements.filter((s) => !/ from "?(api_key|merchant)"? /.test(s));
+const reads = (statements: string[]) =>
+  statements.filter((s) => !/ from "?(api_key|merchant)"? |^update "?api_key"? set last_used_at /.test(s));
 
 describe("PostgreSQL statements per request", () => {
   let t: TestApp;
@@ -96,13 +98,22 @@ describe("PostgreSQL statements per request", () => {
 
   it("generateQr sends no more statements than the shim's /qr/generate", async () => {
     const input = { amount: 2.5, currency: 840, expiredAfter: 600_000, meta: { order: "A-1" } };
-    const rest = await counted("/qr/generate", input, AUTH.qr(a.keys.qr));
-    expect(rest.status).toBe(200);
-    const g = await gql(GENERATE, { input });
-    note("REST /qr/generate", rest.statements);
-    note("GraphQL generateQr", g.statements);
-    expect((g.data.generateQr as { status: string }).status).toBe("PENDING");
-    expect(reads(g.statements).length).toBeLessThanOrEqual(reads(rest.statements).length);
+    // Three of each, alternating, compared by their fewest: a cache's time-to-live can lapse between two requests on
+    // a busy machine, whichever door the request came through.
+    const [restReads, gqlReads]: [number[], number[]] = [[], []];
+    for (let i = 0; i < 3; i++) {
+      const rest = await counted("/qr/generate", input, AUTH.qr(a.keys.qr));
+      expect(rest.status).toBe(200);
+      const g = await gql(GENERATE, { input });
+      expect((g.data.generateQr as { status: string }).status).toBe("PENDING");
+      if (i === 0) {
+        note("REST /qr/generate", rest.statements);
+        note("GraphQL generateQr", g.statements);
+      }
+      restReads.push(reads(rest.statements).length);
+      gqlReads.push(reads(g.statements).length);
+    }
+    expect(Math.min(...gqlReads)).toBeLessThanOrEqual(Math.min(...restReads));
   });
 
   it("qrTransaction is one statement, as the shim's /qr/check", async () => {
