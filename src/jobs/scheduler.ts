@@ -94,8 +94,9 @@ export class Scheduler {
   }
 
   /**
-   * Frees every job lock, and names the jobs it freed. Only for a database that belongs to this one process (the embedded one): any lock in it
-   * was left by a process that died, and would otherwise hold its job (a monitor) for the lock's lifetime.
+   * Frees every job lock, and names the jobs it freed. Only for a database that belongs to this one process (the
+   * embedded one): any lock in it was left by a process that died, and would otherwise hold its job (a monitor) for
+   * the lock's lifetime.
    */
   async releaseLeftLocks(): Promise<string[]> {
     const res = await this.pool.query<{ name: string }>(
