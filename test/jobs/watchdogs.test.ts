@@ -29,8 +29,7 @@ describe("a stopped scheduler holds no process open", () => {
 
   it("leaves no timer of Agenda's ref'd once stopped, though its watchdog of the run is still armed", async () => {
     const before = timers();
-    const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
-    const scheduler = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    const scheduler = quietScheduler(url);
     let ran!: () => void;
     const done = new Promise<void>((resolve) => (ran = resolve));
     scheduler.define({ name: "probe", lockLifetimeMs: 60_000, run: async () => ran() });
@@ -174,45 +173,23 @@ describe("a clean stop while the scheduler is taking a lock", () => {
   afterAll(async () => drop?.());
 
   it("releases the lock that lands after stop(), so the next process runs the job at once", async () => {
-    const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
-    const scheduler = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    const scheduler = quietScheduler(url);
     let runs = 0;
     scheduler.define({ name: "tick", every: "1 second", lockLifetimeMs: 60_000, run: async () => void runs++ });
     await scheduler.ready();
     await scheduler.start();
     await waitFor(() => runs >= 1, 10_000, 20, "the first run");
-    const blocker = new pg.Client({ connectionString: url });
-    await blocker.connect();
-    let stopping: Promise<void> | undefined;
-    try {
-      await blocker.query("begin");
-      await blocker.query("lock table agenda_jobs in share row exclusive mode");
-      // The next scan's lock statement waits on the table's lock.
-      await waitFor(
-        async () =>
-          (
-            await sql<{ n: number }>(
-              url,
-              `select count(*)::int as n from pg_stat_activity
-                where wait_event_type = 'Lock' and query like '%SET locked_at = $1, last_modified_by%'`,
-              [],
-            )
-          )[0]?.n === 1,
-        10_000,
-        20,
-        "a lock statement waiting",
-      );
-      stopping = scheduler.stop();
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    } finally {
-      await blocker.query("commit");
-      await blocker.end();
-    }
-    await stopping;
+    // The next scan's lock statement waits on the table's lock.
+    await stopWhileHeld(
+      url,
+      scheduler,
+      "lock table agenda_jobs in share row exclusive mode",
+      "SET locked_at = $1, last_modified_by",
+    );
     const locked = await sql<{ name: string }>(url, `select name from agenda_jobs where locked_at is not null`, []);
     expect(locked).toEqual([]);
     // The next process runs the job within seconds, not after the 60 s lock's lifetime.
-    const next = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    const next = quietScheduler(url);
     let nextRuns = 0;
     next.define({ name: "tick", every: "1 second", lockLifetimeMs: 60_000, run: async () => void nextRuns++ });
     await next.ready();
@@ -225,8 +202,7 @@ describe("a clean stop while the scheduler is taking a lock", () => {
   }, 60_000);
 
   it("waits for a run Agenda began just before it stopped, whose first write was still on its way", async () => {
-    const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
-    const scheduler = new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+    const scheduler = quietScheduler(url);
     let ended = 0;
     scheduler.define({
       name: "later",
@@ -248,38 +224,52 @@ describe("a clean stop while the scheduler is taking a lock", () => {
     const lockedLater = async () =>
       (await sql(url, `select 1 from agenda_jobs where name = 'later' and locked_at is not null`, [])).length === 1;
     await waitFor(lockedLater, 10_000, 20, "the job locked ahead of its time");
-    const blocker = new pg.Client({ connectionString: url });
-    await blocker.connect();
-    let stopping: Promise<void> | undefined;
-    try {
-      await blocker.query("begin");
-      await blocker.query("select 1 from agenda_jobs where name = 'later' for update");
-      // At its time the run begins, and its first write (the run's start) waits on the row.
-      await waitFor(
-        async () =>
-          (
-            await sql<{ n: number }>(
-              url,
-              `select count(*)::int as n from pg_stat_activity
-                where wait_event_type = 'Lock' and query like '%SET locked_at = $2,%'`,
-              [],
-            )
-          )[0]?.n === 1,
-        10_000,
-        20,
-        "the run's first write waiting",
-      );
-      stopping = scheduler.stop();
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    } finally {
-      await blocker.query("commit");
-      await blocker.end();
-    }
-    await stopping;
+    // At its time the run begins, and its first write (the run's start) waits on the row.
+    await stopWhileHeld(
+      url,
+      scheduler,
+      "select 1 from agenda_jobs where name = 'later' for update",
+      "SET locked_at = $2,",
+    );
     expect(ended).toBe(1);
     expect(await sql(url, `select name from agenda_jobs where locked_at is not null`, [])).toEqual([]);
   }, 60_000);
 });
+
+/** A scheduler that logs nothing and records no metrics. */
+function quietScheduler(url: string): Scheduler {
+  const metrics = { jobLag: { set: () => undefined }, jobRuns: { inc: () => undefined } };
+  return new Scheduler(url, { logger: createLogger({ logLevel: "silent" }), metrics, poolSize: 2 });
+}
+
+/**
+ * Holds a lock on Agenda's table (`hold`, in a transaction of its own) until a statement of the scheduler's whose
+ * text contains `waiting` waits on it; calls stop(), lets the statement go 300 ms later, and waits for the stop.
+ */
+async function stopWhileHeld(url: string, scheduler: Scheduler, hold: string, waiting: string): Promise<void> {
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  let stopping: Promise<void> | undefined;
+  try {
+    await blocker.query("begin");
+    await blocker.query(hold);
+    const waits = async () =>
+      (
+        await sql<{ n: number }>(
+          url,
+          `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and position($1 in query) > 0`,
+          [waiting],
+        )
+      )[0]?.n === 1;
+    await waitFor(waits, 10_000, 20, `a statement with "${waiting}" waiting`);
+    stopping = scheduler.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  } finally {
+    await blocker.query("commit");
+    await blocker.end();
+  }
+  await stopping;
+}
 
 /** One statement on its own connection (the test's view of the database the scheduler uses). */
 async function sql<R extends object>(url: string, text: string, params: unknown[]): Promise<R[]> {
