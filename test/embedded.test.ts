@@ -13,7 +13,7 @@ import { statusOf } from "./support/http.js";
 /** `npm start` with nothing configured: the embedded database (PGlite), simulators and the demo tenant. */
 describe("zero-setup demo on the embedded database", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-embedded-"));
-  // The shared settings and the areas' own (QR_MONITOR_INTERVAL_MS…) from one environment, as main.ts reads both.
+  // The shared settings and the areas' own (QR_MONITOR_INTERVAL_MS…) from one environment, as commands.ts reads both.
   const env = {
     PORT: "0",
     HOST: "127.0.0.1",
@@ -26,7 +26,7 @@ describe("zero-setup demo on the embedded database", () => {
   let demo: DemoFile;
   let readyBeforeSeed: { status: number; body: { checks: Record<string, boolean> } };
   beforeAll(async () => {
-    // As main.ts does: not ready until the demo tenant (whose keys it prints) exists.
+    // As commands.ts does: not ready until the demo tenant (whose keys it prints) exists.
     app = await createApp(config, { deferStartup: true, modules: DEMO_MODULES, env });
     const r = await fetch(`${app.url}/readyz`);
     readyBeforeSeed = { status: r.status, body: (await r.json()) as { checks: Record<string, boolean> } };

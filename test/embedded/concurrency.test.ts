@@ -25,7 +25,7 @@ const failures = (rs: Res[]) =>
 
 describe("the embedded default at concurrency 64", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pqr-embedded-c64-"));
-  // The shared settings and the areas' own (QR_MONITOR_INTERVAL_MS…) from one environment, as main.ts reads both.
+  // The shared settings and the areas' own (QR_MONITOR_INTERVAL_MS…) from one environment, as commands.ts reads both.
   const env = {
     PORT: "0",
     HOST: "127.0.0.1",

@@ -15,7 +15,7 @@ const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 
 
 /**
  * Agenda 6 leaves a watchdog timer of half the job's lock lifetime (30 s for a 60 s lock) behind every run, and the
- * service does not patch timers to hide it: main.ts exits explicitly, and the test environment unrefs exactly that
+ * service does not patch timers to hide it: commands.ts exits explicitly, and the test environment unrefs exactly that
  * timer (test/support/settling-environment.cjs). What it is for: a file whose scheduler ran jobs ends as soon as it
  * stopped, instead of holding its jest worker open until the last watchdog fires.
  */

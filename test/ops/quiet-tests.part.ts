@@ -12,7 +12,7 @@ describe("the test run prints only results", () => {
   });
   afterAll(async () => t?.stop());
 
-  it("seeding a demo prints its banner only where asked to (main.ts), never into a test's output", async () => {
+  it("seeding a demo prints its banner only where asked to (commands.ts), never into a test's output", async () => {
     const written: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {

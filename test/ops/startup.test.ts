@@ -34,12 +34,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Runs the service until it exits (or 60 s); returns its exit code and what it wrote to stderr and stdout. */
+/**
+ * Runs the service (`args`: its command, `serve` unless said) until it exits (or 60 s); returns its exit code and
+ * what it wrote to stderr and stdout.
+ */
 function run(
   env: Record<string, string>,
   timeoutMs = 60_000,
+  args: string[] = ["serve"],
 ): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(process.execPath, ["dist/src/main.js", "serve"], {
+  const child = spawn(process.execPath, ["dist/src/main.js", ...args], {
     env: { ...process.env, NODE_OPTIONS: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -56,7 +60,9 @@ function run(
   );
 }
 
-/** The message of the ConfigError `f` throws (what main.ts prints after "Configuration error: "); fails otherwise. */
+/**
+ * The message of the ConfigError `f` throws (what commands.ts prints after "Configuration error: "); fails otherwise.
+ */
 function configRefusal(f: () => unknown): string {
   try {
     f();
@@ -80,7 +86,7 @@ function expectOneClearLine(stderr: string, ...mentions: RegExp[]): void {
 }
 
 describe("start-up failures are one clear line and a non-zero exit", () => {
-  // The rule is loadConfig's: each weak token is refused in-process with the line main.ts prints; one of them goes
+  // The rule is loadConfig's: each weak token is refused in-process with the line commands.ts prints; one of them goes
   // through a real start, which shows that line is all the operator sees (and the exit code).
   const WEAK_TOKEN =
     /^ADMIN_TOKEN is too weak \(.+\); use 32 random bytes \(`openssl rand -base64 32`, or `node -e [^`]+`\)$/;
@@ -329,13 +335,11 @@ describe("Node's compile cache is an aid, never a condition", () => {
     const dir = mkdtempSync(join(tmpdir(), "pqr-compile-cache-"));
     try {
       writeFileSync(join(dir, "a-file"), "");
-      const child = spawn(process.execPath, ["dist/src/main.js", "schema", join(dir, "schema.graphql")], {
-        env: { ...process.env, NODE_OPTIONS: "", NODE_COMPILE_CACHE: join(dir, "a-file", "cache") },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      const output = keepOutput(child);
-      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-      expect({ code, output: output() }).toEqual({ code: 0, output: "" });
+      const r = await run({ NODE_COMPILE_CACHE: join(dir, "a-file", "cache") }, 60_000, [
+        "schema",
+        join(dir, "schema.graphql"),
+      ]);
+      expect(r).toEqual({ code: 0, stderr: "", stdout: "" });
       expect(readFileSync(join(dir, "schema.graphql"), "utf8")).toBe(readFileSync("schema.graphql", "utf8"));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -73,7 +73,8 @@ export async function startTestApp(
   };
   const config = loadConfig(fullEnv);
   const clock = new OffsetClock();
-  // The service's modules, with demo mode's simulators where SIMULATORS is on, as main.ts does (a test may add an area).
+  // The service's modules, with demo mode's simulators where SIMULATORS is on, as commands.ts does (a test may add
+  // an area).
   const modules = opts.modules ?? (config.simulators ? DEMO_MODULES : MODULES);
   const app = await createApp(config, {
     role: opts.role ?? "serve",

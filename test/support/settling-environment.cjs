@@ -29,7 +29,7 @@ function beyond(before, now) {
 
 // Agenda 6 (pinned, 6.2.6) arms a watchdog with every job run (`checkIfJobIsStillAlive` in its JobProcessor: a
 // `delay` of half the job's lock lifetime, 15 or 30 s here, re-armed while the run lasts) and never clears it: after
-// stop(), the last watchdog holds the file's worker open for up to 30 s. The service exits explicitly (main.ts); a
+// stop(), the last watchdog holds the file's worker open for up to 30 s. The service exits explicitly (commands.ts); a
 // test file ends without exiting, so here — in the test's own global, never in the service's code — a timer that
 // Agenda's `delay` creates is unref'd: it still fires while the file runs, it only holds no stopped process open.
 // Found by the stack at the timer's creation (the "delay" frame of Agenda's JobProcessor, named by its source map as
