@@ -114,6 +114,7 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
       const deadline = Date.now() + 20_000;
       while (answers.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect({ execute: n, answered: answers.length >= n }).toEqual({ execute: n, answered: true });
+      expect({ execute: n, status: answers[n - 1].status }).toEqual({ execute: n, status: 200 });
       // The page shows the same answer: its status, and the body with this answer's order id. The response event
       // comes before Swagger UI has drawn it, so the page is waited for, not read at once.
       const shown = await page
