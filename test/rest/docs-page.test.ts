@@ -3,6 +3,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { ROUTES } from "../../src/app.js";
 import { launchBrowser, screenshot, VIEWPORTS } from "../support/browser.js";
 import { startDemoService, type DemoService } from "../support/demo-service.js";
+import { sleep, waitFor } from "../support/wait.js";
 
 /**
  * /docs as a newcomer uses it on the demo: no Authorize step, no example to edit. Each of the eight operations
@@ -23,6 +24,25 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
     await svc?.dispose();
   });
 
+  // A DOM click on a node found at the moment of the click: Swagger UI re-renders an operation while it opens and
+  // while it executes, and a node found a moment earlier may be detached or not yet laid out by the time puppeteer
+  // asks for its box ("Node is either not clickable or not an Element", seen on CI).
+  const clickNow = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).click());
+  /**
+   * Clicks the operation's Execute until the page sends its request (`sent()`, a count of the requests seen, goes
+   * up): a click the page swallowed while it re-rendered sends nothing. At most three clicks, 5 s each.
+   */
+  async function executeUntilSent(block: string, sent: () => number): Promise<void> {
+    const before = sent();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await clickNow(`${block} .btn.execute`);
+      const deadline = Date.now() + 5_000;
+      while (sent() === before && Date.now() < deadline) await sleep(100);
+      if (sent() > before) return;
+    }
+    throw new Error(`${block}: three clicks on Execute sent nothing`);
+  }
+
   it("is authorised with one key of each kind, and every example runs as shown", async () => {
     const sent: { url: string; key: string | undefined }[] = [];
     page.on("request", (r) => {
@@ -34,38 +54,22 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
     await page.waitForFunction(
       () => document.querySelectorAll('.authorization__btn[aria-label="authorization button locked"]').length >= 8,
     );
-    // A DOM click on a node found at the moment of the click: Swagger UI re-renders an operation while it opens and
-    // while it executes, and a node found a moment earlier may be detached or not yet laid out by the time puppeteer
-    // asks for its box ("Node is either not clickable or not an Element", seen on CI).
-    const clickNow = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).click());
     for (const route of ROUTES) {
       const block = `.opblock-post:has(.opblock-summary-path[data-path="${route.path}"])`;
       await clickNow(`${block} .opblock-summary-control`);
       await page.waitForSelector(`${block} .btn.execute`, { visible: true });
       const answered = `${block} .live-responses-table .response .response-col_status`;
       const posts = () => sent.filter((x) => x.url === `${svc.url}${route.path}`).length;
-      // A click the page swallowed while busy sends nothing: clicked again. A request sent and never answered fails,
-      // with what the service said meanwhile.
-      for (let attempt = 1; ; attempt++) {
-        const before = posts();
-        await clickNow(`${block} .btn.execute`);
-        if (
-          await page.waitForSelector(answered, { timeout: 15_000 }).then(
-            () => true,
-            () => false,
-          )
-        )
-          break;
-        const sentIt = posts() > before;
-        if (sentIt || attempt === 3)
-          throw new Error(
-            `${route.path}: ${sentIt ? "sent, no answer within 15 s" : "three clicks on Execute sent nothing"}\n` +
-              svc.service.output.slice(-40).join("\n"),
-          );
-      }
-      const status = await page.$eval(`${block} .live-responses-table .response .response-col_status`, (e) =>
-        (e.textContent ?? "").trim(),
-      );
+      // A request sent and never answered fails, with what the service said meanwhile.
+      await executeUntilSent(block, posts);
+      if (
+        !(await page.waitForSelector(answered, { timeout: 15_000 }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw new Error(`${route.path}: sent, no answer within 15 s\n` + svc.service.output.slice(-40).join("\n"));
+      const status = await page.$eval(answered, (e) => (e.textContent ?? "").trim());
       const body = await page.$eval(`${block} .live-responses-table .microlight`, (e) => e.textContent ?? "");
       expect({ path: route.path, status, body: status === "200" ? "" : body.slice(0, 300) }).toEqual({
         path: route.path,
@@ -89,7 +93,6 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
   it("Execute twice on /gateway/generate-qr: 200 both times, each with a new order id (the example's is freshened)", async () => {
     await page.goto(`${svc.url}/docs`);
     await page.waitForSelector(".opblock-summary-path", { timeout: 30_000 });
-    const clickNow = (selector: string) => page.$eval(selector, (e) => (e as HTMLElement).click());
     const block = `.opblock-post:has(.opblock-summary-path[data-path="/gateway/generate-qr"])`;
     await clickNow(`${block} .opblock-summary-control`);
     await page.waitForSelector(`${block} .btn.execute`, { visible: true });
@@ -103,17 +106,9 @@ describe("/docs on the demo: Try it out → Execute answers 200 on all eight pat
         answers.push({ status: r.status(), orderId: ((await r.json()) as { orderId?: unknown }).orderId });
     });
     for (let n = 1; n <= 2; n++) {
-      // A click the page swallowed while it re-rendered sends nothing: clicked again, at most three times. A request
-      // sent and never answered fails.
-      for (let attempt = 1; sent < n; attempt++) {
-        if (attempt > 3) throw new Error(`execute ${n}: three clicks on Execute sent nothing`);
-        await clickNow(`${block} .btn.execute`);
-        const deadline = Date.now() + 5_000;
-        while (sent < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      }
-      const deadline = Date.now() + 20_000;
-      while (answers.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect({ execute: n, answered: answers.length >= n }).toEqual({ execute: n, answered: true });
+      // A request sent and never answered fails.
+      await executeUntilSent(block, () => sent);
+      await waitFor(() => answers.length >= n, 20_000, 100, `the answer to Execute ${n}`);
       expect({ execute: n, status: answers[n - 1].status }).toEqual({ execute: n, status: 200 });
       // The page shows the same answer: its status, and the body with this answer's order id. The response event
       // comes before Swagger UI has drawn it, so the page is waited for, not read at once.
