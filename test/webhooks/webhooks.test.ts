@@ -21,12 +21,18 @@ const addEndpoint = async (t: TestApp, apiKeyId: string, url: string, events?: s
 
 describe("signed webhooks", () => {
   let t: TestApp;
+  // The service that made the database: a test below replaces `t` with a worker on the same database, and the
+  // database goes only with this one's stop (stopping its service again is a no-op).
+  let owner: TestApp | undefined;
   let tenant: Tenant;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = owner = await startTestApp();
     tenant = await createTenant(t);
   });
-  afterAll(async () => t?.stop());
+  afterAll(async () => {
+    await t?.stop();
+    if (owner !== t) await owner?.stop();
+  });
 
   it("a paid QR: payment.created then payment.completed, signed, with meta unchanged", async () => {
     const rx = await startReceiver();
