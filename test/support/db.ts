@@ -5,7 +5,11 @@ let counter = 0;
 
 /**
  * A fresh database `<prefix>_<pid>_<time>_<n>` for one suite (on the machine's PostgreSQL unless `adminUrl`
- * names another server); dropped by `drop()`. Empty, or with `template` a copy of that database (template-db.ts).
+ * names another server); let go of by `drop()`. Empty, or with `template` a copy of that database (template-db.ts).
+ *
+ * In a run with a database dropper (`npm test`: test/support/dropper.cjs), `drop()` on the machine's server only
+ * marks the database: it refuses connections at once, and the dropper drops it in the background, so the test does
+ * not wait on the checkpoint a drop forces. Elsewhere (the fault suite, another server) it drops it there and then.
  */
 export async function createTestDatabase(
   opts: { prefix?: string; adminUrl?: string; template?: string } = {},
@@ -24,7 +28,11 @@ export async function createTestDatabase(
       const c = new pg.Client({ connectionString: adminUrl });
       c.on("error", () => undefined);
       await c.connect();
-      await c.query(`drop database if exists "${name}" with (force)`).catch(() => undefined);
+      const later = process.env.PQR_TEST_DROPPER === "1" && adminUrl === ADMIN_URL && name.startsWith("pqr_test_");
+      const sql = later
+        ? `alter database "${name}" allow_connections false`
+        : `drop database if exists "${name}" with (force)`;
+      await c.query(sql).catch(() => undefined);
       await c.end();
     },
   };
