@@ -49,8 +49,8 @@ function unrefAgendaWatchdogs(realSetTimeout) {
   return setTimeout;
 }
 
-// With TEST_CPU_LOG=<file>, each test file appends a line: its path, the CPU seconds its worker spent on it and its
-// wall seconds. The CPU counts the worker and every child it reaped while the file ran (the services and browsers a
+// With TEST_CPU_LOG=<file>, each test file appends a line: its path, the CPU seconds its worker spent on it, its
+// wall seconds and when it ended (seconds since the epoch, to lay a run out in time). The CPU counts the worker and every child it reaped while the file ran (the services and browsers a
 // file starts and stops: a process's CPU joins its parent's when the parent waits for it), from /proc/self/stat in
 // clock ticks; PostgreSQL's own server processes are not counted. docs/testing.md says how to read it.
 const TICKS_PER_S = 100;
@@ -87,7 +87,10 @@ class SettlingEnvironment extends TestEnvironment {
       const cpu = (cpuTicks() - this.started.ticks) / TICKS_PER_S;
       const wall = (Date.now() - this.started.at) / 1000;
       const file = this.testPath.slice(this.rootDir.length + 1);
-      appendFileSync(process.env.TEST_CPU_LOG, `${file} ${cpu.toFixed(2)} ${wall.toFixed(1)}\n`);
+      appendFileSync(
+        process.env.TEST_CPU_LOG,
+        `${file} ${cpu.toFixed(2)} ${wall.toFixed(1)} ${(Date.now() / 1000).toFixed(1)}\n`,
+      );
     }
     if (open.length === 0) return;
     const dir = join(this.rootDir, "test", "artifacts");
