@@ -30,6 +30,18 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
+async function start(
+  env: Record<string, string>,
+  clock: OffsetClock,
+  opts: { role?: Role; logger?: Logger; modules?: ModuleList },
+) {
+  const config = loadConfig(env);
+  // The service's modules, with demo mode's simulators where SIMULATORS is on, as commands.ts does (a test may add
+  // an area).
+  const modules = opts.modules ?? (config.simulators ? DEMO_MODULES : MODULES);
+  return createApp(config, { role: opts.role ?? "serve", clock, logger: opts.logger, modules, env });
+}
+
 /**
  * The real service on a fresh PostgreSQL database, port 0, simulators on (the demo module), a movable clock. The
  * database is a copy of the run's migrated template, or empty for a module list whose migrations do not start with
@@ -71,17 +83,12 @@ export async function startTestApp(
     BEARER_FAILURES_PER_MINUTE: "100000",
     ...env,
   };
-  const config = loadConfig(fullEnv);
   const clock = new OffsetClock();
-  // The service's modules, with demo mode's simulators where SIMULATORS is on, as commands.ts does (a test may add
-  // an area).
-  const modules = opts.modules ?? (config.simulators ? DEMO_MODULES : MODULES);
-  const app = await createApp(config, {
-    role: opts.role ?? "serve",
-    clock,
-    logger: opts.logger,
-    modules,
-    env: fullEnv,
+  // A start that is refused (tests of a refused start) leaves no database or data directory behind.
+  const app = await start(fullEnv, clock, opts).catch(async (err: unknown) => {
+    await db?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
   });
   return {
     app,
