@@ -50,9 +50,10 @@ function unrefAgendaWatchdogs(realSetTimeout) {
 }
 
 // With TEST_CPU_LOG=<file>, each test file appends a line: its path, the CPU seconds its worker spent on it, its
-// wall seconds and when it ended (seconds since the epoch, to lay a run out in time). The CPU counts the worker and every child it reaped while the file ran (the services and browsers a
-// file starts and stops: a process's CPU joins its parent's when the parent waits for it), from /proc/self/stat in
-// clock ticks; PostgreSQL's own server processes are not counted. docs/testing.md says how to read it.
+// wall seconds and when it ended (seconds since the epoch, to lay a run out in time). The CPU counts the worker and
+// every child it reaped while the file ran (the services and browsers a file starts and stops: a process's CPU joins
+// its parent's when the parent waits for it), from /proc/self/stat in clock ticks; PostgreSQL's own server processes
+// are not counted. docs/testing.md says how to read it.
 const TICKS_PER_S = 100;
 
 function cpuTicks() {
