@@ -33,6 +33,7 @@ export interface RunningTwin {
 
 async function listen(app: express.Express, name = "127.0.0.1", port = 0): Promise<{ server: Server; origin: string }> {
   const server = app.listen(port, "127.0.0.1");
+  server.keepAliveTimeout = 60_000; // as in upstream-servers.ts: the test's client lets idle connections go first
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
