@@ -12,6 +12,7 @@ import { migratedTemplate, templateFits } from "./template-db.js";
 import { checkRestAnswer } from "./openapi-contract.js";
 import type { WebhookReceiver } from "./webhook-receiver.js";
 import { waitFor } from "./wait.js";
+import { TEST_KEEP_ALIVE_MS } from "./listen.js";
 
 export const ADMIN_TOKEN = "test-admin-ocxiD6IezgDlp5-8L1138dOdBTY6FyqlyPyNaKLU6dE";
 
@@ -74,10 +75,8 @@ export async function startTestApp(
     // an outage waited out over many polls should not wait 30 s of wall clock for them.
     LINK_POLL_INTERVAL_MS: "500",
     DB_POOL_SIZE: "4",
-    // The test and the service share one event loop: a test that holds it longer than the keep-alive timeout (a QR
-    // decoded on a busy machine) would send its next request on a kept-alive connection the service then closes as
-    // idle, before reading it. A client of its own process is told the timeout and lets the connection go first.
-    HTTP_KEEP_ALIVE_TIMEOUT_MS: "60000",
+    // The test and the service share one event loop (test/support/listen.ts says why this is longer).
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: String(TEST_KEEP_ALIVE_MS),
     RATE_LIMIT_PER_MINUTE: "0",
     // Tests send wrong bearer tokens on purpose from one address; the throttle has its own test.
     BEARER_FAILURES_PER_MINUTE: "100000",

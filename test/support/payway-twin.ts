@@ -6,6 +6,7 @@ import { jsonCaller } from "./link-sim.js";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
+import { TEST_KEEP_ALIVE_MS } from "./listen.js";
 import {
   createPaywayTwin,
   type PaywayTwin,
@@ -33,7 +34,7 @@ export interface RunningTwin {
 
 async function listen(app: express.Express, name = "127.0.0.1", port = 0): Promise<{ server: Server; origin: string }> {
   const server = app.listen(port, "127.0.0.1");
-  server.keepAliveTimeout = 60_000; // as in upstream-servers.ts: the test's client lets idle connections go first
+  server.keepAliveTimeout = TEST_KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);

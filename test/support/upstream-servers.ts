@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
+import { TEST_KEEP_ALIVE_MS } from "./listen.js";
 import { createGatewaySimulator, type GatewaySimulator } from "../../src/simulators/gateway/index.js";
 import {
   createNetworkSimulator,
@@ -17,10 +18,7 @@ export interface Running {
 
 export async function listen(app: express.Express): Promise<Running> {
   const server: Server = createServer(app);
-  // The test's fetch and this server share one event loop: a test that holds it past the 5 s default would send on a
-  // kept-alive connection the server has just closed as idle (ECONNRESET, seen on a busy machine). The client is
-  // told this longer timeout and lets its idle connections go first.
-  server.keepAliveTimeout = 60_000;
+  server.keepAliveTimeout = TEST_KEEP_ALIVE_MS;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
